@@ -1,0 +1,27 @@
+/// Appends little-endian fields to a byte buffer; the encoding twin of ``ByteReader``.
+public struct ByteWriter: Sendable {
+    public private(set) var bytes: [UInt8]
+
+    public init(capacity: Int = 32) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func write(_ value: UInt8) { bytes.append(value) }
+    public mutating func write(_ value: Int8) { bytes.append(UInt8(bitPattern: value)) }
+    public mutating func write(_ value: UInt16) { writeLittleEndian(UInt64(value), byteCount: 2) }
+    public mutating func write(_ value: UInt32) { writeLittleEndian(UInt64(value), byteCount: 4) }
+    public mutating func write(_ value: UInt64) { writeLittleEndian(value, byteCount: 8) }
+    public mutating func writeUInt24(_ value: UInt32) { writeLittleEndian(UInt64(value), byteCount: 3) }
+    public mutating func write(_ value: Bool) { bytes.append(value ? 1 : 0) }
+
+    public mutating func write(contentsOf other: some Sequence<UInt8>) {
+        bytes.append(contentsOf: other)
+    }
+
+    public mutating func writeLittleEndian(_ value: UInt64, byteCount: Int) {
+        for index in 0..<byteCount {
+            bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))))
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// Why a packet received from a controller or a peer could not be decoded.
+///
+/// Every decoder in the stack throws this instead of trapping, so malformed input from the
+/// air or from a faulty controller is reported, logged and dropped, never fatal.
+public enum PacketDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The packet ended before a field could be read.
+    case truncated(context: String, needed: Int, available: Int)
+    /// Bytes were left over after the last field of a fixed-size packet.
+    case trailingBytes(context: String, count: Int)
+    /// A length field disagrees with the number of bytes that follow it.
+    case lengthMismatch(context: String, declared: Int, actual: Int)
+    /// A field holds a value the specification does not allow.
+    case invalidValue(context: String, field: String, value: UInt64)
+    /// The opcode, event code or type byte is not one this decoder knows.
+    case unknownOpcode(context: String, opcode: UInt64)
+
+    public var description: String {
+        switch self {
+        case let .truncated(context, needed, available):
+            return "\(context): truncated, needed \(needed) more byte(s) but only \(available) left"
+        case let .trailingBytes(context, count):
+            return "\(context): \(count) unexpected trailing byte(s)"
+        case let .lengthMismatch(context, declared, actual):
+            return "\(context): length field says \(declared) byte(s) but \(actual) follow"
+        case let .invalidValue(context, field, value):
+            return "\(context): invalid \(field) 0x\(String(value, radix: 16))"
+        case let .unknownOpcode(context, opcode):
+            return "\(context): unknown opcode 0x\(String(opcode, radix: 16))"
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import BluetoothCore
+
+/// The Packet_Boundary_Flag of an ACL data packet (Core 6.0, Vol 4, Part E, 5.4.2).
+public enum ACLPacketBoundary: UInt8, Sendable {
+    /// First fragment of an L2CAP PDU, non-automatically-flushable (host to controller on LE).
+    case firstNonFlushable = 0b00
+    /// A continuing fragment.
+    case continuing = 0b01
+    /// First fragment of an L2CAP PDU, automatically flushable (controller to host on LE).
+    case firstFlushable = 0b10
+    /// A complete L2CAP PDU, automatically flushable (not used on LE; kept for decoding).
+    case complete = 0b11
+
+    public var startsPDU: Bool { self != .continuing }
+}
+
+/// An HCI ACL data packet: one fragment of an L2CAP PDU on a connection.
+public struct ACLDataPacket: Sendable, Equatable, CustomStringConvertible {
+    public var connectionHandle: UInt16
+    public var packetBoundary: ACLPacketBoundary
+    /// The Broadcast_Flag; always 0 (point-to-point) on LE.
+    public var broadcastFlag: UInt8
+    public var data: [UInt8]
+
+    public init(connectionHandle: UInt16, packetBoundary: ACLPacketBoundary, broadcastFlag: UInt8 = 0, data: [UInt8]) {
+        self.connectionHandle = connectionHandle
+        self.packetBoundary = packetBoundary
+        self.broadcastFlag = broadcastFlag
+        self.data = data
+    }
+
+    public func encode() -> [UInt8] {
+        var writer = ByteWriter(capacity: 4 + data.count)
+        writer.write(connectionHandle & 0x0FFF | UInt16(packetBoundary.rawValue) << 12 | UInt16(broadcastFlag & 0b11) << 14)
+        writer.write(UInt16(truncatingIfNeeded: data.count))
+        writer.write(contentsOf: data)
+        return writer.bytes
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws(PacketDecodingError) -> ACLDataPacket {
+        var reader = ByteReader(bytes, context: "ACL data packet")
+        let header = try reader.readUInt16()
+        let length = Int(try reader.readUInt16())
+        guard reader.remainingCount == length else {
+            throw .lengthMismatch(context: "ACL data packet", declared: length, actual: reader.remainingCount)
+        }
+        return ACLDataPacket(
+            connectionHandle: header & 0x0FFF,
+            packetBoundary: ACLPacketBoundary(rawValue: UInt8(header >> 12) & 0b11) ?? .continuing,
+            broadcastFlag: UInt8(header >> 14),
+            data: reader.readRemaining()
+        )
+    }
+
+    public var description: String {
+        "ACL handle=0x\(String(connectionHandle, radix: 16)) pb=\(packetBoundary) \(Hex.encode(data, separator: " "))"
+    }
+}
