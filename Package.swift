@@ -43,6 +43,11 @@ let package = Package(
         .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothTransport"]),
         .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothHCI"]),
         .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost"]),
+        .testTarget(
+            name: "InteropTests",
+            dependencies: ["BluetoothHost", "BluetoothHCI", "BluetoothTransport"],
+            exclude: ["bumble"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
