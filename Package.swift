@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         .target(name: "BluetoothCore"),
@@ -25,7 +26,11 @@ let package = Package(
         ),
         .target(
             name: "BluetoothHCI",
-            dependencies: ["BluetoothCore", "BluetoothTransport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "BluetoothCore", "BluetoothTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
         .target(
             name: "BluetoothHost",

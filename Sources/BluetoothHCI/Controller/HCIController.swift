@@ -1,0 +1,320 @@
+import BluetoothCore
+import BluetoothTransport
+import Logging
+import Synchronization
+
+/// The controller as the host sees it over HCI: sends commands under command flow control,
+/// sends L2CAP PDUs as ACL fragments under the controller's buffer credits, reassembles
+/// incoming ACL data, and hands everything else to the host through ``inbound`` in the order
+/// the controller sent it.
+///
+/// Thread-safe. Incoming packets are processed on the transport's reader thread; outgoing
+/// packets are written in the order they were submitted.
+public final class HCIController: Sendable {
+    public typealias ACLCompletion = @Sendable (Result<Void, HCIError>) -> Void
+
+    /// The answer to a command, before it is decoded for its type.
+    enum CommandAnswer: Sendable {
+        case complete(returnParameters: [UInt8])
+        case status(HCIStatus)
+    }
+
+    private struct PendingCommand: Sendable {
+        var continuation: CheckedContinuation<CommandAnswer, any Error>
+        var timer: Task<Void, Never>?
+    }
+
+    private struct State: Sendable {
+        var commands = CommandFlowControl<UInt64>()
+        var pendingCommands: [UInt64: PendingCommand] = [:]
+        var nextCommandID: UInt64 = 0
+        var acl = ACLFlowControl<ACLCompletion>()
+        var aclDataLength = 27
+        var reassembler = ACLReassembler()
+        var isClosed = false
+        var closeReason: TransportError?
+    }
+
+    public let transport: any HCITransport
+    /// Events and L2CAP PDUs for the host, in controller order; ends with `.transportClosed`.
+    public let inbound: AsyncStream<HCIInbound>
+    private let inboundContinuation: AsyncStream<HCIInbound>.Continuation
+    private let state = Mutex(State())
+    private let logger: Logger
+    /// How long a command may wait for its Command Complete or Command Status.
+    public let commandTimeout: Duration
+
+    public init(transport: any HCITransport, commandTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "bluejay.hci")) {
+        self.transport = transport
+        self.commandTimeout = commandTimeout
+        self.logger = logger
+        (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Starts receiving from the transport. Call once, before sending anything.
+    public func start() {
+        transport.start { [self] event in receive(event) }
+    }
+
+    /// Closes the transport; pending operations fail with ``HCIError/transportClosed(_:)``.
+    public func close() {
+        transport.close()
+    }
+
+    public var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    // MARK: Commands
+
+    /// Sends a command and returns its decoded return parameters. For commands acknowledged
+    /// by Command Status, returns once the controller has accepted the command.
+    ///
+    /// Throws ``HCIError``: `.commandFailed` for a non-zero status, `.commandTimeout`,
+    /// `.transportClosed`, `.malformedResponse`, `.cancelled`.
+    public func send<Command: HCICommand>(_ command: Command, timeout: Duration? = nil) async throws -> Command.ReturnParameters {
+        logger.trace("command \(Command.name)", metadata: ["command": "\(command)"])
+        let answer = try await execute(opcode: Command.opcode, packet: command.encode(), timeout: timeout ?? commandTimeout)
+        switch answer {
+        case let .complete(returnParameters):
+            guard let statusByte = returnParameters.first else {
+                throw HCIError.malformedResponse(Command.opcode, .truncated(context: "\(Command.name) return parameters", needed: 1, available: 0))
+            }
+            let status = HCIStatus(rawValue: statusByte)
+            guard status.isSuccess else { throw HCIError.commandFailed(Command.opcode, status) }
+            do {
+                return try Command.ReturnParameters.decode(returnParameters: Array(returnParameters.dropFirst()), context: "\(Command.name) return parameters")
+            } catch {
+                throw HCIError.malformedResponse(Command.opcode, error)
+            }
+        case let .status(status):
+            guard status.isSuccess else { throw HCIError.commandFailed(Command.opcode, status) }
+            if let none = HCINoReturnParameters() as? Command.ReturnParameters { return none }
+            throw HCIError.malformedResponse(Command.opcode, .invalidValue(context: Command.name, field: "acknowledgement (Command Status instead of Command Complete)", value: 0))
+        }
+    }
+
+    private func execute(opcode: HCIOpcode, packet: [UInt8], timeout: Duration) async throws -> CommandAnswer {
+        let id = state.withLock { state -> UInt64 in
+            state.nextCommandID += 1
+            return state.nextCommandID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CommandAnswer, any Error>) in
+                let timer = Task { [weak self] in
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    self?.abandonCommand(id: id, error: .commandTimeout(opcode))
+                }
+                let closedReason: TransportError?? = state.withLock { state in
+                    if state.isClosed { return .some(state.closeReason) }
+                    state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)
+                    let ready = state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id))
+                    writeCommands(ready, state: &state)
+                    return .none
+                }
+                if let reason = closedReason {
+                    timer.cancel()
+                    continuation.resume(throwing: HCIError.transportClosed(reason))
+                }
+            }
+        } onCancel: {
+            abandonCommand(id: id, error: .cancelled)
+        }
+    }
+
+    private func abandonCommand(id: UInt64, error: HCIError) {
+        let pending = state.withLock { state -> PendingCommand? in
+            let (abandoned, ready) = state.commands.abandon(id: id)
+            writeCommands(ready, state: &state)
+            guard abandoned != nil else { return nil }
+            return state.pendingCommands.removeValue(forKey: id)
+        }
+        guard let pending else { return }
+        if case .commandTimeout = error { logger.warning("\(error)") }
+        pending.timer?.cancel()
+        pending.continuation.resume(throwing: error)
+    }
+
+    /// Writes commands released by flow control. Called with the state locked, so that
+    /// packets reach the transport in the order they were released.
+    private func writeCommands(_ commands: [CommandFlowControl<UInt64>.Command], state: inout State) {
+        for command in commands {
+            do {
+                try transport.send(H4Packet(.command, command.packet))
+            } catch {
+                logger.error("cannot write command \(command.opcode): \(error)")
+                // The reader will report the closed transport; fail this one now.
+                if let pending = state.pendingCommands.removeValue(forKey: command.id) {
+                    pending.timer?.cancel()
+                    pending.continuation.resume(throwing: HCIError.transportClosed(error))
+                }
+            }
+        }
+    }
+
+    // MARK: ACL data
+
+    /// Sets the controller's LE ACL buffer size and count (from LE Read Buffer Size).
+    public func configureACLBuffers(dataLength: Int, count: Int) {
+        let written: [ACLCompletion] = state.withLock { state in
+            state.aclDataLength = max(1, dataLength)
+            let ready = state.acl.configure(bufferCount: count)
+            return writeACL(ready, state: &state)
+        }
+        written.forEach { $0(.success(())) }
+    }
+
+    /// The largest ACL payload the controller accepts in one packet.
+    public var aclDataLength: Int { state.withLock { $0.aclDataLength } }
+
+    /// Queues an L2CAP PDU (basic header included) for a connection. It is cut into fragments
+    /// and written as buffer credits allow, after every PDU queued before it. `completion` runs
+    /// once its last fragment is handed to the controller, or with the error that stopped it.
+    public func sendACL(connectionHandle: UInt16, pdu: [UInt8], completion: ACLCompletion? = nil) {
+        let outcome: (written: [ACLCompletion], failure: HCIError?) = state.withLock { state in
+            if state.isClosed { return ([], .transportClosed(state.closeReason)) }
+            let packets = ACLFragmenter.fragments(of: pdu, connectionHandle: connectionHandle, maximumDataLength: state.aclDataLength)
+            let fragments = packets.enumerated().map { index, packet in
+                ACLFlowControl<ACLCompletion>.Fragment(
+                    connectionHandle: connectionHandle,
+                    packet: packet.encode(),
+                    completion: index == packets.count - 1 ? completion : nil
+                )
+            }
+            let ready = state.acl.submit(fragments)
+            return (writeACL(ready, state: &state), nil)
+        }
+        if let failure = outcome.failure { completion?(.failure(failure)) }
+        outcome.written.forEach { $0(.success(())) }
+    }
+
+    /// Sends an L2CAP PDU and returns once the controller has taken all of it (under its
+    /// buffer credits). Queued synchronously in the caller's context, so consecutive calls
+    /// keep their order.
+    nonisolated(nonsending)
+    public func sendACL(connectionHandle: UInt16, pdu: [UInt8]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            sendACL(connectionHandle: connectionHandle, pdu: pdu) { result in
+                continuation.resume(with: result.mapError { $0 as any Error })
+            }
+        }
+    }
+
+    /// Writes ACL fragments released by flow control; returns the completions to call once
+    /// the lock is released.
+    private func writeACL(_ fragments: [ACLFlowControl<ACLCompletion>.Fragment], state: inout State) -> [ACLCompletion] {
+        var completions: [ACLCompletion] = []
+        for fragment in fragments {
+            do {
+                try transport.send(H4Packet(.acl, fragment.packet))
+                if let completion = fragment.completion { completions.append(completion) }
+            } catch {
+                logger.error("cannot write ACL data: \(error)")
+                if let completion = fragment.completion {
+                    completions.append { _ in completion(.failure(.transportClosed(error))) }
+                }
+            }
+        }
+        return completions
+    }
+
+    // MARK: Receiving
+
+    private func receive(_ event: TransportEvent) {
+        switch event {
+        case let .packet(packet):
+            switch packet.indicator {
+            case .event: receiveEvent(packet.bytes)
+            case .acl: receiveACL(packet.bytes)
+            default: logger.debug("ignoring \(packet.indicator) packet from the controller")
+            }
+        case let .closed(reason):
+            shutdown(reason: reason)
+        }
+    }
+
+    private func receiveEvent(_ bytes: [UInt8]) {
+        let event: HCIEvent
+        do {
+            event = try HCIEvent.decode(bytes)
+        } catch {
+            logger.warning("dropping malformed HCI event: \(error) [\(Hex.encode(bytes, separator: " "))]")
+            return
+        }
+        logger.trace("event \(event)")
+        switch event {
+        case let .commandComplete(complete):
+            acknowledge(opcode: complete.opcode, credits: complete.numberOfHCICommandPackets, answer: .complete(returnParameters: complete.returnParameters))
+        case let .commandStatus(status):
+            acknowledge(opcode: status.opcode, credits: status.numberOfHCICommandPackets, answer: .status(status.status))
+        case let .numberOfCompletedPackets(completed):
+            let written: [ACLCompletion] = state.withLock { state in
+                var ready: [ACLFlowControl<ACLCompletion>.Fragment] = []
+                for entry in completed.entries {
+                    ready += state.acl.complete(connectionHandle: entry.connectionHandle, count: Int(entry.completedPackets))
+                }
+                return writeACL(ready, state: &state)
+            }
+            written.forEach { $0(.success(())) }
+        case let .disconnectionComplete(disconnection):
+            if disconnection.status.isSuccess {
+                let handle = disconnection.connectionHandle
+                let (dropped, written): ([ACLCompletion], [ACLCompletion]) = state.withLock { state in
+                    state.reassembler.discard(connectionHandle: handle)
+                    let (dropped, ready) = state.acl.disconnect(connectionHandle: handle)
+                    return (dropped.compactMap(\.completion), writeACL(ready, state: &state))
+                }
+                dropped.forEach { $0(.failure(.connectionClosed(connectionHandle: handle))) }
+                written.forEach { $0(.success(())) }
+            }
+            inboundContinuation.yield(.event(event))
+        default:
+            if case let .unknown(code, _) = event {
+                logger.debug("unknown HCI event 0x\(String(code, radix: 16)) passed on")
+            }
+            inboundContinuation.yield(.event(event))
+        }
+    }
+
+    private func acknowledge(opcode: HCIOpcode, credits: UInt8, answer: CommandAnswer) {
+        let pending = state.withLock { state -> PendingCommand? in
+            let (answered, ready) = state.commands.acknowledge(opcode: opcode, credits: credits)
+            writeCommands(ready, state: &state)
+            return answered.flatMap { state.pendingCommands.removeValue(forKey: $0.id) }
+        }
+        guard let pending else {
+            if opcode != .noOperation { logger.debug("unsolicited answer for \(opcode)") }
+            return
+        }
+        pending.timer?.cancel()
+        pending.continuation.resume(returning: answer)
+    }
+
+    private func receiveACL(_ bytes: [UInt8]) {
+        do {
+            let packet = try ACLDataPacket.decode(bytes)
+            let pdu = try state.withLock { state throws(ACLReassemblyError) in try state.reassembler.append(packet) }
+            if let pdu { inboundContinuation.yield(.l2cap(connectionHandle: packet.connectionHandle, pdu: pdu)) }
+        } catch {
+            logger.warning("dropping ACL data: \(error)")
+        }
+    }
+
+    private func shutdown(reason: TransportError?) {
+        let (commands, fragments) = state.withLock { state -> ([PendingCommand], [ACLCompletion]) in
+            guard !state.isClosed else { return ([], []) }
+            state.isClosed = true
+            state.closeReason = reason
+            _ = state.commands.removeAll()
+            let commands = Array(state.pendingCommands.values)
+            state.pendingCommands.removeAll()
+            return (commands, state.acl.removeAll().compactMap(\.completion))
+        }
+        if let reason { logger.error("\(reason)") } else { logger.debug("transport \(transport.name) closed") }
+        for command in commands {
+            command.timer?.cancel()
+            command.continuation.resume(throwing: HCIError.transportClosed(reason))
+        }
+        fragments.forEach { $0(.failure(.transportClosed(reason))) }
+        inboundContinuation.yield(.transportClosed(reason))
+        inboundContinuation.finish()
+    }
+}

@@ -1,0 +1,42 @@
+import BluetoothCore
+import BluetoothTransport
+
+/// Why an HCI command or an ACL transmission failed.
+public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The controller answered with a non-zero status.
+    case commandFailed(HCIOpcode, HCIStatus)
+    /// The controller did not answer within the command timeout.
+    case commandTimeout(HCIOpcode)
+    /// The controller's answer could not be decoded.
+    case malformedResponse(HCIOpcode, PacketDecodingError)
+    /// The transport is gone; nothing more can be sent.
+    case transportClosed(TransportError?)
+    /// The connection ended before the data could be sent.
+    case connectionClosed(connectionHandle: UInt16)
+    /// The controller cannot do what was asked (a missing command or feature).
+    case unsupported(String)
+    /// The caller cancelled the operation.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case let .commandFailed(opcode, status): return "\(opcode) failed: \(status)"
+        case let .commandTimeout(opcode): return "\(opcode) got no answer from the controller"
+        case let .malformedResponse(opcode, error): return "\(opcode) returned a malformed answer: \(error)"
+        case let .transportClosed(error): return error.map { "\($0)" } ?? "the HCI transport is closed"
+        case let .connectionClosed(handle): return "connection 0x\(String(handle, radix: 16)) closed before the data was sent"
+        case let .unsupported(what): return "the controller does not support \(what)"
+        case .cancelled: return "cancelled"
+        }
+    }
+}
+
+/// What the controller sends up to the host, in the order it sent it: events (except the
+/// flow-control ones the ``HCIController`` consumes) and whole L2CAP PDUs.
+public enum HCIInbound: Sendable {
+    case event(HCIEvent)
+    /// A reassembled L2CAP PDU, basic header included.
+    case l2cap(connectionHandle: UInt16, pdu: [UInt8])
+    /// The transport closed; always the last element.
+    case transportClosed(TransportError?)
+}
