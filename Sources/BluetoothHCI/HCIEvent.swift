@@ -17,26 +17,43 @@ public enum HCIEvent: Sendable, Equatable, CustomStringConvertible {
     case commandStatus(CommandStatusEvent)
     case numberOfCompletedPackets(NumberOfCompletedPacketsEvent)
     case disconnectionComplete(DisconnectionCompleteEvent)
+    case hardwareError(HardwareErrorEvent)
+    case encryptionChange(EncryptionChangeEvent)
+    case encryptionChangeV2(EncryptionChangeV2Event)
+    case encryptionKeyRefreshComplete(EncryptionKeyRefreshCompleteEvent)
+    case readRemoteVersionInformationComplete(ReadRemoteVersionInformationCompleteEvent)
+    case dataBufferOverflow(DataBufferOverflowEvent)
     case le(HCILEMetaEvent)
     case unknown(code: UInt8, parameters: [UInt8])
 
     /// The event packet (code, length, parameters), without the H4 indicator.
     public func encode() -> [UInt8] {
         var writer = ByteWriter()
+        func put<E: HCIEventParameters>(_ event: E) -> UInt8 {
+            event.encodeParameters(into: &writer)
+            return E.eventCode
+        }
         let code: UInt8
         switch self {
-        case let .commandComplete(event): code = type(of: event).eventCode; event.encodeParameters(into: &writer)
-        case let .commandStatus(event): code = type(of: event).eventCode; event.encodeParameters(into: &writer)
-        case let .numberOfCompletedPackets(event): code = type(of: event).eventCode; event.encodeParameters(into: &writer)
-        case let .disconnectionComplete(event): code = type(of: event).eventCode; event.encodeParameters(into: &writer)
+        case let .commandComplete(event): code = put(event)
+        case let .commandStatus(event): code = put(event)
+        case let .numberOfCompletedPackets(event): code = put(event)
+        case let .disconnectionComplete(event): code = put(event)
+        case let .hardwareError(event): code = put(event)
+        case let .encryptionChange(event): code = put(event)
+        case let .encryptionChangeV2(event): code = put(event)
+        case let .encryptionKeyRefreshComplete(event): code = put(event)
+        case let .readRemoteVersionInformationComplete(event): code = put(event)
+        case let .dataBufferOverflow(event): code = put(event)
         case let .le(event): code = HCILEMetaEvent.eventCode; event.encodeParameters(into: &writer)
         case let .unknown(unknownCode, parameters): code = unknownCode; writer.write(contentsOf: parameters)
         }
         return [code, UInt8(truncatingIfNeeded: writer.bytes.count)] + writer.bytes
     }
 
-    /// Decodes an event packet. Throws for a malformed packet of a known event; returns
-    /// ``unknown(code:parameters:)`` for an event code this stack does not know.
+    /// Decodes an event packet. Throws for a malformed packet of a known event (truncated,
+    /// trailing bytes, a length field that disagrees, a value the specification does not
+    /// allow); returns ``unknown(code:parameters:)`` for an event code this stack does not know.
     public static func decode(_ bytes: [UInt8]) throws(PacketDecodingError) -> HCIEvent {
         var header = ByteReader(bytes, context: "HCI event")
         let code = try header.readUInt8()
@@ -47,13 +64,22 @@ public enum HCIEvent: Sendable, Equatable, CustomStringConvertible {
         let parameters = header.readRemaining()
         func decode<E: HCIEventParameters>(_ type: E.Type) throws(PacketDecodingError) -> E {
             var reader = ByteReader(parameters, context: E.name)
-            return try E(parameters: &reader)
+            let event = try E(parameters: &reader)
+            try reader.expectEnd()
+            return event
         }
         switch code {
         case CommandCompleteEvent.eventCode: return .commandComplete(try decode(CommandCompleteEvent.self))
         case CommandStatusEvent.eventCode: return .commandStatus(try decode(CommandStatusEvent.self))
         case NumberOfCompletedPacketsEvent.eventCode: return .numberOfCompletedPackets(try decode(NumberOfCompletedPacketsEvent.self))
         case DisconnectionCompleteEvent.eventCode: return .disconnectionComplete(try decode(DisconnectionCompleteEvent.self))
+        case HardwareErrorEvent.eventCode: return .hardwareError(try decode(HardwareErrorEvent.self))
+        case EncryptionChangeEvent.eventCode: return .encryptionChange(try decode(EncryptionChangeEvent.self))
+        case EncryptionChangeV2Event.eventCode: return .encryptionChangeV2(try decode(EncryptionChangeV2Event.self))
+        case EncryptionKeyRefreshCompleteEvent.eventCode: return .encryptionKeyRefreshComplete(try decode(EncryptionKeyRefreshCompleteEvent.self))
+        case ReadRemoteVersionInformationCompleteEvent.eventCode:
+            return .readRemoteVersionInformationComplete(try decode(ReadRemoteVersionInformationCompleteEvent.self))
+        case DataBufferOverflowEvent.eventCode: return .dataBufferOverflow(try decode(DataBufferOverflowEvent.self))
         case HCILEMetaEvent.eventCode: return .le(try HCILEMetaEvent.decode(parameters: parameters))
         default: return .unknown(code: code, parameters: parameters)
         }
@@ -65,6 +91,12 @@ public enum HCIEvent: Sendable, Equatable, CustomStringConvertible {
         case let .commandStatus(event): return "\(event)"
         case let .numberOfCompletedPackets(event): return "\(event)"
         case let .disconnectionComplete(event): return "\(event)"
+        case let .hardwareError(event): return "\(event)"
+        case let .encryptionChange(event): return "\(event)"
+        case let .encryptionChangeV2(event): return "\(event)"
+        case let .encryptionKeyRefreshComplete(event): return "\(event)"
+        case let .readRemoteVersionInformationComplete(event): return "\(event)"
+        case let .dataBufferOverflow(event): return "\(event)"
         case let .le(event): return "\(event)"
         case let .unknown(code, parameters): return "Unknown event 0x\(String(code, radix: 16)) [\(Hex.encode(parameters, separator: " "))]"
         }

@@ -21,11 +21,13 @@ public struct NumberOfCompletedPacketsEvent: HCIEventParameters, CustomStringCon
 
     public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
         let count = Int(try reader.readUInt8())
-        // The handles come first, then the counts (Core 6.0, Vol 4, Part E, 7.7.19).
-        var handles: [UInt16] = []
-        for _ in 0..<count { handles.append(try reader.readUInt16() & 0x0FFF) }
+        // Each handle is followed by its count (Core 6.0, Vol 4, Part E, 5.2 and 7.7.19: array
+        // parameters are laid out element by element), as controllers, Bumble and Zephyr do.
+        // With one handle, the only layout seen in practice, both readings agree.
         var entries: [Entry] = []
-        for handle in handles {
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let handle = try reader.readUInt16() & 0x0FFF
             entries.append(Entry(connectionHandle: handle, completedPackets: try reader.readUInt16()))
         }
         try reader.expectEnd()
@@ -34,8 +36,10 @@ public struct NumberOfCompletedPacketsEvent: HCIEventParameters, CustomStringCon
 
     public func encodeParameters(into writer: inout ByteWriter) {
         writer.write(UInt8(truncatingIfNeeded: entries.count))
-        for entry in entries { writer.write(entry.connectionHandle) }
-        for entry in entries { writer.write(entry.completedPackets) }
+        for entry in entries {
+            writer.write(entry.connectionHandle & 0x0FFF)
+            writer.write(entry.completedPackets)
+        }
     }
 
     public var description: String {

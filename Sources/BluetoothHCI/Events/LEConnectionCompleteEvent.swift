@@ -1,0 +1,234 @@
+import BluetoothCore
+
+/// LE Connection Complete (Core 6.0, Vol 4, Part E, 7.7.65.1): a connection was created, or
+/// creating one failed or was cancelled (then the other fields carry no meaning).
+public struct LEConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x01
+    public static let name = "LE Connection Complete"
+
+    public var status: HCIStatus
+    public var connectionHandle: UInt16
+    public var role: ConnectionRole
+    public var peerAddressType: AddressType
+    public var peerAddress: BluetoothAddress
+    /// In units of 1.25 ms.
+    public var connectionInterval: UInt16
+    /// In connection events.
+    public var peripheralLatency: UInt16
+    /// In units of 10 ms.
+    public var supervisionTimeout: UInt16
+    public var centralClockAccuracy: ClockAccuracy
+
+    public init(status: HCIStatus = .success, connectionHandle: UInt16, role: ConnectionRole, peerAddressType: AddressType,
+                peerAddress: BluetoothAddress, connectionInterval: UInt16, peripheralLatency: UInt16, supervisionTimeout: UInt16,
+                centralClockAccuracy: ClockAccuracy = .ppm500) {
+        self.status = status
+        self.connectionHandle = connectionHandle
+        self.role = role
+        self.peerAddressType = peerAddressType
+        self.peerAddress = peerAddress
+        self.connectionInterval = connectionInterval
+        self.peripheralLatency = peripheralLatency
+        self.supervisionTimeout = supervisionTimeout
+        self.centralClockAccuracy = centralClockAccuracy
+    }
+
+    /// The peer as an address with its type.
+    public var peer: DeviceAddress { DeviceAddress(peerAddress, type: peerAddressType) }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        status = try reader.readStatus()
+        connectionHandle = try reader.readConnectionHandle()
+        role = try reader.readEnum(field: "Role")
+        peerAddressType = try reader.readEnum(field: "Peer_Address_Type")
+        peerAddress = try reader.readAddress()
+        connectionInterval = try reader.readUInt16()
+        peripheralLatency = try reader.readUInt16()
+        supervisionTimeout = try reader.readUInt16()
+        centralClockAccuracy = try reader.readEnum(field: "Central_Clock_Accuracy")
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(status)
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(role.rawValue)
+        writer.write(peerAddressType.rawValue)
+        writer.write(peerAddress)
+        writer.write(connectionInterval)
+        writer.write(peripheralLatency)
+        writer.write(supervisionTimeout)
+        writer.write(centralClockAccuracy.rawValue)
+    }
+
+    public var description: String {
+        "LE Connection Complete handle=\(hexHandle(connectionHandle)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
+    }
+}
+
+/// LE Enhanced Connection Complete [v1] (Core 6.0, Vol 4, Part E, 7.7.65.10): as LE
+/// Connection Complete, with the resolvable private addresses used when LL privacy is on.
+public struct LEEnhancedConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x0A
+    public static let name = "LE Enhanced Connection Complete"
+
+    public var status: HCIStatus
+    public var connectionHandle: UInt16
+    public var role: ConnectionRole
+    /// Public, random, or an identity type when the controller resolved the peer's address.
+    public var peerAddressType: AddressType
+    public var peerAddress: BluetoothAddress
+    /// The local RPA used for the connection; zero if none.
+    public var localResolvablePrivateAddress: BluetoothAddress
+    /// The peer's RPA used for the connection; zero if none.
+    public var peerResolvablePrivateAddress: BluetoothAddress
+    /// In units of 1.25 ms.
+    public var connectionInterval: UInt16
+    public var peripheralLatency: UInt16
+    /// In units of 10 ms.
+    public var supervisionTimeout: UInt16
+    public var centralClockAccuracy: ClockAccuracy
+
+    public init(status: HCIStatus = .success, connectionHandle: UInt16, role: ConnectionRole, peerAddressType: AddressType,
+                peerAddress: BluetoothAddress, localResolvablePrivateAddress: BluetoothAddress = .zero,
+                peerResolvablePrivateAddress: BluetoothAddress = .zero, connectionInterval: UInt16, peripheralLatency: UInt16,
+                supervisionTimeout: UInt16, centralClockAccuracy: ClockAccuracy = .ppm500) {
+        self.status = status
+        self.connectionHandle = connectionHandle
+        self.role = role
+        self.peerAddressType = peerAddressType
+        self.peerAddress = peerAddress
+        self.localResolvablePrivateAddress = localResolvablePrivateAddress
+        self.peerResolvablePrivateAddress = peerResolvablePrivateAddress
+        self.connectionInterval = connectionInterval
+        self.peripheralLatency = peripheralLatency
+        self.supervisionTimeout = supervisionTimeout
+        self.centralClockAccuracy = centralClockAccuracy
+    }
+
+    /// The peer as an address with its type (its identity address when resolved).
+    public var peer: DeviceAddress { DeviceAddress(peerAddress, type: peerAddressType) }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        status = try reader.readStatus()
+        connectionHandle = try reader.readConnectionHandle()
+        role = try reader.readEnum(field: "Role")
+        peerAddressType = try reader.readEnum(field: "Peer_Address_Type")
+        peerAddress = try reader.readAddress()
+        localResolvablePrivateAddress = try reader.readAddress()
+        peerResolvablePrivateAddress = try reader.readAddress()
+        connectionInterval = try reader.readUInt16()
+        peripheralLatency = try reader.readUInt16()
+        supervisionTimeout = try reader.readUInt16()
+        centralClockAccuracy = try reader.readEnum(field: "Central_Clock_Accuracy")
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(status)
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(role.rawValue)
+        writer.write(peerAddressType.rawValue)
+        writer.write(peerAddress)
+        writer.write(localResolvablePrivateAddress)
+        writer.write(peerResolvablePrivateAddress)
+        writer.write(connectionInterval)
+        writer.write(peripheralLatency)
+        writer.write(supervisionTimeout)
+        writer.write(centralClockAccuracy.rawValue)
+    }
+
+    public var description: String {
+        "LE Enhanced Connection Complete handle=\(hexHandle(connectionHandle)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
+    }
+}
+
+/// LE Enhanced Connection Complete [v2] (Core 6.0, Vol 4, Part E, 7.7.65.10): as v1, with the
+/// advertising set and periodic sync the connection came from.
+public struct LEEnhancedConnectionCompleteV2Event: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x29
+    public static let name = "LE Enhanced Connection Complete [v2]"
+
+    /// "No advertising set" value of ``advertisingHandle``.
+    public static let noAdvertisingHandle: UInt8 = 0xFF
+    /// "No periodic advertising train" value of ``syncHandle``.
+    public static let noSyncHandle: UInt16 = 0xFFFF
+
+    public var status: HCIStatus
+    public var connectionHandle: UInt16
+    public var role: ConnectionRole
+    public var peerAddressType: AddressType
+    public var peerAddress: BluetoothAddress
+    public var localResolvablePrivateAddress: BluetoothAddress
+    public var peerResolvablePrivateAddress: BluetoothAddress
+    /// In units of 1.25 ms.
+    public var connectionInterval: UInt16
+    public var peripheralLatency: UInt16
+    /// In units of 10 ms.
+    public var supervisionTimeout: UInt16
+    public var centralClockAccuracy: ClockAccuracy
+    /// The advertising set a peripheral connection came through, else 0xFF.
+    public var advertisingHandle: UInt8
+    /// The periodic advertising train (PAwR) the connection came from, else 0xFFFF.
+    public var syncHandle: UInt16
+
+    public init(status: HCIStatus = .success, connectionHandle: UInt16, role: ConnectionRole, peerAddressType: AddressType,
+                peerAddress: BluetoothAddress, localResolvablePrivateAddress: BluetoothAddress = .zero,
+                peerResolvablePrivateAddress: BluetoothAddress = .zero, connectionInterval: UInt16, peripheralLatency: UInt16,
+                supervisionTimeout: UInt16, centralClockAccuracy: ClockAccuracy = .ppm500,
+                advertisingHandle: UInt8 = noAdvertisingHandle, syncHandle: UInt16 = noSyncHandle) {
+        self.status = status
+        self.connectionHandle = connectionHandle
+        self.role = role
+        self.peerAddressType = peerAddressType
+        self.peerAddress = peerAddress
+        self.localResolvablePrivateAddress = localResolvablePrivateAddress
+        self.peerResolvablePrivateAddress = peerResolvablePrivateAddress
+        self.connectionInterval = connectionInterval
+        self.peripheralLatency = peripheralLatency
+        self.supervisionTimeout = supervisionTimeout
+        self.centralClockAccuracy = centralClockAccuracy
+        self.advertisingHandle = advertisingHandle
+        self.syncHandle = syncHandle
+    }
+
+    /// The peer as an address with its type (its identity address when resolved).
+    public var peer: DeviceAddress { DeviceAddress(peerAddress, type: peerAddressType) }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        status = try reader.readStatus()
+        connectionHandle = try reader.readConnectionHandle()
+        role = try reader.readEnum(field: "Role")
+        peerAddressType = try reader.readEnum(field: "Peer_Address_Type")
+        peerAddress = try reader.readAddress()
+        localResolvablePrivateAddress = try reader.readAddress()
+        peerResolvablePrivateAddress = try reader.readAddress()
+        connectionInterval = try reader.readUInt16()
+        peripheralLatency = try reader.readUInt16()
+        supervisionTimeout = try reader.readUInt16()
+        centralClockAccuracy = try reader.readEnum(field: "Central_Clock_Accuracy")
+        advertisingHandle = try reader.readUInt8()
+        syncHandle = try reader.readUInt16()
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(status)
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(role.rawValue)
+        writer.write(peerAddressType.rawValue)
+        writer.write(peerAddress)
+        writer.write(localResolvablePrivateAddress)
+        writer.write(peerResolvablePrivateAddress)
+        writer.write(connectionInterval)
+        writer.write(peripheralLatency)
+        writer.write(supervisionTimeout)
+        writer.write(centralClockAccuracy.rawValue)
+        writer.write(advertisingHandle)
+        writer.write(syncHandle)
+    }
+
+    public var description: String {
+        "LE Enhanced Connection Complete [v2] handle=\(hexHandle(connectionHandle)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout) advertisingHandle=\(advertisingHandle)"
+    }
+}

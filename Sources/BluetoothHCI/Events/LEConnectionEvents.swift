@@ -1,0 +1,231 @@
+import BluetoothCore
+
+/// LE Connection Update Complete (Core 6.0, Vol 4, Part E, 7.7.65.3): the connection
+/// parameters changed (or a requested change failed).
+public struct LEConnectionUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x03
+    public static let name = "LE Connection Update Complete"
+
+    public var status: HCIStatus
+    public var connectionHandle: UInt16
+    /// In units of 1.25 ms.
+    public var connectionInterval: UInt16
+    public var peripheralLatency: UInt16
+    /// In units of 10 ms.
+    public var supervisionTimeout: UInt16
+
+    public init(status: HCIStatus = .success, connectionHandle: UInt16, connectionInterval: UInt16, peripheralLatency: UInt16, supervisionTimeout: UInt16) {
+        self.status = status
+        self.connectionHandle = connectionHandle
+        self.connectionInterval = connectionInterval
+        self.peripheralLatency = peripheralLatency
+        self.supervisionTimeout = supervisionTimeout
+    }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        status = try reader.readStatus()
+        connectionHandle = try reader.readConnectionHandle()
+        connectionInterval = try reader.readUInt16()
+        peripheralLatency = try reader.readUInt16()
+        supervisionTimeout = try reader.readUInt16()
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(status)
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(connectionInterval)
+        writer.write(peripheralLatency)
+        writer.write(supervisionTimeout)
+    }
+
+    public var description: String {
+        "LE Connection Update Complete handle=\(hexHandle(connectionHandle)) \(status) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
+    }
+}
+
+/// LE Read Remote Features Complete (Core 6.0, Vol 4, Part E, 7.7.65.4): page 0 of the peer's
+/// LE features.
+public struct LEReadRemoteFeaturesCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x04
+    public static let name = "LE Read Remote Features Complete"
+
+    public var status: HCIStatus
+    public var connectionHandle: UInt16
+    public var features: LEFeatures
+
+    public init(status: HCIStatus = .success, connectionHandle: UInt16, features: LEFeatures) {
+        self.status = status
+        self.connectionHandle = connectionHandle
+        self.features = features
+    }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        status = try reader.readStatus()
+        connectionHandle = try reader.readConnectionHandle()
+        features = LEFeatures(rawValue: try reader.readUInt64())
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(status)
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(features.rawValue)
+    }
+
+    public var description: String { "LE Read Remote Features Complete handle=\(hexHandle(connectionHandle)) \(status) \(features)" }
+}
+
+/// LE Remote Connection Parameter Request (Core 6.0, Vol 4, Part E, 7.7.65.6): the peer asks
+/// for new connection parameters; the host answers with LE Remote Connection Parameter Request
+/// (Negative) Reply.
+public struct LERemoteConnectionParameterRequestEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x06
+    public static let name = "LE Remote Connection Parameter Request"
+
+    public var connectionHandle: UInt16
+    /// In units of 1.25 ms.
+    public var intervalMin: UInt16
+    /// In units of 1.25 ms.
+    public var intervalMax: UInt16
+    public var maxLatency: UInt16
+    /// In units of 10 ms.
+    public var timeout: UInt16
+
+    public init(connectionHandle: UInt16, intervalMin: UInt16, intervalMax: UInt16, maxLatency: UInt16, timeout: UInt16) {
+        self.connectionHandle = connectionHandle
+        self.intervalMin = intervalMin
+        self.intervalMax = intervalMax
+        self.maxLatency = maxLatency
+        self.timeout = timeout
+    }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        connectionHandle = try reader.readConnectionHandle()
+        intervalMin = try reader.readUInt16()
+        intervalMax = try reader.readUInt16()
+        maxLatency = try reader.readUInt16()
+        timeout = try reader.readUInt16()
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(intervalMin)
+        writer.write(intervalMax)
+        writer.write(maxLatency)
+        writer.write(timeout)
+    }
+
+    public var description: String {
+        "LE Remote Connection Parameter Request handle=\(hexHandle(connectionHandle)) interval=\(intervalMin)...\(intervalMax) latency=\(maxLatency) timeout=\(timeout)"
+    }
+}
+
+/// LE Data Length Change (Core 6.0, Vol 4, Part E, 7.7.65.7): the largest LL payloads in
+/// each direction changed.
+public struct LEDataLengthChangeEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x07
+    public static let name = "LE Data Length Change"
+
+    public var connectionHandle: UInt16
+    public var maxTxOctets: UInt16
+    /// Microseconds.
+    public var maxTxTime: UInt16
+    public var maxRxOctets: UInt16
+    /// Microseconds.
+    public var maxRxTime: UInt16
+
+    public init(connectionHandle: UInt16, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16) {
+        self.connectionHandle = connectionHandle
+        self.maxTxOctets = maxTxOctets
+        self.maxTxTime = maxTxTime
+        self.maxRxOctets = maxRxOctets
+        self.maxRxTime = maxRxTime
+    }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        connectionHandle = try reader.readConnectionHandle()
+        maxTxOctets = try reader.readUInt16()
+        maxTxTime = try reader.readUInt16()
+        maxRxOctets = try reader.readUInt16()
+        maxRxTime = try reader.readUInt16()
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(maxTxOctets)
+        writer.write(maxTxTime)
+        writer.write(maxRxOctets)
+        writer.write(maxRxTime)
+    }
+
+    public var description: String {
+        "LE Data Length Change handle=\(hexHandle(connectionHandle)) tx=\(maxTxOctets)/\(maxTxTime)us rx=\(maxRxOctets)/\(maxRxTime)us"
+    }
+}
+
+/// LE PHY Update Complete (Core 6.0, Vol 4, Part E, 7.7.65.12): the PHYs of a connection
+/// changed, or LE Set PHY finished without a change.
+public struct LEPHYUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x0C
+    public static let name = "LE PHY Update Complete"
+
+    public var status: HCIStatus
+    public var connectionHandle: UInt16
+    public var txPHY: LEPhy
+    public var rxPHY: LEPhy
+
+    public init(status: HCIStatus = .success, connectionHandle: UInt16, txPHY: LEPhy, rxPHY: LEPhy) {
+        self.status = status
+        self.connectionHandle = connectionHandle
+        self.txPHY = txPHY
+        self.rxPHY = rxPHY
+    }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        status = try reader.readStatus()
+        connectionHandle = try reader.readConnectionHandle()
+        txPHY = try reader.readEnum(field: "TX_PHY")
+        rxPHY = try reader.readEnum(field: "RX_PHY")
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(status)
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(txPHY.rawValue)
+        writer.write(rxPHY.rawValue)
+    }
+
+    public var description: String { "LE PHY Update Complete handle=\(hexHandle(connectionHandle)) \(status) tx=\(txPHY) rx=\(rxPHY)" }
+}
+
+/// LE Channel Selection Algorithm (Core 6.0, Vol 4, Part E, 7.7.65.20): which channel
+/// selection algorithm a new connection uses.
+public struct LEChannelSelectionAlgorithmEvent: HCILEMetaEventParameters, CustomStringConvertible {
+    public static let subeventCode: UInt8 = 0x14
+    public static let name = "LE Channel Selection Algorithm"
+
+    public var connectionHandle: UInt16
+    public var channelSelectionAlgorithm: ChannelSelectionAlgorithm
+
+    public init(connectionHandle: UInt16, channelSelectionAlgorithm: ChannelSelectionAlgorithm) {
+        self.connectionHandle = connectionHandle
+        self.channelSelectionAlgorithm = channelSelectionAlgorithm
+    }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        connectionHandle = try reader.readConnectionHandle()
+        channelSelectionAlgorithm = try reader.readEnum(field: "Channel_Selection_Algorithm")
+        try reader.expectEnd()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.writeConnectionHandle(connectionHandle)
+        writer.write(channelSelectionAlgorithm.rawValue)
+    }
+
+    public var description: String { "LE Channel Selection Algorithm handle=\(hexHandle(connectionHandle)) \(channelSelectionAlgorithm)" }
+}

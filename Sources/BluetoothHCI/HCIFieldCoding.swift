@@ -1,0 +1,109 @@
+import BluetoothCore
+
+/// Field readers shared by the HCI command and event decoders. Each one throws
+/// ``PacketDecodingError`` instead of trapping on a value the specification does not allow.
+extension ByteReader {
+    /// A Connection_Handle: 12 bits; the upper four bits of the octet pair are not part of it
+    /// (Core 6.0, Vol 4, Part E, 5.4.2).
+    mutating func readConnectionHandle() throws(PacketDecodingError) -> UInt16 {
+        try readUInt16() & 0x0FFF
+    }
+
+    mutating func readStatus() throws(PacketDecodingError) -> HCIStatus {
+        HCIStatus(rawValue: try readUInt8())
+    }
+
+    mutating func readAddress() throws(PacketDecodingError) -> BluetoothAddress {
+        try BluetoothAddress(reading: &self)
+    }
+
+    /// A one-octet boolean: 0x00 or 0x01, anything else is invalid.
+    mutating func readBool(field: String) throws(PacketDecodingError) -> Bool {
+        let value = try readUInt8()
+        switch value {
+        case 0: return false
+        case 1: return true
+        default: throw .invalidValue(context: context, field: field, value: UInt64(value))
+        }
+    }
+
+    /// A one-octet enumeration; a value without a case is invalid.
+    mutating func readEnum<T: RawRepresentable>(_ type: T.Type = T.self, field: String) throws(PacketDecodingError) -> T where T.RawValue == UInt8 {
+        let value = try readUInt8()
+        guard let result = T(rawValue: value) else {
+            throw .invalidValue(context: context, field: field, value: UInt64(value))
+        }
+        return result
+    }
+
+    /// A two-octet enumeration; a value without a case is invalid.
+    mutating func readEnum<T: RawRepresentable>(_ type: T.Type = T.self, field: String) throws(PacketDecodingError) -> T where T.RawValue == UInt16 {
+        let value = try readUInt16()
+        guard let result = T(rawValue: value) else {
+            throw .invalidValue(context: context, field: field, value: UInt64(value))
+        }
+        return result
+    }
+
+    /// An LE address type limited to public (0x00) and random (0x01), as in the fields that do
+    /// not allow identity address types.
+    mutating func readPublicOrRandomAddressType(field: String) throws(PacketDecodingError) -> AddressType {
+        let value = try readUInt8()
+        switch value {
+        case AddressType.public.rawValue: return .public
+        case AddressType.random.rawValue: return .random
+        default: throw .invalidValue(context: context, field: field, value: UInt64(value))
+        }
+    }
+
+    /// An RSSI or TX power octet where 127 (0x7F) means "not available".
+    mutating func readOptionalPower() throws(PacketDecodingError) -> Int8? {
+        let value = try readInt8()
+        return value == HCIPowerLevel.notAvailable ? nil : value
+    }
+
+    /// A length octet, at most `maximum`, then that many bytes.
+    mutating func readLengthPrefixedBytes(maximum: Int, field: String) throws(PacketDecodingError) -> [UInt8] {
+        let length = try readUInt8()
+        guard Int(length) <= maximum else {
+            throw .invalidValue(context: context, field: field, value: UInt64(length))
+        }
+        return try readBytes(Int(length))
+    }
+
+    /// A fixed-size block of octets kept in wire order (least significant first).
+    mutating func readKey128() throws(PacketDecodingError) -> [UInt8] {
+        try readBytes(16)
+    }
+}
+
+extension ByteWriter {
+    mutating func write(_ status: HCIStatus) { write(status.rawValue) }
+
+    mutating func write(_ address: BluetoothAddress) { address.write(to: &self) }
+
+    /// Writes a connection handle, keeping its 12 bits.
+    mutating func writeConnectionHandle(_ handle: UInt16) { write(handle & 0x0FFF) }
+
+    /// Writes an RSSI or TX power octet, 127 (0x7F) for `nil`.
+    mutating func writeOptionalPower(_ value: Int8?) { write(value ?? HCIPowerLevel.notAvailable) }
+
+    /// Writes exactly `count` octets: `bytes` cut or zero-padded to that size.
+    mutating func writeFixed(_ bytes: [UInt8], count: Int) {
+        write(contentsOf: bytes.prefix(count))
+        if bytes.count < count { write(contentsOf: [UInt8](repeating: 0, count: count - bytes.count)) }
+    }
+}
+
+/// Shared constants of RSSI and TX power fields.
+enum HCIPowerLevel {
+    /// 127 dBm is the "not available" value of RSSI and TX power fields
+    /// (Core 6.0, Vol 4, Part E, 7.7.65.2 and 7.7.65.13).
+    static let notAvailable: Int8 = 127
+}
+
+/// Connection handles in descriptions: `0x0040`.
+func hexHandle(_ handle: UInt16) -> String {
+    let hex = String(handle, radix: 16)
+    return "0x" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+}
