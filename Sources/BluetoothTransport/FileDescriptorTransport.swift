@@ -1,0 +1,302 @@
+#if canImport(Glibc)
+import BluetoothCore
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// An ``HCITransport`` over an open file descriptor: a stream socket, a serial port or the
+/// Linux HCI socket. The openers (``SystemTransports``, or ``TCPTransport``,
+/// ``UnixSocketTransport``, ``SerialTransport`` and ``HCIUserChannelTransport`` directly)
+/// create it; it can also wrap any descriptor, such as one end of a `socketpair` in a test.
+///
+/// A dedicated reader thread waits with `poll()` on the descriptor and on a self-pipe, so
+/// ``close()`` can wake it; it cuts what it reads into packets and calls the receiver, in
+/// order, then ends with exactly one `.closed`. Writes never raise `SIGPIPE` (sockets are
+/// written with `MSG_NOSIGNAL`; a tty reports a hang-up as `EIO` instead).
+///
+/// Call ``close()`` when done: while the reader thread runs it keeps the transport alive.
+public final class FileDescriptorTransport: HCITransport {
+    /// How the bytes read from the descriptor map to packets.
+    public enum Framing: Sendable, Equatable {
+        /// A byte stream (TCP, Unix socket, UART): packets are cut with ``H4Deframer``
+        /// however the reads happen to split them.
+        case stream
+        /// One whole framed packet per read and per write (the Linux HCI socket).
+        case datagram
+    }
+
+    /// The specification the transport was opened from, e.g. `tcp:127.0.0.1:9000`.
+    public let name: String
+    /// Whether reads and writes are a byte stream or one packet each.
+    public let framing: Framing
+    private let descriptor: Int32
+    private let isSocket: Bool
+    /// The self-pipe: one byte is written when the transport stops and never read back, so
+    /// it stays readable and wakes the reader and any writer waiting for buffer space.
+    private let stopPipe: (read: Int32, write: Int32)
+    private let state = Mutex(State())
+    /// Held for the whole of a write, so packets are never interleaved and keep their order;
+    /// the descriptor is closed only while holding it, so no write can hit a reused number.
+    private let writeLock = Mutex(())
+    private let reader = DispatchGroup()
+
+    /// The largest framed HCI packet: indicator, 4-octet ACL header, 65535 octets of data.
+    /// A datagram read into a smaller buffer would be truncated.
+    private static let readBufferSize = 1 + 4 + 0xFFFF
+
+    private static let readerThreadName = "bluejay-hci-rx"
+
+    private struct State {
+        var started = false
+        var closeRequested = false
+        var stopSignalled = false
+        var descriptorsOpen = true
+        var readerThread: pthread_t?
+        /// Why the transport ended on its own (`nil` while open or after a local close).
+        var endReason: TransportError?
+    }
+
+    /// Wraps `fileDescriptor`, which the transport owns from now on: it is made non-blocking
+    /// and closed when the transport ends, also when this initializer throws.
+    /// - Parameter name: the specification it was opened from, used in logs and errors.
+    public init(name: String, fileDescriptor: Int32, framing: Framing) throws(TransportError) {
+        self.name = name
+        self.framing = framing
+        self.descriptor = fileDescriptor
+        self.isSocket = SystemCalls.isSocket(fileDescriptor)
+        do throws(SystemCallError) {
+            try SystemCalls.setNonBlocking(fileDescriptor)
+            stopPipe = try SystemCalls.makePipe()
+        } catch {
+            SystemCalls.closeDescriptor(fileDescriptor)
+            throw .openFailed(name, errno: error.code, hint: "Cannot prepare the descriptor (too many open files?)")
+        }
+    }
+
+    deinit {
+        // Only reached when the reader never ran (it holds a reference while it runs).
+        state.withLock { state in
+            guard state.descriptorsOpen else { return }
+            releaseDescriptors(&state)
+        }
+    }
+
+    /// Starts the reader thread, which calls `receiver` with each packet in order and then
+    /// once with `.closed`. Only the first call has an effect.
+    public func start(receiver: @escaping @Sendable (TransportEvent) -> Void) {
+        let isFirstStart = state.withLock { state in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard isFirstStart else { return }
+        reader.enter()
+        Thread { [self] in
+            // Best effort, for debuggers and `top -H`: corelibs Foundation may ignore a name set
+            // before start(), and Linux limits thread names to 15 bytes (pthread_setname_np(3)).
+            Thread.current.name = Self.readerThreadName
+            runReader(receiver)
+            reader.leave()
+        }.start()
+    }
+
+    /// Writes the framed packet completely before returning, waiting for buffer space if
+    /// needed; concurrent calls are serialised in call order. Throws ``TransportError/writeFailed(_:errno:)``,
+    /// or ``TransportError/closed(_:)`` (or the reason it ended) once the transport has stopped.
+    public func send(_ packet: H4Packet) throws(TransportError) {
+        let bytes = packet.framed
+        try writeLock.withLock { _ throws(TransportError) in
+            try state.withLock { state throws(TransportError) in
+                guard state.descriptorsOpen, !state.stopSignalled else { throw state.endReason ?? .closed(name) }
+            }
+            try writeAll(bytes)
+        }
+    }
+
+    /// Stops the transport. While the reader thread runs, this wakes it and waits until it
+    /// has delivered its last event, `.closed(nil)` unless the transport had already ended,
+    /// so do not call it while holding a lock that the receiver takes. Called from the
+    /// receiver itself, it returns at once and `.closed(nil)` follows the current event.
+    public func close() {
+        let (started, onReaderThread) = state.withLock { state in
+            state.closeRequested = true
+            signalStop(&state)
+            let onReaderThread = state.readerThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+            return (state.started, onReaderThread)
+        }
+        if started {
+            if !onReaderThread { reader.wait() }
+        } else {
+            writeLock.withLock { _ in
+                state.withLock { state in releaseDescriptors(&state) }
+            }
+        }
+    }
+
+    // MARK: - Reader thread
+
+    private func runReader(_ receiver: @Sendable (TransportEvent) -> Void) {
+        let reason = readUntilEnd(receiver)
+        // Wake a writer waiting for buffer space before taking the write lock.
+        let finalReason = state.withLock { state in
+            signalStop(&state)
+            return state.closeRequested ? nil : reason
+        }
+        writeLock.withLock { _ in
+            state.withLock { state in
+                state.endReason = finalReason
+                releaseDescriptors(&state)
+            }
+        }
+        receiver(.closed(finalReason))
+    }
+
+    /// Reads and delivers packets until the transport stops; returns why (`nil`: close()).
+    private func readUntilEnd(_ receiver: @Sendable (TransportEvent) -> Void) -> TransportError? {
+        let mayRun = state.withLock { state in
+            state.readerThread = pthread_self()
+            return state.descriptorsOpen && !state.closeRequested
+        }
+        guard mayRun else { return nil }
+        var deframer = H4Deframer()
+        var buffer = [UInt8](repeating: 0, count: Self.readBufferSize)
+        while true {
+            var descriptors = [
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
+            ]
+            do throws(SystemCallError) {
+                _ = try SystemCalls.poll(&descriptors, timeout: nil)
+            } catch {
+                return .connectionLost(name, reason: "poll failed: \(SystemError.message(error.code))")
+            }
+            if descriptors[1].revents != 0 { return nil }
+            if descriptors[0].revents & Int16(POLLNVAL) != 0 {
+                return .connectionLost(name, reason: "the descriptor is no longer valid")
+            }
+            guard descriptors[0].revents != 0 else { continue }
+
+            let (count, code) = buffer.withUnsafeMutableBytes { raw in
+                let count = read(descriptor, raw.baseAddress, raw.count)
+                return (count, errno)
+            }
+            if count == 0 {
+                let dropped = deframer.bufferedByteCount
+                return .connectionLost(
+                    name,
+                    reason: "the other end closed the connection"
+                        + (dropped > 0 ? " in the middle of a packet (\(dropped) byte(s) dropped)" : "")
+                )
+            }
+            if count < 0 {
+                if code == EINTR || code == EAGAIN || code == EWOULDBLOCK { continue }
+                return .connectionLost(name, reason: SystemError.message(code))
+            }
+
+            let (packets, framingError) = decode(buffer[0..<count], with: &deframer)
+            for packet in packets {
+                // After close() the receiver hears nothing but `.closed(nil)`.
+                if state.withLock({ $0.closeRequested }) { return nil }
+                receiver(.packet(packet))
+            }
+            if let framingError { return .framing(name, framingError) }
+        }
+    }
+
+    /// The packets `bytes` completes and, if they break the framing, the error. The packets
+    /// before a bad indicator are still returned, so the controller's last good packets reach
+    /// the receiver before the transport closes.
+    private func decode(_ bytes: ArraySlice<UInt8>, with deframer: inout H4Deframer) -> ([H4Packet], PacketDecodingError?) {
+        switch framing {
+        case .datagram:
+            do throws(PacketDecodingError) {
+                return ([try H4Packet(framed: Array(bytes))], nil)
+            } catch {
+                return ([], error)
+            }
+        case .stream:
+            let before = deframer
+            do throws(PacketDecodingError) {
+                return (try deframer.append(bytes), nil)
+            } catch {
+                // Rare path: replay the chunk a byte at a time to find where it went wrong.
+                var replay = before
+                var packets: [H4Packet] = []
+                for byte in bytes {
+                    do throws(PacketDecodingError) {
+                        packets += try replay.append(CollectionOfOne(byte))
+                    } catch {
+                        break
+                    }
+                }
+                return (packets, error)
+            }
+        }
+    }
+
+    // MARK: - Writing (called with the write lock held)
+
+    private func writeAll(_ bytes: [UInt8]) throws(TransportError) {
+        var offset = 0
+        while offset < bytes.count {
+            let (written, code) = bytes.withUnsafeBytes { raw -> (Int, Int32) in
+                guard let base = raw.baseAddress else { return (0, EINVAL) }
+                let start = base + offset
+                let length = raw.count - offset
+                // send(2) MSG_NOSIGNAL: a peer that went away yields EPIPE, not SIGPIPE.
+                let written = isSocket
+                    ? Glibc.send(descriptor, start, length, Int32(MSG_NOSIGNAL))
+                    : Glibc.write(descriptor, start, length)
+                return (written, errno)
+            }
+            if written > 0 {
+                // A datagram socket takes a packet whole or not at all.
+                if framing == .datagram, written != bytes.count { throw .writeFailed(name, errno: EMSGSIZE) }
+                offset += written
+                continue
+            }
+            switch code {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: try waitUntilWritable()
+            default: throw .writeFailed(name, errno: written == 0 ? EIO : code)
+            }
+        }
+    }
+
+    /// Waits for buffer space (a slow reader, or RTS/CTS flow control holding a UART back),
+    /// or until the transport stops.
+    private func waitUntilWritable() throws(TransportError) {
+        var descriptors = [
+            pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0),
+            pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
+        ]
+        do throws(SystemCallError) {
+            _ = try SystemCalls.poll(&descriptors, timeout: nil)
+        } catch {
+            throw .writeFailed(name, errno: error.code)
+        }
+        if descriptors[1].revents != 0 {
+            throw state.withLock { $0.endReason } ?? .closed(name)
+        }
+        // Writable, or an error/hang-up condition that the next write reports.
+    }
+
+    // MARK: - State helpers (called with the state lock held)
+
+    private func signalStop(_ state: inout State) {
+        guard !state.stopSignalled, state.descriptorsOpen else { return }
+        state.stopSignalled = true
+        var byte: UInt8 = 1
+        _ = Glibc.send(stopPipe.write, &byte, 1, Int32(MSG_NOSIGNAL))
+    }
+
+    /// Also requires the write lock, unless no other reference can exist (deinit).
+    private func releaseDescriptors(_ state: inout State) {
+        guard state.descriptorsOpen else { return }
+        state.descriptorsOpen = false
+        SystemCalls.closeDescriptor(descriptor)
+        SystemCalls.closeDescriptor(stopPipe.read)
+        SystemCalls.closeDescriptor(stopPipe.write)
+    }
+}
+#endif
