@@ -1,0 +1,146 @@
+import BluetoothCore
+
+/// Reads a list of 2-octet CIDs filling the rest of the command.
+private func readChannelIDs(_ reader: inout ByteReader) throws(PacketDecodingError) -> [L2CAPChannelID] {
+    guard reader.remainingCount % 2 == 0 else {
+        throw .invalidValue(context: reader.context, field: "CID list length", value: UInt64(reader.remainingCount))
+    }
+    var cids: [L2CAPChannelID] = []
+    while !reader.isAtEnd { cids.append(L2CAPChannelID(rawValue: try reader.readUInt16())) }
+    return cids
+}
+
+/// L2CAP_CREDIT_BASED_CONNECTION_REQ (Core 6.0, Vol 3, Part A, 4.25): open up to five
+/// enhanced credit-based channels at once.
+///
+/// The decoder accepts any number of CIDs so that the host can answer a bad count with
+/// ``L2CAPCreditBasedConnectionResult/invalidParameters`` rather than Command Reject.
+public struct L2CAPCreditBasedConnectionRequest: LESignalingCommandData, CustomStringConvertible {
+    public static let code = LESignalingCode.creditBasedConnectionRequest
+    /// At most five channels per request (Vol 3, Part A, 4.25).
+    public static let maximumChannels = 5
+
+    public var spsm: UInt16
+    /// At least 64 for enhanced credit-based channels.
+    public var mtu: UInt16
+    public var mps: UInt16
+    public var initialCredits: UInt16
+    public var sourceCIDs: [L2CAPChannelID]
+
+    public init(spsm: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, sourceCIDs: [L2CAPChannelID]) {
+        self.spsm = spsm
+        self.mtu = mtu
+        self.mps = mps
+        self.initialCredits = initialCredits
+        self.sourceCIDs = sourceCIDs
+    }
+
+    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
+        spsm = try reader.readUInt16()
+        mtu = try reader.readUInt16()
+        mps = try reader.readUInt16()
+        initialCredits = try reader.readUInt16()
+        sourceCIDs = try readChannelIDs(&reader)
+    }
+
+    public func encodeData(into writer: inout ByteWriter) {
+        writer.write(spsm)
+        writer.write(mtu)
+        writer.write(mps)
+        writer.write(initialCredits)
+        for cid in sourceCIDs { writer.write(cid.rawValue) }
+    }
+
+    public var description: String {
+        "SPSM=\(WireHex.format(spsm, digits: 4)) MTU=\(mtu) MPS=\(mps) credits=\(initialCredits) sources=\(sourceCIDs)"
+    }
+}
+
+/// L2CAP_CREDIT_BASED_CONNECTION_RSP (Core 6.0, Vol 3, Part A, 4.26): one destination CID
+/// per requested channel, 0x0000 for each channel refused.
+public struct L2CAPCreditBasedConnectionResponse: LESignalingCommandData, CustomStringConvertible {
+    public static let code = LESignalingCode.creditBasedConnectionResponse
+
+    public var mtu: UInt16
+    public var mps: UInt16
+    public var initialCredits: UInt16
+    public var result: L2CAPCreditBasedConnectionResult
+    public var destinationCIDs: [L2CAPChannelID]
+
+    public init(mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: L2CAPCreditBasedConnectionResult,
+                destinationCIDs: [L2CAPChannelID]) {
+        self.mtu = mtu
+        self.mps = mps
+        self.initialCredits = initialCredits
+        self.result = result
+        self.destinationCIDs = destinationCIDs
+    }
+
+    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
+        mtu = try reader.readUInt16()
+        mps = try reader.readUInt16()
+        initialCredits = try reader.readUInt16()
+        result = L2CAPCreditBasedConnectionResult(rawValue: try reader.readUInt16())
+        destinationCIDs = try readChannelIDs(&reader)
+    }
+
+    public func encodeData(into writer: inout ByteWriter) {
+        writer.write(mtu)
+        writer.write(mps)
+        writer.write(initialCredits)
+        writer.write(result.rawValue)
+        for cid in destinationCIDs { writer.write(cid.rawValue) }
+    }
+
+    public var description: String {
+        "MTU=\(mtu) MPS=\(mps) credits=\(initialCredits) \(result) destinations=\(destinationCIDs)"
+    }
+}
+
+/// L2CAP_CREDIT_BASED_RECONFIGURE_REQ (Core 6.0, Vol 3, Part A, 4.27): new MTU and MPS for
+/// one or more enhanced credit-based channels (identified by the sender's CIDs).
+public struct L2CAPCreditBasedReconfigureRequest: LESignalingCommandData, CustomStringConvertible {
+    public static let code = LESignalingCode.creditBasedReconfigureRequest
+
+    public var mtu: UInt16
+    public var mps: UInt16
+    public var destinationCIDs: [L2CAPChannelID]
+
+    public init(mtu: UInt16, mps: UInt16, destinationCIDs: [L2CAPChannelID]) {
+        self.mtu = mtu
+        self.mps = mps
+        self.destinationCIDs = destinationCIDs
+    }
+
+    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
+        mtu = try reader.readUInt16()
+        mps = try reader.readUInt16()
+        destinationCIDs = try readChannelIDs(&reader)
+    }
+
+    public func encodeData(into writer: inout ByteWriter) {
+        writer.write(mtu)
+        writer.write(mps)
+        for cid in destinationCIDs { writer.write(cid.rawValue) }
+    }
+
+    public var description: String { "MTU=\(mtu) MPS=\(mps) destinations=\(destinationCIDs)" }
+}
+
+/// L2CAP_CREDIT_BASED_RECONFIGURE_RSP (Core 6.0, Vol 3, Part A, 4.28).
+public struct L2CAPCreditBasedReconfigureResponse: LESignalingCommandData, CustomStringConvertible {
+    public static let code = LESignalingCode.creditBasedReconfigureResponse
+
+    public var result: L2CAPCreditBasedReconfigureResult
+
+    public init(result: L2CAPCreditBasedReconfigureResult) { self.result = result }
+
+    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
+        result = L2CAPCreditBasedReconfigureResult(rawValue: try reader.readUInt16())
+        try reader.expectEnd()
+    }
+
+    public func encodeData(into writer: inout ByteWriter) { writer.write(result.rawValue) }
+
+    public var description: String { "\(result)" }
+}
