@@ -34,7 +34,11 @@ let package = Package(
         ),
         .target(
             name: "BluetoothHost",
-            dependencies: ["BluetoothCore", "BluetoothHCI", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "BluetoothCore", "BluetoothHCI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
         .executableTarget(
             name: "BluejayCLI",

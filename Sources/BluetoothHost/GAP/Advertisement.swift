@@ -1,0 +1,70 @@
+import BluetoothCore
+import BluetoothHCI
+
+/// One discovery made while scanning: what a peer advertises, with its scan response merged
+/// in when one was received.
+public struct Advertisement: Sendable, CustomStringConvertible {
+    public var peer: DeviceAddress
+    /// Signal strength in dBm, when the controller measured it.
+    public var rssi: Int8?
+    /// The advertiser accepts connections.
+    public var isConnectable: Bool
+    /// The advertiser answers scan requests.
+    public var isScannable: Bool
+    /// The advertisement was directed at this device.
+    public var isDirected: Bool
+    /// The data of the advertising PDU.
+    public var advertisingData: AdvertisingData
+    /// The data of the scan response, once one arrived.
+    public var scanResponse: AdvertisingData?
+    /// TX power reported by the controller (extended advertising), else the TX Power Level field.
+    public var txPower: Int8?
+    /// When the latest PDU of this peer was received.
+    public var timestamp: ContinuousClock.Instant
+
+    public init(peer: DeviceAddress, rssi: Int8?, isConnectable: Bool, isScannable: Bool = false, isDirected: Bool = false,
+                advertisingData: AdvertisingData, scanResponse: AdvertisingData? = nil, txPower: Int8? = nil,
+                timestamp: ContinuousClock.Instant = .now) {
+        self.peer = peer
+        self.rssi = rssi
+        self.isConnectable = isConnectable
+        self.isScannable = isScannable
+        self.isDirected = isDirected
+        self.advertisingData = advertisingData
+        self.scanResponse = scanResponse
+        self.txPower = txPower
+        self.timestamp = timestamp
+    }
+
+    /// Advertising data and scan response together, advertising data first.
+    public var data: AdvertisingData {
+        scanResponse.map { advertisingData.merging(scanResponse: $0) } ?? advertisingData
+    }
+
+    public var localName: String? { data.localName }
+    public var serviceUUIDs: [BluetoothUUID] { data.serviceUUIDs }
+    public var identifier: PeripheralIdentifier { PeripheralIdentifier(address: peer, name: localName) }
+
+    public var description: String {
+        "\(identifier) rssi=\(rssi.map { "\($0)" } ?? "?")\(isConnectable ? " connectable" : "") \(data)"
+    }
+}
+
+/// How to scan.
+public struct ScanOptions: Sendable, Equatable {
+    /// Active scanning sends scan requests and receives scan responses; passive only listens.
+    public var active = true
+    /// Report each peer once (and again when its data changes) instead of every PDU.
+    public var filterDuplicates = true
+    /// Report only peers that advertise at least one of these services (empty: all).
+    public var serviceUUIDs: [BluetoothUUID] = []
+    /// Scan interval and window, in units of 0.625 ms (default 60 ms / 30 ms).
+    public var interval: UInt16 = 0x0060
+    public var window: UInt16 = 0x0030
+
+    public init(active: Bool = true, filterDuplicates: Bool = true, serviceUUIDs: [BluetoothUUID] = []) {
+        self.active = active
+        self.filterDuplicates = filterDuplicates
+        self.serviceUUIDs = serviceUUIDs
+    }
+}

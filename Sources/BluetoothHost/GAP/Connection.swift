@@ -1,0 +1,90 @@
+import BluetoothCore
+import BluetoothHCI
+import Synchronization
+
+/// One LE connection, in either role. Thread-safe; its operations go through the ``Host``.
+public final class Connection: Sendable, Hashable, CustomStringConvertible {
+    public let handle: UInt16
+    public let peer: DeviceAddress
+    /// This device's role on the connection.
+    public let role: ConnectionRole
+    /// The GATT client of this connection: what the peer's server offers.
+    public let gatt: GATTClient
+    public let host: Host
+
+    private struct State: Sendable {
+        var parameters: ConnectionParameters
+        var disconnectReason: HCIStatus?
+        var disconnectWaiters: [CheckedContinuation<HCIStatus, Never>] = []
+        var maximumTxOctets: UInt16 = 27
+        var phy: (tx: LEPhy, rx: LEPhy) = (.le1M, .le1M)
+    }
+
+    private let state: Mutex<State>
+
+    init(handle: UInt16, peer: DeviceAddress, role: ConnectionRole, parameters: ConnectionParameters, gatt: GATTClient, host: Host) {
+        self.handle = handle
+        self.peer = peer
+        self.role = role
+        self.gatt = gatt
+        self.host = host
+        state = Mutex(State(parameters: parameters))
+    }
+
+    public var parameters: ConnectionParameters { state.withLock { $0.parameters } }
+    public var isConnected: Bool { state.withLock { $0.disconnectReason == nil } }
+    /// Why the connection ended, once it has.
+    public var disconnectReason: HCIStatus? { state.withLock { $0.disconnectReason } }
+    /// The longest LE data PDU payload the controller sends on this link.
+    public var maximumTxOctets: UInt16 { state.withLock { $0.maximumTxOctets } }
+    public var phy: (tx: LEPhy, rx: LEPhy) { state.withLock { $0.phy } }
+
+    /// Disconnects and returns when the controller reports the link closed.
+    /// Does nothing if the connection has already ended.
+    public func disconnect(reason: HCIStatus = .remoteUserTerminatedConnection) async throws {
+        try await host.disconnect(self, reason: reason)
+    }
+
+    /// Returns the reason once the connection has ended (at once if it already has).
+    public func waitForDisconnection() async -> HCIStatus {
+        await withCheckedContinuation { continuation in
+            let reason = state.withLock { state -> HCIStatus? in
+                if let reason = state.disconnectReason { return reason }
+                state.disconnectWaiters.append(continuation)
+                return nil
+            }
+            if let reason { continuation.resume(returning: reason) }
+        }
+    }
+
+    /// Reads the signal strength of the link, in dBm.
+    public func readRSSI() async throws -> Int8 {
+        try await host.readRSSI(self)
+    }
+
+    /// Asks the controller for new connection parameters; returns once they apply.
+    public func updateParameters(intervalRange: ClosedRange<UInt16>, peripheralLatency: UInt16, supervisionTimeout: UInt16) async throws -> ConnectionParameters {
+        try await host.updateParameters(self, intervalRange: intervalRange, peripheralLatency: peripheralLatency, supervisionTimeout: supervisionTimeout)
+    }
+
+    public var description: String { "connection 0x\(String(handle, radix: 16)) to \(peer) as \(role)" }
+
+    public static func == (lhs: Connection, rhs: Connection) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    // MARK: Updated by the host
+
+    func update(parameters: ConnectionParameters) { state.withLock { $0.parameters = parameters } }
+    func update(maximumTxOctets: UInt16) { state.withLock { $0.maximumTxOctets = maximumTxOctets } }
+    func update(phy: (tx: LEPhy, rx: LEPhy)) { state.withLock { $0.phy = phy } }
+
+    func markDisconnected(reason: HCIStatus) {
+        let waiters = state.withLock { state -> [CheckedContinuation<HCIStatus, Never>] in
+            guard state.disconnectReason == nil else { return [] }
+            state.disconnectReason = reason
+            defer { state.disconnectWaiters.removeAll() }
+            return state.disconnectWaiters
+        }
+        waiters.forEach { $0.resume(returning: reason) }
+    }
+}

@@ -1,0 +1,202 @@
+import BluetoothCore
+
+extension GATTClient {
+    /// Discover All Primary Services (Core 6.0, Vol 3, Part G, 4.4.1).
+    public func discoverAllPrimaryServices() async throws -> [GATTService] {
+        var services: [GATTService] = []
+        var start: UInt16 = 0x0001
+        while true {
+            let response: ATTPDU
+            do {
+                response = try await request(.readByGroupTypeRequest(.init(
+                    startingHandle: start, endingHandle: 0xFFFF, attributeGroupType: GATTAttributeType.primaryService)))
+            } catch HostError.att(let error) where error.code == .attributeNotFound {
+                break
+            }
+            guard case let .readByGroupTypeResponse(groups) = response else { throw unexpected(response) }
+            for group in groups.entries {
+                guard let uuid = BluetoothUUID(littleEndianBytes: group.value) else {
+                    throw HostError.protocolViolation("service declaration 0x\(String(group.handle, radix: 16)) holds no UUID")
+                }
+                guard group.handle >= start, group.endGroupHandle >= group.handle else {
+                    throw HostError.protocolViolation("service handle range 0x\(String(group.handle, radix: 16))-0x\(String(group.endGroupHandle, radix: 16)) is out of order")
+                }
+                services.append(GATTService(uuid: uuid, isPrimary: true, handleRange: group.handle...group.endGroupHandle))
+            }
+            guard let last = groups.entries.last?.endGroupHandle, last < 0xFFFF else { break }
+            start = last + 1
+        }
+        remember(services)
+        return services
+    }
+
+    /// Discover Primary Service by Service UUID (Core 6.0, Vol 3, Part G, 4.4.2).
+    public func discoverPrimaryServices(uuid: BluetoothUUID) async throws -> [GATTService] {
+        var services: [GATTService] = []
+        var start: UInt16 = 0x0001
+        while true {
+            let response: ATTPDU
+            do {
+                response = try await request(.findByTypeValueRequest(.init(
+                    startingHandle: start, endingHandle: 0xFFFF,
+                    attributeType: 0x2800, attributeValue: uuid.attBytes)))
+            } catch HostError.att(let error) where error.code == .attributeNotFound {
+                break
+            }
+            guard case let .findByTypeValueResponse(found) = response else { throw unexpected(response) }
+            for entry in found.handlesInformation {
+                guard entry.foundAttributeHandle >= start, entry.groupEndHandle >= entry.foundAttributeHandle else {
+                    throw HostError.protocolViolation("service handle range out of order")
+                }
+                services.append(GATTService(uuid: uuid, isPrimary: true, handleRange: entry.foundAttributeHandle...entry.groupEndHandle))
+            }
+            guard let last = found.handlesInformation.last?.groupEndHandle, last < 0xFFFF else { break }
+            start = last + 1
+        }
+        remember(services)
+        return services
+    }
+
+    /// Find Included Services (Core 6.0, Vol 3, Part G, 4.5.1). An included service with a
+    /// 128-bit UUID has no UUID in its declaration; it is read from the service itself.
+    public func discoverIncludedServices(of service: GATTService) async throws -> [GATTIncludedService] {
+        var included: [GATTIncludedService] = []
+        for entry in try await readByType(GATTAttributeType.include, in: service.handleRange) {
+            var reader = ByteReader(entry.value, context: "include declaration")
+            let start = try reader.readUInt16()
+            let end = try reader.readUInt16()
+            guard end >= start else { throw HostError.protocolViolation("included service range out of order") }
+            let uuid: BluetoothUUID?
+            if reader.remainingCount == 2 {
+                uuid = BluetoothUUID(littleEndianBytes: reader.readRemaining())
+            } else {
+                uuid = BluetoothUUID(littleEndianBytes: try await readValue(handle: start))
+            }
+            guard let uuid else { throw HostError.protocolViolation("included service 0x\(String(start, radix: 16)) holds no UUID") }
+            included.append(GATTIncludedService(declarationHandle: entry.handle,
+                                                service: GATTService(uuid: uuid, isPrimary: false, handleRange: start...end)))
+        }
+        return included
+    }
+
+    /// Discover All Characteristics of a Service, or those of one UUID
+    /// (Core 6.0, Vol 3, Part G, 4.6.1 and 4.6.2).
+    public func discoverCharacteristics(of service: GATTService, uuid: BluetoothUUID? = nil) async throws -> [GATTCharacteristic] {
+        var declarations: [(handle: UInt16, properties: CharacteristicProperties, valueHandle: UInt16, uuid: BluetoothUUID)] = []
+        for entry in try await readByType(GATTAttributeType.characteristic, in: service.handleRange) {
+            var reader = ByteReader(entry.value, context: "characteristic declaration")
+            let properties = CharacteristicProperties(rawValue: try reader.readUInt8())
+            let valueHandle = try reader.readUInt16()
+            guard let characteristicUUID = BluetoothUUID(littleEndianBytes: reader.readRemaining()),
+                  valueHandle > entry.handle, service.handleRange.contains(valueHandle) else {
+                throw HostError.protocolViolation("malformed characteristic declaration at 0x\(String(entry.handle, radix: 16))")
+            }
+            declarations.append((entry.handle, properties, valueHandle, characteristicUUID))
+        }
+        var characteristics: [GATTCharacteristic] = []
+        for (index, declaration) in declarations.enumerated() {
+            // A characteristic ends where the next one starts, or with its service.
+            let end = index + 1 < declarations.count ? declarations[index + 1].handle - 1 : service.handleRange.upperBound
+            characteristics.append(GATTCharacteristic(uuid: declaration.uuid, properties: declaration.properties,
+                                                      declarationHandle: declaration.handle, valueHandle: declaration.valueHandle,
+                                                      endHandle: max(end, declaration.valueHandle)))
+        }
+        if let uuid { characteristics = characteristics.filter { $0.uuid == uuid } }
+        return characteristics
+    }
+
+    /// Discover All Characteristic Descriptors (Core 6.0, Vol 3, Part G, 4.7.1).
+    public func discoverDescriptors(of characteristic: GATTCharacteristic) async throws -> [GATTDescriptor] {
+        guard let range = characteristic.descriptorRange else { return [] }
+        var descriptors: [GATTDescriptor] = []
+        var start = range.lowerBound
+        while start <= range.upperBound {
+            let response: ATTPDU
+            do {
+                response = try await request(.findInformationRequest(.init(startingHandle: start, endingHandle: range.upperBound)))
+            } catch HostError.att(let error) where error.code == .attributeNotFound {
+                break
+            }
+            guard case let .findInformationResponse(information) = response else { throw unexpected(response) }
+            guard let last = information.entries.last?.handle, last >= start else {
+                throw HostError.protocolViolation("Find Information response out of the requested range")
+            }
+            descriptors += information.entries.map { GATTDescriptor(uuid: $0.type, handle: $0.handle) }
+            guard last < range.upperBound else { break }
+            start = last + 1
+        }
+        return descriptors
+    }
+
+    /// Discovers every service, characteristic and descriptor: the whole database.
+    public func discoverDatabase() async throws -> [GATTDiscoveredService] {
+        var database: [GATTDiscoveredService] = []
+        for service in try await discoverAllPrimaryServices() {
+            var characteristics: [GATTDiscoveredCharacteristic] = []
+            for characteristic in try await discoverCharacteristics(of: service) {
+                characteristics.append(GATTDiscoveredCharacteristic(
+                    characteristic: characteristic, descriptors: try await discoverDescriptors(of: characteristic)))
+            }
+            let included = try await discoverIncludedServices(of: service)
+            database.append(GATTDiscoveredService(service: service, includedServices: included, characteristics: characteristics))
+        }
+        return database
+    }
+
+    /// Read By Type over a handle range, following the pages until the range is exhausted.
+    func readByType(_ type: BluetoothUUID, in range: ClosedRange<UInt16>) async throws -> [ATTReadByTypeResponse.AttributeData] {
+        var entries: [ATTReadByTypeResponse.AttributeData] = []
+        var start = range.lowerBound
+        while start <= range.upperBound {
+            let response: ATTPDU
+            do {
+                response = try await request(.readByTypeRequest(.init(startingHandle: start, endingHandle: range.upperBound, attributeType: type)))
+            } catch HostError.att(let error) where error.code == .attributeNotFound {
+                break
+            }
+            guard case let .readByTypeResponse(page) = response else { throw unexpected(response) }
+            guard let last = page.entries.last?.handle, last >= start else {
+                throw HostError.protocolViolation("Read By Type response out of the requested range")
+            }
+            entries += page.entries
+            guard last < range.upperBound else { break }
+            start = last + 1
+        }
+        return entries
+    }
+
+    private func remember(_ services: [GATTService]) {
+        for service in services where !discoveredServices.contains(service) {
+            discoveredServices.append(service)
+        }
+    }
+}
+
+/// A service with everything discovered inside it.
+public struct GATTDiscoveredService: Sendable, Equatable {
+    public var service: GATTService
+    public var includedServices: [GATTIncludedService]
+    public var characteristics: [GATTDiscoveredCharacteristic]
+
+    public init(service: GATTService, includedServices: [GATTIncludedService] = [], characteristics: [GATTDiscoveredCharacteristic]) {
+        self.service = service
+        self.includedServices = includedServices
+        self.characteristics = characteristics
+    }
+}
+
+/// A characteristic with its descriptors.
+public struct GATTDiscoveredCharacteristic: Sendable, Equatable {
+    public var characteristic: GATTCharacteristic
+    public var descriptors: [GATTDescriptor]
+
+    public init(characteristic: GATTCharacteristic, descriptors: [GATTDescriptor]) {
+        self.characteristic = characteristic
+        self.descriptors = descriptors
+    }
+
+    /// The Client Characteristic Configuration descriptor, if the characteristic has one.
+    public var clientConfigurationHandle: UInt16? {
+        descriptors.first { $0.uuid == GATTAttributeType.clientCharacteristicConfiguration }?.handle
+    }
+}

@@ -1,0 +1,65 @@
+import BluetoothCore
+
+extension GATTClient {
+    /// Finds the peer's Service Changed characteristic and enables its indications
+    /// (Core 6.0, Vol 3, Part G, 7.1). Returns `false` when the peer has none (its database
+    /// never changes). Changes are then reported by ``serviceChanges()``.
+    @discardableResult
+    public func enableServiceChangedIndications() async throws -> Bool {
+        if serviceChangedValueHandle != nil { return true }
+        guard let gattService = try await discoverPrimaryServices(uuid: GATTAttributeType.gattService).first,
+              let characteristic = try await discoverCharacteristics(of: gattService, uuid: GATTAttributeType.serviceChanged).first else {
+            return false
+        }
+        serviceChangedValueHandle = characteristic.valueHandle
+        let descriptors = try await discoverDescriptors(of: characteristic)
+        guard let cccd = descriptors.first(where: { $0.uuid == GATTAttributeType.clientCharacteristicConfiguration }) else {
+            serviceChangedValueHandle = nil
+            return false
+        }
+        do {
+            try await writeValue(ClientCharacteristicConfiguration.indication.bytes, handle: cccd.handle)
+        } catch {
+            serviceChangedValueHandle = nil
+            throw error
+        }
+        subscriptionConfigurations[characteristic.valueHandle] = SubscriptionConfiguration(descriptorHandle: cccd.handle, value: .indication)
+        return true
+    }
+
+    /// Changes to the peer's database, as Service Changed indications report them.
+    public func serviceChanges() -> AsyncStream<GATTServiceChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: GATTServiceChange.self, bufferingPolicy: .unbounded)
+        guard closedError == nil else {
+            continuation.finish()
+            return stream
+        }
+        nextListenerID += 1
+        let id = nextListenerID
+        serviceChangeTaps[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { [weak self] in await self?.removeServiceChangeTap(id: id) }
+        }
+        return stream
+    }
+
+    private func removeServiceChangeTap(id: UInt64) { serviceChangeTaps[id] = nil }
+
+    /// The services discovered so far that are still valid.
+    public var cachedServices: [GATTService] { discoveredServices }
+
+    /// The Service Changed value is the affected handle range (start, end), little-endian.
+    func didReceiveServiceChanged(_ value: [UInt8]) {
+        var reader = ByteReader(value, context: "Service Changed")
+        guard let start = try? reader.readUInt16(), let end = try? reader.readUInt16(), start <= end else {
+            logger.warning("malformed Service Changed value ignored")
+            return
+        }
+        let affected = start...end
+        let invalidated = discoveredServices.filter { $0.handleRange.overlaps(affected) }
+        discoveredServices.removeAll { $0.handleRange.overlaps(affected) }
+        logger.info("peer database changed in 0x\(String(start, radix: 16))-0x\(String(end, radix: 16)); \(invalidated.count) service(s) invalidated")
+        let change = GATTServiceChange(affectedHandles: affected, invalidatedServices: invalidated)
+        for tap in serviceChangeTaps.values { tap.yield(change) }
+    }
+}

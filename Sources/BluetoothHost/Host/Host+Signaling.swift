@@ -1,0 +1,78 @@
+import BluetoothCore
+import BluetoothHCI
+
+extension Host {
+    /// The LE signaling channel (Core 6.0, Vol 3, Part A, 4): connection parameter updates;
+    /// everything else is refused as the specification asks.
+    func receiveSignaling(_ payload: [UInt8], on connection: Connection) {
+        let packet: LESignalingPacket
+        do {
+            packet = try LESignalingPacket.decode(payload)
+        } catch {
+            logger.warning("malformed signaling packet from \(connection.peer): \(error)")
+            if payload.count >= 2 { sendSignaling(.commandReject(.commandNotUnderstood), identifier: payload[1], on: connection) }
+            return
+        }
+        let command: LESignalingCommand
+        do {
+            command = try LESignalingCommand(code: packet.code, data: packet.data)
+        } catch {
+            sendSignaling(.commandReject(.commandNotUnderstood), identifier: packet.identifier, on: connection)
+            return
+        }
+        switch command {
+        case let .connectionParameterUpdateRequest(request):
+            // Only the central answers this request (Core 6.0, Vol 3, Part A, 4.20).
+            guard connection.role == .central else {
+                sendSignaling(.commandReject(.commandNotUnderstood), identifier: packet.identifier, on: connection)
+                return
+            }
+            let acceptable = request.violations.isEmpty
+            sendSignaling(.connectionParameterUpdateResponse(.init(result: acceptable ? .accepted : .rejected)),
+                          identifier: packet.identifier, on: connection)
+            guard acceptable else { return }
+            let handle = connection.handle
+            Task {
+                _ = try? await send(LEConnectionUpdateCommand(
+                    connectionHandle: handle, connectionIntervalMin: request.intervalMin, connectionIntervalMax: request.intervalMax,
+                    maxLatency: request.peripheralLatency, supervisionTimeout: request.timeoutMultiplier))
+            }
+        case let .connectionParameterUpdateResponse(response):
+            if response.result != .accepted {
+                failParameterUpdate(handle: connection.handle, error: .unsupported("the central rejected the connection parameters"))
+            }
+        case let .leCreditBasedConnectionRequest(request):
+            // No dynamic channels are offered.
+            sendSignaling(.leCreditBasedConnectionResponse(.init(
+                destinationCID: .null, mtu: 0, mps: 0, initialCredits: 0, result: .spsmNotSupported)),
+                identifier: packet.identifier, on: connection)
+            logger.debug("refused L2CAP channel for SPSM 0x\(String(request.spsm, radix: 16))")
+        case let .creditBasedConnectionRequest(request):
+            sendSignaling(.creditBasedConnectionResponse(.init(
+                mtu: 0, mps: 0, initialCredits: 0, result: .spsmNotSupported,
+                destinationCIDs: request.sourceCIDs.map { _ in .null })),
+                identifier: packet.identifier, on: connection)
+        case let .disconnectionRequest(request):
+            sendSignaling(.commandReject(.invalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID)),
+                          identifier: packet.identifier, on: connection)
+        case .commandReject, .disconnectionResponse, .leCreditBasedConnectionResponse, .creditBasedConnectionResponse,
+             .flowControlCreditIndication, .creditBasedReconfigureResponse:
+            logger.debug("signaling \(command) ignored")
+        case .creditBasedReconfigureRequest, .unknown:
+            sendSignaling(.commandReject(.commandNotUnderstood), identifier: packet.identifier, on: connection)
+        }
+    }
+
+    /// Sends a signaling command with a new identifier (for requests this host starts).
+    func sendSignaling(_ command: LESignalingCommand, on connection: Connection) {
+        // Identifier 0 is not allowed (Core 6.0, Vol 3, Part A, 4).
+        signalingIdentifier = signalingIdentifier == 0xFF ? 1 : signalingIdentifier + 1
+        sendSignaling(command, identifier: signalingIdentifier, on: connection)
+    }
+
+    func sendSignaling(_ command: LESignalingCommand, identifier: UInt8, on connection: Connection) {
+        let packet = LESignalingPacket(identifier: identifier, command: command)
+        controller.sendACL(connectionHandle: connection.handle,
+                           pdu: L2CAPBasicFrame(channelID: .leSignaling, payload: packet.encode()).encode())
+    }
+}

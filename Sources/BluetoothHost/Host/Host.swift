@@ -1,0 +1,202 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothTransport
+import Logging
+
+/// A Bluetooth LE host on one controller: GAP (scan, connect), L2CAP fixed channels, ATT and
+/// GATT for every connection. Several connections may be up at once, each with its own ATT
+/// bearer.
+///
+/// ```swift
+/// let host = Host(transport: try SystemTransports.open(.tcp(host: "127.0.0.1", port: 9000)))
+/// try await host.powerOn()
+/// for try await advertisement in try await host.scan() { ... }
+/// let connection = try await host.connect(to: peer)
+/// let services = try await connection.gatt.discoverAllPrimaryServices()
+/// ```
+public actor Host {
+    public let controller: HCIController
+    public let configuration: HostConfiguration
+    let logger: Logger
+
+    /// What the controller reported during ``powerOn()``.
+    public private(set) var controllerInfo: ControllerInfo?
+    /// Set once the transport is gone.
+    private(set) var transportClosure: TransportError?? = nil
+
+    var connectionsByHandle: [UInt16: Connection] = [:]
+    var eventContinuations: [UInt64: AsyncStream<HostEvent>.Continuation] = [:]
+    var nextIdentifier: UInt64 = 0
+    private var inboundTask: Task<Void, Never>?
+
+    // GAP central state (see Host+Scanning.swift and Host+Connecting.swift).
+    var scanState: ScanState?
+    var pendingConnection: PendingConnection?
+    let connectionGate = AsyncSerialGate()
+    var parameterUpdateWaiters: [UInt16: [CheckedContinuation<ConnectionParameters, any Error>]] = [:]
+    var signalingIdentifier: UInt8 = 0
+
+    public init(transport: any HCITransport, configuration: HostConfiguration = HostConfiguration(),
+                logger: Logger = Logger(label: "bluejay.host")) {
+        self.configuration = configuration
+        self.logger = logger
+        var hciLogger = logger
+        hciLogger[metadataKey: "layer"] = "hci"
+        controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, logger: hciLogger)
+    }
+
+    /// Starts the transport and initializes the controller. Calling it again returns the same
+    /// information without resetting the controller.
+    @discardableResult
+    public func powerOn() async throws -> ControllerInfo {
+        if let controllerInfo { return controllerInfo }
+        if let closure = transportClosure { throw HostError.transportClosed(closure) }
+        if inboundTask == nil {
+            controller.start()
+            let inbound = controller.inbound
+            inboundTask = Task { await self.process(inbound) }
+        }
+        do {
+            let info = try await controller.initialize()
+            controllerInfo = info
+            logger.info("controller \(info.address) ready: LE ACL \(info.aclBufferCount) x \(info.aclDataLength) bytes, extended scanning \(info.supportsExtendedScanning)")
+            return info
+        } catch {
+            throw HostError.wrap(error)
+        }
+    }
+
+    /// Disconnects every connection (best effort), then closes the transport.
+    public func shutdown() async {
+        if scanState != nil { await stopScanning() }
+        for connection in connectionsByHandle.values {
+            try? await disconnect(connection, reason: .remoteDeviceTerminatedPowerOff)
+        }
+        controller.close()
+        await inboundTask?.value
+    }
+
+    /// The connections that are up.
+    public var connections: [Connection] { Array(connectionsByHandle.values).sorted { $0.handle < $1.handle } }
+
+    /// A new stream of host events; it ends when the transport closes.
+    public func events() -> AsyncStream<HostEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: HostEvent.self, bufferingPolicy: .unbounded)
+        if let closure = transportClosure {
+            continuation.yield(.transportClosed(closure))
+            continuation.finish()
+            return stream
+        }
+        let id = makeIdentifier()
+        eventContinuations[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeEventContinuation(id) }
+        }
+        return stream
+    }
+
+    private func removeEventContinuation(_ id: UInt64) { eventContinuations[id] = nil }
+
+    func broadcast(_ event: HostEvent) {
+        for continuation in eventContinuations.values { continuation.yield(event) }
+    }
+
+    func makeIdentifier() -> UInt64 {
+        nextIdentifier += 1
+        return nextIdentifier
+    }
+
+    func requirePoweredOn() throws(HostError) {
+        if let closure = transportClosure { throw .transportClosed(closure) }
+        guard controllerInfo != nil else { throw .notPoweredOn }
+    }
+
+    /// Sends an HCI command, mapping failures to ``HostError``.
+    func send<Command: HCICommand>(_ command: Command) async throws(HostError) -> Command.ReturnParameters {
+        do {
+            return try await controller.send(command)
+        } catch {
+            throw HostError.wrap(error)
+        }
+    }
+
+    // MARK: Inbound
+
+    private func process(_ inbound: AsyncStream<HCIInbound>) async {
+        for await item in inbound {
+            switch item {
+            case let .event(event): handle(event)
+            case let .l2cap(handle, pdu): route(l2capPDU: pdu, connectionHandle: handle)
+            case let .transportClosed(reason): transportDidClose(reason)
+            }
+        }
+    }
+
+    private func handle(_ event: HCIEvent) {
+        switch event {
+        case let .disconnectionComplete(disconnection):
+            didDisconnect(disconnection)
+        case let .le(event):
+            handle(event)
+        case let .hardwareError(error):
+            logger.error("controller hardware error 0x\(String(error.hardwareCode, radix: 16))")
+            broadcast(.hardwareError(code: error.hardwareCode))
+        case let .dataBufferOverflow(overflow):
+            logger.error("controller reports a data buffer overflow: \(overflow)")
+        default:
+            logger.debug("event not handled by the host: \(event)")
+        }
+    }
+
+    private func handle(_ event: HCILEMetaEvent) {
+        switch event {
+        case let .connectionComplete(complete):
+            didComplete(connection: .init(complete))
+        case let .enhancedConnectionComplete(complete):
+            didComplete(connection: .init(complete))
+        case let .enhancedConnectionCompleteV2(complete):
+            didComplete(connection: .init(complete))
+        case let .advertisingReport(report):
+            didReceive(report)
+        case let .extendedAdvertisingReport(report):
+            didReceive(report)
+        case let .connectionUpdateComplete(update):
+            didUpdateConnection(update)
+        case let .dataLengthChange(change):
+            connectionsByHandle[change.connectionHandle]?.update(maximumTxOctets: change.maxTxOctets)
+        case let .phyUpdateComplete(update):
+            if update.status.isSuccess {
+                connectionsByHandle[update.connectionHandle]?.update(phy: (update.txPHY, update.rxPHY))
+            }
+        case let .remoteConnectionParameterRequest(request):
+            answer(request)
+        case let .longTermKeyRequest(request):
+            // No bonding keys are stored: refuse, so the link stays unencrypted
+            // (Core 6.0, Vol 4, Part E, 7.8.26).
+            Task { _ = try? await controller.send(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: request.connectionHandle)) }
+        default:
+            logger.debug("LE event not handled by the host: \(event)")
+        }
+    }
+
+    private func transportDidClose(_ reason: TransportError?) {
+        guard transportClosure == nil else { return }
+        transportClosure = .some(reason)
+        logger.log(level: reason == nil ? .info : .error, "transport closed\(reason.map { ": \($0)" } ?? "")")
+        failScan(with: .transportClosed(reason))
+        failPendingConnection(with: .transportClosed(reason))
+        for connection in connectionsByHandle.values {
+            connection.gatt.connectionDidClose(error: .transportClosed(reason))
+            connection.markDisconnected(reason: .hardwareFailure)
+            broadcast(.disconnected(connection, reason: .hardwareFailure))
+        }
+        connectionsByHandle.removeAll()
+        for waiters in parameterUpdateWaiters.values {
+            waiters.forEach { $0.resume(throwing: HostError.transportClosed(reason)) }
+        }
+        parameterUpdateWaiters.removeAll()
+        broadcast(.transportClosed(reason))
+        for continuation in eventContinuations.values { continuation.finish() }
+        eventContinuations.removeAll()
+    }
+}

@@ -1,0 +1,18 @@
+/// Settings of a ``Host``; the defaults suit most uses.
+public struct HostConfiguration: Sendable {
+    /// How long an ATT request may wait for its response before the bearer is closed. The
+    /// specification fixes 30 s (Core 6.0, Vol 3, Part F, 3.3.3); tests may shorten it.
+    public var attTransactionTimeout: Duration = .seconds(30)
+    /// The ATT MTU this host asks for in Exchange MTU (the largest the specification allows).
+    public var preferredATTMTU: UInt16 = 517
+    /// Exchange the ATT MTU as soon as a connection is up (as the central).
+    public var exchangesMTUOnConnect = true
+    /// Ask the controller for the longest LE data PDUs after connecting, when it supports it.
+    public var requestsDataLengthExtension = true
+    /// How long an HCI command may wait for its answer.
+    public var commandTimeout: Duration = .seconds(5)
+    /// The name of this device (GAP Device Name characteristic, advertising).
+    public var deviceName = "Bluejay"
+
+    public init() {}
+}

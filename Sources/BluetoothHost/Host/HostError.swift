@@ -1,0 +1,74 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothTransport
+
+/// Why a host operation failed. Every public operation of `BluetoothHost` throws this type.
+public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// ``Host/powerOn()`` has not completed.
+    case notPoweredOn
+    /// The transport to the controller is gone.
+    case transportClosed(TransportError?)
+    /// An HCI command failed.
+    case hci(HCIError)
+    /// The peer answered with an ATT Error Response.
+    case att(ATTError)
+    /// The connection ended; the reason is the one the controller reported.
+    case disconnected(reason: HCIStatus)
+    /// The controller could not establish the connection.
+    case connectionFailed(DeviceAddress, HCIStatus)
+    /// The peer did not answer the connection request in time; the attempt was cancelled.
+    case connectionTimeout(DeviceAddress)
+    /// The peer did not answer an ATT request within the transaction timeout (30 s in the
+    /// specification, Core 6.0, Vol 3, Part F, 3.3.3); the ATT bearer is closed.
+    case attTransactionTimeout
+    /// The ATT bearer was closed earlier (after a transaction timeout).
+    case attBearerClosed
+    /// The operation was cancelled by the caller.
+    case cancelled
+    /// Only one scan runs at a time.
+    case scanInProgress
+    /// The peer sent something that breaks the protocol.
+    case protocolViolation(String)
+    /// A service, characteristic or descriptor is not on the peer.
+    case notFound(String)
+    /// The peer or the controller does not support what was asked.
+    case unsupported(String)
+    /// An argument is out of the range the specification allows.
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .notPoweredOn: return "the host is not powered on"
+        case let .transportClosed(error): return error.map { "\($0)" } ?? "the HCI transport is closed"
+        case let .hci(error): return "\(error)"
+        case let .att(error): return "\(error)"
+        case let .disconnected(reason): return "disconnected: \(reason)"
+        case let .connectionFailed(peer, status): return "connection to \(peer) failed: \(status)"
+        case let .connectionTimeout(peer): return "connection to \(peer) timed out"
+        case .attTransactionTimeout: return "the peer did not answer an ATT request within the transaction timeout; the ATT bearer is closed"
+        case .attBearerClosed: return "the ATT bearer is closed after a transaction timeout; reconnect to use GATT again"
+        case .cancelled: return "cancelled"
+        case .scanInProgress: return "a scan is already running"
+        case let .protocolViolation(what): return "protocol violation: \(what)"
+        case let .notFound(what): return "\(what) not found"
+        case let .unsupported(what): return "not supported: \(what)"
+        case let .invalidArgument(what): return "invalid argument: \(what)"
+        }
+    }
+
+    /// Maps errors from lower layers into ``HostError``.
+    static func wrap(_ error: any Error) -> HostError {
+        switch error {
+        case let error as HostError: return error
+        case let error as HCIError:
+            switch error {
+            case let .transportClosed(reason): return .transportClosed(reason)
+            case .cancelled: return .cancelled
+            default: return .hci(error)
+            }
+        case let error as ATTError: return .att(error)
+        case is CancellationError: return .cancelled
+        default: return .protocolViolation("\(error)")
+        }
+    }
+}

@@ -1,0 +1,15 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothTransport
+
+/// Something that happened to the host as a whole, for whoever listens to ``Host/events()``.
+public enum HostEvent: Sendable {
+    /// A connection is up, whichever side created it.
+    case connected(Connection)
+    /// A connection ended, with the reason the controller reported.
+    case disconnected(Connection, reason: HCIStatus)
+    /// The controller reported a hardware error; the host should be restarted.
+    case hardwareError(code: UInt8)
+    /// The transport to the controller is gone: every connection is lost.
+    case transportClosed(TransportError?)
+}
