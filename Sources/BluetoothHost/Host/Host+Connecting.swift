@@ -174,7 +174,8 @@ extension Host {
             logger.info("incoming connection failed: \(completion.status)")
             return
         }
-        _ = establish(completion)
+        let connection = establish(completion)
+        if completion.role == .peripheral { advertisingDidConnect(connection) }
     }
 
     private func establish(_ completion: ConnectionCompletion) -> Connection {
@@ -258,6 +259,7 @@ extension Host {
         guard let connection = connectionsByHandle.removeValue(forKey: event.connectionHandle) else { return }
         logger.info("disconnected from \(connection.peer): \(event.reason)")
         connection.gatt.connectionDidClose(error: .disconnected(reason: event.reason))
+        server.connectionDidClose(handle: connection.handle)
         connection.markDisconnected(reason: event.reason)
         for waiter in parameterUpdateWaiters.removeValue(forKey: event.connectionHandle) ?? [] {
             waiter.resume(throwing: HostError.disconnected(reason: event.reason))

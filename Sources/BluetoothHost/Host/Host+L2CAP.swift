@@ -31,26 +31,7 @@ extension Host {
         case .response?, .notification?, .indication?:
             connection.gatt.receive(payload)
         default:
-            answerATTServerRequest(payload, on: connection)
+            server.receive(payload, from: connection)
         }
-    }
-
-    /// This device's GATT server. Until services are published it answers what every server
-    /// must: Exchange MTU, and "not supported" or "not found" for the rest.
-    private func answerATTServerRequest(_ payload: [UInt8], on connection: Connection) {
-        guard let first = payload.first else { return }
-        let opcode = ATTOpcode(rawValue: first)
-        // Commands (bit 6 set) and confirmations are never answered (Core 6.0, Vol 3, Part F, 3.3).
-        if opcode.isCommand || opcode.kind == .confirmation { return }
-        let response: ATTPDU
-        if case let .exchangeMTURequest(request)? = try? ATTPDU.decode(payload) {
-            response = .exchangeMTUResponse(ATTExchangeMTUResponse(serverRxMTU: configuration.preferredATTMTU))
-            connection.gatt.peerRequestedMTU(request.clientRxMTU)
-        } else {
-            let code: ATTErrorCode = opcode.kind == .request ? .attributeNotFound : .requestNotSupported
-            response = .errorResponse(ATTErrorResponse(requestOpcode: opcode, handle: 0x0000, code: code))
-        }
-        controller.sendACL(connectionHandle: connection.handle,
-                           pdu: L2CAPBasicFrame(channelID: .att, payload: response.encode()).encode())
     }
 }

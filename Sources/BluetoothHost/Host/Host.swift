@@ -17,6 +17,8 @@ import Logging
 public actor Host {
     public let controller: HCIController
     public let configuration: HostConfiguration
+    /// This device's GATT server, shared by every connection.
+    public let server: GATTServer
     let logger: Logger
 
     /// What the controller reported during ``powerOn()``.
@@ -35,6 +37,8 @@ public actor Host {
     let connectionGate = AsyncSerialGate()
     var parameterUpdateWaiters: [UInt16: [CheckedContinuation<ConnectionParameters, any Error>]] = [:]
     var signalingIdentifier: UInt8 = 0
+    // GAP peripheral state (see Host+Advertising.swift).
+    var advertising = AdvertisingState()
 
     public init(transport: any HCITransport, configuration: HostConfiguration = HostConfiguration(),
                 logger: Logger = Logger(label: "bluejay.host")) {
@@ -42,7 +46,13 @@ public actor Host {
         self.logger = logger
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
-        controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, logger: hciLogger)
+        let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, logger: hciLogger)
+        self.controller = controller
+        var serverLogger = logger
+        serverLogger[metadataKey: "layer"] = "gatt-server"
+        server = GATTServer(preferredMTU: configuration.preferredATTMTU, logger: serverLogger) { handle, pdu, completion in
+            controller.sendACL(connectionHandle: handle, pdu: L2CAPBasicFrame(channelID: .att, payload: pdu).encode(), completion: completion)
+        }
     }
 
     /// Starts the transport and initializes the controller. Calling it again returns the same
@@ -187,6 +197,7 @@ public actor Host {
         failPendingConnection(with: .transportClosed(reason))
         for connection in connectionsByHandle.values {
             connection.gatt.connectionDidClose(error: .transportClosed(reason))
+            server.connectionDidClose(handle: connection.handle)
             connection.markDisconnected(reason: .hardwareFailure)
             broadcast(.disconnected(connection, reason: .hardwareFailure))
         }
