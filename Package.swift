@@ -1,16 +1,26 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// One module per layer. A lower layer never imports a higher one:
-/// BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← Bluejay ← bluejay (CLI)
+/// One module per layer; a lower layer never imports a higher one.
+///
+///     BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← BluetoothPeripheral ─┐
+///                                       ↖ BluetoothVirtual (an HCI controller)                  ├─ bluejay (CLI)
+///     GATTProfiles (serde, SIG profiles)                     BluetoothHost ← Bluejay (app API) ─┘
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
+
 let package = Package(
     name: "Bluejay",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
-        .library(name: "BluetoothTransport", targets: ["BluetoothTransport"]),
-        .library(name: "BluetoothHCI", targets: ["BluetoothHCI"]),
+        .library(name: "Bluejay", targets: ["Bluejay"]),
+        .library(name: "BluetoothPeripheral", targets: ["BluetoothPeripheral"]),
         .library(name: "BluetoothHost", targets: ["BluetoothHost"]),
+        .library(name: "BluetoothVirtual", targets: ["BluetoothVirtual"]),
+        .library(name: "GATTProfiles", targets: ["GATTProfiles"]),
+        .library(name: "BluetoothHCI", targets: ["BluetoothHCI"]),
+        .library(name: "BluetoothTransport", targets: ["BluetoothTransport"]),
+        .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .executable(name: "bluejay", targets: ["BluejayCLI"]),
     ],
     dependencies: [
@@ -20,41 +30,35 @@ let package = Package(
     ],
     targets: [
         .target(name: "BluetoothCore"),
+        .target(name: "BluetoothTransport", dependencies: ["BluetoothCore", logging]),
+        .target(name: "BluetoothHCI", dependencies: ["BluetoothCore", "BluetoothTransport", logging, deque]),
+        .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothHCI", logging, deque]),
+        .target(name: "BluetoothVirtual", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", logging, deque]),
+        .target(name: "GATTProfiles", dependencies: ["BluetoothCore"]),
+        .target(name: "BluetoothPeripheral", dependencies: ["BluetoothCore", "BluetoothHost", "GATTProfiles", logging]),
         .target(
-            name: "BluetoothTransport",
-            dependencies: ["BluetoothCore", .product(name: "Logging", package: "swift-log")]
-        ),
-        .target(
-            name: "BluetoothHCI",
-            dependencies: [
-                "BluetoothCore", "BluetoothTransport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
-            ]
-        ),
-        .target(
-            name: "BluetoothHost",
-            dependencies: [
-                "BluetoothCore", "BluetoothHCI",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
-            ]
+            name: "Bluejay",
+            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHost", "BluetoothVirtual", logging, deque]
         ),
         .executableTarget(
             name: "BluejayCLI",
             dependencies: [
-                "BluetoothHost",
+                "Bluejay", "BluetoothHost", "BluetoothPeripheral", "BluetoothVirtual", "GATTProfiles", "BluetoothTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
         ),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"]),
         .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothTransport"]),
         .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothHCI"]),
         .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost"]),
+        .testTarget(name: "BluetoothVirtualTests", dependencies: ["BluetoothVirtual", "BluetoothHost"]),
+        .testTarget(name: "GATTProfilesTests", dependencies: ["GATTProfiles"]),
+        .testTarget(name: "BluetoothPeripheralTests", dependencies: ["BluetoothPeripheral", "BluetoothVirtual"]),
+        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "BluetoothVirtual"]),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["BluetoothHost", "BluetoothHCI", "BluetoothTransport"],
+            dependencies: ["Bluejay", "BluetoothPeripheral", "BluetoothHost", "BluetoothHCI", "BluetoothTransport", "BluetoothVirtual"],
             exclude: ["bumble"]
         ),
     ],

@@ -1,0 +1,1 @@
+// The GATTProfiles module.
