@@ -10,7 +10,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public let role: ConnectionRole
     /// The GATT client of this connection: what the peer's server offers.
     public let gatt: GATTClient
-    public let host: Host
+    public let host: LEHost
 
     private struct State: Sendable {
         var parameters: ConnectionParameters
@@ -22,7 +22,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
 
     private let state: Mutex<State>
 
-    init(handle: UInt16, peer: DeviceAddress, role: ConnectionRole, parameters: ConnectionParameters, gatt: GATTClient, host: Host) {
+    init(handle: UInt16, peer: DeviceAddress, role: ConnectionRole, parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
         self.handle = handle
         self.peer = peer
         self.role = role

@@ -4,7 +4,7 @@ import BluetoothTransport
 
 /// Why a host operation failed. Every public operation of `BluetoothHost` throws this type.
 public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// ``Host/powerOn()`` has not completed.
+    /// ``LEHost/powerOn()`` has not completed.
     case notPoweredOn
     /// The transport to the controller is gone.
     case transportClosed(TransportError?)

@@ -2,7 +2,7 @@ import BluetoothCore
 import BluetoothHCI
 import BluetoothTransport
 
-/// Something that happened to the host as a whole, for whoever listens to ``Host/events()``.
+/// Something that happened to the host as a whole, for whoever listens to ``LEHost/events()``.
 public enum HostEvent: Sendable {
     /// A connection is up, whichever side created it.
     case connected(Connection)

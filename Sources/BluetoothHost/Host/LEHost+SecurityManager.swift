@@ -1,7 +1,7 @@
 import BluetoothCore
 import BluetoothHCI
 
-extension Host {
+extension LEHost {
     /// The Security Manager channel. This host does not pair: a Pairing Request or a
     /// Security Request is answered with Pairing Failed, Pairing Not Supported
     /// (Core 6.0, Vol 3, Part H, 3.5.5).

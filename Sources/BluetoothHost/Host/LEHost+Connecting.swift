@@ -45,7 +45,7 @@ struct PendingConnection: Sendable {
     var abandonment: HostError?
 }
 
-extension Host {
+extension LEHost {
     /// Connects to a peripheral as the central and returns once the link is up and ready
     /// (ATT MTU exchanged, longest data length requested).
     ///

@@ -9,7 +9,7 @@ struct ScanState {
     let usesExtendedCommands: Bool
 }
 
-extension Host {
+extension LEHost {
     /// Starts scanning and returns the discoveries as they come. The scan stops when the
     /// stream's consumer stops iterating, when ``stopScanning()`` is called (the stream then
     /// finishes), or with an error when the transport closes.

@@ -8,13 +8,13 @@ import Logging
 /// bearer.
 ///
 /// ```swift
-/// let host = Host(transport: try SystemTransports.open(.tcp(host: "127.0.0.1", port: 9000)))
+/// let host = LEHost(transport: try SystemTransports.open(.tcp(host: "127.0.0.1", port: 9000)))
 /// try await host.powerOn()
 /// for try await advertisement in try await host.scan() { ... }
 /// let connection = try await host.connect(to: peer)
 /// let services = try await connection.gatt.discoverAllPrimaryServices()
 /// ```
-public actor Host {
+public actor LEHost {
     public let controller: HCIController
     public let configuration: HostConfiguration
     /// This device's GATT server, shared by every connection.
@@ -31,13 +31,13 @@ public actor Host {
     var nextIdentifier: UInt64 = 0
     private var inboundTask: Task<Void, Never>?
 
-    // GAP central state (see Host+Scanning.swift and Host+Connecting.swift).
+    // GAP central state (see LEHost+Scanning.swift and LEHost+Connecting.swift).
     var scanState: ScanState?
     var pendingConnection: PendingConnection?
     let connectionGate = AsyncSerialGate()
     var parameterUpdateWaiters: [UInt16: [CheckedContinuation<ConnectionParameters, any Error>]] = [:]
     var signalingIdentifier: UInt8 = 0
-    // GAP peripheral state (see Host+Advertising.swift).
+    // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
 
     public init(transport: any HCITransport, configuration: HostConfiguration = HostConfiguration(),

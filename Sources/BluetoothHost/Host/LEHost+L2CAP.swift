@@ -1,7 +1,7 @@
 import BluetoothCore
 import BluetoothHCI
 
-extension Host {
+extension LEHost {
     /// Routes a reassembled L2CAP PDU to its fixed channel (Core 6.0, Vol 3, Part A, 2.1).
     func route(l2capPDU pdu: [UInt8], connectionHandle: UInt16) {
         guard let connection = connectionsByHandle[connectionHandle] else {

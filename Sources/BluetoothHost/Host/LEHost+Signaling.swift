@@ -1,7 +1,7 @@
 import BluetoothCore
 import BluetoothHCI
 
-extension Host {
+extension LEHost {
     /// The LE signaling channel (Core 6.0, Vol 3, Part A, 4): connection parameter updates;
     /// everything else is refused as the specification asks.
     func receiveSignaling(_ payload: [UInt8], on connection: Connection) {

@@ -1,7 +1,7 @@
 import BluetoothCore
 import BluetoothHCI
 
-extension Host {
+extension LEHost {
     func readRSSI(_ connection: Connection) async throws -> Int8 {
         guard connection.isConnected else { throw HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier) }
         return try await send(ReadRSSICommand(connectionHandle: connection.handle)).rssi

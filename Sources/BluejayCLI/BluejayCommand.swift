@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// `bluejay`: scan, explore and drive Bluetooth LE devices from the command line.
+@main
+struct BluejayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bluejay",
+        abstract: "Bluetooth LE from the command line: scan, explore GATT, read, write, listen.",
+        discussion: """
+        Every command talks to a controller through --hci TRANSPORT (or the BLUEJAY_HCI \
+        environment variable): tcp:HOST:PORT, unix:PATH, serial:DEVICE[@BAUD], hciN, or virtual.
+        """,
+        subcommands: [
+            ScanCommand.self, GATTCommand.self, ReadCommand.self, WriteCommand.self, ListenCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import BluetoothCore
+import BluetoothHost
+
+struct GATTCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatt",
+        abstract: "Connect and show the peripheral's services, characteristics, descriptors and readable values."
+    )
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var peripheral: PeripheralOptions
+
+    mutating func run() async throws {
+        let output = Output(json: common.json)
+        let peripheral = peripheral
+        try await runReportingErrors {
+            try await HostSession.run(common) { host in
+                let connection = try await host.connect(peripheral)
+                let database = try await connection.gatt.discoverDatabase()
+                for entry in database {
+                    let service = entry.service
+                    output.emit([
+                        "type": .string("service"), "uuid": .string(service.uuid.description),
+                        "start_handle": .int(Int(service.handleRange.lowerBound)), "end_handle": .int(Int(service.handleRange.upperBound)),
+                    ], line: "service \(service.uuid)  handles 0x\(hex4(service.handleRange.lowerBound))-0x\(hex4(service.handleRange.upperBound))")
+                    for included in entry.includedServices {
+                        output.emit(["type": .string("included_service"), "uuid": .string(included.service.uuid.description),
+                                     "service": .string(service.uuid.description)],
+                                    line: "  includes \(included.service.uuid)")
+                    }
+                    for item in entry.characteristics {
+                        let characteristic = item.characteristic
+                        var fields: [String: JSONValue] = [
+                            "type": .string("characteristic"), "service": .string(service.uuid.description),
+                            "uuid": .string(characteristic.uuid.description),
+                            "handle": .int(Int(characteristic.declarationHandle)), "value_handle": .int(Int(characteristic.valueHandle)),
+                            "properties": .array(characteristic.properties.names.map(JSONValue.string)),
+                        ]
+                        var valueText = ""
+                        if characteristic.properties.contains(.read) {
+                            do {
+                                let value = try await connection.gatt.read(characteristic)
+                                fields["value"] = .hex(value)
+                                valueText = "  value \(describe(value))"
+                            } catch let HostError.att(error) {
+                                fields["error"] = .string("\(error.code)")
+                                valueText = "  (read refused: \(error.code))"
+                            }
+                        }
+                        output.emit(fields, line: "  characteristic \(characteristic.uuid)  handle 0x\(hex4(characteristic.valueHandle))  [\(characteristic.properties)]\(valueText)")
+                        for descriptor in item.descriptors {
+                            output.emit(["type": .string("descriptor"), "characteristic": .string(characteristic.uuid.description),
+                                         "uuid": .string(descriptor.uuid.description), "handle": .int(Int(descriptor.handle))],
+                                        line: "    descriptor \(descriptor.uuid)  handle 0x\(hex4(descriptor.handle))")
+                        }
+                    }
+                }
+                try await connection.disconnect()
+            }
+        }
+    }
+}
+
+func hex4(_ value: UInt16) -> String {
+    let digits = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}
+
+/// Hex, plus the text when the value is printable UTF-8.
+func describe(_ value: [UInt8]) -> String {
+    let hex = Hex.encode(value)
+    if !value.isEmpty, let text = String(validating: value, as: UTF8.self),
+       text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) {
+        return "\(hex) \"\(text)\""
+    }
+    return value.count > 32 ? "\(Hex.encode(value.prefix(32)))… (\(value.count) bytes)" : hex
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import BluetoothCore
+import BluetoothHost
+import Foundation
+
+struct ListenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listen",
+        abstract: "Subscribe to a characteristic (notify or indicate, whichever it has) and print its values."
+    )
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var peripheral: PeripheralOptions
+    @Option(help: "The service UUID.") var service: String
+    @Option(help: "The characteristic UUID.") var characteristic: String
+    @Option(help: "Stop after this many values.") var count: Int?
+    @Option(help: "Stop after this many seconds; with --count, fewer values than asked is a timeout error.")
+    var timeout: Double?
+
+    mutating func run() async throws {
+        let serviceUUID = try parseUUID(service, what: "service")
+        let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
+        if let count, count < 1 { throw CLIError.usage("--count must be at least 1") }
+        let output = Output(json: common.json)
+        let (peripheral, count, timeout) = (peripheral, count, timeout)
+        try await runReportingErrors {
+            let received = try await HostSession.run(common) { host in
+                let connection = try await host.connect(peripheral)
+                let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)
+                let values = try await connection.gatt.subscribe(to: target)
+                let indicates = !target.properties.contains(.notify)
+                let timer = timeout.map { seconds in
+                    Task {
+                        try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                        try? await connection.gatt.unsubscribe(from: target)
+                    }
+                }
+                defer { timer?.cancel() }
+                var received = 0
+                for try await value in values {
+                    received += 1
+                    output.emit(["characteristic": .string(characteristicUUID.description), "index": .int(received),
+                                 "value": .hex(value), "indication": .bool(indicates),
+                                 "time": .double(Date().timeIntervalSince1970)],
+                                line: "\(received)  \(describe(value))")
+                    if let count, received >= count { break }
+                }
+                if connection.isConnected { try await connection.disconnect() }
+                return received
+            }
+            if let count, received < count {
+                if timeout != nil, !Task.isCancelled {
+                    throw CLIError.timeout("received \(received) of \(count) value(s) within \(timeout ?? 0) s")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import BluetoothCore
+import BluetoothHost
+
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "read", abstract: "Read a characteristic's value (long values too).")
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var peripheral: PeripheralOptions
+    @Option(help: "The service UUID (180D or the 128-bit form).") var service: String
+    @Option(help: "The characteristic UUID.") var characteristic: String
+    @Option(help: "How to print the value: \(ValueFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var format: ValueFormat = .hex
+
+    mutating func run() async throws {
+        let serviceUUID = try parseUUID(service, what: "service")
+        let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
+        let output = Output(json: common.json)
+        let (peripheral, format) = (peripheral, format)
+        try await runReportingErrors {
+            let value = try await HostSession.run(common) { host in
+                let connection = try await host.connect(peripheral)
+                let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)
+                let value = try await connection.gatt.read(target)
+                try await connection.disconnect()
+                return value
+            }
+            let formatted = try format.format(value)
+            output.emit(["service": .string(serviceUUID.description), "characteristic": .string(characteristicUUID.description),
+                         "value": .hex(value), "formatted": .string(formatted)],
+                        line: formatted)
+        }
+    }
+}

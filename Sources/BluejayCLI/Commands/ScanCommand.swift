@@ -1,0 +1,98 @@
+import ArgumentParser
+import BluetoothCore
+import BluetoothHost
+
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "List the devices that advertise nearby.",
+        discussion: "Scan-response data is merged into each device's advertisement."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "Seconds to scan.")
+    var duration: Double = 5
+
+    @Option(name: .customLong("service"), help: "Only devices advertising this service UUID (repeatable).")
+    var services: [String] = []
+
+    @Flag(help: "Report every advertisement, not only the first (and changes) of each device.")
+    var duplicates = false
+
+    @Flag(help: "Passive scanning: listen only, send no scan requests (no scan responses).")
+    var passive = false
+
+    mutating func run() async throws {
+        let uuids = try services.map { try parseUUID($0, what: "service") }
+        let options = ScanOptions(active: !passive, filterDuplicates: !duplicates, serviceUUIDs: uuids)
+        let output = Output(json: common.json)
+        let duration = duration
+        let streamEach = common.json || duplicates
+        try await runReportingErrors {
+            let found = try await HostSession.run(common) { host in
+                let discoveries = try await host.scan(options)
+                let timer = Task {
+                    try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+                    await host.stopScanning()
+                }
+                defer { timer.cancel() }
+                var latest: [DeviceAddress: Advertisement] = [:]
+                var order: [DeviceAddress] = []
+                for try await advertisement in discoveries {
+                    if latest[advertisement.peer] == nil { order.append(advertisement.peer) }
+                    latest[advertisement.peer] = advertisement
+                    if streamEach {
+                        output.emit(advertisement.json, line: advertisement.tableRow.joined(separator: "  "))
+                    }
+                }
+                return order.compactMap { latest[$0] }
+            }
+            if !streamEach {
+                output.table(header: ["ADDRESS", "TYPE", "RSSI", "CONN", "NAME", "SERVICES", "DATA"], rows: found.map(\.tableRow))
+                if found.isEmpty { print("(no devices found in \(duration) s)") }
+            }
+        }
+    }
+}
+
+extension Advertisement {
+    var tableRow: [String] {
+        let data = self.data
+        var extras: [String] = []
+        for manufacturer in data.allManufacturerData {
+            extras.append("mfr 0x\(String(manufacturer.companyID, radix: 16, uppercase: true)): \(Hex.encode(manufacturer.data))")
+        }
+        for service in data.serviceData { extras.append("svc \(service.uuid): \(Hex.encode(service.data))") }
+        if let tx = txPower { extras.append("tx \(tx) dBm") }
+        return [
+            peer.address.description, peer.type.base.description, rssi.map { "\($0)" } ?? "?",
+            isConnectable ? "yes" : "no", localName ?? "-",
+            serviceUUIDs.isEmpty ? "-" : serviceUUIDs.map(\.description).joined(separator: ","),
+            extras.joined(separator: "; "),
+        ]
+    }
+
+    var json: [String: JSONValue] {
+        let data = self.data
+        var fields: [String: JSONValue] = [
+            "address": .string(peer.address.description),
+            "address_type": .string(peer.type.base.description),
+            "rssi": .optional(rssi.map(Int.init)),
+            "connectable": .bool(isConnectable),
+            "name": .optional(localName),
+            "services": .array(serviceUUIDs.map { .string($0.description) }),
+            "advertising_data": .hex((try? advertisingData.encoded(maximumLength: 255)) ?? []),
+        ]
+        if let scanResponse { fields["scan_response"] = .hex((try? scanResponse.encoded(maximumLength: 255)) ?? []) }
+        if let tx = txPower { fields["tx_power"] = .int(Int(tx)) }
+        if let appearance = data.appearance { fields["appearance"] = .int(Int(appearance)) }
+        fields["manufacturer_data"] = .array(data.allManufacturerData.map {
+            .object(["company": .int(Int($0.companyID)), "data": .hex($0.data)])
+        })
+        fields["service_data"] = .array(data.serviceData.map {
+            .object(["uuid": .string($0.uuid.description), "data": .hex($0.data)])
+        })
+        return fields
+    }
+}

@@ -1,0 +1,80 @@
+import BluetoothCore
+import BluetoothHost
+import BluetoothTransport
+import Dispatch
+import Foundation
+import Logging
+import ArgumentParser
+
+/// Opens the controller, runs a command against a powered-on host, and always shuts the host
+/// down afterwards (disconnecting cleanly, even after Ctrl-C), so that a shared controller
+/// such as Bumble's is not left with a stale link.
+enum HostSession {
+    static func run<T: Sendable>(_ options: CommonOptions, _ body: @escaping @Sendable (LEHost) async throws -> T) async throws -> T {
+        bootstrapLogging(verbose: options.verbose)
+        let transport = try TransportOpener.open(try options.transport())
+        let host = LEHost(transport: transport, logger: Logger(label: "bluejay"))
+        do {
+            try await host.powerOn()
+            let result = try await cancellingOnInterrupt { try await body(host) }
+            await host.shutdown()
+            return result
+        } catch {
+            await host.shutdown()
+            throw error
+        }
+    }
+
+    /// Runs `body` in a task that Ctrl-C cancels, so the command can still clean up.
+    private static func cancellingOnInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await body() }
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { task.cancel() }
+        source.resume()
+        defer {
+            source.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
+        return try await task.value
+    }
+
+    private static func bootstrapLogging(verbose: Bool) {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .trace : .warning
+            return handler
+        }
+    }
+}
+
+/// Opens a transport from its string form.
+enum TransportOpener {
+    static func open(_ text: String) throws -> any HCITransport {
+        let specification: TransportSpecification
+        do {
+            specification = try TransportSpecification(parsing: text)
+        } catch {
+            throw CLIError.transport(error)
+        }
+        do {
+            return try SystemTransports.open(specification)
+        } catch {
+            throw CLIError.transport(error)
+        }
+    }
+}
+
+/// Runs a command body and turns failures into a message on stderr and an exit code.
+func runReportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as CleanExit {
+        throw error
+    } catch {
+        let cliError = CLIError.from(error)
+        Output.error("bluejay: \(cliError)")
+        throw ExitCode(cliError.exitCode)
+    }
+}
+

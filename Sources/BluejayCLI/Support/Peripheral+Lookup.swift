@@ -1,0 +1,28 @@
+import BluetoothCore
+import BluetoothHost
+
+extension LEHost {
+    /// Connects to the peripheral named on the command line, mapping "no answer" to
+    /// "device not found".
+    func connect(_ options: PeripheralOptions) async throws -> Connection {
+        let peer = try options.deviceAddress()
+        do {
+            return try await connect(to: peer, timeout: .milliseconds(Int(options.connectTimeout * 1000)))
+        } catch HostError.connectionTimeout {
+            throw CLIError.deviceNotFound("\(peer) did not accept a connection within \(options.connectTimeout) s (is it advertising and in range? add --random for a random address)")
+        }
+    }
+}
+
+extension GATTClient {
+    /// Finds a characteristic by service and characteristic UUID.
+    func characteristic(service serviceUUID: BluetoothUUID, characteristic characteristicUUID: BluetoothUUID) async throws -> GATTCharacteristic {
+        guard let service = try await discoverPrimaryServices(uuid: serviceUUID).first else {
+            throw CLIError.notFound("service \(serviceUUID)")
+        }
+        guard let characteristic = try await discoverCharacteristics(of: service, uuid: characteristicUUID).first else {
+            throw CLIError.notFound("characteristic \(characteristicUUID) in service \(serviceUUID)")
+        }
+        return characteristic
+    }
+}
