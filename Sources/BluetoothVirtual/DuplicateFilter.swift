@@ -1,0 +1,23 @@
+import BluetoothCore
+
+/// The scanner's duplicate filter (Core 6.0, Vol 4, Part E, 7.8.11, Filter_Duplicates): each
+/// advertiser is reported once per kind of PDU (advertising or scan response) until scanning
+/// is enabled again. A plain value.
+struct DuplicateFilter: Sendable {
+    private struct Key: Hashable, Sendable {
+        var address: BluetoothAddress
+        var addressType: AddressType
+        var isScanResponse: Bool
+    }
+
+    private var seen: Set<Key> = []
+
+    init() {}
+
+    /// Whether this report is the first of its kind since the last reset (and remembers it).
+    mutating func admit(_ advertiser: DeviceAddress, isScanResponse: Bool) -> Bool {
+        seen.insert(Key(address: advertiser.address, addressType: advertiser.type.base, isScanResponse: isScanResponse)).inserted
+    }
+
+    mutating func reset() { seen.removeAll() }
+}

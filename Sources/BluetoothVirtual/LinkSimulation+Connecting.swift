@@ -1,0 +1,189 @@
+import BluetoothCore
+import BluetoothHCI
+
+extension LinkSimulation {
+    mutating func createConnection(_ command: LECreateConnectionCommand, opcode: HCIOpcode, from id: ControllerID) {
+        guard ParameterRanges.legacyScan(interval: command.scanInterval, window: command.scanWindow) else {
+            status(id, opcode, .invalidCommandParameters)
+            return
+        }
+        startInitiating(id, opcode: opcode, peer: command.peer, filterPolicy: command.initiatorFilterPolicy, ownAddressType: command.ownAddressType,
+                        scanInterval: command.scanInterval, scanWindow: command.scanWindow,
+                        intervalMin: command.connectionIntervalMin, intervalMax: command.connectionIntervalMax,
+                        latency: command.maxLatency, timeout: command.supervisionTimeout)
+    }
+
+    mutating func extendedCreateConnection(_ command: LEExtendedCreateConnectionCommand, opcode: HCIOpcode, from id: ControllerID) {
+        // LE 2M cannot be scanned: one of the scannable PHYs is needed (Core 6.0, Vol 4, Part E, 7.8.66).
+        guard let phy = command.le1M else {
+            let supportsCoded = controllers[id]?.supportedPHYs.contains(.leCoded) == true
+            status(id, opcode, command.leCoded != nil && !supportsCoded ? .unsupportedFeatureOrParameter : .invalidCommandParameters)
+            return
+        }
+        guard ParameterRanges.extendedScan(interval: phy.scanInterval, window: phy.scanWindow) else {
+            status(id, opcode, .invalidCommandParameters)
+            return
+        }
+        startInitiating(id, opcode: opcode, peer: command.peer, filterPolicy: command.initiatorFilterPolicy, ownAddressType: command.ownAddressType,
+                        scanInterval: phy.scanInterval, scanWindow: phy.scanWindow,
+                        intervalMin: phy.connectionIntervalMin, intervalMax: phy.connectionIntervalMax,
+                        latency: phy.maxLatency, timeout: phy.supervisionTimeout)
+    }
+
+    private mutating func startInitiating(_ id: ControllerID, opcode: HCIOpcode, peer: DeviceAddress, filterPolicy: InitiatorFilterPolicy,
+                                          ownAddressType: OwnAddressType, scanInterval: UInt16, scanWindow: UInt16,
+                                          intervalMin: UInt16, intervalMax: UInt16, latency: UInt16, timeout: UInt16) {
+        guard let state = controllers[id] else { return }
+        // Core 6.0, Vol 4, Part E, 7.8.12: one LE Create Connection at a time.
+        guard state.initiating == nil else {
+            status(id, opcode, .commandDisallowed)
+            return
+        }
+        guard ParameterRanges.connection(intervalMin: intervalMin, intervalMax: intervalMax, latency: latency, timeout: timeout),
+              let ownAddress = state.ownAddress(ownAddressType) else {
+            status(id, opcode, .invalidCommandParameters)
+            return
+        }
+        if filterPolicy == .usePeerAddress, isConnected(id, to: peer) {
+            status(id, opcode, .connectionAlreadyExists)
+            return
+        }
+        guard state.connections.count < state.configuration.maximumConnections else {
+            status(id, opcode, .connectionLimitExceeded)
+            return
+        }
+        let window = RadioTiming.slots(scanWindow)
+        controllers[id]?.initiating = InitiatingState(
+            peer: peer, filterPolicy: filterPolicy, ownAddress: ownAddress,
+            schedule: ScanSchedule(start: now, interval: RadioTiming.slots(scanInterval), window: window),
+            parameters: LinkParameters(interval: intervalMin, latency: latency, timeout: timeout))
+        status(id, opcode, .success)
+        logger.debug("controller \(id): initiating a connection to \(peer)")
+    }
+
+    /// Whether `id` already has a connection to the device with this address.
+    private func isConnected(_ id: ControllerID, to peer: DeviceAddress) -> Bool {
+        guard let state = controllers[id] else { return false }
+        return state.connections.values.contains { connectionID in
+            guard let connection = connections[connectionID], let role = connection.role(of: id) else { return false }
+            let other = connection.end(role.peer).address
+            return other.address == peer.address && other.type.base == peer.type.base
+        }
+    }
+
+    mutating func cancelCreateConnection(opcode: HCIOpcode, from id: ControllerID) {
+        // Core 6.0, Vol 4, Part E, 7.8.13: Command Disallowed unless a connection is being created.
+        guard let initiating = controllers[id]?.initiating, !initiating.connectRequestSent else {
+            complete(id, opcode, .commandDisallowed)
+            return
+        }
+        controllers[id]?.initiating = nil
+        complete(id, opcode, .success)
+        emitConnectionComplete(to: id, status: .unknownConnectionIdentifier, handle: 0, role: .central, peer: initiating.peer,
+                               parameters: LinkParameters(interval: 0, latency: 0, timeout: 0))
+    }
+
+    /// An initiator hears a connectable advertising event and answers with CONNECT_IND.
+    /// Returns whether a connection was created (the advertiser then stops advertising).
+    mutating func offerConnection(from advertiser: ControllerID, address: DeviceAddress,
+                                  parameters: LESetAdvertisingParametersCommand, to initiator: ControllerID) -> Bool {
+        guard let state = controllers[initiator], let initiating = state.initiating, !initiating.connectRequestSent,
+              initiating.schedule.isListening(at: now) else { return false }
+        let type = parameters.advertisingType
+        guard type == .advInd || type == .advDirectIndHigh || type == .advDirectIndLow else { return false }
+        if type != .advInd, parameters.peerAddress != initiating.ownAddress.address { return false }
+        // The Filter Accept List is empty: only a named peer can be connected.
+        guard initiating.filterPolicy == .usePeerAddress, initiating.peer.address == address.address,
+              initiating.peer.type.base == address.type.base else { return false }
+        // The advertiser must hear the CONNECT_IND too.
+        guard canTalk(advertiser, initiator) else { return false }
+        switch controllers[advertiser]?.acceptance ?? .accept {
+        case .accept:
+            establishConnection(central: initiator, peripheral: advertiser, peripheralAddress: address, initiating: initiating)
+            return true
+        case .ignore:
+            return false
+        case .failToEstablish:
+            controllers[initiator]?.initiating?.connectRequestSent = true
+            let failure = now + initiating.parameters.intervalDuration * RadioTiming.establishmentEventCount
+            controllers[initiator]?.initiating?.failureTimer = timers.schedule(at: failure, .establishmentFailure(initiator))
+            return false
+        }
+    }
+
+    /// The connection sent to a silent advertiser was never established.
+    mutating func initiationDidFail(_ id: ControllerID) {
+        guard let initiating = controllers[id]?.initiating, initiating.connectRequestSent else { return }
+        controllers[id]?.initiating = nil
+        emitConnectionComplete(to: id, status: .connectionFailedToBeEstablished, handle: 0, role: .central, peer: initiating.peer,
+                               parameters: LinkParameters(interval: 0, latency: 0, timeout: 0))
+    }
+
+    /// CONNECT_IND went through: both controllers have a connection, their hosts are told,
+    /// the legacy advertiser stops (Core 6.0, Vol 4, Part E, 7.8.9) and the first connection
+    /// event follows after the transmit window delay.
+    private mutating func establishConnection(central: ControllerID, peripheral: ControllerID, peripheralAddress: DeviceAddress,
+                                              initiating: InitiatingState) {
+        guard var centralState = controllers[central], var peripheralState = controllers[peripheral] else { return }
+        let id = makeConnectionID()
+        let centralHandle = centralState.allocateHandle()
+        let peripheralHandle = peripheralState.allocateHandle()
+        centralState.connections[centralHandle] = id
+        centralState.initiating = nil
+        peripheralState.connections[peripheralHandle] = id
+        controllers[central] = centralState
+        controllers[peripheral] = peripheralState
+        stopAdvertising(peripheral)
+
+        var connection = LinkConnection(
+            id: id,
+            central: .init(controller: central, handle: centralHandle, address: initiating.ownAddress,
+                           preferredTxOctets: centralState.suggestedTxOctets, maximumRxOctets: centralState.configuration.maximumDataLength),
+            peripheral: .init(controller: peripheral, handle: peripheralHandle, address: peripheralAddress,
+                              preferredTxOctets: peripheralState.suggestedTxOctets, maximumRxOctets: peripheralState.configuration.maximumDataLength),
+            parameters: initiating.parameters,
+            firstAnchor: now + RadioTiming.connectionSetupDelay * 2,
+            createdAt: now)
+        // Controllers whose hosts suggested longer data PDUs update the data length on their own.
+        if connection.central.preferredTxOctets > 27 || connection.peripheral.preferredTxOctets > 27 {
+            connection.procedures.append(.dataLengthUpdate(requester: nil, at: RadioTiming.exchangeEventCount))
+        }
+        connection.timer = timers.schedule(at: connection.nextAnchor, .connectionEvent(id))
+        connections[id] = connection
+        logger.debug("connection \(id.value): \(central) (0x\(String(centralHandle, radix: 16))) → \(peripheral) (0x\(String(peripheralHandle, radix: 16))), interval \(initiating.parameters.intervalDuration)")
+
+        emitConnectionComplete(to: central, status: .success, handle: centralHandle, role: .central, peer: peripheralAddress,
+                               parameters: initiating.parameters)
+        emitConnectionComplete(to: peripheral, status: .success, handle: peripheralHandle, role: .peripheral, peer: initiating.ownAddress,
+                               parameters: initiating.parameters)
+        let algorithm: ChannelSelectionAlgorithm = centralState.configuration.leFeatures.contains(.channelSelectionAlgorithm2)
+            && peripheralState.configuration.leFeatures.contains(.channelSelectionAlgorithm2) ? .algorithm2 : .algorithm1
+        emit(.channelSelectionAlgorithm(LEChannelSelectionAlgorithmEvent(connectionHandle: centralHandle, channelSelectionAlgorithm: algorithm)), to: central)
+        emit(.channelSelectionAlgorithm(LEChannelSelectionAlgorithmEvent(connectionHandle: peripheralHandle, channelSelectionAlgorithm: algorithm)), to: peripheral)
+    }
+
+    /// LE Enhanced Connection Complete [v2] or [v1], or LE Connection Complete: the newest one
+    /// the host unmasked (Core 6.0, Vol 4, Part E, 7.7.65.10).
+    mutating func emitConnectionComplete(to id: ControllerID, status: HCIStatus, handle: UInt16, role: ConnectionRole,
+                                         peer: DeviceAddress, parameters: LinkParameters) {
+        guard let state = controllers[id] else { return }
+        let accuracy: ClockAccuracy = role == .central ? .ppm500 : .ppm50
+        let mask = state.leEventMask
+        if mask.contains(.enhancedConnectionCompleteV2) {
+            emit(.enhancedConnectionCompleteV2(LEEnhancedConnectionCompleteV2Event(
+                status: status, connectionHandle: handle, role: role, peerAddressType: peer.type, peerAddress: peer.address,
+                connectionInterval: parameters.interval, peripheralLatency: parameters.latency, supervisionTimeout: parameters.timeout,
+                centralClockAccuracy: accuracy)), to: id)
+        } else if mask.contains(.enhancedConnectionComplete) {
+            emit(.enhancedConnectionComplete(LEEnhancedConnectionCompleteEvent(
+                status: status, connectionHandle: handle, role: role, peerAddressType: peer.type, peerAddress: peer.address,
+                connectionInterval: parameters.interval, peripheralLatency: parameters.latency, supervisionTimeout: parameters.timeout,
+                centralClockAccuracy: accuracy)), to: id)
+        } else {
+            emit(.connectionComplete(LEConnectionCompleteEvent(
+                status: status, connectionHandle: handle, role: role, peerAddressType: peer.type.base, peerAddress: peer.address,
+                connectionInterval: parameters.interval, peripheralLatency: parameters.latency, supervisionTimeout: parameters.timeout,
+                centralClockAccuracy: accuracy)), to: id)
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import BluetoothCore
+import BluetoothTransport
+import Dispatch
+import Synchronization
+
+/// The host's end of a ``VirtualController``: an ``HCITransport`` like a UART or a socket,
+/// so the host cannot tell the controller is simulated.
+///
+/// It keeps the contract of ``HCITransport``: ``send(_:)`` only queues the packet for the
+/// link's executor, so the receiver is never called from inside it; the receiver gets the
+/// controller's packets in order on the transport's own serial queue, and exactly one
+/// `.closed` at the end (`nil` after ``close()``, an error when the controller went away or
+/// another host attached to it). Packets the controller sends before ``start(receiver:)``
+/// are kept for the receiver.
+public final class VirtualControllerTransport: HCITransport {
+    /// `virtual:NAME`.
+    public let name: String
+    /// The controller at the other end.
+    public let controller: VirtualController
+    private let deliveryQueue: DispatchQueue
+    private let state = Mutex(State())
+
+    private struct State {
+        var receiver: (@Sendable (TransportEvent) -> Void)?
+        var started = false
+        var pending: [H4Packet] = []
+        var isClosed = false
+        var closeReason: TransportError?
+        var closedDelivered = false
+    }
+
+    init(controller: VirtualController) {
+        self.controller = controller
+        name = "virtual:\(controller.name)"
+        deliveryQueue = DispatchQueue(label: "bluejay.virtual-hci.\(controller.name)")
+    }
+
+    public func start(receiver: @escaping @Sendable (TransportEvent) -> Void) {
+        state.withLock { state in
+            guard !state.started else { return }
+            state.started = true
+            state.receiver = receiver
+            let pending = state.pending
+            state.pending.removeAll()
+            for packet in pending { deliveryQueue.async { receiver(.packet(packet)) } }
+            if state.isClosed, !state.closedDelivered {
+                state.closedDelivered = true
+                let reason = state.closeReason
+                deliveryQueue.async { receiver(.closed(reason)) }
+            }
+        }
+    }
+
+    /// Queues a packet for the controller. Throws ``TransportError/closed(_:)`` (or why the
+    /// transport ended) once it is closed.
+    public func send(_ packet: H4Packet) throws(TransportError) {
+        try state.withLock { state throws(TransportError) in
+            guard !state.isClosed else { throw state.closeReason ?? .closed(name) }
+            // Under the lock, so concurrent senders reach the link in the order they got it.
+            controller.link.submit(packet, from: self, to: controller.id)
+        }
+    }
+
+    /// Detaches from the controller; the receiver then gets `.closed(nil)`. Idempotent, never
+    /// blocks, may be called from the receiver.
+    public func close() {
+        finish(reason: nil)
+        controller.link.detach(self, from: controller.id)
+    }
+
+    /// Whether the transport has ended.
+    public var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// A packet from the controller (called on the link's queue).
+    func deliver(_ packet: H4Packet) {
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            if let receiver = state.receiver {
+                deliveryQueue.async { receiver(.packet(packet)) }
+            } else {
+                state.pending.append(packet)
+            }
+        }
+    }
+
+    /// Ends the transport with `reason` (`nil`: closed by the host).
+    func finish(reason: TransportError?) {
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            state.isClosed = true
+            state.closeReason = reason
+            state.pending.removeAll()
+            if let receiver = state.receiver {
+                state.closedDelivered = true
+                deliveryQueue.async { receiver(.closed(reason)) }
+            }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothTransport
+import Dispatch
+import Logging
+import Synchronization
+
+/// A shared in-process radio medium for ``VirtualController``s: the air between virtual LE
+/// devices, with a simulated clock that follows real time (scaled by ``timeScale``).
+///
+/// Everything on the link (advertising events, connection events, command handling) runs
+/// on one serial dispatch queue, the link's executor; hosts talk to their controllers through
+/// ``VirtualControllerTransport``s, which never block on the link.
+///
+/// ```swift
+/// let link = VirtualLink()
+/// let central = link.addController(address: BluetoothAddress("C0:00:00:00:00:01")!)
+/// let peripheral = link.addController(address: BluetoothAddress("C0:00:00:00:00:02")!,
+///                                     position: VirtualPosition(x: 3, y: 0))
+/// let host = Host(transport: central.makeTransport())
+/// ```
+///
+/// The link stops when nothing references it any more (its controllers and their
+/// transports), or at ``shutdown()``.
+public final class VirtualLink: Sendable {
+    /// Settings of a link.
+    public struct Configuration: Sendable {
+        /// Simulated seconds per real second: 1 is real time, 10 runs ten times faster.
+        public var timeScale: Double
+        /// How signals weaken with distance.
+        public var radio: RadioModel
+        /// Seeds the link's random numbers (advertising delays, LE Rand) for a repeatable
+        /// run; `nil` seeds from the system.
+        public var seed: UInt64?
+
+        public init(timeScale: Double = 1, radio: RadioModel = RadioModel(), seed: UInt64? = nil) {
+            self.timeScale = timeScale
+            self.radio = radio
+            self.seed = seed
+        }
+    }
+
+    struct Engine: Sendable {
+        var simulation: LinkSimulation
+        var clock: LinkClock
+        /// Identifies the one real timer that is current; older ones do nothing when they fire.
+        var armedToken: UInt64 = 0
+        var armedDeadline: Duration?
+        var isShutDown = false
+    }
+
+    /// A weak reference to the transport attached to a controller.
+    struct Attachment: Sendable {
+        weak var transport: VirtualControllerTransport?
+    }
+
+    /// The link's serial executor: every change of the simulation happens here.
+    let queue: DispatchQueue
+    let logger: Logger
+    private let engine: Mutex<Engine>
+    private let attachments = Mutex<[ControllerID: Attachment]>([:])
+
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "bluejay.virtual")) {
+        self.logger = logger
+        queue = DispatchQueue(label: "bluejay.virtual-link", qos: .userInitiated)
+        let random = configuration.seed.map(RandomSource.init(seed:)) ?? RandomSource()
+        engine = Mutex(Engine(
+            simulation: LinkSimulation(radio: configuration.radio, random: random, logger: logger),
+            clock: LinkClock(timeScale: configuration.timeScale)))
+    }
+
+    // MARK: Controllers
+
+    /// Adds a controller to the link.
+    /// - Parameters:
+    ///   - name: for logs and the transport name (`virtual:NAME`); defaults to the address.
+    ///   - address: its public address (Read BD_ADDR).
+    ///   - position: where it is, in metres.
+    @discardableResult
+    public func addController(name: String? = nil, address: BluetoothAddress, configuration: VirtualController.Configuration = .init(),
+                              position: VirtualPosition = .origin) -> VirtualController {
+        let label = name ?? address.description
+        let id = performSync { $0.addController(name: label, address: address, configuration: configuration, position: position) }
+        return VirtualController(link: self, id: id, name: label, address: address)
+    }
+
+    /// Takes a controller off the link, like switching it off: its host's transport closes,
+    /// and its peers lose their connections to it by supervision timeout.
+    public func removeController(_ controller: VirtualController) {
+        guard controller.link === self else { return }
+        performSync { $0.removeController(controller.id) }
+        let transport = attachments.withLock { $0.removeValue(forKey: controller.id)?.transport }
+        transport?.finish(reason: .connectionLost(transport?.name ?? "virtual", reason: "the virtual controller was removed from its link"))
+    }
+
+    /// The controllers on the link.
+    public var controllers: [VirtualController] {
+        let entries = engine.withLock { engine in
+            engine.simulation.controllers.values.sorted { $0.id < $1.id }.map { ($0.id, $0.name, $0.publicAddress) }
+        }
+        return entries.map { VirtualController(link: self, id: $0.0, name: $0.1, address: $0.2) }
+    }
+
+    // MARK: Time
+
+    /// Simulated time since the link was created.
+    public var now: Duration {
+        engine.withLock { $0.clock.simulatedTime(at: .now) }
+    }
+
+    /// Simulated seconds per real second.
+    public var timeScale: Double {
+        engine.withLock { $0.clock.timeScale }
+    }
+
+    /// Changes how fast simulated time runs, from now on.
+    public func setTimeScale(_ scale: Double) {
+        performSync { _ in }
+        let rearm = engine.withLock { engine -> (instant: ContinuousClock.Instant, token: UInt64)? in
+            engine.clock.setTimeScale(scale)
+            engine.armedDeadline = nil
+            return Self.nextWakeUp(&engine)
+        }
+        if let rearm { arm(at: rearm.instant, token: rearm.token) }
+    }
+
+    // MARK: Radio
+
+    /// Sets the path loss between two controllers, replacing the distance model for that pair
+    /// (`nil` goes back to the model). 30 dB is close by; above TX power − sensitivity
+    /// (90 dB by default) they no longer hear each other.
+    public func setPathLoss(between first: VirtualController, and second: VirtualController, to loss: Double?) {
+        performSync { simulation in simulation.pathLossOverrides[ControllerPair(first.id, second.id)] = loss }
+    }
+
+    /// The path loss between two controllers now, in dB.
+    public func pathLoss(between first: VirtualController, and second: VirtualController) -> Double? {
+        engine.withLock { $0.simulation.pathLoss(between: first.id, and: second.id) }
+    }
+
+    /// The RSSI `receiver` measures for `sender`'s packets now, as HCI reports it.
+    public func rssi(from sender: VirtualController, at receiver: VirtualController) -> Int8 {
+        engine.withLock { $0.simulation.reception(from: sender.id, to: receiver.id).reportedRSSI }
+    }
+
+    /// Whether `first` and `second` hear each other now.
+    public func inRange(_ first: VirtualController, _ second: VirtualController) -> Bool {
+        engine.withLock { $0.simulation.canTalk(first.id, second.id) }
+    }
+
+    /// The radio model used for distances.
+    public var radio: RadioModel {
+        get { engine.withLock { $0.simulation.radio } }
+    }
+
+    public func setRadio(_ radio: RadioModel) {
+        performSync { $0.radio = radio }
+    }
+
+    // MARK: Lifetime
+
+    /// Stops the link: every attached transport closes with an error, timers stop, and the
+    /// controllers answer nothing more.
+    public func shutdown() {
+        performSync { simulation in
+            simulation.timers.removeAll()
+            for id in Array(simulation.controllers.keys) { simulation.removeController(id) }
+        }
+        engine.withLock { $0.isShutDown = true }
+        let transports = attachments.withLock { attachments in
+            defer { attachments.removeAll() }
+            return attachments.values.compactMap(\.transport)
+        }
+        for transport in transports {
+            transport.finish(reason: .connectionLost(transport.name, reason: "the virtual link was shut down"))
+        }
+    }
+
+    public var isShutDown: Bool { engine.withLock { $0.isShutDown } }
+
+    // MARK: Attaching hosts
+
+    /// Makes `transport` the host connection of `controller`; a previous one is closed.
+    func attach(_ transport: VirtualControllerTransport, to controller: ControllerID) {
+        let previous = attachments.withLock { attachments in
+            defer { attachments[controller] = Attachment(transport: transport) }
+            return attachments[controller]?.transport
+        }
+        if let previous, previous !== transport {
+            previous.finish(reason: .connectionLost(previous.name, reason: "another host attached to the virtual controller"))
+        }
+    }
+
+    func detach(_ transport: VirtualControllerTransport, from controller: ControllerID) {
+        attachments.withLock { attachments in
+            if attachments[controller]?.transport === transport { attachments[controller] = nil }
+        }
+    }
+
+    /// A packet from the host on `transport`; ignored if that transport was replaced.
+    func submit(_ packet: H4Packet, from transport: VirtualControllerTransport, to controller: ControllerID) {
+        queue.async { [self] in
+            let current = attachments.withLock { $0[controller]?.transport }
+            guard current === transport else { return }
+            step { $0.receive(packet, from: controller) }
+        }
+    }
+
+    // MARK: Running the simulation
+
+    /// Runs `body` on the link's queue and waits for it; the simulation first catches up
+    /// with the clock, and what it produced is delivered afterwards. Never call it on the
+    /// link's queue (the hosts' receivers run elsewhere, so they may).
+    @discardableResult
+    func performSync<T: Sendable>(_ body: (inout LinkSimulation) -> T) -> T {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        return queue.sync { step(body) }
+    }
+
+    /// Reads the simulation without advancing it.
+    func read<T: Sendable>(_ body: (LinkSimulation) -> T) -> T {
+        engine.withLock { body($0.simulation) }
+    }
+
+    private func step<T: Sendable>(_ body: (inout LinkSimulation) -> T) -> T {
+        let (result, deliveries, wakeUp) = engine.withLock { engine -> (T, [Delivery], (instant: ContinuousClock.Instant, token: UInt64)?) in
+            engine.simulation.advance(to: engine.clock.simulatedTime(at: .now))
+            let result = body(&engine.simulation)
+            let deliveries = engine.simulation.takeOutbox()
+            return (result, deliveries, engine.isShutDown ? nil : Self.nextWakeUp(&engine))
+        }
+        deliver(deliveries)
+        if let wakeUp { arm(at: wakeUp.instant, token: wakeUp.token) }
+        return result
+    }
+
+    /// The real time to wake up at for the earliest timer, unless a wake-up at or before it
+    /// is already armed.
+    private static func nextWakeUp(_ engine: inout Engine) -> (instant: ContinuousClock.Instant, token: UInt64)? {
+        guard let next = engine.simulation.timers.nextDeadline else { return nil }
+        if let armed = engine.armedDeadline, armed <= next { return nil }
+        engine.armedToken &+= 1
+        engine.armedDeadline = next
+        return (engine.clock.realInstant(for: next), engine.armedToken)
+    }
+
+    private func arm(at instant: ContinuousClock.Instant, token: UInt64) {
+        let delay = max(.zero, instant - ContinuousClock.now)
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            self?.wakeUp(token: token)
+        }
+    }
+
+    private func wakeUp(token: UInt64) {
+        let current = engine.withLock { engine -> Bool in
+            guard engine.armedToken == token else { return false }
+            engine.armedDeadline = nil
+            return true
+        }
+        guard current else { return }
+        step { _ in }
+    }
+
+    private func deliver(_ deliveries: [Delivery]) {
+        guard !deliveries.isEmpty else { return }
+        let attached = attachments.withLock { $0 }
+        for delivery in deliveries {
+            attached[delivery.controller]?.transport?.deliver(delivery.packet)
+        }
+    }
+}
