@@ -1,1 +1,223 @@
-// The Bluejay module.
+import BluetoothHost
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// The app API of the Bluejay READMEs, on this project's host stack: one peripheral at a
+/// time, a FIFO queue of operations, callbacks on a queue of your choice, background tasks
+/// with a ``SynchronizedPeripheral``, and `async` twins of everything.
+///
+/// ```swift
+/// let bluejay = Bluejay()
+/// bluejay.start()
+/// bluejay.connect(sensor, timeout: .seconds(15)) { result in ... }
+/// bluejay.read(from: bodySensorLocation) { (result: ReadResult<UInt8>) in ... }
+/// ```
+///
+/// Thread-safe: every function may be called from any thread, and none blocks (except the
+/// ``SynchronizedPeripheral``'s, inside a background task). Requests run one at a time in
+/// the order they were made; each reports to its own callback, exactly once.
+public final class Bluejay: Sendable {
+    let state: Mutex<EngineState>
+    let runner: OperationRunner
+    let logger: Logger
+
+    /// A Bluejay that does nothing until ``start(mode:)``.
+    /// - Parameter logger: where Bluejay logs (swift-log); ``LogObserver``s get the same lines.
+    public init(logger: Logger = Logger(label: "bluejay")) {
+        self.logger = logger
+        let state = Mutex(EngineState())
+        self.state = state
+        var queueLogger = logger
+        queueLogger[metadataKey: "part"] = "queue"
+        runner = OperationRunner(suspended: true) { [queueLogger] message in
+            queueLogger.debug("\(message)")
+        }
+    }
+
+    // MARK: State
+
+    /// Whether ``start(mode:)`` was called (and Bluejay not stopped since).
+    public var hasStarted: Bool { state.withLock { $0.lifecycle == .running } }
+    /// Whether the controller is up and usable.
+    public var isBluetoothAvailable: Bool { state.withLock { $0.isBluetoothAvailable } }
+    /// Whether the controller is being opened and initialized: availability is about to be known.
+    public var isBluetoothStateUpdateImminent: Bool { state.withLock { $0.isBluetoothStateUpdateImminent } }
+    /// Whether a connection is being made (requested, auto-reconnect or restoration).
+    public var isConnecting: Bool { state.withLock { if case .connecting = $0.link { return true } else { return false } } }
+    public var isConnected: Bool { state.withLock { $0.connectedLink != nil } }
+    /// Whether a disconnection the app asked for is in progress.
+    public var isDisconnecting: Bool { state.withLock { if case .disconnecting = $0.link { return true } else { return false } } }
+    /// Whether a lost connection will be re-established (see ``DisconnectHandler``).
+    public var shouldAutoReconnect: Bool { state.withLock { $0.reconnect.shouldAutoReconnect } }
+    /// Whether a scan is running or waiting in the queue.
+    public var isScanning: Bool { state.withLock { $0.scan != nil } }
+    /// Whether Bluejay persists its connection for restoration (``BackgroundRestoreMode/enable(_:)``).
+    public var isBackgroundRestorationEnabled: Bool { state.withLock { $0.restoration != nil } }
+    /// Whether a background task is running.
+    public var isRunningBackgroundTask: Bool { state.withLock { $0.background != nil } }
+    /// The connected peripheral.
+    public var connectedPeripheral: PeripheralIdentifier? { state.withLock { $0.connectedLink?.identifier } }
+    /// The ATT MTU negotiated with the connected peripheral.
+    public var attMTU: Int? { state.withLock { $0.connectedLink?.mtu } }
+    /// The longest value one write of `type` can carry on the current connection: MTU - 3
+    /// bytes without response, 512 with response. `nil` when not connected.
+    public func maximumWriteValueLength(for type: WriteType) -> Int? {
+        state.withLock { $0.connectedLink?.maximumWriteValueLength(for: type) }
+    }
+
+    /// Kept for source compatibility with Bluejay on iOS; used when `connect` is given none.
+    public var defaultWarningOptions: WarningOptions {
+        get { state.withLock { $0.defaultWarningOptions } }
+        set { state.withLock { $0.defaultWarningOptions = newValue } }
+    }
+
+    /// When `true`, listen callbacks also receive the errors that concern every listen: a
+    /// disconnection (``BluejayError/disconnected(_:reason:)``) and
+    /// ``cancelEverything(shouldDisconnect:)`` (``BluejayError/cancelled``). The listens
+    /// themselves go on (they are re-enabled after an auto-reconnect). `false` by default,
+    /// as in Bluejay. Listens of background tasks always receive them.
+    public var broadcastErrorsToListeners: Bool {
+        get { state.withLock { $0.broadcastErrorsToListeners } }
+        set { state.withLock { $0.broadcastErrorsToListeners = newValue } }
+    }
+
+    /// The host Bluejay runs on, once started.
+    public var host: LEHost? { state.withLock { $0.host } }
+
+    // MARK: Observers
+
+    /// Adds a connection observer (held weakly) and tells it the current state at once.
+    public func register(connectionObserver: any ConnectionObserver) {
+        let (queue, available, connected) = state.withLock { state in
+            state.connectionObservers.add(connectionObserver)
+            return (state.callbackQueue, state.isBluetoothAvailable, state.connectedLink?.identifier)
+        }
+        queue.async {
+            connectionObserver.bluetoothAvailable(available)
+            if let connected { connectionObserver.connected(to: connected) }
+        }
+    }
+
+    public func unregister(connectionObserver: any ConnectionObserver) {
+        state.withLock { $0.connectionObservers.remove(connectionObserver) }
+    }
+
+    /// Adds a service observer (held weakly).
+    public func register(serviceObserver: any ServiceObserver) {
+        state.withLock { $0.serviceObservers.add(serviceObserver) }
+    }
+
+    public func unregister(serviceObserver: any ServiceObserver) {
+        state.withLock { $0.serviceObservers.remove(serviceObserver) }
+    }
+
+    /// Adds an RSSI observer (held weakly).
+    public func register(rssiObserver: any RSSIObserver) {
+        state.withLock { $0.rssiObservers.add(rssiObserver) }
+    }
+
+    public func unregister(rssiObserver: any RSSIObserver) {
+        state.withLock { $0.rssiObservers.remove(rssiObserver) }
+    }
+
+    /// Adds a log observer (held weakly).
+    public func register(logObserver: any LogObserver) {
+        state.withLock { $0.logObservers.add(logObserver) }
+    }
+
+    public func unregister(logObserver: any LogObserver) {
+        state.withLock { $0.logObservers.remove(logObserver) }
+    }
+
+    /// Sets the one disconnect handler (held weakly), replacing the previous one.
+    public func registerDisconnectHandler(handler: any DisconnectHandler) {
+        state.withLock { state in
+            state.disconnectHandler = WeakObservers()
+            state.disconnectHandler.add(handler)
+        }
+    }
+
+    /// Removes the disconnect handler.
+    public func unregisterDisconnectHandler() {
+        state.withLock { $0.disconnectHandler = WeakObservers() }
+    }
+
+    // MARK: Internals shared by the extensions
+
+    /// Logs to swift-log and to the log observers.
+    func log(_ level: Logger.Level, _ message: String) {
+        logger.log(level: level, "\(message)")
+        let (queue, observers) = state.withLock { ($0.callbackQueue, $0.logObservers.live()) }
+        guard !observers.isEmpty else { return }
+        queue.async { observers.forEach { $0.debug(message) } }
+    }
+
+    /// Runs `work` on the callback queue.
+    func onCallbackQueue(_ work: @escaping @Sendable () -> Void) {
+        state.withLock { $0.callbackQueue }.async(execute: work)
+    }
+
+    /// Tells the `async` event streams.
+    func broadcast(_ event: ConnectionEvent) {
+        let continuations = state.withLock { Array($0.eventContinuations.values) }
+        continuations.forEach { $0.yield(event) }
+    }
+
+    /// Why a regular API call cannot be made now, if it cannot.
+    func refusal(for call: String) -> BluejayError? {
+        state.withLock { state in
+            guard state.lifecycle == .running else { return .notStarted }
+            guard let background = state.background else { return nil }
+            if let thread = background.thread, pthread_equal(thread, pthread_self()) != 0 {
+                return .regularAPIInBackgroundTask(call)
+            }
+            return .backgroundTaskRunning
+        }
+    }
+
+    /// The host, or why there is none.
+    func requireHost() throws(BluejayError) -> LEHost {
+        try state.withLock { state throws(BluejayError) -> LEHost in
+            guard state.lifecycle == .running else { throw .notStarted }
+            guard let host = state.host, state.isBluetoothAvailable else { throw .bluetoothUnavailable(state.unavailableReason) }
+            return host
+        }
+    }
+
+    /// The connected link, or ``BluejayError/notConnected``.
+    func requireLink() throws(BluejayError) -> PeripheralLink {
+        try state.withLock { state throws(BluejayError) -> PeripheralLink in
+            guard state.lifecycle == .running else { throw .stopped }
+            guard let link = state.connectedLink else { throw .notConnected }
+            return link
+        }
+    }
+
+    /// The time limit of GATT operations.
+    var operationTimeLimit: Duration? { state.withLock { $0.options.operationTimeout.duration } }
+
+    /// Queues a GATT operation on the connected link, with the operation time limit.
+    /// `deliver` gets the outcome once, on whatever thread; it hops queues itself.
+    func submitGATT<T: Sendable>(_ name: String, privileged: Bool = false, atFront: Bool = false,
+                                 work: @escaping @Sendable (PeripheralLink) async throws -> T,
+                                 deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void) {
+        if !privileged, let refusal = refusal(for: name) {
+            deliver(.failure(refusal))
+            return
+        }
+        let limit = operationTimeLimit
+        let operation = QueuedOperation.make(id: runner.makeID(), name: name, kind: .gatt, work: { [self] in
+            let link = try self.requireLink()
+            return try await withTimeLimit(limit, operation: name) { try await work(link) }
+        }, deliver: deliver)
+        runner.submit(operation, atFront: atFront)
+    }
+
+    /// A `deliver` that calls `completion` on the callback queue.
+    func onCallbackQueue<T: Sendable>(_ completion: @escaping @Sendable (Result<T, BluejayError>) -> Void) -> @Sendable (Result<T, BluejayError>) -> Void {
+        let queue = state.withLock { $0.callbackQueue }
+        return { result in queue.async { completion(result) } }
+    }
+}

@@ -1,0 +1,350 @@
+import BluetoothHCI
+import BluetoothHost
+import Foundation
+
+extension Bluejay {
+    // MARK: Connecting
+
+    /// Connects to a peripheral (queued like every request). Fails at once with
+    /// ``BluejayError/alreadyConnected(_:)`` or ``BluejayError/alreadyConnecting(_:)``:
+    /// Bluejay talks to one peripheral at a time.
+    ///
+    /// Once connected, the ATT MTU is exchanged, Service Changed indications are enabled
+    /// (for the ``ServiceObserver``s) and ``shouldAutoReconnect`` becomes `true`.
+    /// - Parameters:
+    ///   - timeout: how long to try; ``Timeout/none`` (the default) tries until cancelled.
+    ///     Auto-reconnect uses the same timeout.
+    ///   - warningOptions: no effect on Linux (see ``WarningOptions``).
+    public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .none, warningOptions: WarningOptions? = nil,
+                        completion: @escaping @Sendable (ConnectionResult) -> Void) {
+        let deliver = onCallbackQueue(completion)
+        if let refusal = refusal(for: "connect") {
+            deliver(.failure(refusal))
+            return
+        }
+        if let warningOptions, warningOptions != .default {
+            log(.notice, "warning options \(warningOptions) have no effect on Linux")
+        }
+        requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, deliver: deliver)
+    }
+
+    /// Queues a connection attempt, unless one is made or running.
+    func requestConnection(to peripheral: PeripheralIdentifier, timeout: Timeout, purpose: ConnectPurpose, atFront: Bool,
+                           deliver: @escaping @Sendable (ConnectionResult) -> Void) {
+        let id = runner.makeID()
+        let refusal = state.withLock { state -> BluejayError? in
+            switch state.link {
+            case let .connected(link): return .alreadyConnected(link.identifier)
+            case let .connecting(other, _): return .alreadyConnecting(other)
+            case .disconnecting: return .alreadyDisconnecting
+            case .idle:
+                state.link = .connecting(peripheral, operationID: id)
+                return nil
+            }
+        }
+        if let refusal {
+            deliver(.failure(refusal))
+            return
+        }
+        let operation = QueuedOperation.make(id: id, name: "connect to \(peripheral)", kind: .connect, work: { [self] in
+            try await self.performConnection(to: peripheral, timeout: timeout, purpose: purpose, operationID: id)
+        }, deliver: { [self] result in
+            if case let .failure(error) = result {
+                self.connectionAttemptFailed(peripheral, operationID: id, error: error, timeout: timeout, purpose: purpose)
+            }
+            deliver(result)
+        })
+        runner.submit(operation, atFront: atFront)
+    }
+
+    private func performConnection(to peripheral: PeripheralIdentifier, timeout: Timeout, purpose: ConnectPurpose,
+                                   operationID: UInt64) async throws -> PeripheralIdentifier {
+        let host = try requireHost()
+        log(.info, "connecting to \(peripheral) (\(purpose.logDescription), \(timeout))")
+        let connection: Connection
+        do {
+            connection = try await host.connect(to: peripheral.address, timeout: timeout.duration)
+        } catch {
+            throw BluejayError(error, peripheral: peripheral, operation: "connecting to \(peripheral)")
+        }
+        let stillWanted = state.withLock { state -> Bool in
+            if case let .connecting(_, id) = state.link, id == operationID { return true }
+            return false
+        }
+        guard stillWanted, !Task.isCancelled else {
+            log(.info, "connected to \(peripheral) after the attempt was abandoned; disconnecting")
+            try? await connection.disconnect()
+            throw BluejayError.cancelled
+        }
+        let link = PeripheralLink(connection: connection, identifier: peripheral)
+        await link.refreshMTU()
+        let changes = await connection.gatt.serviceChanges()
+        do {
+            try await withTimeLimit(operationTimeLimit, operation: "enabling Service Changed indications") {
+                _ = try await connection.gatt.enableServiceChangedIndications()
+            }
+        } catch {
+            log(.info, "Service Changed indications of \(peripheral) not enabled: \(error)")
+        }
+        guard connection.isConnected else {
+            throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
+        }
+        install(link, timeout: timeout, changes: changes)
+        if case let .restore(listens) = purpose {
+            let added = state.withLock { state -> [CharacteristicIdentifier] in
+                guard state.restoration?.config.listenRestorer != nil else { return [] }
+                return state.listens.addRestored(listens)
+            }
+            if !added.isEmpty { log(.info, "restoring listens on \(added.map(\.description).joined(separator: ", "))") }
+        }
+        await resubscribeListens(on: link)
+        saveCurrentRestorationState()
+        announceConnection(peripheral, mtu: link.mtu)
+        return peripheral
+    }
+
+    /// Makes `link` the connected one and watches it.
+    func install(_ link: PeripheralLink, timeout: Timeout, changes: AsyncStream<GATTServiceChange>) {
+        let disconnection = Task { [weak self] in
+            let reason = await link.connection.waitForDisconnection()
+            self?.linkDidDrop(link, reason: reason)
+        }
+        let serviceChanges = Task { [weak self] in
+            for await change in changes {
+                let invalidated = await link.invalidate(change)
+                self?.servicesDidChange(on: link, invalidated: invalidated)
+            }
+        }
+        state.withLock { state in
+            state.link = .connected(link)
+            state.reconnect.didConnect()
+            state.lastPeripheral = link.identifier
+            state.lastTimeout = timeout
+            state.watchers.forEach { $0.cancel() }
+            state.watchers = [disconnection, serviceChanges]
+        }
+    }
+
+    func announceConnection(_ peripheral: PeripheralIdentifier, mtu: Int) {
+        log(.info, "connected to \(peripheral), ATT MTU \(mtu); auto-reconnect on")
+        let observers = state.withLock { $0.connectionObservers.live() }
+        onCallbackQueue { observers.forEach { $0.connected(to: peripheral) } }
+        broadcast(.connected(peripheral))
+    }
+
+    private func servicesDidChange(on link: PeripheralLink, invalidated: [ServiceIdentifier]) {
+        let observers = state.withLock { state -> [any ServiceObserver]? in
+            guard state.link.link === link else { return nil }
+            return state.serviceObservers.live()
+        }
+        guard let observers else { return }
+        log(.info, "the database of \(link.identifier) changed; invalidated services: \(invalidated.isEmpty ? "none" : invalidated.map(\.description).joined(separator: ", "))")
+        onCallbackQueue { observers.forEach { $0.didModifyServices(from: link.identifier, invalidatedServices: invalidated) } }
+        broadcast(.servicesModified(link.identifier, invalidated: invalidated))
+    }
+
+    private func connectionAttemptFailed(_ peripheral: PeripheralIdentifier, operationID: UInt64, error: BluejayError,
+                                         timeout: Timeout, purpose: ConnectPurpose) {
+        let (wasCurrent, running) = state.withLock { state -> (Bool, Bool) in
+            var current = false
+            if case let .connecting(_, id) = state.link, id == operationID {
+                state.link = .idle
+                current = true
+            }
+            return (current, state.lifecycle == .running)
+        }
+        switch purpose {
+        case .request:
+            log(.info, "connecting to \(peripheral) failed: \(error)")
+        case .restore:
+            log(.warning, "restoring the connection to \(peripheral) failed: \(error)")
+            reportRestoration(of: peripheral, error: error)
+        case .reconnect:
+            guard wasCurrent, running, error != .cancelled, error != .stopped else {
+                log(.info, "auto-reconnect to \(peripheral) abandoned: \(error)")
+                return
+            }
+            let timedOut: Bool
+            if case .connectionTimedOut = error { timedOut = true } else { timedOut = false }
+            let next = state.withLock { $0.reconnect.reconnectAttemptFailed(timedOut: timedOut) }
+            guard let next else {
+                log(.warning, "auto-reconnect to \(peripheral) timed out after \(timeout); giving up")
+                endAllListens(notifying: nil)
+                saveRestoration(RestorationRecord())
+                return
+            }
+            log(.warning, "auto-reconnect to \(peripheral) failed (\(error)); an unexpected disconnection")
+            let handler = state.withLock { $0.disconnectHandler.live().first }
+            onCallbackQueue { [self] in
+                let mode = handler?.didDisconnect(from: peripheral, with: error, willReconnect: next.willReconnect)
+                Task {
+                    // Do not hammer a controller that refuses: wait a little between attempts.
+                    guard await sleepUnlessCancelled(Self.reconnectRetryDelay) else { return }
+                    self.decideReconnection(to: peripheral, mode: mode, error: error)
+                }
+            }
+        }
+    }
+
+    /// The wait between auto-reconnect attempts that failed other than by timing out.
+    static let reconnectRetryDelay: Duration = .seconds(1)
+
+    // MARK: Disconnections
+
+    /// The link is down (whoever asked). Runs once per link.
+    func linkDidDrop(_ link: PeripheralLink, reason: HCIStatus) {
+        let outcome = state.withLock { state -> (AutoReconnectPolicy.Disconnection, [ListenHandler], [any ConnectionObserver], (any DisconnectHandler)?)? in
+            guard let current = state.link.link, current === link else { return nil }
+            state.link = .idle
+            state.watchers.forEach { $0.cancel() }
+            state.watchers = []
+            let disconnection = state.reconnect.linkDidDrop()
+            var handlers = state.listens.linkDidDrop().compactMap(\.handler)
+            if state.broadcastErrorsToListeners {
+                handlers += state.listens.records.values.compactMap(\.handler)
+            }
+            return (disconnection, handlers, state.connectionObservers.live(), state.disconnectHandler.live().first)
+        }
+        guard let (disconnection, handlers, observers, handler) = outcome else { return }
+        let peripheral = link.identifier
+        let error: BluejayError? = disconnection.isExpected ? nil : .disconnected(peripheral, reason: reason)
+        if disconnection.isExpected {
+            log(.info, "expected disconnection from \(peripheral) (\(reason)): requested by the app; auto-reconnect off")
+        } else {
+            log(.warning, "unexpected disconnection from \(peripheral): \(reason); auto-reconnect \(disconnection.willReconnect ? "on" : "off")")
+        }
+        let failure = BluejayError.disconnected(peripheral, reason: reason)
+        runner.failAll(failure) { $0.kind == .gatt }
+        handlers.forEach { $0(.failure(failure)) }
+        onCallbackQueue { [self] in
+            observers.forEach { $0.disconnected(from: peripheral) }
+            let mode = handler?.didDisconnect(from: peripheral, with: error, willReconnect: disconnection.willReconnect)
+            self.decideReconnection(to: peripheral, mode: mode, error: error)
+        }
+    }
+
+    /// Applies the disconnect handler's answer and reconnects, or ends the listens.
+    private func decideReconnection(to peripheral: PeripheralIdentifier, mode: AutoReconnectMode?, error: BluejayError?) {
+        let decision = state.withLock { state -> (reconnect: Bool, timeout: Timeout, why: String) in
+            let should = state.reconnect.apply(mode)
+            guard should else { return (false, .none, "auto-reconnect is off") }
+            guard state.lifecycle == .running else { return (false, .none, "Bluejay is stopped") }
+            guard state.isBluetoothAvailable else { return (false, .none, "the controller is unavailable") }
+            guard case .idle = state.link else { return (false, .none, "another connection was requested") }
+            return (true, state.lastTimeout, "")
+        }
+        broadcast(.disconnected(peripheral, error: error, willReconnect: decision.reconnect))
+        if case let .change(value)? = mode { log(.info, "the disconnect handler set auto-reconnect \(value ? "on" : "off")") }
+        guard decision.reconnect else {
+            log(.info, "not reconnecting to \(peripheral): \(decision.why)")
+            endAllListens(notifying: nil)
+            saveRestoration(RestorationRecord())
+            return
+        }
+        log(.info, "auto-reconnecting to \(peripheral)")
+        requestConnection(to: peripheral, timeout: decision.timeout, purpose: .reconnect, atFront: true) { _ in }
+    }
+
+    /// Disconnects (queued): waits for the requests before it, then disconnects. With
+    /// `immediate`, every queued and running request fails with ``BluejayError/cancelled``
+    /// first and a connection attempt in progress is abandoned.
+    ///
+    /// A successful disconnection is expected: ``shouldAutoReconnect`` becomes `false` and
+    /// restoration state is cleared.
+    public func disconnect(immediate: Bool = false, completion: (@Sendable (DisconnectionResult) -> Void)? = nil) {
+        let deliver: @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void = onCallbackQueue { result in
+            switch result {
+            case let .success(peripheral): completion?(.disconnected(peripheral))
+            case let .failure(error): completion?(.failure(error))
+            }
+        }
+        guard hasStarted else {
+            deliver(.failure(.notStarted))
+            return
+        }
+        if immediate {
+            cancelRequests(disconnecting: true, deliver: deliver)
+        } else {
+            submitDisconnection(atFront: false, deliver: deliver)
+        }
+    }
+
+    /// Fails every queued and running request with ``BluejayError/cancelled`` and stops the
+    /// scan; with `shouldDisconnect` (the default) also disconnects, or abandons a connection
+    /// attempt, which turns ``shouldAutoReconnect`` off. Listens stay (their callbacks get
+    /// the error with ``broadcastErrorsToListeners``).
+    public func cancelEverything(shouldDisconnect: Bool = true) {
+        guard hasStarted else { return }
+        cancelRequests(disconnecting: shouldDisconnect) { _ in }
+    }
+
+    private func cancelRequests(disconnecting: Bool, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
+        let (scan, handlers, abandoned) = state.withLock { state -> (ScanSession?, [ListenHandler], PeripheralIdentifier?) in
+            var handlers = state.listens.records.values.filter(\.isSynchronous).compactMap(\.handler)
+            if state.broadcastErrorsToListeners {
+                handlers += state.listens.records.values.filter { !$0.isSynchronous }.compactMap(\.handler)
+            }
+            var abandoned: PeripheralIdentifier?
+            if disconnecting, case let .connecting(peripheral, _) = state.link {
+                abandoned = peripheral
+                state.reconnect.attemptWasAbandonedOnRequest()
+            }
+            return (state.scan, handlers, abandoned)
+        }
+        log(.info, "cancelling everything\(disconnecting ? " and disconnecting" : ", staying connected")")
+        scan?.requestStop(error: .cancelled)
+        runner.failAll(.cancelled) { $0.kind != .scan }
+        handlers.forEach { $0(.failure(.cancelled)) }
+        guard disconnecting else { return }
+        if let abandoned {
+            log(.info, "the connection attempt to \(abandoned) was abandoned on request; auto-reconnect off")
+            saveRestoration(RestorationRecord())
+            deliver(.success(abandoned))
+            return
+        }
+        submitDisconnection(atFront: true, deliver: deliver)
+    }
+
+    private func submitDisconnection(atFront: Bool, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
+        let operation = QueuedOperation.make(id: runner.makeID(), name: "disconnect", kind: .disconnect, work: { [self] in
+            try await self.performDisconnection()
+        }, deliver: deliver)
+        runner.submit(operation, atFront: atFront)
+    }
+
+    private func performDisconnection() async throws -> PeripheralIdentifier {
+        let link = try state.withLock { state throws(BluejayError) -> PeripheralLink in
+            guard state.lifecycle == .running else { throw .stopped }
+            guard case let .connected(link) = state.link else { throw .notConnected }
+            state.link = .disconnecting(link)
+            state.reconnect.disconnectionWasRequested()
+            return link
+        }
+        log(.info, "disconnecting from \(link.identifier) (an expected disconnection)")
+        do {
+            try await link.connection.disconnect()
+        } catch {
+            let failure = BluejayError(error, peripheral: link.identifier, operation: "disconnecting")
+            if link.connection.isConnected {
+                state.withLock { state in
+                    if state.link.link === link { state.link = .connected(link) }
+                    state.reconnect.requestedDisconnectionDidNotHappen()
+                }
+                throw failure
+            }
+        }
+        let reason = await link.connection.waitForDisconnection()
+        linkDidDrop(link, reason: reason)
+        return link.identifier
+    }
+}
+
+extension ConnectPurpose {
+    var logDescription: String {
+        switch self {
+        case .request: return "requested"
+        case .reconnect: return "auto-reconnect"
+        case .restore: return "restoration"
+        }
+    }
+}

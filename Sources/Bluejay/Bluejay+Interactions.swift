@@ -1,0 +1,72 @@
+import BluetoothHost
+import Foundation
+
+extension Bluejay {
+    /// Reads a characteristic (long values included) and makes `R` from its bytes.
+    ///
+    /// ```swift
+    /// bluejay.read(from: bodySensorLocation) { (result: ReadResult<UInt8>) in ... }
+    /// ```
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier,
+                                    completion: @escaping @Sendable (ReadResult<R>) -> Void) {
+        let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
+        submitGATT("read \(characteristic)", work: { link in try await link.read(characteristic) }, deliver: deliver)
+    }
+
+    /// Writes a value: with response (acknowledged; long values as a long write) or without
+    /// (paced by the controller's buffer credits; at most MTU - 3 bytes).
+    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                        completion: @escaping @Sendable (WriteResult) -> Void) {
+        let data = value.toBluetoothData()
+        submitGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")",
+                   work: { link in try await link.write(data, to: characteristic, type: type) },
+                   deliver: onCallbackQueue(completion))
+    }
+
+    /// Reads a descriptor and makes `R` from its bytes.
+    public func read<R: Receivable>(from descriptor: DescriptorIdentifier, completion: @escaping @Sendable (ReadResult<R>) -> Void) {
+        let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
+        submitGATT("read \(descriptor)", work: { link in try await link.read(descriptor) }, deliver: deliver)
+    }
+
+    /// Writes a descriptor (with response).
+    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S, completion: @escaping @Sendable (WriteResult) -> Void) {
+        let data = value.toBluetoothData()
+        submitGATT("write \(data.count) bytes to \(descriptor)", work: { link in try await link.write(data, to: descriptor) },
+                   deliver: onCallbackQueue(completion))
+    }
+
+    /// Reads the signal strength of the connection; the ``RSSIObserver``s get the result.
+    /// - Throws: ``BluejayError/notConnected`` (or why the request cannot be made) at once.
+    public func readRSSI() throws(BluejayError) {
+        if let refusal = refusal(for: "readRSSI") { throw refusal }
+        guard let peripheral = connectedPeripheral else { throw .notConnected }
+        submitGATT("read RSSI", work: { link in try await link.readRSSI() }, deliver: { [self] result in
+            let observers = self.state.withLock { $0.rssiObservers.live() }
+            self.onCallbackQueue {
+                for observer in observers {
+                    switch result {
+                    case let .success(rssi): observer.didReadRSSI(from: peripheral, RSSI: rssi, error: nil)
+                    case let .failure(error): observer.didReadRSSI(from: peripheral, RSSI: 127, error: error)
+                    }
+                }
+            }
+        })
+    }
+}
+
+extension Result where Success == Data, Failure == BluejayError {
+    /// Makes `R` from the bytes; whatever the initializer throws becomes
+    /// ``BluejayError/deserializationFailed(type:data:reason:)`` with the bytes received.
+    func decoded<R: Receivable>() -> Result<R, BluejayError> {
+        flatMap { data in
+            do {
+                return .success(try R(bluetoothData: data))
+            } catch let BluejayError.deserializationFailed(type, bytes, reason) where bytes == data {
+                return .failure(.deserializationFailed(type: type, data: bytes, reason: reason))
+            } catch {
+                return .failure(.deserializationFailed(type: String(describing: R.self), data: data, reason: "\(error)"))
+            }
+        }
+    }
+}

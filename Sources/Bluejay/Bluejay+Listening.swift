@@ -1,0 +1,177 @@
+import BluetoothHost
+import Foundation
+
+extension Bluejay {
+    /// Turns on notifications (or indications) of a characteristic and calls `completion`
+    /// with each value, on the callback queue, until ``endListen(to:completion:)``. A failure
+    /// to set the listen up, and values `R` cannot be made from, come as `.failure`.
+    ///
+    /// One listen per characteristic: `multipleListenOption` says what a later listen on
+    /// the same characteristic does (``MultipleListenOption/trap`` refuses it). After an
+    /// auto-reconnect the listen is enabled again.
+    public func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .trap,
+                                      completion: @escaping @Sendable (ReadResult<R>) -> Void) {
+        let queue = state.withLock { $0.callbackQueue }
+        let handler: ListenHandler = { result in queue.async { completion(result.decoded()) } }
+        if let refusal = refusal(for: "listen") {
+            handler(.failure(refusal))
+            return
+        }
+        installListen(on: characteristic, handler: handler, option: multipleListenOption, synchronous: false) { _ in }
+    }
+
+    /// Turns the notifications of a characteristic off and removes its listen callback.
+    /// Values arriving after this call are dropped.
+    public func endListen(to characteristic: CharacteristicIdentifier, completion: (@Sendable (WriteResult) -> Void)? = nil) {
+        let deliver = onCallbackQueue { (result: WriteResult) in completion?(result) }
+        if let refusal = refusal(for: "endListen") {
+            deliver(.failure(refusal))
+            return
+        }
+        removeListen(on: characteristic, privileged: false, deliver: deliver)
+    }
+
+    /// Whether a listen is installed (or being installed) on the characteristic.
+    public func isListening(to characteristic: CharacteristicIdentifier) -> Bool {
+        state.withLock { $0.listens.contains(characteristic) }
+    }
+
+    // MARK: Shared with the synchronous and async APIs
+
+    /// Registers a listen and queues the enabling of its notifications. `installed` gets the
+    /// outcome of the set-up (the handler gets set-up failures too).
+    func installListen(on characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, option: MultipleListenOption,
+                       synchronous: Bool, installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) {
+        let admission = state.withLock { $0.listens.admit(characteristic, handler: handler, option: option, synchronous: synchronous) }
+        let generation: UInt64
+        switch admission {
+        case .trapped:
+            handler(.failure(.multipleListenTrapped(characteristic)))
+            installed(.failure(.multipleListenTrapped(characteristic)))
+            return
+        case let .replaced(previous, newGeneration):
+            log(.info, "the listen on \(characteristic) was replaced")
+            previous?(.failure(.multipleListenReplaced(characteristic)))
+            generation = newGeneration
+        case let .installed(newGeneration):
+            generation = newGeneration
+        }
+        submitGATT("listen to \(characteristic)", privileged: synchronous, work: { [self] link in
+            try await self.enableNotifications(of: characteristic, on: link, generation: generation)
+        }, deliver: { [self] result in
+            if case let .failure(error) = result {
+                let removed = self.state.withLock { $0.listens.remove(characteristic, generation: generation) }
+                removed?.forwarder?.cancel()
+                handler(.failure(error))
+            } else {
+                self.saveCurrentRestorationState()
+            }
+            installed(result)
+        })
+    }
+
+    /// Removes the listen at once and queues turning its notifications off.
+    func removeListen(on characteristic: CharacteristicIdentifier, privileged: Bool,
+                      deliver: @escaping @Sendable (WriteResult) -> Void) {
+        let removed = state.withLock { $0.listens.remove(characteristic) }
+        removed?.forwarder?.cancel()
+        saveCurrentRestorationState()
+        submitGATT("end listen to \(characteristic)", privileged: privileged, work: { link in
+            try await link.unsubscribe(characteristic)
+        }, deliver: deliver)
+    }
+
+    /// Enables the notifications of a listed listen, unless they are on already, and
+    /// forwards its values.
+    func enableNotifications(of characteristic: CharacteristicIdentifier, on link: PeripheralLink, generation: UInt64?) async throws {
+        let needed = state.withLock { state -> Bool in
+            guard let record = state.listens.record(for: characteristic) else { return false }
+            if let generation, record.generation != generation { return false }
+            return !record.isSubscribed
+        }
+        guard needed else { return }
+        let values = try await link.subscribe(characteristic)
+        let forwarder = Task { [weak self] in
+            do {
+                for try await bytes in values { self?.didReceive(Data(bytes), on: characteristic, from: link) }
+            } catch {
+                // The link dropped or the listen ended: the disconnection is handled elsewhere.
+            }
+        }
+        let kept = state.withLock { state -> Bool in
+            guard state.link.link === link, state.listens.record(for: characteristic) != nil else { return false }
+            state.listens.setSubscribed(characteristic, forwarder: forwarder)
+            return true
+        }
+        if !kept {
+            // Ended while being set up: turn it off again.
+            forwarder.cancel()
+            try? await link.unsubscribe(characteristic)
+        }
+    }
+
+    /// Enables the listens that are not on (after a reconnection or restoration).
+    func resubscribeListens(on link: PeripheralLink) async {
+        let characteristics = state.withLock { $0.listens.toResubscribe }
+        for characteristic in characteristics {
+            do {
+                try await withTimeLimit(operationTimeLimit, operation: "listen to \(characteristic)") {
+                    try await self.enableNotifications(of: characteristic, on: link, generation: nil)
+                }
+                log(.info, "listen on \(characteristic) enabled again")
+            } catch {
+                let failure = BluejayError(error, peripheral: link.identifier, operation: "listen to \(characteristic)")
+                log(.warning, "listen on \(characteristic) could not be enabled again: \(failure)")
+                let removed = state.withLock { $0.listens.remove(characteristic) }
+                removed?.forwarder?.cancel()
+                removed?.handler?(.failure(failure))
+                if case .disconnected = failure { return }
+            }
+        }
+    }
+
+    /// A notification or indication arrived for a listen.
+    private func didReceive(_ value: Data, on characteristic: CharacteristicIdentifier, from link: PeripheralLink) {
+        let (record, restorer, queue) = state.withLock { state in
+            (state.listens.record(for: characteristic), state.restoration?.config.listenRestorer, state.callbackQueue)
+        }
+        guard let record else { return }
+        if let handler = record.handler {
+            handler(.success(value))
+            return
+        }
+        guard let restorer else {
+            log(.info, "a value arrived on \(characteristic), which has no listen callback and no listen restorer: ending the listen")
+            removeListen(on: characteristic, privileged: true) { _ in }
+            return
+        }
+        queue.async { [self] in
+            let action = restorer.didReceiveUnhandledListen(from: link.identifier, on: characteristic, with: value)
+            self.log(.info, "unhandled value on \(characteristic): the listen restorer answered \(action)")
+            if action == .stopListen, self.state.withLock({ $0.listens.record(for: characteristic)?.handler == nil }) {
+                self.removeListen(on: characteristic, privileged: true) { _ in }
+            }
+        }
+    }
+
+    /// Ends every listen; their handlers get `error` if one is given.
+    func endAllListens(notifying error: BluejayError?) {
+        let records = state.withLock { $0.listens.removeAll() }
+        for record in records.values {
+            record.forwarder?.cancel()
+            if let error { record.handler?(.failure(error)) }
+        }
+    }
+
+    /// Tells handlers of removed listens that they ended.
+    func failListenHandlers(_ records: [ListenRegistry.Record], with error: BluejayError) {
+        for record in records where record.isSynchronous {
+            record.handler?(.failure(error))
+        }
+        let broadcast = state.withLock { $0.broadcastErrorsToListeners }
+        guard broadcast else { return }
+        for record in records where !record.isSynchronous {
+            record.handler?(.failure(error))
+        }
+    }
+}

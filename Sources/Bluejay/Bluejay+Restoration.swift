@@ -1,0 +1,56 @@
+import BluetoothHost
+import Foundation
+
+extension Bluejay {
+    /// At start, with restoration on: reconnects to the peripheral the previous process
+    /// left connected, before any other request runs.
+    func beginRestoration() {
+        guard let context = state.withLock({ $0.restoration }) else { return }
+        let record: RestorationRecord?
+        do {
+            record = try context.store.load()
+        } catch {
+            log(.error, "\(error); starting without restoration")
+            return
+        }
+        guard let record, let peripheral = record.peripheralIdentifier else {
+            log(.debug, "nothing to restore for \"\(context.config.restoreIdentifier)\"")
+            return
+        }
+        log(.info, "restoring the connection to \(peripheral) with \(record.listens.count) listen(s) from \(context.store.fileURL.path)")
+        requestConnection(to: peripheral, timeout: context.config.reconnectTimeout, purpose: .restore(record.listens), atFront: true) {
+            [self] result in
+            if case .success = result { self.reportRestoration(of: peripheral, error: nil) }
+        }
+    }
+
+    /// Tells the ``BackgroundRestorer`` how restoration went.
+    func reportRestoration(of peripheral: PeripheralIdentifier, error: BluejayError?) {
+        guard let restorer = state.withLock({ $0.restoration?.config.backgroundRestorer }) else { return }
+        onCallbackQueue {
+            let completion = error.map { restorer.didFailToRestoreConnection(to: peripheral, error: $0) }
+                ?? restorer.didRestoreConnection(to: peripheral)
+            if case let .callback(callback) = completion { callback() }
+        }
+    }
+
+    /// Persists the connected peripheral and its listens (restoration on).
+    func saveCurrentRestorationState() {
+        let record = state.withLock { state -> RestorationRecord? in
+            guard state.restoration != nil, state.lifecycle == .running else { return nil }
+            guard let link = state.connectedLink else { return nil }
+            return RestorationRecord(peripheral: link.identifier.stringValue, listens: state.listens.persistable)
+        }
+        if let record { saveRestoration(record) }
+    }
+
+    /// Writes the restoration record (restoration on).
+    func saveRestoration(_ record: RestorationRecord) {
+        guard let store = state.withLock({ $0.restoration?.store }) else { return }
+        do {
+            try store.save(record)
+        } catch {
+            log(.error, "\(error)")
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import BluetoothCore
+import BluetoothHost
+import Foundation
+import Synchronization
+
+/// One connection, seen through Bluejay's identifiers: finds services, characteristics and
+/// descriptors by UUID (discovering them on first use and caching them until the peer's
+/// database changes) and runs the GATT procedures, reporting ``BluejayError``s.
+///
+/// Operations on one link are serialized by the FIFO queue that owns it; the actor only
+/// protects the caches.
+actor PeripheralLink {
+    nonisolated let connection: Connection
+    nonisolated let identifier: PeripheralIdentifier
+    private nonisolated let mtuValue: Mutex<Int>
+
+    private var services: [ServiceIdentifier: GATTService] = [:]
+    private var characteristics: [ServiceIdentifier: [GATTCharacteristic]] = [:]
+    private var descriptors: [CharacteristicIdentifier: [GATTDescriptor]] = [:]
+
+    init(connection: Connection, identifier: PeripheralIdentifier) {
+        self.connection = connection
+        self.identifier = identifier
+        mtuValue = Mutex(23)
+    }
+
+    /// Reads the bearer's MTU into ``mtu`` (after the exchange made when connecting).
+    func refreshMTU() async {
+        let mtu = Int(await connection.gatt.mtu)
+        mtuValue.withLock { $0 = mtu }
+    }
+
+    /// The ATT MTU negotiated with the peripheral.
+    nonisolated var mtu: Int { mtuValue.withLock { $0 } }
+
+    /// The longest value one write of `type` carries: MTU - 3 without response; 512 with
+    /// response (a long write, Core 6.0, Vol 3, Part F, 3.2.9).
+    nonisolated func maximumWriteValueLength(for type: WriteType) -> Int {
+        switch type {
+        case .withResponse: return GATTClient.maximumAttributeValueLength
+        case .withoutResponse: return mtu - 3
+        }
+    }
+
+    // MARK: Finding things
+
+    func service(_ id: ServiceIdentifier) async throws -> GATTService {
+        if let service = services[id] { return service }
+        let uuid = try id.requireUUID()
+        let found = try await mapErrors("discovering service \(id)") {
+            try await connection.gatt.discoverPrimaryServices(uuid: uuid)
+        }
+        guard let service = found.first else { throw BluejayError.missingService(id) }
+        services[id] = service
+        return service
+    }
+
+    func characteristic(_ id: CharacteristicIdentifier) async throws -> GATTCharacteristic {
+        let uuid = try id.requireUUID()
+        if let known = characteristics[id.service]?.first(where: { $0.uuid == uuid }) { return known }
+        let container = try await service(id.service)
+        let found = try await mapErrors("discovering the characteristics of \(id.service)") {
+            try await connection.gatt.discoverCharacteristics(of: container)
+        }
+        characteristics[id.service] = found
+        guard let characteristic = found.first(where: { $0.uuid == uuid }) else { throw BluejayError.missingCharacteristic(id) }
+        return characteristic
+    }
+
+    func descriptor(_ id: DescriptorIdentifier) async throws -> GATTDescriptor {
+        let uuid = try id.requireUUID()
+        if let known = descriptors[id.characteristic]?.first(where: { $0.uuid == uuid }) { return known }
+        let owner = try await characteristic(id.characteristic)
+        let found = try await mapErrors("discovering the descriptors of \(id.characteristic)") {
+            try await connection.gatt.discoverDescriptors(of: owner)
+        }
+        descriptors[id.characteristic] = found
+        guard let descriptor = found.first(where: { $0.uuid == uuid }) else { throw BluejayError.missingDescriptor(id) }
+        return descriptor
+    }
+
+    // MARK: Procedures
+
+    /// Reads a characteristic's value, however long.
+    func read(_ id: CharacteristicIdentifier) async throws -> Data {
+        let found = try await characteristic(id)
+        return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+    }
+
+    func write(_ value: Data, to id: CharacteristicIdentifier, type: WriteType) async throws {
+        let target = try await characteristic(id)
+        switch type {
+        case .withResponse:
+            guard value.count <= GATTClient.maximumAttributeValueLength else {
+                throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
+            }
+            try await mapErrors("writing \(id)") { try await connection.gatt.write(Array(value), to: target) }
+        case .withoutResponse:
+            guard target.properties.contains(.writeWithoutResponse) else {
+                throw BluejayError.notSupported("\(id) does not accept writes without response (its properties: \(target.properties))")
+            }
+            let maximum = maximumWriteValueLength(for: .withoutResponse)
+            guard value.count <= maximum else { throw BluejayError.valueTooLong(length: value.count, maximum: maximum) }
+            try await mapErrors("writing \(id) without response") {
+                try await connection.gatt.writeWithoutResponse(Array(value), handle: target.valueHandle)
+            }
+        }
+    }
+
+    func read(_ id: DescriptorIdentifier) async throws -> Data {
+        let found = try await descriptor(id)
+        return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+    }
+
+    func write(_ value: Data, to id: DescriptorIdentifier) async throws {
+        let target = try await descriptor(id)
+        guard value.count <= GATTClient.maximumAttributeValueLength else {
+            throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
+        }
+        try await mapErrors("writing \(id)") { try await connection.gatt.write(Array(value), to: target) }
+    }
+
+    /// Enables notifications (or indications) and returns the values as they come.
+    func subscribe(_ id: CharacteristicIdentifier) async throws -> AsyncThrowingStream<[UInt8], any Error> {
+        let target = try await characteristic(id)
+        guard !target.properties.isDisjoint(with: [.notify, .indicate]) else {
+            throw BluejayError.notSupported("\(id) neither notifies nor indicates (its properties: \(target.properties))")
+        }
+        let cccd = descriptors[id]?.first { $0.uuid == GATTAttributeType.clientCharacteristicConfiguration }?.handle
+        return try await mapErrors("enabling notifications of \(id)") {
+            try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd)
+        }
+    }
+
+    /// Turns notifications off. A characteristic that cannot be found has none on.
+    func unsubscribe(_ id: CharacteristicIdentifier) async throws {
+        guard let uuid = id.uuid, let target = characteristics[id.service]?.first(where: { $0.uuid == uuid }) else { return }
+        try await mapErrors("disabling notifications of \(id)") { try await connection.gatt.unsubscribe(from: target) }
+    }
+
+    func readRSSI() async throws -> Int {
+        Int(try await mapErrors("reading the RSSI") { try await connection.readRSSI() })
+    }
+
+    /// The peer's database changed in `change.affectedHandles`: forgets what was found
+    /// there. Returns the services that were in use there.
+    func invalidate(_ change: GATTServiceChange) -> [ServiceIdentifier] {
+        var invalidated = Set(change.invalidatedServices.map { ServiceIdentifier(uuid: $0.uuid) })
+        for (id, service) in services where service.handleRange.overlaps(change.affectedHandles) {
+            invalidated.insert(id)
+        }
+        for id in invalidated {
+            services[id] = nil
+            characteristics[id] = nil
+            descriptors = descriptors.filter { $0.key.service != id }
+        }
+        return invalidated.sorted { $0.description < $1.description }
+    }
+
+    private func mapErrors<T: Sendable>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw BluejayError(error, peripheral: identifier, operation: operation)
+        }
+    }
+}

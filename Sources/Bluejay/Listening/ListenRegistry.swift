@@ -1,0 +1,128 @@
+import Foundation
+
+/// Receives one notification's bytes, or an error, for one listen. Installed by the API
+/// that created the listen (it decodes and hops to the right queue itself).
+typealias ListenHandler = @Sendable (Result<Data, BluejayError>) -> Void
+
+/// Which characteristics Bluejay listens to, and who receives their values: the
+/// bookkeeping of listens, without I/O. One record per characteristic, as in Bluejay.
+struct ListenRegistry: Sendable {
+    struct Record: Sendable {
+        /// `nil` for a listen restored after a restart or kept across a reconnection whose
+        /// callback has not been installed again: its values go to the ``ListenRestorer``.
+        var handler: ListenHandler?
+        /// The option the listen was installed with (the existing listen's option decides).
+        var option: MultipleListenOption
+        /// Created by a background task's synchronous listen: never persisted.
+        var isSynchronous: Bool
+        /// Changes each time the handler changes, so that late results of an old listen
+        /// request do not touch a newer one.
+        var generation: UInt64
+        /// The notifications are enabled on the current link.
+        var isSubscribed = false
+        /// The task forwarding the current subscription's values.
+        var forwarder: Task<Void, Never>?
+    }
+
+    /// What ``admit(_:handler:option:synchronous:)`` decided.
+    enum Admission: Sendable {
+        /// A new listen; enable notifications.
+        case installed(generation: UInt64)
+        /// The handler replaced an existing one (given back, to be told).
+        case replaced(previous: ListenHandler?, generation: UInt64)
+        /// The existing listen traps new ones.
+        case trapped
+    }
+
+    private(set) var records: [CharacteristicIdentifier: Record] = [:]
+    private var nextGeneration: UInt64 = 0
+
+    /// A listen request.
+    mutating func admit(_ characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler,
+                        option: MultipleListenOption, synchronous: Bool = false) -> Admission {
+        nextGeneration += 1
+        let generation = nextGeneration
+        guard var record = records[characteristic] else {
+            records[characteristic] = Record(handler: handler, option: option, isSynchronous: synchronous, generation: generation)
+            return .installed(generation: generation)
+        }
+        if record.handler != nil, record.option == .trap { return .trapped }
+        let previous = record.handler
+        record.handler = handler
+        record.generation = generation
+        record.isSynchronous = synchronous
+        if previous == nil { record.option = option }
+        records[characteristic] = record
+        return .replaced(previous: previous, generation: generation)
+    }
+
+    /// Listens carried over without a callback (restored from disk): their values go to the
+    /// ``ListenRestorer``. Characteristics that already have a listen are left alone.
+    /// Returns the ones added.
+    mutating func addRestored(_ characteristics: [CharacteristicIdentifier]) -> [CharacteristicIdentifier] {
+        var added: [CharacteristicIdentifier] = []
+        for characteristic in characteristics where records[characteristic] == nil {
+            nextGeneration += 1
+            records[characteristic] = Record(handler: nil, option: .replaceable, isSynchronous: false, generation: nextGeneration)
+            added.append(characteristic)
+        }
+        return added
+    }
+
+    /// Removes the listen; with a generation, only if it is still that one.
+    @discardableResult
+    mutating func remove(_ characteristic: CharacteristicIdentifier, generation: UInt64? = nil) -> Record? {
+        guard let record = records[characteristic] else { return nil }
+        if let generation, record.generation != generation { return nil }
+        records[characteristic] = nil
+        return record
+    }
+
+    /// Removes every listen (expected disconnection, stop); returns them.
+    mutating func removeAll() -> [CharacteristicIdentifier: Record] {
+        defer { records.removeAll() }
+        return records
+    }
+
+    /// Marks a subscription made (with its forwarding task) or lost.
+    mutating func setSubscribed(_ characteristic: CharacteristicIdentifier, forwarder: Task<Void, Never>?) {
+        guard records[characteristic] != nil else { return }
+        records[characteristic]?.forwarder?.cancel()
+        records[characteristic]?.forwarder = forwarder
+        records[characteristic]?.isSubscribed = forwarder != nil
+    }
+
+    /// The link dropped: no subscription survives it (the peer clears its Client
+    /// Characteristic Configuration for a client that is not bonded, Core 6.0, Vol 3,
+    /// Part G, 3.3.3.3). Synchronous listens end; the others stay for the reconnection.
+    /// Returns the synchronous ones that ended.
+    mutating func linkDidDrop() -> [Record] {
+        var ended: [Record] = []
+        for (characteristic, var record) in records {
+            record.forwarder?.cancel()
+            record.forwarder = nil
+            record.isSubscribed = false
+            if record.isSynchronous {
+                records[characteristic] = nil
+                ended.append(record)
+            } else {
+                records[characteristic] = record
+            }
+        }
+        return ended
+    }
+
+    func record(for characteristic: CharacteristicIdentifier) -> Record? { records[characteristic] }
+
+    func contains(_ characteristic: CharacteristicIdentifier) -> Bool { records[characteristic] != nil }
+
+    /// The listens to persist for restoration: not the synchronous ones.
+    var persistable: [CharacteristicIdentifier] {
+        records.filter { !$0.value.isSynchronous }.keys.sorted { $0.description < $1.description }
+    }
+
+    /// The listens to enable again after a reconnection.
+    var toResubscribe: [CharacteristicIdentifier] {
+        records.filter { !$0.value.isSubscribed }.keys.sorted { $0.description < $1.description }
+    }
+}

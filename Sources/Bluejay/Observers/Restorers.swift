@@ -1,0 +1,39 @@
+import BluetoothHost
+import Foundation
+
+/// Told how restoring the previous process's connection went (see ``BackgroundRestoreConfig``).
+/// Called on the callback queue.
+public protocol BackgroundRestorer: AnyObject, Sendable {
+    /// The persisted peripheral is connected again and its listens are re-enabled.
+    func didRestoreConnection(to peripheral: PeripheralIdentifier) -> BackgroundRestoreCompletion
+    /// The persisted peripheral could not be reconnected.
+    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: BluejayError) -> BackgroundRestoreCompletion
+}
+
+/// What to do once restoration has been reported.
+public enum BackgroundRestoreCompletion: Sendable {
+    /// Nothing more.
+    case `continue`
+    /// Run this on the callback queue right after (queue follow-up work here).
+    case callback(@Sendable () -> Void)
+}
+
+/// Decides about notifications that arrive on a characteristic Bluejay listens to but for
+/// which no callback is installed: after a restart with restoration, and after an
+/// auto-reconnect, until the app calls ``Bluejay/listen(to:multipleListenOption:completion:)``
+/// again. Called on the callback queue.
+public protocol ListenRestorer: AnyObject, Sendable {
+    /// - Parameter value: the notification's bytes.
+    /// - Returns: ``ListenRestoreAction/promiseRestoration`` after installing a listen (or to
+    ///   install one later; values arriving meanwhile come here again), or
+    ///   ``ListenRestoreAction/stopListen`` to turn the notifications off.
+    func didReceiveUnhandledListen(from peripheral: PeripheralIdentifier, on characteristic: CharacteristicIdentifier, with value: Data?) -> ListenRestoreAction
+}
+
+/// A ``ListenRestorer``'s decision.
+public enum ListenRestoreAction: Sendable, Equatable {
+    /// Keep the notifications on; a listen is or will be installed.
+    case promiseRestoration
+    /// Turn the notifications off (the Client Characteristic Configuration is cleared).
+    case stopListen
+}

@@ -1,0 +1,164 @@
+import Synchronization
+
+/// Runs ``QueuedOperation``s from a ``FIFOQueue``, one at a time, each in a task of its own.
+/// Thread-safe: submit and cancel from anywhere. A cancelled or failed operation reports to
+/// its callback at once; the next operation starts when the cancelled one's task has
+/// actually returned, so that two operations never run together.
+final class OperationRunner: Sendable {
+    private struct State: Sendable {
+        var queue: FIFOQueue<QueuedOperation>
+        var task: (id: UInt64, task: Task<Void, Never>)?
+        var nextID: UInt64 = 0
+        /// Identifiers cancelled before they were submitted (a `Task` cancelled while its
+        /// request was being built).
+        var cancelledEarly: Set<UInt64> = []
+    }
+
+    private let state: Mutex<State>
+    private let log: @Sendable (String) -> Void
+
+    init(suspended: Bool = false, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        state = Mutex(State(queue: FIFOQueue(suspended: suspended)))
+        self.log = log
+    }
+
+    /// A fresh operation identifier.
+    func makeID() -> UInt64 {
+        state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+    }
+
+    /// Queues an operation; at the front it runs as soon as the running one (if any) ends.
+    func submit(_ operation: QueuedOperation, atFront: Bool = false) {
+        let (start, cancelled, depth) = state.withLock { state -> (QueuedOperation?, Bool, Int) in
+            if state.cancelledEarly.remove(operation.id) != nil { return (nil, true, state.queue.count) }
+            let start = state.queue.enqueue(operation, atFront: atFront)
+            return (start, false, state.queue.count)
+        }
+        if cancelled {
+            operation.fail(.cancelled)
+            return
+        }
+        log("queued \(operation)\(atFront ? " at the front" : "") (\(depth) in queue)")
+        if let start { launch(start) }
+    }
+
+    /// Cancels one operation: removed if waiting, its task cancelled if running. Its callback
+    /// gets `error`. An identifier not submitted yet is remembered and refused on submission.
+    func cancel(_ id: UInt64, error: BluejayError = .cancelled) {
+        enum Found { case waiting(QueuedOperation), running(QueuedOperation, Task<Void, Never>?), none }
+        let found = state.withLock { state -> Found in
+            if let operation = state.queue.removeWaiting(id) { return .waiting(operation) }
+            if let running = state.queue.running, running.id == id {
+                return .running(running, state.task?.id == id ? state.task?.task : nil)
+            }
+            if id > 0, id <= state.nextID { state.cancelledEarly.insert(id) }
+            return .none
+        }
+        switch found {
+        case let .waiting(operation):
+            log("cancelled \(operation) before it ran: \(error)")
+            operation.fail(error)
+        case let .running(operation, task):
+            log("cancelled running \(operation): \(error)")
+            operation.fail(error)
+            task?.cancel()
+        case .none:
+            break
+        }
+    }
+
+    /// Fails every operation that matches, waiting or running, with `error`.
+    func failAll(_ error: BluejayError, where predicate: @Sendable (QueuedOperation) -> Bool = { _ in true }) {
+        let (waiting, running) = state.withLock { state -> ([QueuedOperation], (QueuedOperation, Task<Void, Never>?)?) in
+            let waiting = state.queue.removeWaiting(where: predicate)
+            var running: (QueuedOperation, Task<Void, Never>?)?
+            if let operation = state.queue.running, predicate(operation), !operation.isFinished {
+                running = (operation, state.task?.id == operation.id ? state.task?.task : nil)
+            }
+            return (waiting, running)
+        }
+        if let (operation, task) = running {
+            log("failing running \(operation): \(error)")
+            operation.fail(error)
+            task?.cancel()
+        }
+        for operation in waiting {
+            log("failing queued \(operation): \(error)")
+            operation.fail(error)
+        }
+    }
+
+    /// Holds back new starts (requests keep queuing).
+    func suspend() {
+        state.withLock { $0.queue.suspend() }
+    }
+
+    /// Lets requests start again.
+    func resume() {
+        if let start = state.withLock({ $0.queue.resume() }) { launch(start) }
+    }
+
+    /// The running operation's kind, if one runs.
+    var runningKind: OperationKind? { state.withLock { $0.queue.running?.kind } }
+
+    /// How many operations wait or run.
+    var count: Int { state.withLock { $0.queue.count } }
+
+    /// Whether `id` waits or runs.
+    func contains(_ id: UInt64) -> Bool { state.withLock { $0.queue.contains(id) } }
+
+    /// The kinds of the waiting and running operations, running first.
+    var kinds: [OperationKind] {
+        state.withLock { state in
+            (state.queue.running.map { [$0.kind] } ?? []) + state.queue.waiting.map(\.kind)
+        }
+    }
+
+    private func launch(_ operation: QueuedOperation) {
+        log("running \(operation)")
+        let task = Task { [self] in
+            await operation.run()
+            self.didFinish(operation)
+        }
+        state.withLock { state in
+            // The task may have finished already; then the slot belongs to another operation.
+            if state.queue.running?.id == operation.id { state.task = (operation.id, task) }
+        }
+    }
+
+    private func didFinish(_ operation: QueuedOperation) {
+        let next = state.withLock { state -> QueuedOperation? in
+            if state.task?.id == operation.id { state.task = nil }
+            return state.queue.finish(operation.id)
+        }
+        log("finished \(operation)")
+        if let next { launch(next) }
+    }
+}
+
+extension OperationRunner {
+    /// Queues `work` and waits for its outcome. Cancelling the calling task cancels the
+    /// operation, queued or running.
+    func perform<T: Sendable>(_ name: String, kind: OperationKind, atFront: Bool = false,
+                              work: @escaping @Sendable () async throws -> T) async throws(BluejayError) -> T {
+        let id = makeID()
+        let result: Result<T, BluejayError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, BluejayError>, Never>) in
+                let operation = QueuedOperation.make(id: id, name: name, kind: kind, work: work) { result in
+                    continuation.resume(returning: result)
+                }
+                if Task.isCancelled {
+                    operation.fail(.cancelled)
+                } else {
+                    submit(operation, atFront: atFront)
+                }
+            }
+        } onCancel: {
+            cancel(id)
+        }
+        return try result.get()
+    }
+}
