@@ -2,61 +2,182 @@ import BluetoothCore
 import BluetoothHCI
 import Logging
 
-/// This device's GATT server: answers the ATT requests of every connected client.
+/// This device's GATT server (Core 6.0, Vol 3, Part G): an attribute database built from
+/// ``GATTServiceDefinition``s, served to every connected client over ATT.
 ///
-/// Until services are published it answers what every server must: Exchange MTU, and
-/// "not found" or "not supported" for the rest.
+/// The GAP service (Device Name, Appearance) and the GATT service (Service Changed) are
+/// always present. Every request of Vol 3, Part F, 3.4 is answered, with the specification's
+/// Error Responses and values cut to the bearer's MTU. Each connection has its own Client
+/// Characteristic Configurations, prepare queue, indication queue (one indication at a time,
+/// each confirmed) and notification budget (see ``GATTServerSettings``). Adding or removing
+/// a service while clients are connected indicates Service Changed to those that asked.
+///
+/// ```swift
+/// let service = try await host.server.addService(GATTServiceDefinition(uuid: "180F", characteristics: [
+///     GATTCharacteristicDefinition(uuid: "2A19", properties: [.read, .notify], value: [100]),
+/// ]))
+/// let level = try #require(service.characteristic("2A19"))
+/// let update = try await host.server.updateValue([99], forHandle: level.valueHandle)
+/// ```
 public actor GATTServer {
     /// Writes an ATT PDU to a connection; the completion runs once the controller has it.
     public typealias Sender = @Sendable (_ connectionHandle: UInt16, _ pdu: [UInt8], _ completion: HCIController.ACLCompletion?) -> Void
 
     enum InboxItem: Sendable {
-        case pdu([UInt8], Connection)
+        case pdu([UInt8], ServerLink)
         case closed(connectionHandle: UInt16)
     }
 
-    private let sendPDU: Sender
+    let sendPDU: Sender
+    /// The ATT MTU this server can receive, answered to Exchange MTU Requests.
     let preferredMTU: UInt16
     let logger: Logger
     private let inbox: AsyncStream<InboxItem>.Continuation
 
+    var database = AttributeDatabase()
+    var bearers: [UInt16: ServerBearer] = [:]
+    /// Limits and timeouts; change them with ``configure(_:)``.
+    public private(set) var settings = GATTServerSettings()
+    var eventContinuations: [UInt64: AsyncStream<GATTServerEvent>.Continuation] = [:]
+    private var nextIdentifier: UInt64 = 0
+
     public init(preferredMTU: UInt16 = 517, logger: Logger = Logger(label: "bluejay.gatt-server"), send: @escaping Sender) {
         self.sendPDU = send
-        self.preferredMTU = preferredMTU
+        self.preferredMTU = max(ATTPDU.defaultLEMTU, min(preferredMTU, 517))
         self.logger = logger
         let (stream, continuation) = AsyncStream.makeStream(of: InboxItem.self, bufferingPolicy: .unbounded)
         inbox = continuation
         Task { await self.run(stream) }
     }
 
-    /// A server-bound ATT PDU (request, command, confirmation) from a connected client.
-    nonisolated func receive(_ pdu: [UInt8], from connection: Connection) { inbox.yield(.pdu(pdu, connection)) }
+    // MARK: Entry points (any thread, in link order)
 
-    /// The connection ended: forget its state.
-    nonisolated func connectionDidClose(handle: UInt16) { inbox.yield(.closed(connectionHandle: handle)) }
+    /// A server-bound ATT PDU (request, command, confirmation) from a connected client.
+    nonisolated func receive(_ pdu: [UInt8], from connection: Connection) {
+        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connection.handle, peer: connection.peer, client: connection.gatt)))
+    }
+
+    /// A server-bound ATT PDU from a client on a bearer that is not a Host connection, e.g. a
+    /// ``GATTClient`` wired to this server in memory. Answers go to the server's sender with
+    /// `connectionHandle`.
+    public nonisolated func receive(_ pdu: [UInt8], connectionHandle: UInt16, peer: DeviceAddress? = nil) {
+        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, client: nil)))
+    }
+
+    /// The connection ended: forget its configurations, prepare queue and indications.
+    public nonisolated func connectionDidClose(handle: UInt16) { inbox.yield(.closed(connectionHandle: handle)) }
 
     private func run(_ stream: AsyncStream<InboxItem>) async {
         for await item in stream {
             switch item {
-            case let .pdu(bytes, connection): await handle(bytes, from: connection)
-            case .closed: break
+            case let .pdu(bytes, link): accept(bytes, from: link)
+            case let .closed(handle): closeBearer(handle)
             }
         }
     }
 
-    private func handle(_ bytes: [UInt8], from connection: Connection) async {
+    /// Confirmations are handled at once, so that an indication is never held up behind a
+    /// request waiting for an application handler; requests and commands go to the
+    /// connection's queue.
+    private func accept(_ bytes: [UInt8], from link: ServerLink) {
         guard let first = bytes.first else { return }
-        let opcode = ATTOpcode(rawValue: first)
-        // Commands (bit 6 set) and confirmations are never answered (Core 6.0, Vol 3, Part F, 3.3).
-        if opcode.isCommand || opcode.kind == .confirmation { return }
-        let response: ATTPDU
-        if case let .exchangeMTURequest(request)? = try? ATTPDU.decode(bytes) {
-            response = .exchangeMTUResponse(ATTExchangeMTUResponse(serverRxMTU: preferredMTU))
-            connection.gatt.peerRequestedMTU(min(request.clientRxMTU, preferredMTU))
+        let bearer = bearer(for: link)
+        if ATTOpcode(rawValue: first) == .handleValueConfirmation {
+            didReceiveConfirmation(bytes, connectionHandle: bearer.connectionHandle)
         } else {
-            let code: ATTErrorCode = opcode.kind == .request ? .attributeNotFound : .requestNotSupported
-            response = .errorResponse(ATTErrorResponse(requestOpcode: opcode, handle: 0x0000, code: code))
+            bearer.requests.yield(bytes)
         }
-        sendPDU(connection.handle, response.encode(), nil)
+    }
+
+    private func bearer(for link: ServerLink) -> ServerBearer {
+        if let existing = bearers[link.connectionHandle] { return existing }
+        let id = makeIdentifier()
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+        let bearer = ServerBearer(id: id, link: link,
+                                  prepareQueue: PreparedWriteQueue(capacity: settings.maximumPreparedWrites),
+                                  indications: IndicationQueue(capacity: settings.maximumQueuedIndications),
+                                  requests: continuation)
+        bearers[link.connectionHandle] = bearer
+        Task { [weak self] in
+            for await bytes in stream { await self?.serve(bytes, bearerID: id, connectionHandle: link.connectionHandle) }
+        }
+        return bearer
+    }
+
+    private func closeBearer(_ connectionHandle: UInt16) {
+        guard let bearer = bearers.removeValue(forKey: connectionHandle) else { return }
+        bearer.requests.finish()
+        bearer.indicationTimer?.cancel()
+        var indications = bearer.indications
+        for item in indications.removeAll() {
+            item.ticket?.resume(throwing: GATTServerError.notConnected(connectionHandle: connectionHandle))
+        }
+        for (valueHandle, configuration) in bearer.configurations where !configuration.isEmpty {
+            broadcast(.subscriptionChanged(subscription(bearer, valueHandle: valueHandle, configuration: [])))
+        }
+    }
+
+    /// The bearer, if it is still the one with this identifier.
+    func bearer(id: UInt64, connectionHandle: UInt16) -> ServerBearer? {
+        guard let bearer = bearers[connectionHandle], bearer.id == id else { return nil }
+        return bearer
+    }
+
+    /// The bearer's ATT MTU: exchanged with this server, else the one this device's client
+    /// exchanged on the same bearer, else the default 23.
+    func mtu(of bearer: ServerBearer) async -> UInt16 {
+        if bearer.hasExchangedMTU { return bearer.mtu }
+        if let client = bearer.link.client { return max(bearer.mtu, await client.mtu) }
+        return bearer.mtu
+    }
+
+    /// The ATT MTU of a connection as this server uses it (23 for an unknown connection).
+    public func mtu(connectionHandle: UInt16) async -> UInt16 {
+        guard let bearer = bearers[connectionHandle] else { return ATTPDU.defaultLEMTU }
+        return await mtu(of: bearer)
+    }
+
+    /// The connections that have talked to this server and are still up.
+    public var connectionHandles: [UInt16] { bearers.keys.sorted() }
+
+    func makeIdentifier() -> UInt64 {
+        nextIdentifier += 1
+        return nextIdentifier
+    }
+
+    func send(_ pdu: ATTPDU, to connectionHandle: UInt16, completion: HCIController.ACLCompletion? = nil) {
+        sendPDU(connectionHandle, pdu.encode(), completion)
+    }
+
+    // MARK: Settings
+
+    /// Changes limits and timeouts; queues of connections already known keep their sizes.
+    public func configure(_ settings: GATTServerSettings) {
+        self.settings = settings
+    }
+
+    // MARK: Events
+
+    /// A new stream of server events.
+    public func events() -> AsyncStream<GATTServerEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: GATTServerEvent.self, bufferingPolicy: .unbounded)
+        let id = makeIdentifier()
+        eventContinuations[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeEventContinuation(id) }
+        }
+        return stream
+    }
+
+    private func removeEventContinuation(_ id: UInt64) { eventContinuations[id] = nil }
+
+    func broadcast(_ event: GATTServerEvent) {
+        for continuation in eventContinuations.values { continuation.yield(event) }
+    }
+
+    func subscription(_ bearer: ServerBearer, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration) -> GATTSubscription {
+        let uuid = database.attribute(at: valueHandle)?.type ?? BluetoothUUID(UInt16(0))
+        return GATTSubscription(connectionHandle: bearer.connectionHandle, peer: bearer.link.peer, valueHandle: valueHandle,
+                                characteristicUUID: uuid, configuration: configuration)
     }
 }

@@ -265,5 +265,6 @@ extension LEHost {
             waiter.resume(throwing: HostError.disconnected(reason: event.reason))
         }
         broadcast(.disconnected(connection, reason: event.reason))
+        advertisingDidDisconnect(connection)
     }
 }

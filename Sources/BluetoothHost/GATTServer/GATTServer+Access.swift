@@ -1,0 +1,90 @@
+import BluetoothCore
+
+/// Reading and writing one attribute value for a client, with the permission checks of
+/// Core 6.0, Vol 3, Part F, 3.2.5 and the application's handlers.
+extension GATTServer {
+    /// Why the client may not read the attribute, if it may not.
+    static func readRefusal(_ attribute: ServerAttribute) -> ATTErrorCode? {
+        guard attribute.permissions.allowsReading else { return .readNotPermitted }
+        // No link is encrypted: pairing is refused (Core 6.0, Vol 3, Part C, 10.3.1).
+        if attribute.permissions.contains(.readEncryptionRequired) { return .insufficientAuthentication }
+        return nil
+    }
+
+    /// Why the client may not write `length` octets to the attribute, if it may not.
+    static func writeRefusal(_ attribute: ServerAttribute, length: Int) -> ATTErrorCode? {
+        guard attribute.permissions.allowsWriting else { return .writeNotPermitted }
+        if attribute.permissions.contains(.writeEncryptionRequired) { return .insufficientAuthentication }
+        guard length <= attribute.maximumLength else { return .invalidAttributeValueLength }
+        return nil
+    }
+
+    /// The attribute's value as this client sees it: its own Client Characteristic
+    /// Configuration, the read handler's answer, or the stored value.
+    func readValue(of attribute: ServerAttribute, offset: Int = 0, _ context: RequestContext) async -> GATTReadResponse {
+        if let refusal = Self.readRefusal(attribute) { return .error(refusal) }
+        if case let .clientConfiguration(valueHandle, _) = attribute.kind {
+            let configuration = bearer(id: context.bearerID, connectionHandle: context.connectionHandle)?.configurations[valueHandle]
+            return .value((configuration ?? []).bytes)
+        }
+        guard let onRead = attribute.onRead else { return .value(attribute.value) }
+        let request = GATTReadRequest(connectionHandle: context.connectionHandle, peer: context.peer, handle: attribute.handle,
+                                      uuid: attribute.type, offset: offset)
+        guard let answer = await HandlerDeadline.run(timeout: settings.handlerTimeout, { await onRead(request) }) else {
+            logger.warning("read handler of \(attribute.type) did not answer within \(settings.handlerTimeout)")
+            return .error(.unlikelyError)
+        }
+        if case let .value(value) = answer, value.count > GATTCharacteristicDefinition.maximumAttributeValueLength {
+            return .value(Array(value.prefix(GATTCharacteristicDefinition.maximumAttributeValueLength)))
+        }
+        return answer
+    }
+
+    /// Writes a value for a client: a Client Characteristic Configuration for this client
+    /// alone, else through the write handler, and stores it when accepted. Returns the error
+    /// to answer, or `nil` on success.
+    func writeValue(_ value: [UInt8], to attribute: ServerAttribute, kind: GATTWriteRequest.Kind, _ context: RequestContext) async -> ATTErrorCode? {
+        if let refusal = Self.writeRefusal(attribute, length: value.count) { return refusal }
+        if case let .clientConfiguration(valueHandle, properties) = attribute.kind {
+            return configure(valueHandle: valueHandle, properties: properties, value: value, context)
+        }
+        if let onWrite = attribute.onWrite {
+            let request = GATTWriteRequest(connectionHandle: context.connectionHandle, peer: context.peer, handle: attribute.handle,
+                                           uuid: attribute.type, value: value, kind: kind)
+            guard let answer = await HandlerDeadline.run(timeout: settings.handlerTimeout, { await onWrite(request) }) else {
+                logger.warning("write handler of \(attribute.type) did not answer within \(settings.handlerTimeout)")
+                return .unlikelyError
+            }
+            if case let .error(code) = answer { return code }
+        }
+        // The database may have changed while the handler ran: store only into the same attribute.
+        if let current = database.attribute(at: attribute.handle), current.type == attribute.type, current.kind == attribute.kind {
+            database.setValue(value, at: attribute.handle)
+        }
+        return nil
+    }
+
+    /// A client writes its Client Characteristic Configuration (Core 6.0, Vol 3, Part G,
+    /// 3.3.3.3): two octets; a bit the characteristic's properties do not allow is refused
+    /// with CCCD Improperly Configured (Core Specification Supplement, Part B, 1.2).
+    private func configure(valueHandle: UInt16, properties: CharacteristicProperties, value: [UInt8], _ context: RequestContext) -> ATTErrorCode? {
+        guard value.count == 2 else { return .invalidAttributeValueLength }
+        let requested = ClientCharacteristicConfiguration(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
+        // Bits other than notification and indication are reserved for future use: ignored.
+        let configuration = requested.intersection([.notification, .indication])
+        if configuration.contains(.notification) && !properties.contains(.notify)
+            || configuration.contains(.indication) && !properties.contains(.indicate) {
+            return .cccdImproperlyConfigured
+        }
+        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return nil }
+        let previous = bearer.configurations[valueHandle] ?? []
+        bearer.configurations[valueHandle] = configuration.isEmpty ? nil : configuration
+        bearers[context.connectionHandle] = bearer
+        if previous != configuration {
+            let subscription = subscription(bearer, valueHandle: valueHandle, configuration: configuration)
+            logger.debug("\(subscription)")
+            broadcast(.subscriptionChanged(subscription))
+        }
+        return nil
+    }
+}

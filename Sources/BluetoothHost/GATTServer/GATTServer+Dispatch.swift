@@ -1,0 +1,102 @@
+import BluetoothCore
+
+extension GATTServer {
+    /// Serves one request or command of a client, in the order the client sent them.
+    func serve(_ bytes: [UInt8], bearerID: UInt64, connectionHandle: UInt16) async {
+        guard let current = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
+        let mtu = Int(await mtu(of: current))
+        let context = RequestContext(bearerID: bearerID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu)
+        let pdu: ATTPDU
+        do {
+            pdu = try ATTPDU.decode(bytes)
+        } catch {
+            // Unknown requests: Request Not Supported; malformed requests: Invalid PDU;
+            // commands, unknown or malformed: ignored (Core 6.0, Vol 3, Part F, 3.3).
+            if let answer = ATTPDU.serverErrorResponse(toUndecodable: bytes) {
+                logger.debug("answering undecodable ATT PDU with \(answer.code): \(error)")
+                send(.errorResponse(answer), to: connectionHandle)
+            } else {
+                logger.debug("ignoring undecodable ATT PDU: \(error)")
+            }
+            return
+        }
+        let response: ATTPDU?
+        switch pdu {
+        case let .exchangeMTURequest(request):
+            response = exchangeMTU(request, bearerID: bearerID, connectionHandle: connectionHandle)
+        case let .findInformationRequest(request):
+            response = findInformation(request, context)
+        case let .findByTypeValueRequest(request):
+            response = findByTypeValue(request, context)
+        case let .readByTypeRequest(request):
+            response = await readByType(request, context)
+        case let .readByGroupTypeRequest(request):
+            response = await readByGroupType(request, context)
+        case let .readRequest(request):
+            response = await read(request, context)
+        case let .readBlobRequest(request):
+            response = await readBlob(request, context)
+        case let .readMultipleRequest(request):
+            response = await readMultiple(request, context)
+        case let .readMultipleVariableRequest(request):
+            response = await readMultipleVariable(request, context)
+        case let .writeRequest(request):
+            response = await write(request, context)
+        case let .writeCommand(command):
+            await write(command, context)
+            response = nil
+        case .signedWriteCommand:
+            // No signing key is ever shared (pairing is refused), so the signature cannot be
+            // verified and the command is ignored (Core 6.0, Vol 3, Part F, 3.4.5.4).
+            logger.debug("ignoring Signed Write Command: no signature resolving key")
+            response = nil
+        case let .prepareWriteRequest(request):
+            response = await prepareWrite(request, context)
+        case let .executeWriteRequest(request):
+            response = await executeWrite(request, context)
+        default:
+            // Responses, notifications and indications are for the client, not the server.
+            logger.debug("ignoring \(pdu.opcode) sent to the server")
+            response = nil
+        }
+        // The connection may have ended while a handler ran.
+        guard let response, bearer(id: bearerID, connectionHandle: connectionHandle) != nil else { return }
+        send(response, to: connectionHandle)
+    }
+
+    /// What a request's handling needs to know about its client.
+    struct RequestContext: Sendable {
+        let bearerID: UInt64
+        let connectionHandle: UInt16
+        let peer: DeviceAddress?
+        /// The bearer's ATT MTU when the request arrived.
+        let mtu: Int
+    }
+
+    static func error(_ opcode: ATTOpcode, _ handle: UInt16, _ code: ATTErrorCode) -> ATTPDU {
+        .errorResponse(ATTErrorResponse(requestOpcode: opcode, handle: handle, code: code))
+    }
+
+    /// Exchange MTU (Core 6.0, Vol 3, Part F, 3.4.2): answer this server's receive MTU; both
+    /// sides then use the smaller of the two, at least 23. Only the first exchange on a
+    /// bearer counts; a later one is answered the same way and changes nothing.
+    private func exchangeMTU(_ request: ATTExchangeMTURequest, bearerID: UInt64, connectionHandle: UInt16) -> ATTPDU {
+        if var bearer = bearer(id: bearerID, connectionHandle: connectionHandle), !bearer.hasExchangedMTU {
+            let mtu = max(ATTPDU.defaultLEMTU, min(request.clientRxMTU, preferredMTU))
+            bearer.mtu = mtu
+            bearer.hasExchangedMTU = true
+            bearers[connectionHandle] = bearer
+            bearer.link.client?.peerRequestedMTU(mtu)
+            logger.debug("ATT MTU \(mtu) with connection \(connectionHandle)")
+            broadcast(.mtuExchanged(connectionHandle: connectionHandle, mtu: mtu))
+        }
+        return .exchangeMTUResponse(ATTExchangeMTUResponse(serverRxMTU: preferredMTU))
+    }
+
+    /// The checks every ranged request starts with (Core 6.0, Vol 3, Part F, 3.4.3.1): a
+    /// starting handle of zero or above the ending handle is Invalid Handle.
+    static func checkRange(_ start: UInt16, _ end: UInt16, opcode: ATTOpcode) -> ATTPDU? {
+        guard start != 0, start <= end else { return error(opcode, start, .invalidHandle) }
+        return nil
+    }
+}

@@ -1,0 +1,207 @@
+import BluetoothCore
+
+/// Notifications and indications (Core 6.0, Vol 3, Part F, 3.4.7; Vol 3, Part G, 4.10 and
+/// 4.11): to each subscribed client, cut to ATT_MTU − 3 octets; indications one at a time per
+/// client, each waiting for its confirmation.
+extension GATTServer {
+    enum PushOutcome: Sendable, Equatable {
+        case sent
+        case queueFull
+        case notConnected
+        case timedOut
+    }
+
+    /// Stores a characteristic's new value and pushes it to every client that subscribed
+    /// (or to those of `connectionHandles` that did): an indication to a client that asked
+    /// for indications, else a notification.
+    ///
+    /// Returns what each subscriber got. A client whose queue is full gets nothing this time
+    /// (``GATTValueUpdate/queueFull``) and ``GATTServerEvent/readyToUpdateSubscribers(connectionHandle:)``
+    /// tells when to try again.
+    public func updateValue(_ value: [UInt8], forHandle valueHandle: UInt16,
+                            connectionHandles: [UInt16]? = nil) async throws(GATTServerError) -> GATTValueUpdate {
+        guard let attribute = database.attribute(at: valueHandle), case .value = attribute.kind else {
+            throw .unknownAttribute(valueHandle)
+        }
+        guard value.count <= attribute.maximumLength else { throw .valueTooLong(length: value.count, maximum: attribute.maximumLength) }
+        database.setValue(value, at: valueHandle)
+        let targets = bearers.values
+            .filter { !($0.configurations[valueHandle] ?? []).isEmpty && (connectionHandles?.contains($0.connectionHandle) ?? true) }
+            .map { ($0.connectionHandle, $0.configurations[valueHandle] ?? []) }
+            .sorted { $0.0 < $1.0 }
+        var update = GATTValueUpdate()
+        for (connectionHandle, configuration) in targets {
+            if configuration.contains(.indication) {
+                let mtu = await mtu(connectionHandle: connectionHandle)
+                switch enqueueIndication(Array(value.prefix(Int(mtu) - 3)), valueHandle: valueHandle, connectionHandle: connectionHandle, ticket: nil) {
+                case .sent: update.indicated.append(connectionHandle)
+                case .queueFull: update.queueFull.append(connectionHandle)
+                case .notConnected, .timedOut: break
+                }
+            } else {
+                switch await sendNotification(value, valueHandle: valueHandle, connectionHandle: connectionHandle) {
+                case .sent: update.notified.append(connectionHandle)
+                case .queueFull: update.queueFull.append(connectionHandle)
+                case .notConnected, .timedOut: break
+                }
+            }
+        }
+        return update
+    }
+
+    /// Sends one notification to one client that enabled notifications, without storing the
+    /// value. Returns once it is queued for the controller.
+    public func notify(_ value: [UInt8], forHandle valueHandle: UInt16, connectionHandle: UInt16) async throws(GATTServerError) {
+        try checkSubscription(valueHandle: valueHandle, connectionHandle: connectionHandle, needs: .notification)
+        switch await sendNotification(value, valueHandle: valueHandle, connectionHandle: connectionHandle) {
+        case .sent: return
+        case .queueFull: throw .queueFull(connectionHandle: connectionHandle)
+        case .notConnected, .timedOut: throw .notConnected(connectionHandle: connectionHandle)
+        }
+    }
+
+    /// Sends one indication to one client that enabled indications, without storing the
+    /// value, and returns once the client confirmed it. Throws
+    /// ``GATTServerError/indicationTimeout(connectionHandle:)`` when it did not within the
+    /// ATT transaction timeout.
+    public func indicate(_ value: [UInt8], forHandle valueHandle: UInt16, connectionHandle: UInt16) async throws(GATTServerError) {
+        try checkSubscription(valueHandle: valueHandle, connectionHandle: connectionHandle, needs: .indication)
+        let mtu = await mtu(connectionHandle: connectionHandle)
+        let part = Array(value.prefix(Int(mtu) - 3))
+        do {
+            try await withCheckedThrowingContinuation { (ticket: ServerBearer.Ticket) in
+                switch enqueueIndication(part, valueHandle: valueHandle, connectionHandle: connectionHandle, ticket: ticket) {
+                case .sent: break
+                case .queueFull: ticket.resume(throwing: GATTServerError.queueFull(connectionHandle: connectionHandle))
+                case .notConnected: ticket.resume(throwing: GATTServerError.notConnected(connectionHandle: connectionHandle))
+                case .timedOut: ticket.resume(throwing: GATTServerError.indicationTimeout(connectionHandle: connectionHandle))
+                }
+            }
+        } catch let error as GATTServerError {
+            throw error
+        } catch {
+            throw .notConnected(connectionHandle: connectionHandle)
+        }
+    }
+
+    /// The clients subscribed to a characteristic, with what each asked for.
+    public func subscriptions(forHandle valueHandle: UInt16) -> [GATTSubscription] {
+        bearers.values.sorted { $0.connectionHandle < $1.connectionHandle }.compactMap { bearer in
+            guard let configuration = bearer.configurations[valueHandle], !configuration.isEmpty else { return nil }
+            return subscription(bearer, valueHandle: valueHandle, configuration: configuration)
+        }
+    }
+
+    private func checkSubscription(valueHandle: UInt16, connectionHandle: UInt16, needs bit: ClientCharacteristicConfiguration) throws(GATTServerError) {
+        guard let attribute = database.attribute(at: valueHandle), case let .value(properties) = attribute.kind else {
+            throw .unknownAttribute(valueHandle)
+        }
+        let property: CharacteristicProperties = bit == .indication ? .indicate : .notify
+        guard properties.contains(property) else {
+            throw .notPermitted("characteristic \(attribute.type) does not have the \(property) property")
+        }
+        guard let bearer = bearers[connectionHandle] else { throw .notConnected(connectionHandle: connectionHandle) }
+        guard bearer.configurations[valueHandle]?.contains(bit) == true else {
+            throw .notSubscribed(connectionHandle: connectionHandle, valueHandle: valueHandle)
+        }
+    }
+
+    // MARK: Notifications
+
+    func sendNotification(_ value: [UInt8], valueHandle: UInt16, connectionHandle: UInt16) async -> PushOutcome {
+        guard let before = bearers[connectionHandle] else { return .notConnected }
+        let mtu = await mtu(of: before)
+        guard var bearer = bearer(id: before.id, connectionHandle: connectionHandle) else { return .notConnected }
+        guard bearer.notificationsInFlight < settings.maximumPendingNotifications else {
+            bearer.owesReadyEvent = true
+            bearers[connectionHandle] = bearer
+            return .queueFull
+        }
+        bearer.notificationsInFlight += 1
+        bearers[connectionHandle] = bearer
+        let id = bearer.id
+        let notification = ATTHandleValueNotification(handle: valueHandle, value: Array(value.prefix(Int(mtu) - 3)))
+        send(.handleValueNotification(notification), to: connectionHandle) { [weak self] _ in
+            Task { await self?.notificationDidLeave(bearerID: id, connectionHandle: connectionHandle) }
+        }
+        return .sent
+    }
+
+    /// The controller took a notification (or the link failed it): room for one more.
+    private func notificationDidLeave(bearerID: UInt64, connectionHandle: UInt16) {
+        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
+        bearer.notificationsInFlight = max(0, bearer.notificationsInFlight - 1)
+        let ready = bearer.owesReadyEvent && bearer.notificationsInFlight < settings.maximumPendingNotifications
+        if ready { bearer.owesReadyEvent = false }
+        bearers[connectionHandle] = bearer
+        if ready { broadcast(.readyToUpdateSubscribers(connectionHandle: connectionHandle)) }
+    }
+
+    // MARK: Indications
+
+    /// Queues an indication (already cut to the MTU) and sends it if none is outstanding.
+    func enqueueIndication(_ value: [UInt8], valueHandle: UInt16, connectionHandle: UInt16, ticket: ServerBearer.Ticket?) -> PushOutcome {
+        guard var bearer = bearers[connectionHandle] else { return .notConnected }
+        guard !bearer.indicationTimedOut else { return .timedOut }
+        guard !bearer.indications.isFull else {
+            bearer.owesReadyEvent = true
+            bearers[connectionHandle] = bearer
+            return .queueFull
+        }
+        let item = IndicationQueue<ServerBearer.Ticket>.Item(id: makeIdentifier(), handle: valueHandle, value: value, ticket: ticket)
+        let ready = bearer.indications.enqueue(item)
+        bearers[connectionHandle] = bearer
+        if let ready { transmit(ready, connectionHandle: connectionHandle) }
+        return .sent
+    }
+
+    private func transmit(_ item: IndicationQueue<ServerBearer.Ticket>.Item, connectionHandle: UInt16) {
+        guard var bearer = bearers[connectionHandle] else { return }
+        send(.handleValueIndication(ATTHandleValueIndication(handle: item.handle, value: item.value)), to: connectionHandle)
+        let bearerID = bearer.id
+        let timeout = settings.indicationTimeout
+        bearer.indicationTimer?.cancel()
+        bearer.indicationTimer = Task { [weak self] in
+            do { try await Task.sleep(for: timeout) } catch { return }
+            await self?.indicationDidTimeOut(bearerID: bearerID, connectionHandle: connectionHandle, itemID: item.id)
+        }
+        bearers[connectionHandle] = bearer
+    }
+
+    /// A Handle Value Confirmation (Vol 3, Part F, 3.4.7.3): the outstanding indication is
+    /// done and the next may go.
+    func didReceiveConfirmation(_ bytes: [UInt8], connectionHandle: UInt16) {
+        guard bytes.count == 1 else {
+            logger.debug("malformed Handle Value Confirmation ignored")
+            return
+        }
+        guard var bearer = bearers[connectionHandle] else { return }
+        let (confirmed, next) = bearer.indications.confirm()
+        guard let confirmed else {
+            logger.debug("Handle Value Confirmation without an indication ignored")
+            return
+        }
+        bearer.indicationTimer?.cancel()
+        bearer.indicationTimer = nil
+        let ready = bearer.owesReadyEvent && !bearer.indications.isFull
+            && bearer.notificationsInFlight < settings.maximumPendingNotifications
+        if ready { bearer.owesReadyEvent = false }
+        bearers[connectionHandle] = bearer
+        confirmed.ticket?.resume()
+        if let next { transmit(next, connectionHandle: connectionHandle) }
+        if ready { broadcast(.readyToUpdateSubscribers(connectionHandle: connectionHandle)) }
+    }
+
+    /// No confirmation within the transaction timeout: the client is not following the
+    /// protocol, so nothing more is indicated to it (Vol 3, Part F, 3.3.3).
+    private func indicationDidTimeOut(bearerID: UInt64, connectionHandle: UInt16, itemID: UInt64) {
+        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle),
+              bearer.indications.outstanding?.id == itemID else { return }
+        logger.error("connection \(WireHex.format(connectionHandle, digits: 4)) did not confirm an indication within \(settings.indicationTimeout); no more indications go to it")
+        bearer.indicationTimedOut = true
+        bearer.indicationTimer = nil
+        let items = bearer.indications.removeAll()
+        bearers[connectionHandle] = bearer
+        for item in items { item.ticket?.resume(throwing: GATTServerError.indicationTimeout(connectionHandle: connectionHandle)) }
+    }
+}

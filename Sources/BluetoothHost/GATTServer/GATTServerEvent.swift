@@ -1,0 +1,62 @@
+import BluetoothCore
+
+/// Something that happened on this device's GATT server, for whoever listens to
+/// ``GATTServer/events()``.
+public enum GATTServerEvent: Sendable, Hashable {
+    /// A client changed its Client Characteristic Configuration of a characteristic, or its
+    /// connection ended (then the configuration is empty).
+    case subscriptionChanged(GATTSubscription)
+    /// A client exchanged the ATT MTU (Core 6.0, Vol 3, Part F, 3.4.2).
+    case mtuExchanged(connectionHandle: UInt16, mtu: UInt16)
+    /// A connection whose queue was reported full can take notifications again.
+    case readyToUpdateSubscribers(connectionHandle: UInt16)
+}
+
+/// Which values one client wants pushed for one characteristic.
+public struct GATTSubscription: Sendable, Hashable, CustomStringConvertible {
+    public var connectionHandle: UInt16
+    public var peer: DeviceAddress?
+    public var valueHandle: UInt16
+    public var characteristicUUID: BluetoothUUID
+    public var configuration: ClientCharacteristicConfiguration
+
+    public init(connectionHandle: UInt16, peer: DeviceAddress?, valueHandle: UInt16, characteristicUUID: BluetoothUUID,
+                configuration: ClientCharacteristicConfiguration) {
+        self.connectionHandle = connectionHandle
+        self.peer = peer
+        self.valueHandle = valueHandle
+        self.characteristicUUID = characteristicUUID
+        self.configuration = configuration
+    }
+
+    public var isNotifying: Bool { configuration.contains(.notification) }
+    public var isIndicating: Bool { configuration.contains(.indication) }
+    public var isSubscribed: Bool { !configuration.isEmpty }
+
+    public var description: String {
+        let what = isNotifying && isIndicating ? "notifications and indications"
+            : isNotifying ? "notifications" : isIndicating ? "indications" : "nothing"
+        return "connection \(WireHex.format(connectionHandle, digits: 4)) wants \(what) of \(characteristicUUID)"
+    }
+}
+
+/// What ``GATTServer/updateValue(_:forHandle:connectionHandles:)`` did for each subscriber.
+public struct GATTValueUpdate: Sendable, Hashable {
+    /// Connections sent a notification.
+    public var notified: [UInt16] = []
+    /// Connections sent (or queued) an indication; each is confirmed before the next.
+    public var indicated: [UInt16] = []
+    /// Subscribed connections that got nothing because their queue is full.
+    public var queueFull: [UInt16] = []
+
+    public init(notified: [UInt16] = [], indicated: [UInt16] = [], queueFull: [UInt16] = []) {
+        self.notified = notified
+        self.indicated = indicated
+        self.queueFull = queueFull
+    }
+
+    /// Whether any connection subscribed to the characteristic.
+    public var hasSubscribers: Bool { !(notified.isEmpty && indicated.isEmpty && queueFull.isEmpty) }
+    /// Whether every subscriber got the value: some subscribed and no queue was full.
+    public var reachedAllSubscribers: Bool { hasSubscribers && queueFull.isEmpty }
+}

@@ -1,0 +1,20 @@
+/// Limits and timeouts of a ``GATTServer``; the defaults suit most uses.
+public struct GATTServerSettings: Sendable, Hashable {
+    /// Notifications per connection handed to the controller's queue but not yet taken by the
+    /// controller. Past this, an update reports the connection's queue as full and
+    /// ``GATTServerEvent/readyToUpdateSubscribers(connectionHandle:)`` follows once it drains.
+    public var maximumPendingNotifications = 16
+    /// Indications per connection waiting behind the one awaiting its confirmation.
+    public var maximumQueuedIndications = 32
+    /// Prepare Write Requests one client may queue before Prepare Queue Full
+    /// (Core 6.0, Vol 3, Part F, 3.4.6.1).
+    public var maximumPreparedWrites = 64
+    /// How long an indication waits for its confirmation: the ATT transaction timeout,
+    /// 30 s (Core 6.0, Vol 3, Part F, 3.3.3). Tests may shorten it.
+    public var indicationTimeout: Duration = .seconds(30)
+    /// How long a read or write handler may take before the request is answered with
+    /// Unlikely Error, well inside the client's 30 s transaction timeout.
+    public var handlerTimeout: Duration = .seconds(20)
+
+    public init() {}
+}

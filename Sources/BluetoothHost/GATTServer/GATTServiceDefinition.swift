@@ -1,0 +1,134 @@
+import BluetoothCore
+
+/// A service to publish on this device's GATT server (Core 6.0, Vol 3, Part G, 3.1): its
+/// characteristics in order, and the services it includes.
+public struct GATTServiceDefinition: Sendable {
+    public var uuid: BluetoothUUID
+    /// Primary services are found by discovery; secondary ones only through an include.
+    public var isPrimary: Bool
+    /// Services already published that this one includes (Core 6.0, Vol 3, Part G, 3.2),
+    /// found by UUID when the service is added.
+    public var includedServices: [BluetoothUUID]
+    public var characteristics: [GATTCharacteristicDefinition]
+
+    public init(uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
+                characteristics: [GATTCharacteristicDefinition] = []) {
+        self.uuid = uuid
+        self.isPrimary = isPrimary
+        self.includedServices = includedServices
+        self.characteristics = characteristics
+    }
+}
+
+/// A characteristic of a ``GATTServiceDefinition`` (Core 6.0, Vol 3, Part G, 3.3).
+///
+/// The server adds a Client Characteristic Configuration descriptor when the properties
+/// include `notify` or `indicate`, a User Description descriptor when ``userDescription``
+/// is set and a Presentation Format descriptor when ``presentationFormat`` is, then the
+/// other ``descriptors`` in order.
+public struct GATTCharacteristicDefinition: Sendable {
+    public var uuid: BluetoothUUID
+    public var properties: CharacteristicProperties
+    public var permissions: AttributePermissions
+    /// The value until a client or the application changes it.
+    public var value: [UInt8]
+    /// The longest value a write may set; at most 512 (Core 6.0, Vol 3, Part F, 3.2.9).
+    public var maximumValueLength: Int
+    /// Text for the Characteristic User Description descriptor (0x2901).
+    public var userDescription: String?
+    /// The Characteristic Presentation Format descriptor (0x2904).
+    public var presentationFormat: GATTPresentationFormat?
+    public var descriptors: [GATTDescriptorDefinition]
+    /// Answers reads instead of the stored value.
+    public var onRead: GATTReadHandler?
+    /// Accepts or refuses writes; without one every permitted write is stored.
+    public var onWrite: GATTWriteHandler?
+
+    /// - Parameter permissions: `nil` derives them from `properties` (see
+    ///   ``AttributePermissions/init(properties:)``).
+    public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
+                value: [UInt8] = [], maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
+                userDescription: String? = nil, presentationFormat: GATTPresentationFormat? = nil,
+                descriptors: [GATTDescriptorDefinition] = [],
+                onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) {
+        self.uuid = uuid
+        self.properties = properties
+        self.permissions = permissions ?? AttributePermissions(properties: properties)
+        self.value = value
+        self.maximumValueLength = maximumValueLength
+        self.userDescription = userDescription
+        self.presentationFormat = presentationFormat
+        self.descriptors = descriptors
+        self.onRead = onRead
+        self.onWrite = onWrite
+    }
+
+    /// The longest attribute value ATT allows (Core 6.0, Vol 3, Part F, 3.2.9).
+    public static let maximumAttributeValueLength = 512
+}
+
+/// A descriptor of a ``GATTCharacteristicDefinition`` other than those the server adds
+/// itself (Core 6.0, Vol 3, Part G, 3.3.3).
+public struct GATTDescriptorDefinition: Sendable {
+    public var uuid: BluetoothUUID
+    public var permissions: AttributePermissions
+    public var value: [UInt8]
+    public var maximumValueLength: Int
+    public var onRead: GATTReadHandler?
+    public var onWrite: GATTWriteHandler?
+
+    public init(uuid: BluetoothUUID, permissions: AttributePermissions = .readable, value: [UInt8] = [],
+                maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
+                onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) {
+        self.uuid = uuid
+        self.permissions = permissions
+        self.value = value
+        self.maximumValueLength = maximumValueLength
+        self.onRead = onRead
+        self.onWrite = onWrite
+    }
+}
+
+/// The Characteristic Presentation Format descriptor value (Core 6.0, Vol 3, Part G,
+/// 3.3.3.5): seven octets, format, exponent, unit, name space, description.
+public struct GATTPresentationFormat: Sendable, Hashable {
+    /// The format (Assigned Numbers 2.4.1), e.g. 0x04 uint8, 0x06 uint16, 0x19 utf8s.
+    public var format: UInt8
+    /// The value is multiplied by 10 to this power.
+    public var exponent: Int8
+    /// The unit UUID (Assigned Numbers 3.5), e.g. 0x27AD for percentage.
+    public var unit: UInt16
+    /// 0x01 for the Bluetooth SIG name space.
+    public var namespace: UInt8
+    public var descriptionValue: UInt16
+
+    public init(format: UInt8, exponent: Int8 = 0, unit: UInt16 = 0x2700, namespace: UInt8 = 0x01, description: UInt16 = 0x0000) {
+        self.format = format
+        self.exponent = exponent
+        self.unit = unit
+        self.namespace = namespace
+        self.descriptionValue = description
+    }
+
+    /// The descriptor's seven octets, little-endian.
+    public var bytes: [UInt8] {
+        var writer = ByteWriter(capacity: 7)
+        writer.write(format)
+        writer.write(exponent)
+        writer.write(unit)
+        writer.write(namespace)
+        writer.write(descriptionValue)
+        return writer.bytes
+    }
+
+    /// Reads the seven octets.
+    public init(bytes: [UInt8]) throws(PacketDecodingError) {
+        var reader = ByteReader(bytes, context: "Characteristic Presentation Format")
+        format = try reader.readUInt8()
+        exponent = try reader.readInt8()
+        unit = try reader.readUInt16()
+        namespace = try reader.readUInt8()
+        descriptionValue = try reader.readUInt16()
+        try reader.expectEnd()
+    }
+}
