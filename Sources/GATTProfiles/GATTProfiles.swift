@@ -1,1 +1,0 @@
-// The GATTProfiles module.
