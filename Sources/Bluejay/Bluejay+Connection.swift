@@ -30,8 +30,8 @@ extension Bluejay {
 
     /// Queues a connection attempt, unless one is made or running.
     func requestConnection(to peripheral: PeripheralIdentifier, timeout: Timeout, purpose: ConnectPurpose, atFront: Bool,
-                           deliver: @escaping @Sendable (ConnectionResult) -> Void) {
-        let id = runner.makeID()
+                           id: UInt64? = nil, deliver: @escaping @Sendable (ConnectionResult) -> Void) {
+        let id = id ?? runner.makeID()
         let refusal = state.withLock { state -> BluejayError? in
             switch state.link {
             case let .connected(link): return .alreadyConnected(link.identifier)
@@ -193,19 +193,18 @@ extension Bluejay {
 
     /// The link is down (whoever asked). Runs once per link.
     func linkDidDrop(_ link: PeripheralLink, reason: HCIStatus) {
-        let outcome = state.withLock { state -> (AutoReconnectPolicy.Disconnection, [ListenHandler], [any ConnectionObserver], (any DisconnectHandler)?)? in
+        let outcome = state.withLock { state -> (AutoReconnectPolicy.Disconnection, [ListenRegistry.Record], [ListenHandler],
+                                                 [any ConnectionObserver], (any DisconnectHandler)?)? in
             guard let current = state.link.link, current === link else { return nil }
             state.link = .idle
             state.watchers.forEach { $0.cancel() }
             state.watchers = []
             let disconnection = state.reconnect.linkDidDrop()
-            var handlers = state.listens.linkDidDrop().compactMap(\.handler)
-            if state.broadcastErrorsToListeners {
-                handlers += state.listens.records.values.compactMap(\.handler)
-            }
-            return (disconnection, handlers, state.connectionObservers.live(), state.disconnectHandler.live().first)
+            let ended = state.listens.linkDidDrop()
+            let handlers = state.broadcastErrorsToListeners ? state.listens.records.values.compactMap(\.handler) : []
+            return (disconnection, ended, handlers, state.connectionObservers.live(), state.disconnectHandler.live().first)
         }
-        guard let (disconnection, handlers, observers, handler) = outcome else { return }
+        guard let (disconnection, ended, handlers, observers, handler) = outcome else { return }
         let peripheral = link.identifier
         let error: BluejayError? = disconnection.isExpected ? nil : .disconnected(peripheral, reason: reason)
         if disconnection.isExpected {
@@ -215,6 +214,10 @@ extension Bluejay {
         }
         let failure = BluejayError.disconnected(peripheral, reason: reason)
         runner.failAll(failure) { $0.kind == .gatt }
+        for record in ended {
+            record.handler?(.failure(failure))
+            record.onRemoval?()
+        }
         handlers.forEach { $0(.failure(failure)) }
         onCallbackQueue { [self] in
             observers.forEach { $0.disconnected(from: peripheral) }
@@ -278,7 +281,7 @@ extension Bluejay {
         cancelRequests(disconnecting: shouldDisconnect) { _ in }
     }
 
-    private func cancelRequests(disconnecting: Bool, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
+    func cancelRequests(disconnecting: Bool, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
         let (scan, handlers, abandoned) = state.withLock { state -> (ScanSession?, [ListenHandler], PeripheralIdentifier?) in
             var handlers = state.listens.records.values.filter(\.isSynchronous).compactMap(\.handler)
             if state.broadcastErrorsToListeners {
@@ -305,8 +308,8 @@ extension Bluejay {
         submitDisconnection(atFront: true, deliver: deliver)
     }
 
-    private func submitDisconnection(atFront: Bool, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
-        let operation = QueuedOperation.make(id: runner.makeID(), name: "disconnect", kind: .disconnect, work: { [self] in
+    func submitDisconnection(atFront: Bool, id: UInt64? = nil, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
+        let operation = QueuedOperation.make(id: id ?? runner.makeID(), name: "disconnect", kind: .disconnect, work: { [self] in
             try await self.performDisconnection()
         }, deliver: deliver)
         runner.submit(operation, atFront: atFront)

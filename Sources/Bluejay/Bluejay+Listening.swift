@@ -40,43 +40,56 @@ extension Bluejay {
 
     /// Registers a listen and queues the enabling of its notifications. `installed` gets the
     /// outcome of the set-up (the handler gets set-up failures too).
+    @discardableResult
     func installListen(on characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, option: MultipleListenOption,
-                       synchronous: Bool, installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) {
-        let admission = state.withLock { $0.listens.admit(characteristic, handler: handler, option: option, synchronous: synchronous) }
+                       synchronous: Bool, onRemoval: (@Sendable () -> Void)? = nil, operationID: UInt64? = nil,
+                       installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) -> UInt64? {
+        let admission = state.withLock {
+            $0.listens.admit(characteristic, handler: handler, option: option, synchronous: synchronous, onRemoval: onRemoval)
+        }
         let generation: UInt64
         switch admission {
         case .trapped:
             handler(.failure(.multipleListenTrapped(characteristic)))
             installed(.failure(.multipleListenTrapped(characteristic)))
-            return
-        case let .replaced(previous, newGeneration):
+            return nil
+        case let .replaced(previous, previousRemoval, newGeneration):
             log(.info, "the listen on \(characteristic) was replaced")
             previous?(.failure(.multipleListenReplaced(characteristic)))
+            previousRemoval?()
             generation = newGeneration
         case let .installed(newGeneration):
             generation = newGeneration
         }
-        submitGATT("listen to \(characteristic)", privileged: synchronous, work: { [self] link in
+        submitGATT("listen to \(characteristic)", privileged: synchronous, id: operationID, work: { [self] link in
             try await self.enableNotifications(of: characteristic, on: link, generation: generation)
         }, deliver: { [self] result in
             if case let .failure(error) = result {
                 let removed = self.state.withLock { $0.listens.remove(characteristic, generation: generation) }
                 removed?.forwarder?.cancel()
                 handler(.failure(error))
+                removed?.onRemoval?()
             } else {
                 self.saveCurrentRestorationState()
             }
             installed(result)
         })
+        return generation
     }
 
     /// Removes the listen at once and queues turning its notifications off.
-    func removeListen(on characteristic: CharacteristicIdentifier, privileged: Bool,
+    func removeListen(on characteristic: CharacteristicIdentifier, generation: UInt64? = nil, privileged: Bool, operationID: UInt64? = nil,
                       deliver: @escaping @Sendable (WriteResult) -> Void) {
-        let removed = state.withLock { $0.listens.remove(characteristic) }
+        let removed = state.withLock { $0.listens.remove(characteristic, generation: generation) }
+        if generation != nil, removed == nil {
+            // A newer listen took its place: leave it alone.
+            deliver(.success(()))
+            return
+        }
         removed?.forwarder?.cancel()
+        removed?.onRemoval?()
         saveCurrentRestorationState()
-        submitGATT("end listen to \(characteristic)", privileged: privileged, work: { link in
+        submitGATT("end listen to \(characteristic)", privileged: privileged, id: operationID, work: { link in
             try await link.unsubscribe(characteristic)
         }, deliver: deliver)
     }
@@ -125,6 +138,7 @@ extension Bluejay {
                 let removed = state.withLock { $0.listens.remove(characteristic) }
                 removed?.forwarder?.cancel()
                 removed?.handler?(.failure(failure))
+                removed?.onRemoval?()
                 if case .disconnected = failure { return }
             }
         }
@@ -160,18 +174,16 @@ extension Bluejay {
         for record in records.values {
             record.forwarder?.cancel()
             if let error { record.handler?(.failure(error)) }
+            record.onRemoval?()
         }
     }
 
     /// Tells handlers of removed listens that they ended.
     func failListenHandlers(_ records: [ListenRegistry.Record], with error: BluejayError) {
-        for record in records where record.isSynchronous {
-            record.handler?(.failure(error))
-        }
         let broadcast = state.withLock { $0.broadcastErrorsToListeners }
-        guard broadcast else { return }
-        for record in records where !record.isSynchronous {
-            record.handler?(.failure(error))
+        for record in records {
+            if record.isSynchronous || broadcast { record.handler?(.failure(error)) }
+            record.onRemoval?()
         }
     }
 }

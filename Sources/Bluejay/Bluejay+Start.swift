@@ -77,7 +77,7 @@ extension Bluejay {
             let (alert, current) = state.withLock { state in
                 if state.generation == generation {
                     state.isBluetoothStateUpdateImminent = false
-                    state.unavailableReason = "\(failure)"
+                    if case let .bluetoothUnavailable(why) = failure { state.unavailableReason = why } else { state.unavailableReason = "\(failure)" }
                 }
                 return (state.options.enableBluetoothAlert, state.generation == generation)
             }

@@ -200,7 +200,7 @@ public final class Bluejay: Sendable {
 
     /// Queues a GATT operation on the connected link, with the operation time limit.
     /// `deliver` gets the outcome once, on whatever thread; it hops queues itself.
-    func submitGATT<T: Sendable>(_ name: String, privileged: Bool = false, atFront: Bool = false,
+    func submitGATT<T: Sendable>(_ name: String, privileged: Bool = false, atFront: Bool = false, id: UInt64? = nil,
                                  work: @escaping @Sendable (PeripheralLink) async throws -> T,
                                  deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void) {
         if !privileged, let refusal = refusal(for: name) {
@@ -208,7 +208,7 @@ public final class Bluejay: Sendable {
             return
         }
         let limit = operationTimeLimit
-        let operation = QueuedOperation.make(id: runner.makeID(), name: name, kind: .gatt, work: { [self] in
+        let operation = QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, work: { [self] in
             let link = try self.requireLink()
             return try await withTimeLimit(limit, operation: name) { try await work(link) }
         }, deliver: deliver)

@@ -22,14 +22,16 @@ struct ListenRegistry: Sendable {
         var isSubscribed = false
         /// The task forwarding the current subscription's values.
         var forwarder: Task<Void, Never>?
+        /// Called when the listen ends, whichever way (the `async` API finishes its stream).
+        var onRemoval: (@Sendable () -> Void)?
     }
 
     /// What ``admit(_:handler:option:synchronous:)`` decided.
     enum Admission: Sendable {
         /// A new listen; enable notifications.
         case installed(generation: UInt64)
-        /// The handler replaced an existing one (given back, to be told).
-        case replaced(previous: ListenHandler?, generation: UInt64)
+        /// The handler replaced an existing one (given back, to be told, with its removal callback).
+        case replaced(previous: ListenHandler?, previousRemoval: (@Sendable () -> Void)?, generation: UInt64)
         /// The existing listen traps new ones.
         case trapped
     }
@@ -39,21 +41,25 @@ struct ListenRegistry: Sendable {
 
     /// A listen request.
     mutating func admit(_ characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler,
-                        option: MultipleListenOption, synchronous: Bool = false) -> Admission {
+                        option: MultipleListenOption, synchronous: Bool = false,
+                        onRemoval: (@Sendable () -> Void)? = nil) -> Admission {
         nextGeneration += 1
         let generation = nextGeneration
         guard var record = records[characteristic] else {
-            records[characteristic] = Record(handler: handler, option: option, isSynchronous: synchronous, generation: generation)
+            records[characteristic] = Record(handler: handler, option: option, isSynchronous: synchronous, generation: generation,
+                                             onRemoval: onRemoval)
             return .installed(generation: generation)
         }
         if record.handler != nil, record.option == .trap { return .trapped }
         let previous = record.handler
+        let previousRemoval = record.onRemoval
         record.handler = handler
+        record.onRemoval = onRemoval
         record.generation = generation
         record.isSynchronous = synchronous
         if previous == nil { record.option = option }
         records[characteristic] = record
-        return .replaced(previous: previous, generation: generation)
+        return .replaced(previous: previous, previousRemoval: previousRemoval, generation: generation)
     }
 
     /// Listens carried over without a callback (restored from disk): their values go to the

@@ -1,0 +1,184 @@
+import BluetoothHost
+import Foundation
+
+/// The same features with Swift concurrency. Every function goes through the same FIFO
+/// queue as the callback API; cancelling the calling `Task` cancels the request, whether it
+/// is still queued (it never runs) or running (its GATT request or connection attempt is
+/// abandoned). Failures are thrown as ``BluejayError``.
+extension Bluejay {
+    /// Waits until ``start(mode:)`` has opened the controller; throws
+    /// ``BluejayError/bluetoothUnavailable(_:)`` if it could not.
+    public func waitUntilReady() async throws(BluejayError) {
+        let events = connectionEvents()
+        while true {
+            let (lifecycle, available, imminent, reason) = state.withLock {
+                ($0.lifecycle, $0.isBluetoothAvailable, $0.isBluetoothStateUpdateImminent, $0.unavailableReason)
+            }
+            guard lifecycle == .running else { throw .notStarted }
+            if available { return }
+            if !imminent { throw .bluetoothUnavailable(reason) }
+            var iterator = events.makeAsyncIterator()
+            guard let event = await iterator.next() else { throw .cancelled }
+            if case .bluetoothAvailable(true) = event { return }
+            if Task.isCancelled { throw .cancelled }
+        }
+    }
+
+    /// Connects; see ``connect(_:timeout:warningOptions:completion:)``.
+    @discardableResult
+    public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .none) async throws(BluejayError) -> PeripheralIdentifier {
+        if let refusal = refusal(for: "connect") { throw refusal }
+        return try await awaitOperation { id, deliver in
+            requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, id: id, deliver: deliver)
+        }
+    }
+
+    /// Disconnects; see ``disconnect(immediate:completion:)``. Returns the peripheral that
+    /// was disconnected.
+    @discardableResult
+    public func disconnect(immediate: Bool = false) async throws(BluejayError) -> PeripheralIdentifier {
+        guard hasStarted else { throw .notStarted }
+        return try await awaitOperation { id, deliver in
+            if immediate {
+                cancelRequests(disconnecting: true, deliver: deliver)
+            } else {
+                submitDisconnection(atFront: false, id: id, deliver: deliver)
+            }
+        }
+    }
+
+    /// Reads a characteristic; see ``read(from:completion:)``.
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
+        let data: Data = try await awaitOperation { id, deliver in
+            submitGATT("read \(characteristic)", id: id, work: { link in try await link.read(characteristic) }, deliver: deliver)
+        }
+        return try Result<Data, BluejayError>.success(data).decoded().get()
+    }
+
+    /// Writes a characteristic; see ``write(to:value:type:completion:)``.
+    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
+        let data = value.toBluetoothData()
+        try await awaitOperation { id, deliver in
+            submitGATT("write \(data.count) bytes to \(characteristic)", id: id,
+                       work: { link in try await link.write(data, to: characteristic, type: type) }, deliver: deliver)
+        }
+    }
+
+    /// Reads a descriptor.
+    public func read<R: Receivable>(from descriptor: DescriptorIdentifier) async throws(BluejayError) -> R {
+        let data: Data = try await awaitOperation { id, deliver in
+            submitGATT("read \(descriptor)", id: id, work: { link in try await link.read(descriptor) }, deliver: deliver)
+        }
+        return try Result<Data, BluejayError>.success(data).decoded().get()
+    }
+
+    /// Writes a descriptor.
+    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S) async throws(BluejayError) {
+        let data = value.toBluetoothData()
+        try await awaitOperation { id, deliver in
+            submitGATT("write \(data.count) bytes to \(descriptor)", id: id, work: { link in try await link.write(data, to: descriptor) },
+                       deliver: deliver)
+        }
+    }
+
+    /// The signal strength of the connection, in dBm.
+    public func rssi() async throws(BluejayError) -> Int {
+        try await awaitOperation { id, deliver in
+            submitGATT("read RSSI", id: id, work: { link in try await link.readRSSI() }, deliver: deliver)
+        }
+    }
+
+    /// Listens to a characteristic and returns its values once notifications are on. The
+    /// stream ends when the listen ends (``endListen(to:)``, an expected disconnection, a
+    /// newer listen replacing it) and throws on the first error (a value `R` cannot be made
+    /// from, or, with ``broadcastErrorsToListeners``, a disconnection). Stopping the iteration
+    /// ends the listen. It shares the one-listen-per-characteristic rule with the callback API.
+    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier,
+                                                 multipleListenOption: MultipleListenOption = .trap) async throws(BluejayError) -> AsyncThrowingStream<R, any Error> {
+        if let refusal = refusal(for: "listen") { throw refusal }
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: R.self, throwing: (any Error).self)
+        let handler: ListenHandler = { result in
+            switch result.decoded() as Result<R, BluejayError> {
+            case let .success(value): continuation.yield(value)
+            case let .failure(error): continuation.finish(throwing: error)
+            }
+        }
+        try await awaitOperation { (id, deliver: @escaping @Sendable (Result<Void, BluejayError>) -> Void) in
+            let generation = installListen(on: characteristic, handler: handler, option: multipleListenOption, synchronous: false,
+                                           onRemoval: { continuation.finish() }, operationID: id, installed: deliver)
+            if let generation {
+                continuation.onTermination = { [weak self] _ in
+                    self?.removeListen(on: characteristic, generation: generation, privileged: true) { _ in }
+                }
+            }
+        }
+        return stream
+    }
+
+    /// Ends a listen; see ``endListen(to:completion:)``.
+    public func endListen(to characteristic: CharacteristicIdentifier) async throws(BluejayError) {
+        if let refusal = refusal(for: "endListen") { throw refusal }
+        try await awaitOperation { id, deliver in
+            removeListen(on: characteristic, privileged: false, operationID: id, deliver: deliver)
+        }
+    }
+
+    /// Scans; see ``scan(duration:allowDuplicates:throttleRSSIDelta:serviceIdentifiers:discovery:expired:stopped:)``.
+    /// The stream ends when the scan stops (duration, ``stopScanning()``) and throws if it
+    /// stops with an error. Stopping the iteration stops the scan.
+    public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
+                     serviceIdentifiers: [ServiceIdentifier]? = nil) -> AsyncThrowingStream<ScanEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ScanEvent.self, throwing: (any Error).self)
+        let session = startScan(
+            duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
+            serviceIdentifiers: serviceIdentifiers,
+            decide: { event, _ in
+                if case .terminated = continuation.yield(event) { return .stop }
+                return .continue
+            },
+            stopped: { _, error in
+                if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+            })
+        if let session {
+            continuation.onTermination = { [weak self] _ in
+                guard let self, self.state.withLock({ $0.scan === session }) else { return }
+                if !session.requestStop(error: nil) { self.runner.cancel(session.operationID) }
+            }
+        }
+        return stream
+    }
+
+    /// Availability, connections, disconnections and service changes as they happen, from
+    /// now on. The stream ends when the consumer stops iterating.
+    public func connectionEvents() -> AsyncStream<ConnectionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionEvent.self, bufferingPolicy: .unbounded)
+        let id = state.withLock { state -> UInt64 in
+            state.nextContinuationID += 1
+            state.eventContinuations[state.nextContinuationID] = continuation
+            return state.nextContinuationID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.eventContinuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Bridges an internal request to `async`: `start` gets an operation identifier to use
+    /// and a one-shot delivery. Cancelling the calling task cancels that operation.
+    func awaitOperation<T: Sendable>(_ start: (UInt64, @escaping @Sendable (Result<T, BluejayError>) -> Void) -> Void) async throws(BluejayError) -> T {
+        let id = runner.makeID()
+        let result: Result<T, BluejayError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, BluejayError>, Never>) in
+                guard !Task.isCancelled else {
+                    continuation.resume(returning: .failure(.cancelled))
+                    return
+                }
+                let once = OneShot<T> { continuation.resume(returning: $0) }
+                start(id) { once.deliver($0) }
+            }
+        } onCancel: {
+            runner.cancel(id)
+        }
+        return try result.get()
+    }
+}

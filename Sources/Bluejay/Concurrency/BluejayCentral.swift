@@ -1,0 +1,139 @@
+import BluetoothHCI
+import BluetoothHost
+import Foundation
+import Logging
+import Synchronization
+
+/// Several peripherals at once, with Swift concurrency: the multi-connection counterpart of
+/// ``Bluejay`` (which, like the Bluejay READMEs, talks to one peripheral). Each
+/// ``RemotePeripheral`` has its own FIFO queue, so a slow peripheral never holds up another.
+///
+/// ```swift
+/// let central = try await BluejayCentral.open()
+/// for try await event in central.scan(serviceIdentifiers: [heartRateService]) { ... }
+/// let sensor = try await central.connect(discovery.peripheralIdentifier, timeout: .seconds(15))
+/// let location: UInt8 = try await sensor.read(from: bodySensorLocation)
+/// ```
+public final class BluejayCentral: Sendable {
+    /// The host this central runs on.
+    public let host: LEHost
+    private let ownsHost: Bool
+    private let operationTimeout: Timeout
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State: Sendable {
+        var peripherals: [ObjectIdentifier: RemotePeripheral] = [:]
+        var scanning = false
+    }
+
+    /// A central on a host that is already open (it is powered on if it is not yet).
+    /// - Parameter operationTimeout: the time limit of each read, write, discovery and listen set-up.
+    public init(host: LEHost, operationTimeout: Timeout = .seconds(15), logger: Logger = Logger(label: "bluejay.central")) {
+        self.host = host
+        ownsHost = false
+        self.operationTimeout = operationTimeout
+        self.logger = logger
+    }
+
+    private init(ownedHost: LEHost, operationTimeout: Timeout, logger: Logger) {
+        host = ownedHost
+        ownsHost = true
+        self.operationTimeout = operationTimeout
+        self.logger = logger
+    }
+
+    /// Opens a controller (``TransportProvider/environment`` by default: `$BLUEJAY_HCI`, else
+    /// the in-process virtual controller) and powers its host on.
+    public static func open(_ transport: TransportProvider = .environment, configuration: HostConfiguration = HostConfiguration(),
+                            operationTimeout: Timeout = .seconds(15), logger: Logger = Logger(label: "bluejay.central")) async throws(BluejayError) -> BluejayCentral {
+        let host = LEHost(transport: try transport.open(), configuration: configuration, logger: logger)
+        do {
+            try await host.powerOn()
+        } catch {
+            await host.shutdown()
+            throw BluejayError(error)
+        }
+        return BluejayCentral(ownedHost: host, operationTimeout: operationTimeout, logger: logger)
+    }
+
+    /// The peripherals connected through this central.
+    public var peripherals: [RemotePeripheral] {
+        state.withLock { Array($0.peripherals.values) }.filter(\.isConnected)
+    }
+
+    /// Scans; the events are those of ``Bluejay/scan(duration:allowDuplicates:throttleRSSIDelta:serviceIdentifiers:)``.
+    /// One scan at a time; stopping the iteration stops the scan.
+    public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
+                     serviceIdentifiers: [ServiceIdentifier]? = nil) -> AsyncThrowingStream<ScanEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ScanEvent.self, throwing: (any Error).self)
+        var uuids: [BluetoothUUID] = []
+        for service in serviceIdentifiers ?? [] {
+            guard let uuid = service.uuid else {
+                continuation.finish(throwing: BluejayError.invalidUUID(service.uuidString))
+                return stream
+            }
+            uuids.append(uuid)
+        }
+        var tracker = ScanTracker.Configuration()
+        tracker.allowDuplicates = allowDuplicates
+        tracker.throttleRSSIDelta = throttleRSSIDelta
+        let request = ScanSession.Request(
+            tracker: tracker, duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
+            serviceUUIDs: uuids)
+        let session = ScanSession(operationID: 0, request: request, decide: { event, _ in
+            if case .terminated = continuation.yield(event) { return .stop }
+            return .continue
+        }, stopped: { _, error in
+            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+        })
+        let host = self.host
+        let task = Task {
+            let (discoveries, error, _) = await session.run(host: host)
+            session.finish(discoveries: discoveries, error: error)
+        }
+        continuation.onTermination = { _ in
+            session.requestStop(error: nil)
+            _ = task
+        }
+        return stream
+    }
+
+    /// Connects to a peripheral (several may be connected at once) and returns it once the
+    /// ATT MTU is exchanged and Service Changed indications are on. Cancelling the calling
+    /// task abandons the attempt.
+    public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .seconds(30)) async throws(BluejayError) -> RemotePeripheral {
+        let connection: Connection
+        do {
+            connection = try await host.connect(to: peripheral.address, timeout: timeout.duration)
+        } catch {
+            throw BluejayError(error, peripheral: peripheral, operation: "connecting to \(peripheral)")
+        }
+        let link = PeripheralLink(connection: connection, identifier: peripheral)
+        await link.refreshMTU()
+        let changes = await connection.gatt.serviceChanges()
+        do {
+            try await withTimeLimit(operationTimeout.duration, operation: "enabling Service Changed indications") {
+                _ = try await connection.gatt.enableServiceChangedIndications()
+            }
+        } catch {
+            logger.info("Service Changed indications of \(peripheral) not enabled: \(error)")
+        }
+        var peripheralLogger = logger
+        peripheralLogger[metadataKey: "peripheral"] = "\(peripheral)"
+        let remote = RemotePeripheral(link: link, changes: changes, operationTimeout: operationTimeout, logger: peripheralLogger)
+        state.withLock { $0.peripherals[ObjectIdentifier(remote)] = remote }
+        Task { [weak self, remote] in
+            _ = await remote.waitForDisconnection()
+            _ = self?.state.withLock { $0.peripherals.removeValue(forKey: ObjectIdentifier(remote)) }
+        }
+        logger.info("connected to \(peripheral), ATT MTU \(link.mtu)")
+        return remote
+    }
+
+    /// Disconnects every peripheral and, if this central opened the controller, closes it.
+    public func shutdown() async {
+        for peripheral in peripherals { try? await peripheral.disconnect() }
+        if ownsHost { await host.shutdown() }
+    }
+}

@@ -1,0 +1,126 @@
+import BluetoothHCI
+import BluetoothHost
+import Foundation
+import Logging
+
+/// One connected peripheral of a ``BluejayCentral``, with its own FIFO queue: its requests
+/// run one at a time in order, each with the central's operation time limit, and fail with
+/// ``BluejayError/disconnected(_:reason:)`` when the link drops. Cancelling the calling task
+/// cancels the request.
+public final class RemotePeripheral: Sendable, CustomStringConvertible {
+    public let identifier: PeripheralIdentifier
+    private let link: PeripheralLink
+    private let runner: OperationRunner
+    private let limit: Duration?
+    private let serviceChangeStream: AsyncStream<[ServiceIdentifier]>
+
+    init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, logger: Logger) {
+        self.link = link
+        identifier = link.identifier
+        limit = operationTimeout.duration
+        runner = OperationRunner { message in logger.debug("\(message)") }
+        let (stream, continuation) = AsyncStream.makeStream(of: [ServiceIdentifier].self, bufferingPolicy: .unbounded)
+        serviceChangeStream = stream
+        let runner = self.runner
+        let peripheral = link.identifier
+        Task {
+            let reason = await link.connection.waitForDisconnection()
+            logger.info("disconnected from \(peripheral): \(reason)")
+            runner.failAll(.disconnected(peripheral, reason: reason)) { $0.kind != .disconnect }
+        }
+        Task {
+            for await change in changes { continuation.yield(await link.invalidate(change)) }
+            continuation.finish()
+        }
+    }
+
+    public var isConnected: Bool { link.connection.isConnected }
+    /// The ATT MTU negotiated with this peripheral.
+    public var attMTU: Int { link.mtu }
+    /// The longest value one write of `type` carries.
+    public func maximumWriteValueLength(for type: WriteType) -> Int { link.maximumWriteValueLength(for: type) }
+    /// The underlying connection.
+    public var connection: Connection { link.connection }
+
+    public var description: String { "\(identifier)" }
+
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
+        let data = try await perform("read \(characteristic)") { link in try await link.read(characteristic) }
+        return try Result<Data, BluejayError>.success(data).decoded().get()
+    }
+
+    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
+        let data = value.toBluetoothData()
+        try await perform("write \(data.count) bytes to \(characteristic)") { link in try await link.write(data, to: characteristic, type: type) }
+    }
+
+    public func read<R: Receivable>(from descriptor: DescriptorIdentifier) async throws(BluejayError) -> R {
+        let data = try await perform("read \(descriptor)") { link in try await link.read(descriptor) }
+        return try Result<Data, BluejayError>.success(data).decoded().get()
+    }
+
+    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S) async throws(BluejayError) {
+        let data = value.toBluetoothData()
+        try await perform("write \(data.count) bytes to \(descriptor)") { link in try await link.write(data, to: descriptor) }
+    }
+
+    /// Turns notifications on and returns the values; stopping the iteration turns them off
+    /// (when no other listener of this peripheral wants them). The stream throws when the
+    /// link drops or a value cannot be made into `R`.
+    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier) async throws(BluejayError) -> AsyncThrowingStream<R, any Error> {
+        let values = try await perform("listen to \(characteristic)") { link in try await link.subscribe(characteristic) }
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: R.self, throwing: (any Error).self)
+        let peripheral = identifier
+        let forwarder = Task {
+            do {
+                for try await bytes in values {
+                    switch Result<Data, BluejayError>.success(Data(bytes)).decoded() as Result<R, BluejayError> {
+                    case let .success(value): continuation.yield(value)
+                    case let .failure(error):
+                        continuation.finish(throwing: error)
+                        return
+                    }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: BluejayError(error, peripheral: peripheral, operation: "listening to \(characteristic)"))
+            }
+        }
+        continuation.onTermination = { _ in forwarder.cancel() }
+        return stream
+    }
+
+    /// The signal strength of the link, in dBm.
+    public func rssi() async throws(BluejayError) -> Int {
+        try await perform("read RSSI") { link in try await link.readRSSI() }
+    }
+
+    /// Queued like every request: waits for those before it, then disconnects.
+    public func disconnect() async throws(BluejayError) {
+        let connection = link.connection
+        try await runner.perform("disconnect", kind: .disconnect) {
+            try await connection.disconnect()
+        }
+    }
+
+    /// Returns once the link is down, with the controller's reason.
+    public func waitForDisconnection() async -> HCIStatus {
+        await link.connection.waitForDisconnection()
+    }
+
+    /// The services invalidated by each Service Changed indication (empty: services were
+    /// added). A single stream: iterate it from one task.
+    public var serviceChanges: AsyncStream<[ServiceIdentifier]> { serviceChangeStream }
+
+    private func perform<T: Sendable>(_ name: String, _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
+        let link = self.link
+        let limit = self.limit
+        let peripheral = identifier
+        return try await runner.perform(name, kind: .gatt) {
+            guard link.connection.isConnected else {
+                throw BluejayError.disconnected(peripheral, reason: link.connection.disconnectReason)
+            }
+            return try await withTimeLimit(limit, operation: name) { try await work(link) }
+        }
+    }
+}

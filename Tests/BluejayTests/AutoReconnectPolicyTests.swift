@@ -1,0 +1,77 @@
+@testable import Bluejay
+import Testing
+
+@Suite("Auto-reconnect rules")
+struct AutoReconnectPolicyTests {
+    @Test("On by default; an unexpected disconnection reconnects")
+    func unexpected() {
+        var policy = AutoReconnectPolicy()
+        #expect(policy.shouldAutoReconnect)
+        policy.didConnect()
+        let drop = policy.linkDidDrop()
+        #expect(drop == .init(isExpected: false, willReconnect: true))
+        let reconnect = policy.apply(nil)
+        #expect(reconnect)
+    }
+
+    @Test("A successful manual disconnection turns it off; the next connection turns it on")
+    func manual() {
+        var policy = AutoReconnectPolicy()
+        policy.didConnect()
+        policy.disconnectionWasRequested()
+        let drop = policy.linkDidDrop()
+        #expect(drop == .init(isExpected: true, willReconnect: false))
+        #expect(!policy.shouldAutoReconnect)
+        let reconnect = policy.apply(nil)
+        #expect(!reconnect)
+        policy.didConnect()
+        #expect(policy.shouldAutoReconnect)
+        let next = policy.linkDidDrop()
+        #expect(next == .init(isExpected: false, willReconnect: true), "the request was used up")
+    }
+
+    @Test("A disconnection request that found nothing to disconnect changes nothing")
+    func unsuccessful() {
+        var policy = AutoReconnectPolicy()
+        policy.disconnectionWasRequested()
+        policy.requestedDisconnectionDidNotHappen()
+        #expect(policy.shouldAutoReconnect)
+        let drop = policy.linkDidDrop()
+        #expect(!drop.isExpected)
+    }
+
+    @Test("The disconnect handler overrides the decision either way")
+    func handler() {
+        var policy = AutoReconnectPolicy()
+        policy.didConnect()
+        _ = policy.linkDidDrop()
+        let off = policy.apply(.change(shouldAutoReconnect: false))
+        #expect(!off)
+        #expect(!policy.shouldAutoReconnect)
+        policy.disconnectionWasRequested()
+        _ = policy.linkDidDrop()
+        let on = policy.apply(.change(shouldAutoReconnect: true))
+        #expect(on, "even after an expected disconnection")
+        let unchanged = policy.apply(.noChange)
+        #expect(unchanged)
+    }
+
+    @Test("A reconnection attempt that times out ends the attempts; other failures count as unexpected disconnections")
+    func attempts() {
+        var policy = AutoReconnectPolicy()
+        let timedOut = policy.reconnectAttemptFailed(timedOut: true)
+        #expect(timedOut == nil)
+        let failed = policy.reconnectAttemptFailed(timedOut: false)
+        #expect(failed == .init(isExpected: false, willReconnect: true))
+        _ = policy.apply(.change(shouldAutoReconnect: false))
+        let failedAgain = policy.reconnectAttemptFailed(timedOut: false)
+        #expect(failedAgain == .init(isExpected: false, willReconnect: false))
+    }
+
+    @Test("Abandoning a connection attempt on request turns it off")
+    func abandon() {
+        var policy = AutoReconnectPolicy()
+        policy.attemptWasAbandonedOnRequest()
+        #expect(!policy.shouldAutoReconnect)
+    }
+}

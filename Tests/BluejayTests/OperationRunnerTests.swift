@@ -1,0 +1,155 @@
+@testable import Bluejay
+import Foundation
+import Synchronization
+import Testing
+
+/// Records what the operations of a test did.
+final class Journal: Sendable {
+    private let entries = Mutex<[String]>([])
+    private let concurrency = Mutex((current: 0, maximum: 0))
+
+    func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+
+    func enter() { concurrency.withLock { $0.current += 1; $0.maximum = max($0.maximum, $0.current) } }
+    func leave() { concurrency.withLock { $0.current -= 1 } }
+    var maximumConcurrency: Int { concurrency.withLock { $0.maximum } }
+}
+
+/// Waits for a condition, polling; fails the test after `timeout`.
+func eventually(_ what: String, timeout: Duration = .seconds(5), _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting for \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+@Suite("Operation runner")
+struct OperationRunnerTests {
+    private func operation(_ runner: OperationRunner, _ name: String, journal: Journal, duration: Duration = .milliseconds(20),
+                           kind: OperationKind = .gatt) -> QueuedOperation {
+        QueuedOperation.make(id: runner.makeID(), name: name, kind: kind, work: {
+            journal.enter()
+            journal.add("start \(name)")
+            defer { journal.leave() }
+            try await Task.sleep(for: duration)
+            journal.add("end \(name)")
+            return name
+        }, deliver: { result in
+            switch result {
+            case let .success(value): journal.add("done \(value)")
+            case let .failure(error): journal.add("failed \(name): \(error)")
+            }
+        })
+    }
+
+    @Test("Operations run one at a time, in order, each reporting once")
+    func fifo() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        for name in ["a", "b", "c"] { runner.submit(operation(runner, name, journal: journal)) }
+        try await eventually("three completions") { journal.all.filter { $0.hasPrefix("done") }.count == 3 }
+        #expect(journal.all == ["start a", "end a", "done a", "start b", "end b", "done b", "start c", "end c", "done c"])
+        #expect(journal.maximumConcurrency == 1)
+    }
+
+    @Test("Submitting from many threads at once keeps one running at a time")
+    func threadSafety() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        DispatchQueue.concurrentPerform(iterations: 50) { index in
+            runner.submit(operation(runner, "\(index)", journal: journal, duration: .microseconds(100)))
+        }
+        try await eventually("fifty completions") { journal.all.filter { $0.hasPrefix("done") }.count == 50 }
+        #expect(journal.maximumConcurrency == 1)
+    }
+
+    @Test("A cancelled waiting operation never runs; its callback gets the error")
+    func cancelWaiting() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        runner.submit(operation(runner, "a", journal: journal, duration: .milliseconds(50)))
+        let b = operation(runner, "b", journal: journal)
+        runner.submit(b)
+        runner.submit(operation(runner, "c", journal: journal))
+        runner.cancel(b.id)
+        try await eventually("c done") { journal.all.contains("done c") }
+        #expect(journal.all.contains("failed b: cancelled"))
+        #expect(!journal.all.contains("start b"))
+    }
+
+    @Test("A cancelled running operation reports at once; the next starts only after it returned")
+    func cancelRunning() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        let a = operation(runner, "a", journal: journal, duration: .seconds(10))
+        runner.submit(a)
+        runner.submit(operation(runner, "b", journal: journal))
+        try await eventually("a started") { journal.all.contains("start a") }
+        runner.cancel(a.id, error: .timedOut(operation: "a", after: .seconds(1)))
+        try await eventually("b done") { journal.all.contains("done b") }
+        let entries = journal.all
+        #expect(entries.contains("failed a: a timed out after 1.0 s"))
+        #expect(!entries.contains("end a"), "the sleep was cancelled")
+        #expect(journal.maximumConcurrency == 1)
+    }
+
+    @Test("failAll fails only the matching operations")
+    func failAllWithPredicate() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        runner.submit(operation(runner, "scan", journal: journal, duration: .milliseconds(100), kind: .scan))
+        runner.submit(operation(runner, "read", journal: journal))
+        runner.submit(operation(runner, "disconnect", journal: journal, kind: .disconnect))
+        runner.failAll(.notConnected) { $0.kind == .gatt }
+        try await eventually("disconnect done") { journal.all.contains("done disconnect") }
+        #expect(journal.all.contains("failed read: not connected to a peripheral"))
+        #expect(journal.all.contains("done scan"))
+    }
+
+    @Test("Cancelling the awaiting task cancels a queued operation")
+    func taskCancellation() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        runner.submit(operation(runner, "blocker", journal: journal, duration: .milliseconds(200)))
+        let task = Task {
+            try await runner.perform("queued", kind: .gatt) {
+                journal.add("queued ran")
+                return 1
+            }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        task.cancel()
+        let result = await task.result
+        #expect(throws: BluejayError.cancelled) { try result.get() }
+        try await eventually("blocker done") { journal.all.contains("done blocker") }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(!journal.all.contains("queued ran"))
+    }
+
+    @Test("An identifier cancelled before its operation is submitted is refused")
+    func earlyCancellation() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        let op = operation(runner, "early", journal: journal)
+        runner.cancel(op.id)
+        runner.submit(op)
+        try await eventually("early failed") { journal.all.contains("failed early: cancelled") }
+        #expect(!journal.all.contains("start early"))
+    }
+
+    @Test("A suspended runner holds operations until resumed")
+    func suspension() async throws {
+        let runner = OperationRunner(suspended: true)
+        let journal = Journal()
+        runner.submit(operation(runner, "a", journal: journal))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(journal.all.isEmpty)
+        runner.resume()
+        try await eventually("a done") { journal.all.contains("done a") }
+    }
+}

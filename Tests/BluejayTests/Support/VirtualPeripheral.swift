@@ -1,0 +1,164 @@
+@testable import Bluejay
+import BluetoothCore
+import BluetoothHost
+import BluetoothVirtual
+import Foundation
+import Synchronization
+import Testing
+
+/// The identifiers the README examples use.
+enum HeartRate {
+    static let service = ServiceIdentifier(uuid: "180D")
+    static let measurement = CharacteristicIdentifier(uuid: "2A37", service: service)
+    static let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: service)
+    static let batteryService = ServiceIdentifier(uuid: "180F")
+    static let batteryLevel = CharacteristicIdentifier(uuid: "2A19", service: batteryService)
+    static let userDescription = DescriptorIdentifier(uuid: "2901", characteristic: bodySensorLocation)
+}
+
+/// A heart-rate peripheral on a virtual controller: a host of our own stack with a GATT
+/// server, advertising until a central connects and again after it leaves.
+final class VirtualPeripheral: Sendable {
+    let host: LEHost
+    let controller: VirtualController
+    let name: String
+    private let handles: Mutex<[BluetoothUUID: UInt16]> = Mutex([:])
+
+    var identifier: PeripheralIdentifier { PeripheralIdentifier(address: DeviceAddress(controller.address, type: .public), name: name) }
+
+    private init(host: LEHost, controller: VirtualController, name: String) {
+        self.host = host
+        self.controller = controller
+        self.name = name
+    }
+
+    static func start(on link: VirtualLink, name: String, address: String) async throws -> VirtualPeripheral {
+        let controller = link.addController(name: name, address: try #require(BluetoothAddress(address)))
+        var configuration = HostConfiguration()
+        configuration.deviceName = name
+        let host = LEHost(transport: controller.makeTransport(), configuration: configuration)
+        try await host.powerOn()
+        let peripheral = VirtualPeripheral(host: host, controller: controller, name: name)
+        let heartRate = try await host.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), characteristics: [
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A37)), properties: [.notify]),
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A38)), properties: [.read, .write], value: [0x01],
+                                         maximumValueLength: 1, userDescription: "Body Sensor Location"),
+        ]))
+        let battery = try await host.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [87]),
+        ]))
+        peripheral.handles.withLock { handles in
+            for characteristic in heartRate.characteristics + battery.characteristics { handles[characteristic.uuid] = characteristic.valueHandle }
+        }
+        try await peripheral.advertise()
+        return peripheral
+    }
+
+    func advertise() async throws {
+        try await host.startAdvertising(
+            AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported]), .serviceUUIDs16([0x180D], complete: true)]),
+            scanResponse: AdvertisingData([.completeLocalName(name)]),
+            parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030, restartsAfterDisconnection: true))
+    }
+
+    /// Sends a notification to every connected central that subscribed.
+    func notify(_ uuid: UInt16, _ value: [UInt8]) async throws {
+        let handle = try #require(handles.withLock { $0[BluetoothUUID(uuid)] })
+        for subscription in await host.server.subscriptions(forHandle: handle) {
+            try await host.server.notify(value, forHandle: handle, connectionHandle: subscription.connectionHandle)
+        }
+    }
+
+    /// How many centrals subscribed to the characteristic.
+    func subscriberCount(_ uuid: UInt16) async -> Int {
+        guard let handle = handles.withLock({ $0[BluetoothUUID(uuid)] }) else { return 0 }
+        return await host.server.subscriptions(forHandle: handle).count
+    }
+
+    func value(_ uuid: UInt16) async -> [UInt8]? {
+        guard let handle = handles.withLock({ $0[BluetoothUUID(uuid)] }) else { return nil }
+        return await host.server.value(forHandle: handle)
+    }
+
+    /// Ends every link from this side.
+    func disconnectAll() async {
+        for connection in await host.connections { try? await connection.disconnect() }
+    }
+
+    func shutdown() async {
+        await host.shutdown()
+    }
+}
+
+/// A Bluejay on its own controller of `link`, started and ready.
+func startBluejay(on link: VirtualLink, name: String = "central", options: (inout StartOptions) -> Void = { _ in }) async throws -> Bluejay {
+    let controller = link.addController(name: name, address: try #require(BluetoothAddress("C0:00:00:00:00:01")))
+    var startOptions = StartOptions(transport: .transport(controller.makeTransport()), operationTimeout: .seconds(5))
+    options(&startOptions)
+    let bluejay = Bluejay()
+    bluejay.start(mode: .new(startOptions))
+    try await bluejay.waitUntilReady()
+    return bluejay
+}
+
+/// Waits for a callback to deliver one value.
+func callback<T: Sendable>(timeout: Duration = .seconds(10), _ body: (@escaping @Sendable (T) -> Void) -> Void) async throws -> T {
+    let box = BlockingInbox<T>()
+    body { box.put($0) }
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if let value = box.take(until: ContinuousClock.now + .milliseconds(1)) { return value }
+        guard ContinuousClock.now < deadline else {
+            Issue.record("no callback within \(timeout)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Collects what observers and handlers are told.
+final class EventLog: ConnectionObserver, DisconnectHandler, ServiceObserver, ListenRestorer, BackgroundRestorer, RSSIObserver, LogObserver, Sendable {
+    private let entries = Mutex<[String]>([])
+    let reconnectAnswer = Mutex<AutoReconnectMode>(.noChange)
+    let restoreAnswer = Mutex<ListenRestoreAction>(.promiseRestoration)
+    let onUnhandledListen = Mutex<(@Sendable (CharacteristicIdentifier, Data?) -> Void)?>(nil)
+
+    func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+    func count(_ prefix: String) -> Int { all.filter { $0.hasPrefix(prefix) }.count }
+
+    func bluetoothAvailable(_ available: Bool) { add("available \(available)") }
+    func connected(to peripheral: PeripheralIdentifier) { add("connected \(peripheral.address)") }
+    func disconnected(from peripheral: PeripheralIdentifier) { add("disconnected \(peripheral.address)") }
+
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: BluejayError?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+        add("handler \(error == nil ? "expected" : "unexpected") willReconnect=\(autoReconnect)")
+        return reconnectAnswer.withLock { $0 }
+    }
+
+    func didModifyServices(from peripheral: PeripheralIdentifier, invalidatedServices: [ServiceIdentifier]) {
+        add("services modified \(invalidatedServices.map(\.description))")
+    }
+
+    func didReceiveUnhandledListen(from peripheral: PeripheralIdentifier, on characteristic: CharacteristicIdentifier, with value: Data?) -> ListenRestoreAction {
+        add("unhandled \(characteristic.uuidString) \(value.map { Array($0) } ?? [])")
+        onUnhandledListen.withLock { $0 }?(characteristic, value)
+        return restoreAnswer.withLock { $0 }
+    }
+
+    func didRestoreConnection(to peripheral: PeripheralIdentifier) -> BackgroundRestoreCompletion {
+        add("restored \(peripheral.address)")
+        return .callback { [self] in self.add("restore callback") }
+    }
+
+    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: BluejayError) -> BackgroundRestoreCompletion {
+        add("restore failed \(peripheral.address): \(error)")
+        return .continue
+    }
+
+    func didReadRSSI(from peripheral: PeripheralIdentifier, RSSI: Int, error: BluejayError?) {
+        add("rssi \(error == nil ? "\(RSSI)" : "error")")
+    }
+
+    func debug(_ text: String) { add("log \(text)") }
+}
