@@ -1,0 +1,53 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+
+/// A central connected to this peripheral.
+public struct Central: Hashable, Sendable, CustomStringConvertible {
+    public var connectionHandle: UInt16
+    /// Its address; `nil` for a bearer that is not a controller connection.
+    public var address: DeviceAddress?
+
+    public init(connectionHandle: UInt16, address: DeviceAddress?) {
+        self.connectionHandle = connectionHandle
+        self.address = address
+    }
+
+    public var description: String { address.map { "central \($0)" } ?? "central on connection \(connectionHandle)" }
+}
+
+/// A central started or stopped wanting a characteristic's values pushed.
+public struct SubscriptionChange: Hashable, Sendable {
+    public var central: Central
+    public var characteristic: GATTPublishedCharacteristic
+    public var isNotifying: Bool
+    public var isIndicating: Bool
+    public var isSubscribed: Bool { isNotifying || isIndicating }
+}
+
+/// Something that happened to this peripheral's links.
+public enum PeripheralConnectionEvent: Hashable, Sendable {
+    case connected(Central)
+    case disconnected(Central, reason: HCIStatus)
+    /// A central whose queue was full can take values again: update them now.
+    case readyToUpdateSubscribers(Central)
+}
+
+/// What ``PeripheralManager/updateValue(_:for:)`` did.
+public struct ValueUpdateResult: Hashable, Sendable {
+    /// Why some or all subscribers did not get the value.
+    public enum Shortfall: Hashable, Sendable {
+        /// No central subscribed.
+        case noSubscribers
+        /// These centrals' queues are full; wait for
+        /// ``PeripheralConnectionEvent/readyToUpdateSubscribers(_:)``.
+        case queueFull([Central])
+    }
+
+    /// The centrals sent a notification or an indication.
+    public var delivered: [Central]
+    public var shortfall: Shortfall?
+
+    /// Every subscriber got the value (BlueCap's `true`).
+    public var succeeded: Bool { shortfall == nil }
+}

@@ -1,0 +1,168 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+import BluetoothTransport
+import GATTProfiles
+import Logging
+
+/// The peripheral role, as BlueCap's PeripheralManager offers it, on a Bluejay ``LEHost``:
+/// publish services, advertise (a name and service UUIDs, any fields, or an iBeacon), keep
+/// characteristic values, push them to subscribed centrals, answer reads and writes.
+///
+/// Every operation has an async form and a callback form (the `completion:` variants in
+/// PeripheralManager+Callbacks.swift).
+///
+/// ```swift
+/// let manager = PeripheralManager(transport: try SystemTransports.open("tcp:127.0.0.1:9000"))
+/// try await manager.powerOn()
+/// let service = try await manager.add(PeripheralService(profile: TISensorTag.AccelerometerService.profile))
+/// let enabled = try #require(service.characteristic(TISensorTag.AccelerometerService.Enabled.uuid))
+/// Task {
+///     for await request in await manager.writeRequests(for: enabled) {
+///         request.respond(request.value.count == 1 ? .success : .error(.invalidAttributeValueLength))
+///     }
+/// }
+/// try await manager.startAdvertising(name: "SensorTag", serviceUUIDs: [service.uuid])
+/// ```
+public actor PeripheralManager {
+    public let host: LEHost
+    let logger: Logger
+    let router: RequestRouter
+
+    /// Published services, in the order added.
+    public internal(set) var services: [GATTPublishedService] = []
+    /// Profiles of published characteristics, by value handle.
+    var profiles: [UInt16: CharacteristicProfile] = [:]
+
+    private var pumpsStarted = false
+    private var pumps: [Task<Void, Never>] = []
+    var subscriptionContinuations: [UInt64: AsyncStream<SubscriptionChange>.Continuation] = [:]
+    var connectionContinuations: [UInt64: AsyncStream<PeripheralConnectionEvent>.Continuation] = [:]
+    private var nextIdentifier: UInt64 = 0
+
+    /// A manager on an existing host; the host's GATT server becomes this manager's.
+    public init(host: LEHost, logger: Logger = Logger(label: "bluejay.peripheral")) {
+        self.host = host
+        self.logger = logger
+        router = RequestRouter()
+    }
+
+    /// A manager on a new host over `transport`.
+    public init(transport: any HCITransport, configuration: HostConfiguration = HostConfiguration(),
+                logger: Logger = Logger(label: "bluejay.peripheral")) {
+        self.init(host: LEHost(transport: transport, configuration: configuration, logger: logger), logger: logger)
+    }
+
+    deinit {
+        for pump in pumps { pump.cancel() }
+    }
+
+    // MARK: Power
+
+    /// Starts the host and the controller, and names the GAP service after the host's
+    /// configured device name.
+    public func powerOn() async throws(PeripheralError) {
+        do {
+            try await host.powerOn()
+        } catch {
+            throw PeripheralError.wrap(error)
+        }
+        await host.server.setDeviceName(await host.configuration.deviceName)
+        await startPumps()
+    }
+
+    /// Stops advertising, disconnects every central and closes the transport.
+    public func powerOff() async {
+        try? await host.stopAdvertising()
+        await host.shutdown()
+        router.finishAll()
+    }
+
+    // MARK: Events
+
+    /// Changes of centrals' subscriptions, as they happen.
+    public func subscriptionChanges() async -> AsyncStream<SubscriptionChange> {
+        await startPumps()
+        let (stream, continuation) = AsyncStream.makeStream(of: SubscriptionChange.self, bufferingPolicy: .unbounded)
+        let id = makeIdentifier()
+        subscriptionContinuations[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeSubscriptionContinuation(id) } }
+        return stream
+    }
+
+    /// Centrals connecting and disconnecting, and queues that drained.
+    public func connectionEvents() async -> AsyncStream<PeripheralConnectionEvent> {
+        await startPumps()
+        let (stream, continuation) = AsyncStream.makeStream(of: PeripheralConnectionEvent.self, bufferingPolicy: .unbounded)
+        let id = makeIdentifier()
+        connectionContinuations[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeConnectionContinuation(id) } }
+        return stream
+    }
+
+    private func removeSubscriptionContinuation(_ id: UInt64) { subscriptionContinuations[id] = nil }
+    private func removeConnectionContinuation(_ id: UInt64) { connectionContinuations[id] = nil }
+
+    func makeIdentifier() -> UInt64 {
+        nextIdentifier += 1
+        return nextIdentifier
+    }
+
+    /// Listens to the host's and the server's events, once. The streams are registered
+    /// before this returns, so nothing that happens afterwards is missed.
+    func startPumps() async {
+        guard !pumpsStarted else { return }
+        pumpsStarted = true
+        router.attach(await host.server)
+        let serverEvents = await host.server.events()
+        let hostEvents = await host.events()
+        pumps.append(Task { [weak self] in
+            for await event in serverEvents { await self?.handle(event) }
+        })
+        pumps.append(Task { [weak self] in
+            for await event in hostEvents { await self?.handle(event) }
+        })
+    }
+
+    private func handle(_ event: GATTServerEvent) {
+        switch event {
+        case let .subscriptionChanged(subscription):
+            guard let characteristic = publishedCharacteristic(valueHandle: subscription.valueHandle) else { return }
+            let change = SubscriptionChange(central: Central(connectionHandle: subscription.connectionHandle, address: subscription.peer),
+                                            characteristic: characteristic, isNotifying: subscription.isNotifying,
+                                            isIndicating: subscription.isIndicating)
+            for continuation in subscriptionContinuations.values { continuation.yield(change) }
+        case let .readyToUpdateSubscribers(connectionHandle):
+            let central = Central(connectionHandle: connectionHandle, address: nil)
+            broadcast(.readyToUpdateSubscribers(central))
+        case .mtuExchanged:
+            break
+        }
+    }
+
+    private func handle(_ event: HostEvent) {
+        switch event {
+        case let .connected(connection) where connection.role == .peripheral:
+            broadcast(.connected(Central(connectionHandle: connection.handle, address: connection.peer)))
+        case let .disconnected(connection, reason) where connection.role == .peripheral:
+            broadcast(.disconnected(Central(connectionHandle: connection.handle, address: connection.peer), reason: reason))
+        case .transportClosed:
+            for continuation in connectionContinuations.values { continuation.finish() }
+            for continuation in subscriptionContinuations.values { continuation.finish() }
+            router.finishAll()
+        default:
+            break
+        }
+    }
+
+    private func broadcast(_ event: PeripheralConnectionEvent) {
+        for continuation in connectionContinuations.values { continuation.yield(event) }
+    }
+
+    func publishedCharacteristic(valueHandle: UInt16) -> GATTPublishedCharacteristic? {
+        for service in services {
+            if let found = service.characteristics.first(where: { $0.valueHandle == valueHandle }) { return found }
+        }
+        return nil
+    }
+}
