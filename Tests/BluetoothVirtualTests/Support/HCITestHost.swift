@@ -239,6 +239,10 @@ struct ConnectedPair {
         let (peripheralComplete, _) = try await peripheral.connectionComplete()
         #expect(centralComplete.status == .success)
         #expect(peripheralComplete.status == .success)
+        // Wait until the link is established (a connection event got through), as the
+        // feature exchange shows; before that, a lost link fails with 0x3E, not 0x08.
+        #expect(try await central.status(LEReadRemoteFeaturesCommand(connectionHandle: centralComplete.connectionHandle)) == .success)
+        try await central.leEvent("LE Read Remote Features Complete") { if case .readRemoteFeaturesComplete = $0 { return true }; return false }
         return ConnectedPair(link: link, central: central, peripheral: peripheral, centralHandle: centralComplete.connectionHandle,
                              peripheralHandle: peripheralComplete.connectionHandle, connectedAt: time)
     }

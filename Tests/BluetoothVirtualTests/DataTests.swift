@@ -1,0 +1,111 @@
+import BluetoothCore
+import BluetoothHCI
+@testable import BluetoothVirtual
+import Testing
+
+@Suite("Virtual link: ACL data and credits")
+struct DataTests {
+    /// An L2CAP PDU on the ATT channel with `count` payload octets.
+    static func pdu(_ count: Int, seed: UInt8 = 0) -> [UInt8] {
+        [UInt8(count & 0xFF), UInt8(count >> 8), 0x04, 0x00] + (0..<count).map { UInt8(truncatingIfNeeded: $0) &+ seed }
+    }
+
+    @Test func roundTripWithFragmentationAndCredits() async throws {
+        let pair = try await ConnectedPair.make(interval: 12)
+        // One 251-octet ACL packet; the data length is 27, so it crosses in 10 LL PDUs,
+        // 4 per connection event: 3 events.
+        let data = Self.pdu(247)
+        let sentAt = ContinuousClock.now
+        try pair.central.sendACL(handle: pair.centralHandle, data)
+        var received: [ACLDataPacket] = []
+        var lastArrival = sentAt
+        while received.map(\.data.count).reduce(0, +) < data.count {
+            let (packet, time) = try await pair.peripheral.acl()
+            received.append(packet)
+            lastArrival = time
+        }
+        #expect(received.count == 10)
+        #expect(received.map(\.data.count) == [27, 27, 27, 27, 27, 27, 27, 27, 27, 8])
+        #expect(received.first?.packetBoundary == .firstFlushable)
+        #expect(received.dropFirst().allSatisfy { $0.packetBoundary == .continuing })
+        #expect(received.allSatisfy { $0.connectionHandle == pair.peripheralHandle })
+        #expect(received.flatMap(\.data) == data)
+        // The credit comes back once the last fragment went over the air, not before.
+        let (credits, creditTime) = try await pair.central.completedPackets(handle: pair.centralHandle)
+        #expect(credits == 1)
+        #expect((lastArrival - sentAt).milliseconds >= 25, "three connection events of 15 ms: the last at least two intervals later")
+        // Both come out of the same (third) connection event, on two hosts' queues.
+        #expect((creditTime - sentAt).milliseconds >= 25, "the credit returned \((creditTime - sentAt).milliseconds) ms after sending")
+        #expect(pair.central.controller.aclBuffersInUse == 0)
+
+        // And back.
+        try pair.peripheral.sendACL(handle: pair.peripheralHandle, Self.pdu(10, seed: 7))
+        let (reply, _) = try await pair.central.acl()
+        #expect(reply.data == Self.pdu(10, seed: 7))
+        #expect(reply.connectionHandle == pair.centralHandle)
+        #expect(try await pair.peripheral.completedPackets(handle: pair.peripheralHandle).0 == 1)
+    }
+
+    @Test func creditsNeverExceedPacketsSentAndOverflowIsReported() async throws {
+        let pair = try await ConnectedPair.make(centralConfiguration: .init(aclDataLength: 27, aclBufferCount: 4))
+        // Nine packets on four buffers: five overflow.
+        for index in 0..<9 { try pair.central.sendACL(handle: pair.centralHandle, Self.pdu(23, seed: UInt8(index))) }
+        var overflows = 0
+        for _ in 0..<5 {
+            try await pair.central.event("Data Buffer Overflow") { if case .dataBufferOverflow = $0 { return true }; return false }
+            overflows += 1
+        }
+        #expect(overflows == 5)
+        var credits = 0
+        while credits < 4 { credits += try await pair.central.completedPackets(handle: pair.centralHandle).0 }
+        #expect(credits == 4)
+        #expect(try await pair.central.inbox.expectNothing("more credits", for: .milliseconds(150)) { item in
+            if case .numberOfCompletedPackets? = item.event { return true }; return false
+        })
+        var delivered: [[UInt8]] = []
+        while delivered.count < 4 { delivered.append(try await pair.peripheral.acl().0.data) }
+        #expect(delivered == (0..<4).map { Self.pdu(23, seed: UInt8($0)) })
+    }
+
+    @Test func packetsPerEventLimitsThroughput() async throws {
+        // 4 packets of 251 octets per 15 ms event: about 67 kB/s.
+        let pair = try await ConnectedPair.make(interval: 12, centralConfiguration: .init(), peripheralConfiguration: .init())
+        _ = try await pair.central.run(LESetDataLengthCommand(connectionHandle: pair.centralHandle, txOctets: 251, txTime: 2120))
+        try await pair.central.leEvent("data length change") { if case .dataLengthChange = $0 { return true }; return false }
+        let count = 40
+        var sent = 0
+        var credits = 8
+        let start = ContinuousClock.now
+        var bytes = 0
+        while sent < count {
+            while credits > 0, sent < count {
+                try pair.central.sendACL(handle: pair.centralHandle, Self.pdu(247, seed: UInt8(sent)))
+                sent += 1
+                credits -= 1
+            }
+            credits += try await pair.central.completedPackets(handle: pair.centralHandle).0
+        }
+        while bytes < count * 251 { bytes += try await pair.peripheral.acl().0.data.count }
+        let elapsed = (ContinuousClock.now - start).milliseconds
+        let throughput = Double(bytes) / elapsed // bytes per ms = kB/s
+        // 10 events of 15 ms for 40 packets: ≥ 135 ms.
+        #expect(elapsed >= 130, "\(elapsed) ms")
+        #expect(throughput < 80, "\(throughput) kB/s")
+        print("virtual link throughput: \(bytes) bytes in \(Int(elapsed)) ms = \(Int(throughput)) kB/s (15 ms interval, 4 × 251 octets per event)")
+    }
+
+    @Test func dataToAnUnknownHandleIsDropped() async throws {
+        let pair = try await ConnectedPair.make()
+        try pair.central.sendACL(handle: 0x0EEE, Self.pdu(4))
+        try pair.central.sendACL(handle: pair.centralHandle, Self.pdu(5))
+        #expect(try await pair.peripheral.acl().0.data == Self.pdu(5))
+        #expect(try await pair.peripheral.inbox.expectNothing("more data", for: .milliseconds(100)) { $0.acl != nil })
+    }
+
+    @Test func oversizedACLPacketIsRefused() async throws {
+        let pair = try await ConnectedPair.make(centralConfiguration: .init(aclDataLength: 27))
+        try pair.central.sendACL(handle: pair.centralHandle, Self.pdu(40))
+        try await pair.central.event("Data Buffer Overflow") { if case .dataBufferOverflow = $0 { return true }; return false }
+        #expect(pair.central.controller.aclBuffersInUse == 0)
+    }
+}
