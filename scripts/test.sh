@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The project's one test command, run by `make test` and by CI (.ci/run):
+#  1. makes .venv (Python with the pinned Bumble of Tests/InteropTests/bumble/requirements.txt)
+#     when it is missing, broken, or older than requirements.txt;
+#  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
+#  3. runs every test, unit and interop (the interop tests start the Bumble peer from .venv).
+# `scripts/test.sh --venv-only` does step 1 only (`make venv`).
+#
+# Note: an incremental build only shows the warnings of the files it recompiles; CI builds
+# from a fresh clone, so it sees them all.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+requirements=Tests/InteropTests/bumble/requirements.txt
+venv=.venv
+stamp=$venv/.requirements.sha256
+
+wanted=$(sha256sum "$requirements" | cut -d' ' -f1)
+installed=$(cat "$stamp" 2>/dev/null || true)
+if [[ ! -x $venv/bin/python || "$wanted" != "$installed" ]] || ! "$venv/bin/python" -c 'import bumble' 2>/dev/null; then
+    echo "==> creating $venv with $(python3 --version) and $requirements"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$requirements"
+    echo "$wanted" > "$stamp"
+fi
+export BLUEJAY_PYTHON="$root/$venv/bin/python"
+echo "==> Bumble peer: $("$BLUEJAY_PYTHON" -c 'import bumble, sys; print("bumble", bumble.__version__ if hasattr(bumble, "__version__") else "?", "on Python", sys.version.split()[0])')"
+
+if [[ "${1:-}" == "--venv-only" ]]; then
+    exit 0
+fi
+
+build_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-build.XXXXXX")
+trap 'rm -f "$build_log"' EXIT
+
+echo "==> swift build --build-tests"
+if ! swift build --build-tests 2>&1 | tee "$build_log"; then
+    echo "error: the build failed" >&2
+    exit 1
+fi
+
+# Warnings in this repository's own code (not in .build/checkouts) fail the run.
+warnings=$(grep -E "^($root/)?(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "$build_log" | sort -u || true)
+if [[ -n "$warnings" ]]; then
+    echo "error: the build has warnings in Sources/ or Tests/ (the project builds without any):" >&2
+    echo "$warnings" >&2
+    exit 1
+fi
+
+echo "==> swift test"
+swift test
