@@ -40,14 +40,15 @@ enum Received: Sendable, CustomStringConvertible {
 /// `HCIEvent.decode` the real host uses.
 final class HCITestHost: Sendable {
     let controller: VirtualController
-    let transport: VirtualControllerTransport
+    let transport: any HCITransport
     let inbox = TestInbox<Received>()
 
-    init(_ controller: VirtualController) {
+    /// A host on `transport`, by default a new in-process transport to `controller`.
+    init(_ controller: VirtualController, transport: (any HCITransport)? = nil) {
         self.controller = controller
-        transport = controller.makeTransport()
+        self.transport = transport ?? controller.makeTransport()
         let inbox = self.inbox
-        transport.start { event in
+        self.transport.start { event in
             switch event {
             case let .packet(packet):
                 switch packet.indicator {

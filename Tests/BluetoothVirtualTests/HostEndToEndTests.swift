@@ -1,0 +1,146 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+@testable import BluetoothVirtual
+import Testing
+
+/// Runs `body`, failing with ``WaitTimeout`` if it takes longer than `timeout`.
+func withTimeout<T: Sendable>(_ description: String, _ timeout: Duration = .seconds(10), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let result = first else {
+            throw WaitTimeout(description: "\(description) took longer than \(timeout)")
+        }
+        return result
+    }
+}
+
+@Suite("Our host on both ends of the virtual link")
+struct HostEndToEndTests {
+    static let name = "Virtual Peripheral"
+
+    /// Flags, then the complete local name.
+    static var advertisingData: [UInt8] {
+        let name = Array(Self.name.utf8)
+        return [0x02, 0x01, 0x06, UInt8(name.count + 1), 0x09] + name
+    }
+
+    @Test func centralScansConnectsTalksAndDisconnects() async throws {
+        let link = VirtualLink()
+        let centralController = link.addController(name: "central", address: TestAddresses.central)
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 5, y: 0))
+        var configuration = HostConfiguration()
+        configuration.attTransactionTimeout = .seconds(5)
+        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
+        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
+        try await central.powerOn()
+        let peripheralInfo = try await peripheral.powerOn()
+        #expect(peripheralInfo.address == TestAddresses.peripheral)
+        #expect(peripheralInfo.aclDataLength == 251)
+        let peripheralEvents = await peripheral.events()
+
+        // The peripheral advertises through raw HCI commands on its host's controller.
+        let hci = await peripheral.controller
+        _ = try await hci.send(LESetAdvertisingParametersCommand(intervalMin: 0x0030, intervalMax: 0x0030))
+        _ = try await hci.send(LESetAdvertisingDataCommand(data: Self.advertisingData))
+        _ = try await hci.send(LESetScanResponseDataCommand(data: [0x03, 0x19, 0x40, 0x02]))
+        _ = try await hci.send(LESetAdvertisingEnableCommand(enable: true))
+
+        let scanStart = ContinuousClock.now
+        let advertisement = try await withTimeout("discovering the peripheral") {
+            for try await advertisement in try await central.scan() where advertisement.peer.address == TestAddresses.peripheral
+                && advertisement.scanResponse != nil {
+                return advertisement
+            }
+            throw WaitTimeout(description: "scan ended")
+        }
+        await central.stopScanning()
+        let discoveredAfter = (ContinuousClock.now - scanStart).milliseconds
+        #expect(advertisement.localName == Self.name)
+        #expect(advertisement.isConnectable)
+        #expect(advertisement.rssi == -54, "0 dBm minus 40 + 20·log10(5) dB")
+
+        let connectStart = ContinuousClock.now
+        let connection = try await central.connect(to: advertisement.peer, timeout: .seconds(5))
+        let connectedAfter = (ContinuousClock.now - connectStart).milliseconds
+        #expect(connection.role == .central)
+        #expect(connection.peer == DeviceAddress(TestAddresses.peripheral, type: .public))
+        #expect(await connection.gatt.mtu == 517, "the peripheral host's GATT server answered Exchange MTU over the link")
+        try await waitUntil("the data length update") { connection.maximumTxOctets == 251 }
+        print("virtual link timing: discovered after \(Int(discoveredAfter)) ms, connected and MTU exchanged after \(Int(connectedAfter)) ms")
+
+        let incoming = try await withTimeout("the peripheral's connected event") {
+            for await event in peripheralEvents { if case let .connected(connection) = event { return connection } }
+            throw WaitTimeout(description: "events ended")
+        }
+        #expect(incoming.role == .peripheral)
+        #expect(incoming.peer == DeviceAddress(TestAddresses.central, type: .public))
+        #expect(!peripheralController.isAdvertising)
+
+        #expect(try await connection.readRSSI() == -54)
+        // Whatever the server publishes, discovery is an ATT exchange over the link.
+        _ = try await connection.gatt.discoverAllPrimaryServices()
+
+        // The central changes the parameters through its controller; the peripheral asks
+        // through L2CAP signalling, which the central host answers.
+        let updated = try await connection.updateParameters(intervalRange: 24...24, peripheralLatency: 0, supervisionTimeout: 400)
+        #expect(updated.interval == 24)
+        // Both hosts hear of the update at the same connection event, each in its own time.
+        try await waitUntil("the peripheral host saw the update") { incoming.parameters.interval == 24 }
+        let requested = try await incoming.updateParameters(intervalRange: 16...16, peripheralLatency: 0, supervisionTimeout: 300)
+        #expect(requested.interval == 16)
+        #expect(peripheralController.connectionParameters(ofConnection: incoming.handle)?.interval == 16)
+
+        try await connection.disconnect()
+        #expect(connection.disconnectReason == .connectionTerminatedByLocalHost)
+        #expect(await incoming.waitForDisconnection() == .remoteUserTerminatedConnection)
+        await central.shutdown()
+        await peripheral.shutdown()
+    }
+
+    @Test func supervisionTimeoutReachesTheHost() async throws {
+        let link = VirtualLink(configuration: .init(timeScale: 5))
+        let centralController = link.addController(name: "central", address: TestAddresses.central)
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
+        // The raw peripheral has no ATT server: no MTU exchange.
+        var configuration = HostConfiguration()
+        configuration.exchangesMTUOnConnect = false
+        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
+        let peripheral = HCITestHost(peripheralController)
+        try await central.powerOn()
+        try await peripheral.initialize()
+        try await peripheral.advertise()
+        var request = ConnectionRequest()
+        request.supervisionTimeout = 100
+        let connection = try await central.connect(to: peripheral.publicAddress, request: request, timeout: .seconds(5))
+        peripheralController.move(to: .init(x: 5000, y: 0))
+        let reason = try await withTimeout("the disconnection") { await connection.waitForDisconnection() }
+        #expect(reason == .connectionTimeout)
+        await central.shutdown()
+    }
+
+    @Test func connectTimesOutAgainstAnAdvertiserThatIgnoresUs() async throws {
+        let link = VirtualLink()
+        let centralController = link.addController(name: "central", address: TestAddresses.central)
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
+        peripheralController.setConnectionAcceptance(.ignore)
+        // The raw peripheral has no ATT server: no MTU exchange.
+        var configuration = HostConfiguration()
+        configuration.exchangesMTUOnConnect = false
+        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
+        let peripheral = HCITestHost(peripheralController)
+        try await central.powerOn()
+        try await peripheral.initialize()
+        try await peripheral.advertise()
+        await #expect(throws: HostError.self) {
+            _ = try await central.connect(to: peripheral.publicAddress, timeout: .milliseconds(300))
+        }
+        #expect(!centralController.isInitiating, "the host cancelled the attempt in the controller")
+        await central.shutdown()
+    }
+}
