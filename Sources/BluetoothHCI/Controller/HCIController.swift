@@ -103,16 +103,19 @@ public final class HCIController: Sendable {
                     do { try await Task.sleep(for: timeout) } catch { return }
                     self?.abandonCommand(id: id, error: .commandTimeout(opcode))
                 }
-                let closedReason: TransportError?? = state.withLock { state in
-                    if state.isClosed { return .some(state.closeReason) }
+                let refusal: HCIError? = state.withLock { state in
+                    if state.isClosed { return .transportClosed(state.closeReason) }
+                    // A task cancelled before this point ran its cancellation handler already,
+                    // when there was nothing to abandon: do not send the command at all.
+                    if Task.isCancelled { return .cancelled }
                     state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)
                     let ready = state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id))
                     writeCommands(ready, state: &state)
-                    return .none
+                    return nil
                 }
-                if let reason = closedReason {
+                if let refusal {
                     timer.cancel()
-                    continuation.resume(throwing: HCIError.transportClosed(reason))
+                    continuation.resume(throwing: refusal)
                 }
             }
         } onCancel: {

@@ -1,0 +1,439 @@
+import BluetoothCore
+import BluetoothTransport
+import Synchronization
+import Testing
+@testable import BluetoothHCI
+
+/// `HCIController` against a scripted controller (``FakeTransport``).
+@Suite struct HCIControllerCommandTests {
+    static let version = ReadLocalVersionInformationCommand.ReturnParameters(
+        hciVersion: 0x0D, hciSubversion: 0x1234, lmpVersion: 0x0D, companyIdentifier: 0x05F1, lmpSubversion: 0x5678)
+
+    func makeController(commandTimeout: Duration = .seconds(5), respond: @escaping FakeTransport.Responder = { _ in [] })
+        -> (HCIController, FakeTransport) {
+        let transport = FakeTransport(respond: respond)
+        let controller = HCIController(transport: transport, commandTimeout: commandTimeout)
+        controller.start()
+        return (controller, transport)
+    }
+
+    @Test func commandCompleteReturnsTheDecodedReturnParameters() async throws {
+        let (controller, transport) = makeController { packet in
+            packet.commandOpcode == ReadLocalVersionInformationCommand.opcode
+                ? [.complete(ReadLocalVersionInformationCommand.self, Self.version)] : []
+        }
+        let version = try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) }
+        #expect(version == Self.version)
+        #expect(transport.written.items == [H4Packet(.command, ReadLocalVersionInformationCommand().encode())])
+    }
+
+    @Test func nonZeroStatusInCommandCompleteThrowsCommandFailed() async throws {
+        let (controller, _) = makeController { packet in
+            [.complete(ReadBDADDRCommand.opcode, returnParameters: [HCIStatus.commandDisallowed.rawValue])]
+        }
+        await #expect(throws: HCIError.commandFailed(ReadBDADDRCommand.opcode, .commandDisallowed)) {
+            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand()) }
+        }
+    }
+
+    @Test func commandStatusAcknowledgesACommandThatReportsLater() async throws {
+        let (controller, _) = makeController { packet in
+            packet.commandOpcode == DisconnectCommand.opcode ? [.status(DisconnectCommand.opcode)] : []
+        }
+        _ = try await withTestTimeout { try await controller.send(DisconnectCommand(connectionHandle: 0x40)) }
+    }
+
+    @Test func nonZeroStatusInCommandStatusThrowsCommandFailed() async throws {
+        let (controller, _) = makeController { _ in [.status(DisconnectCommand.opcode, .unknownConnectionIdentifier)] }
+        await #expect(throws: HCIError.commandFailed(DisconnectCommand.opcode, .unknownConnectionIdentifier)) {
+            _ = try await withTestTimeout { try await controller.send(DisconnectCommand(connectionHandle: 0x40)) }
+        }
+    }
+
+    @Test func truncatedReturnParametersThrowMalformedResponse() async throws {
+        let (controller, _) = makeController { _ in [.complete(ReadBDADDRCommand.opcode, returnParameters: [0x00, 0x11, 0x22])] }
+        let error = await #expect(throws: HCIError.self) {
+            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand()) }
+        }
+        guard case let .malformedResponse(opcode, _)? = error else {
+            Issue.record("expected malformedResponse, got \(String(describing: error))")
+            return
+        }
+        #expect(opcode == ReadBDADDRCommand.opcode)
+    }
+
+    @Test func emptyReturnParametersThrowMalformedResponse() async throws {
+        let (controller, _) = makeController { _ in [.complete(ResetCommand.opcode, returnParameters: [])] }
+        let error = await #expect(throws: HCIError.self) {
+            _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        }
+        guard case .malformedResponse(ResetCommand.opcode, _)? = error else {
+            Issue.record("expected malformedResponse, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func commandStatusForACommandWithReturnParametersIsMalformed() async throws {
+        let (controller, _) = makeController { _ in [.status(ReadBDADDRCommand.opcode)] }
+        let error = await #expect(throws: HCIError.self) {
+            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand()) }
+        }
+        guard case .malformedResponse(ReadBDADDRCommand.opcode, _)? = error else {
+            Issue.record("expected malformedResponse, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func aTimedOutCommandGivesItsCreditBackSoLaterCommandsStillGo() async throws {
+        // The controller never answers Reset; it answers everything else.
+        let (controller, transport) = makeController { packet in
+            packet.commandOpcode == ResetCommand.opcode ? [] : [.complete(ReadLocalVersionInformationCommand.self, Self.version)]
+        }
+        await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) {
+            _ = try await withTestTimeout { try await controller.send(ResetCommand(), timeout: .milliseconds(100)) }
+        }
+        let version = try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) }
+        #expect(version == Self.version)
+        #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
+    }
+
+    @Test func evenAnImmediateTimeoutFires() async throws {
+        // However short the timeout, the timer must not fire before the command is registered.
+        let (controller, _) = makeController { _ in [] }
+        for _ in 0..<100 {
+            await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) {
+                try await withTestTimeout(.seconds(2)) { try await controller.send(ResetCommand(), timeout: .zero) }
+            }
+        }
+    }
+
+    @Test func aCommandWaitingBehindAnUnansweredOneIsSentWhenThatOneTimesOut() async throws {
+        let (controller, transport) = makeController { packet in
+            packet.commandOpcode == ResetCommand.opcode ? [] : [.complete(ReadLocalVersionInformationCommand.self, Self.version)]
+        }
+        let reset = Task { try await controller.send(ResetCommand(), timeout: .milliseconds(200)) }
+        _ = try #require(await transport.written.wait(forCount: 1))
+        let version = Task { try await controller.send(ReadLocalVersionInformationCommand()) }
+        await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) { try await withTestTimeout { try await reset.value } }
+        #expect(try await withTestTimeout { try await version.value } == Self.version)
+        #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
+    }
+
+    @Test func cancellingACommandInFlightThrowsCancelledAndFreesItsCredit() async throws {
+        let (controller, transport) = makeController { packet in
+            packet.commandOpcode == ResetCommand.opcode ? [] : [.complete(ReadLocalVersionInformationCommand.self, Self.version)]
+        }
+        let reset = Task { try await controller.send(ResetCommand()) }
+        _ = try #require(await transport.written.wait(forCount: 1))
+        reset.cancel()
+        await #expect(throws: HCIError.cancelled) { try await withTestTimeout { try await reset.value } }
+        #expect(try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
+    }
+
+    @Test func aCommandFromAnAlreadyCancelledTaskIsNotSent() async throws {
+        let (controller, transport) = makeController { packet in
+            [.complete(ReadLocalVersionInformationCommand.self, Self.version)]
+        }
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await controller.send(ResetCommand())
+        }
+        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(2)) { try await cancelled.value } }
+        #expect(try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
+        #expect(transport.written.items.commandOpcodes == [ReadLocalVersionInformationCommand.opcode])
+    }
+
+    @Test func cancellingACommandWaitingForCreditsRemovesIt() async throws {
+        let (controller, transport) = makeController { packet in [] }
+        let reset = Task { try await controller.send(ResetCommand()) }
+        _ = try #require(await transport.written.wait(forCount: 1))
+        let waiting = Task { try await controller.send(ReadBDADDRCommand()) }
+        waiting.cancel()
+        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(2)) { try await waiting.value } }
+        // When Reset is answered, the cancelled command is not sent.
+        transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version)] }
+        transport.deliver([.complete(ResetCommand.opcode, returnParameters: [0])])
+        _ = try await withTestTimeout { try await reset.value }
+        #expect(try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
+        #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
+    }
+
+    @Test func zeroCreditsHoldTheNextCommand() async throws {
+        let (controller, transport) = makeController { packet in
+            [.complete(ResetCommand.opcode, returnParameters: [0], credits: 0)]
+        }
+        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        // The controller accepts no command now: this one may not be written; it times out.
+        await #expect(throws: HCIError.commandTimeout(ReadBDADDRCommand.opcode)) {
+            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand(), timeout: .milliseconds(150)) }
+        }
+        #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode])
+    }
+
+    @Test func aNoOperationCommandCompleteReleasesTheHeldCommand() async throws {
+        let (controller, transport) = makeController { packet in
+            [.complete(ResetCommand.opcode, returnParameters: [0], credits: 0)]
+        }
+        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version)] }
+        let version = Task { try await controller.send(ReadLocalVersionInformationCommand()) }
+        transport.deliver([.complete(.noOperation, returnParameters: [], credits: 1)])
+        #expect(try await withTestTimeout { try await version.value } == Self.version)
+        #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
+    }
+
+    @Test func severalCreditsLetSeveralCommandsBeOutstanding() async throws {
+        let (controller, transport) = makeController { packet in
+            [.complete(ResetCommand.opcode, returnParameters: [0], credits: 3)]
+        }
+        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        transport.respond { _ in [] }
+        let tasks = (0..<4).map { _ in Task { try await controller.send(ReadLocalVersionInformationCommand()) } }
+        // Three go out at once, without any answer; the fourth waits.
+        let written = try #require(await transport.written.wait(forCount: 4))
+        #expect(written.commandOpcodes.filter { $0 == ReadLocalVersionInformationCommand.opcode }.count == 3)
+        transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version, credits: 1)] }
+        // Answering one releases the fourth; answering everything finishes them all.
+        for _ in 0..<3 { transport.deliver([.complete(ReadLocalVersionInformationCommand.self, Self.version, credits: 1)]) }
+        for task in tasks { #expect(try await withTestTimeout { try await task.value } == Self.version) }
+        #expect(transport.written.count == 5)
+    }
+}
+
+@Suite struct HCIControllerTransportClosedTests {
+    @Test func closingFailsPendingCommandsAndQueuedACLAndEndsInbound() async throws {
+        let transport = FakeTransport()
+        let controller = HCIController(transport: transport)
+        controller.start()
+        let inbound = recordInbound(of: controller)
+        controller.configureACLBuffers(dataLength: 27, count: 1)
+
+        let inFlight = Task { try await controller.send(ResetCommand()) }
+        _ = try #require(await transport.written.wait(forCount: 1))
+        let waiting = Task { try await controller.send(ReadBDADDRCommand()) }
+
+        let aclResults = AwaitableLog<Result<Void, HCIError>>()
+        controller.sendACL(connectionHandle: 0x40, pdu: [0x01, 0x00, 0x04, 0x00, 0xAA]) { aclResults.append($0) }
+        controller.sendACL(connectionHandle: 0x40, pdu: [0x01, 0x00, 0x04, 0x00, 0xBB]) { aclResults.append($0) }
+        let firstACL = try #require(await aclResults.wait(forCount: 1))
+        #expect((try? firstACL[0].get()) != nil, "the first PDU had a buffer")
+
+        let failure = TransportError.connectionLost("fake", reason: "unplugged")
+        transport.fail(failure)
+
+        await #expect(throws: HCIError.transportClosed(failure)) { try await withTestTimeout { try await inFlight.value } }
+        await #expect(throws: HCIError.transportClosed(failure)) { try await withTestTimeout { try await waiting.value } }
+        let results = try #require(await aclResults.wait(forCount: 2))
+        guard case .failure(.transportClosed(failure)) = results[1] else {
+            Issue.record("queued ACL: \(results[1])")
+            return
+        }
+        let items = try #require(await inbound.wait { $0.contains(where: \.isTransportClosed) })
+        guard case .transportClosed(failure)? = items.last else {
+            Issue.record("inbound ended with \(String(describing: items.last))")
+            return
+        }
+        #expect(controller.isClosed)
+
+        // Everything afterwards fails at once.
+        await #expect(throws: HCIError.transportClosed(failure)) { try await withTestTimeout { try await controller.send(ResetCommand()) } }
+        await #expect(throws: HCIError.transportClosed(failure)) {
+            try await withTestTimeout { try await controller.sendACL(connectionHandle: 0x40, pdu: [0, 0, 4, 0]) }
+        }
+    }
+
+    @Test func inboundFinishesAfterTransportClosed() async throws {
+        let transport = FakeTransport()
+        let controller = HCIController(transport: transport)
+        controller.start()
+        transport.deliver(.unknown(code: 0xFE, parameters: [1]))
+        controller.close()
+        let items: [HCIInbound] = try await withTestTimeout {
+            var items: [HCIInbound] = []
+            for await item in controller.inbound { items.append(item) }
+            return items
+        }
+        #expect(items.count == 2)
+        #expect(items.first?.receivedEvent == .unknown(code: 0xFE, parameters: [1]))
+        guard case .transportClosed(nil)? = items.last else {
+            Issue.record("last inbound item: \(String(describing: items.last))")
+            return
+        }
+    }
+}
+
+@Suite struct HCIControllerACLTests {
+    func makeController(dataLength: Int = 27, buffers: Int) -> (HCIController, FakeTransport, AwaitableLog<HCIInbound>) {
+        let transport = FakeTransport()
+        let controller = HCIController(transport: transport)
+        controller.start()
+        let inbound = recordInbound(of: controller)
+        controller.configureACLBuffers(dataLength: dataLength, count: buffers)
+        return (controller, transport, inbound)
+    }
+
+    /// Waits until the controller has handled everything delivered before: an unknown event
+    /// goes through the same queue and comes out on `inbound` after them.
+    func barrier(_ transport: FakeTransport, _ inbound: AwaitableLog<HCIInbound>, _ tag: UInt8) async throws {
+        transport.deliver(.unknown(code: 0xFE, parameters: [tag]))
+        _ = try #require(await inbound.wait { $0.contains { $0.receivedEvent == .unknown(code: 0xFE, parameters: [tag]) } })
+    }
+
+    @Test func pdusAreCutToTheControllerDataLength() async throws {
+        let (controller, transport, _) = makeController(dataLength: 10, buffers: 8)
+        let pdu = [0x15, 0x00, 0x04, 0x00] + (0..<21).map { UInt8($0) }
+        controller.sendACL(connectionHandle: 0x0042, pdu: pdu, completion: nil)
+        let packets = transport.written.items.aclPackets
+        #expect(packets.map(\.data.count) == [10, 10, 5])
+        #expect(packets.map(\.packetBoundary) == [.firstNonFlushable, .continuing, .continuing])
+        #expect(packets.allSatisfy { $0.connectionHandle == 0x0042 })
+        #expect(packets.flatMap(\.data) == pdu)
+    }
+
+    @Test func completedPacketsReleaseQueuedFragments() async throws {
+        let (controller, transport, inbound) = makeController(dataLength: 4, buffers: 2)
+        let pdu: [UInt8] = [0x10, 0x00, 0x04, 0x00] + Array(1...16) // five fragments
+        let results = AwaitableLog<Result<Void, HCIError>>()
+        controller.sendACL(connectionHandle: 1, pdu: pdu) { results.append($0) }
+        #expect(transport.written.count == 2)
+
+        transport.deliver([.completedPackets(handle: 1, count: 1)])
+        try await barrier(transport, inbound, 1)
+        #expect(transport.written.count == 3)
+        #expect(results.count == 0)
+
+        transport.deliver([.completedPackets(handle: 1, count: 2)])
+        let all = try #require(await results.wait(forCount: 1))
+        #expect((try? all[0].get()) != nil)
+        #expect(transport.written.items.aclPackets.flatMap(\.data) == pdu)
+        #expect(transport.maximumACLOutstanding <= 2)
+    }
+
+    @Test func completedPacketsForAnotherConnectionFreeNothing() async throws {
+        let (controller, transport, inbound) = makeController(dataLength: 27, buffers: 1)
+        controller.sendACL(connectionHandle: 1, pdu: [0, 0, 4, 0], completion: nil)
+        controller.sendACL(connectionHandle: 1, pdu: [0, 0, 4, 0], completion: nil)
+        transport.deliver([.completedPackets(handle: 2, count: 1)])
+        try await barrier(transport, inbound, 1)
+        #expect(transport.written.count == 1)
+        transport.deliver([.completedPackets(handle: 1, count: 1)])
+        _ = try #require(await transport.written.wait(forCount: 2))
+    }
+
+    @Test func disconnectionFailsQueuedPDUsAndFreesTheConnectionsBuffers() async throws {
+        let (controller, transport, inbound) = makeController(dataLength: 27, buffers: 2)
+        let results = AwaitableLog<(String, Result<Void, HCIError>)>()
+        controller.sendACL(connectionHandle: 1, pdu: [0, 0, 4, 0]) { results.append(("a", $0)) }
+        controller.sendACL(connectionHandle: 1, pdu: [0, 0, 4, 0]) { results.append(("b", $0)) }
+        controller.sendACL(connectionHandle: 1, pdu: [0, 0, 4, 0]) { results.append(("c", $0)) }
+        controller.sendACL(connectionHandle: 2, pdu: [0, 0, 4, 0]) { results.append(("d", $0)) }
+        #expect(transport.written.count == 2)
+
+        let disconnection = HCIEvent.disconnectionComplete(DisconnectionCompleteEvent(connectionHandle: 1, reason: .remoteUserTerminatedConnection))
+        transport.deliver(disconnection)
+        let items = try #require(await inbound.wait { $0.contains { $0.receivedEvent == disconnection } })
+        #expect(items.compactMap(\.receivedEvent) == [disconnection])
+        let all = try #require(await results.wait(forCount: 4))
+        let byName = Dictionary(all.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+        guard case .failure(.connectionClosed(connectionHandle: 1))? = byName["c"] else {
+            Issue.record("c: \(String(describing: byName["c"]))")
+            return
+        }
+        // Both buffers of handle 1 are free again: handle 2's PDU went out.
+        #expect((try? byName["d"]?.get()) != nil)
+        #expect(transport.written.items.aclPackets.last?.connectionHandle == 2)
+    }
+
+    /// Few buffers: most fragments go out when credits come back; many: straight from the submitters.
+    @Test(arguments: [2, 64])
+    func writeOrderIsKeptAcrossManyConcurrentSubmitters(buffers: Int) async throws {
+        let (controller, transport, _) = makeController(dataLength: 5, buffers: buffers)
+        // The controller frees each buffer once it has the packet.
+        transport.respond { packet in
+            guard let acl = packet.aclPacket else { return [] }
+            return [.completedPackets(handle: acl.connectionHandle, count: 1)]
+        }
+        let submitters = 8, perSubmitter = 30
+        try await withTestTimeout(.seconds(20), "the submitters") {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for submitter in 0..<submitters {
+                    group.addTask {
+                        for sequence in 0..<perSubmitter {
+                            // L2CAP length 9: submitter, sequence and 7 filler bytes, cut into three fragments.
+                            let payload = [UInt8(submitter), UInt8(sequence)] + [UInt8](repeating: UInt8(submitter), count: 7)
+                            try await controller.sendACL(connectionHandle: UInt16(0x40 + submitter % 2), pdu: [9, 0, 0x40, 0] + payload)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let packets = transport.written.items.aclPackets
+        #expect(packets.count == submitters * perSubmitter * 3)
+        #expect(transport.maximumACLOutstanding <= buffers)
+
+        // Reassembled per connection, every PDU is whole and each submitter's PDUs come in order.
+        var reassembler = ACLReassembler()
+        var nextSequence = [Int](repeating: 0, count: submitters)
+        for packet in packets {
+            guard let pdu = try reassembler.append(packet) else { continue }
+            let submitter = Int(pdu[4]), sequence = Int(pdu[5])
+            #expect(pdu.count == 13)
+            #expect(pdu[6...].allSatisfy { Int($0) == submitter }, "PDU of submitter \(submitter) is mixed with another")
+            #expect(UInt16(0x40 + submitter % 2) == packet.connectionHandle)
+            #expect(sequence == nextSequence[submitter], "submitter \(submitter) out of order")
+            nextSequence[submitter] = sequence + 1
+        }
+        #expect(nextSequence == [Int](repeating: perSubmitter, count: submitters))
+    }
+
+    @Test func fragmentedIncomingACLIsReassembledIntoWholePDUs() async throws {
+        let (_, transport, inbound) = makeController(buffers: 1)
+        let first: [UInt8] = [0x06, 0x00, 0x04, 0x00, 0x0A, 0x01, 0x02, 0x03, 0x04, 0x05]
+        let second: [UInt8] = [0x02, 0x00, 0x04, 0x00, 0xEE, 0xFF]
+        func acl(_ handle: UInt16, _ boundary: ACLPacketBoundary, _ data: ArraySlice<UInt8>) -> H4Packet {
+            H4Packet(.acl, ACLDataPacket(connectionHandle: handle, packetBoundary: boundary, data: Array(data)).encode())
+        }
+        transport.deliver([
+            acl(0x40, .firstFlushable, first[0..<1]), // not even the length yet
+            acl(0x41, .firstFlushable, second[0..<3]),
+            acl(0x40, .continuing, first[1..<6]),
+            acl(0x41, .continuing, second[3...]),
+            acl(0x40, .continuing, first[6...]),
+        ])
+        let items = try #require(await inbound.wait { $0.compactMap(\.receivedPDU).count >= 2 })
+        let pdus = items.compactMap(\.receivedPDU)
+        #expect(pdus.map(\.handle) == [0x41, 0x40])
+        #expect(pdus.map(\.pdu) == [second, first])
+    }
+
+    @Test func malformedEventsAndACLAreDroppedAndTheControllerCarriesOn() async throws {
+        let (controller, transport, inbound) = makeController(buffers: 1)
+        transport.deliver([
+            H4Packet(.event, [0x0E, 0x02, 0x01]), // Command Complete, length disagrees
+            H4Packet(.event, [0x0E]), // truncated header
+            H4Packet(.event, [0x13, 0x01, 0x01]), // Number Of Completed Packets with a missing entry
+            H4Packet(.acl, [0x40, 0x00, 0x05, 0x00, 0x01]), // ACL length disagrees
+            H4Packet(.acl, ACLDataPacket(connectionHandle: 0x40, packetBoundary: .continuing, data: [1, 2]).encode()), // continuation without start
+            H4Packet(.acl, ACLDataPacket(connectionHandle: 0x40, packetBoundary: .firstFlushable, data: [1, 0, 4, 0, 1, 2]).encode()), // overflow
+            H4Packet(.sco, [0x00, 0x00, 0x00]),
+        ])
+        try await barrier(transport, inbound, 7)
+        #expect(inbound.items.compactMap(\.receivedEvent) == [.unknown(code: 0xFE, parameters: [7])])
+        #expect(inbound.items.compactMap(\.receivedPDU).isEmpty)
+        transport.respond { _ in [.complete(ResetCommand.opcode, returnParameters: [0])] }
+        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+    }
+
+    @Test func unknownAndOrdinaryEventsArePassedOnInOrder() async throws {
+        let (_, transport, inbound) = makeController(buffers: 1)
+        let hardwareError = HCIEvent.hardwareError(HardwareErrorEvent(hardwareCode: 3))
+        transport.deliver(.unknown(code: 0xF0, parameters: [0xDE, 0xAD]))
+        transport.deliver(hardwareError)
+        transport.deliver([.completedPackets(handle: 0x40, count: 1)])
+        transport.deliver(.unknown(code: 0x57, parameters: []))
+        let items = try #require(await inbound.wait { $0.count >= 3 })
+        // Flow-control events are consumed; everything else comes up in order.
+        #expect(items.compactMap(\.receivedEvent) == [.unknown(code: 0xF0, parameters: [0xDE, 0xAD]), hardwareError, .unknown(code: 0x57, parameters: [])])
+    }
+}
