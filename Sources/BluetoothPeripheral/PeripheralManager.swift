@@ -39,6 +39,8 @@ public actor PeripheralManager {
     var subscriptionContinuations: [UInt64: AsyncStream<SubscriptionChange>.Continuation] = [:]
     var connectionContinuations: [UInt64: AsyncStream<PeripheralConnectionEvent>.Continuation] = [:]
     private var nextIdentifier: UInt64 = 0
+    /// The centrals connected now, by connection handle.
+    private var connectedCentrals: [UInt16: Central] = [:]
 
     /// A manager on an existing host; the host's GATT server becomes this manager's.
     public init(host: LEHost, logger: Logger = Logger(label: "bluejay.peripheral")) {
@@ -133,7 +135,7 @@ public actor PeripheralManager {
                                             isIndicating: subscription.isIndicating)
             for continuation in subscriptionContinuations.values { continuation.yield(change) }
         case let .readyToUpdateSubscribers(connectionHandle):
-            let central = Central(connectionHandle: connectionHandle, address: nil)
+            let central = connectedCentrals[connectionHandle] ?? Central(connectionHandle: connectionHandle, address: nil)
             broadcast(.readyToUpdateSubscribers(central))
         case .mtuExchanged:
             break
@@ -143,10 +145,14 @@ public actor PeripheralManager {
     private func handle(_ event: HostEvent) {
         switch event {
         case let .connected(connection) where connection.role == .peripheral:
-            broadcast(.connected(Central(connectionHandle: connection.handle, address: connection.peer)))
+            let central = Central(connectionHandle: connection.handle, address: connection.peer)
+            connectedCentrals[connection.handle] = central
+            broadcast(.connected(central))
         case let .disconnected(connection, reason) where connection.role == .peripheral:
+            connectedCentrals[connection.handle] = nil
             broadcast(.disconnected(Central(connectionHandle: connection.handle, address: connection.peer), reason: reason))
         case .transportClosed:
+            connectedCentrals.removeAll()
             for continuation in connectionContinuations.values { continuation.finish() }
             for continuation in subscriptionContinuations.values { continuation.finish() }
             router.finishAll()

@@ -1,0 +1,471 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+import BluetoothPeripheral
+import BluetoothTransport
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bluejay's peripheral role against Bumble: `bumble/central.py` runs a Bumble central and
+/// scanner on the rig's link (it reuses peer.py's controllers), and Bluejay's host advertises
+/// and serves GATT on controller A.
+@Suite("Peripheral interop with a Bumble central", .serialized, .timeLimit(.minutes(3)))
+struct PeripheralInteropTests {
+    static let service = BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let counter = BluetoothUUID("6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let command = BluetoothUUID("6E400003-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let blob = BluetoothUUID("6E400004-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let blobValue: [UInt8] = (0..<400).map { UInt8(($0 * 7) % 256) }
+    /// What the application answers a write to `command` that is not one octet long.
+    static let wrongLength = ATTErrorCode(rawValue: 0x80)
+
+    // MARK: Advertising
+
+    @Test("A Bumble scanner decodes our advertising data and scan response field by field")
+    func advertisingAndScanResponse() async throws {
+        try await withPeripheral { central, manager in
+            let data = AdvertisingData([
+                .flags(.leOnlyGeneralDiscoverable), .completeLocalName("Bluejay"),
+                .serviceUUIDs16([0x180D, 0x180F], complete: true),
+                .manufacturerSpecificData(companyID: 0x1234, data: [1, 2, 3]),
+            ])
+            let scanResponse = AdvertisingData([
+                .txPowerLevel(-4), .appearance(0x0341), .serviceData16(uuid: 0x180F, data: [87]),
+            ])
+            try await manager.startAdvertising(data, scanResponse: scanResponse)
+            let address = central.hostAddress
+            // A passive scan gets the advertising data alone.
+            try await central.request("scan", ["active": false])
+            let advertisement = try await central.waitFor("advertisement") { $0.string("address") == address && $0.bool("scan_response") == false }
+            #expect(advertisement.bool("connectable") == true)
+            #expect(advertisement.bytes("data") == (try data.encoded()))
+            #expect(advertisement.int("flags") == 0x06)
+            #expect(advertisement.string("name") == "Bluejay")
+            #expect(advertisement["uuids"]?.arrayValue?.compactMap { $0.stringValue } == ["180D", "180F"])
+            #expect(advertisement["manufacturer"]?.objectValue?["company"]?.intValue == 0x1234)
+            #expect(advertisement["manufacturer"]?.objectValue?["data"]?.stringValue == "010203")
+            #expect(advertisement["tx_power"] == nil)
+
+            // An active scan gets the scan response too; Bumble merges it with the advertising data.
+            try await central.request("scan", ["active": true])
+            let response = try await central.waitFor("advertisement") { $0.string("address") == address && $0.bool("scan_response") == true }
+            #expect(response.bytes("data") == (try scanResponse.encoded()))
+            #expect(response.string("name") == "Bluejay")
+            #expect(response.int("tx_power") == -4)
+            #expect(response.int("appearance") == 0x0341)
+            #expect(response["service_data"]?.objectValue?["uuid"]?.stringValue == "180F")
+            #expect(response["service_data"]?.objectValue?["data"]?.stringValue == "57")
+            try await central.request("stop_scan")
+        }
+    }
+
+    @Test("A Bumble scanner decodes our iBeacon, not connectable")
+    func beacon() async throws {
+        try await withPeripheral { central, manager in
+            let region = BeaconRegion(proximityUUID: BluetoothUUID("DE6E8DAD-8D99-4E20-8C4B-D9CC2F9A7E83"), identifier: "My iBeacon",
+                                      major: 100, minor: 1, measuredPower: -59)
+            try await manager.startAdvertising(region: region)
+            try await central.request("scan", ["active": true])
+            let address = central.hostAddress
+            let advertisement = try await central.waitFor("advertisement") { $0.string("address") == address }
+            #expect(advertisement.bool("connectable") == false)
+            let beacon = advertisement["ibeacon"]?.objectValue
+            #expect(beacon?["uuid"]?.stringValue == "DE6E8DAD-8D99-4E20-8C4B-D9CC2F9A7E83")
+            #expect(beacon?["major"]?.intValue == 100)
+            #expect(beacon?["minor"]?.intValue == 1)
+            #expect(beacon?["measured_power"]?.intValue == -59)
+            #expect(advertisement.int("flags") == 0x06)
+            try await central.request("stop_scan")
+        }
+    }
+
+    // MARK: GATT
+
+    @Test("A Bumble central discovers, reads, writes, subscribes and reads the device name")
+    func gattExchange() async throws {
+        try await withPeripheral { central, manager in
+            let published = try await manager.add(Self.definition)
+            let heartRate = try await manager.add(PeripheralService(profile: HeartRateProfile.service))
+            let counterCharacteristic = try #require(published.characteristic(Self.counter))
+            let commandCharacteristic = try #require(published.characteristic(Self.command))
+            let blobCharacteristic = try #require(published.characteristic(Self.blob))
+            let written = Mutex<[[UInt8]]>([])
+            let requests = await manager.writeRequests(for: commandCharacteristic)
+            let responder = Task {
+                for await request in requests {
+                    written.withLock { $0.append(request.value) }
+                    request.respond(request.value.count == 1 ? .success : .error(Self.wrongLength))
+                }
+            }
+            defer { responder.cancel() }
+            var subscriptions = await manager.subscriptionChanges().makeAsyncIterator()
+            var connections = await manager.connectionEvents().makeAsyncIterator()
+            let readiness = ReadinessWaiter(await manager.connectionEvents())
+
+            try await manager.startAdvertising(name: "Bluejay GATT", serviceUUIDs: [Self.service])
+            let connected = try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            #expect(connected.int("mtu") == 23)
+            let event = await connections.next()
+            guard case .connected? = event else {
+                Issue.record("expected a connection event, got \(String(describing: event))")
+                return
+            }
+
+            // Discovery: the same handles as published, the GAP and GATT services first.
+            let discovery = try await central.request("discover")
+            let services = try #require(discovery["services"]?.arrayValue?.compactMap { $0.objectValue })
+            #expect(services.compactMap { $0["uuid"]?.stringValue } == ["1800", "1801", Self.service.uuidString, "180D"])
+            let custom = try #require(services.first { $0["uuid"]?.stringValue == Self.service.uuidString })
+            #expect(custom["start"]?.intValue == Int(published.handleRange.lowerBound))
+            #expect(custom["end"]?.intValue == Int(published.handleRange.upperBound))
+            let characteristics = try #require(custom["characteristics"]?.arrayValue?.compactMap { $0.objectValue })
+            #expect(characteristics.compactMap { $0["handle"]?.intValue } == published.characteristics.map { Int($0.valueHandle) })
+            let counterEntry = try #require(characteristics.first { $0["handle"]?.intValue == Int(counterCharacteristic.valueHandle) })
+            let descriptorUUIDs = counterEntry["descriptors"]?.arrayValue?.compactMap { $0.objectValue?["uuid"]?.stringValue }
+            #expect(descriptorUUIDs == ["2902", "2901"])
+            #expect(counterEntry["properties"]?.intValue == Int(counterCharacteristic.properties.rawValue))
+            let heartRateEntry = try #require(services.last)
+            #expect(heartRateEntry["start"]?.intValue == Int(heartRate.handleRange.lowerBound))
+
+            // Device name, short read, long read at MTU 23 (Read Blob after Read).
+            let name = try await central.request("read_by_uuid", ["uuid": "2A00"])
+            #expect(name["values"]?.arrayValue?.compactMap { $0.stringValue } == [RigHex.encode(Array("Bluejay GATT".utf8))])
+            #expect(try await central.request("read", ["handle": Int(counterCharacteristic.valueHandle)]).bytes("value") == [0, 0, 0, 0])
+            #expect(try await central.request("read", ["handle": Int(blobCharacteristic.valueHandle)]).bytes("value") == Self.blobValue)
+            let short = try await central.request("read", ["handle": Int(blobCharacteristic.valueHandle), "long": false])
+            #expect(short.bytes("value") == Array(Self.blobValue.prefix(22)))
+
+            // Writes: accepted, refused with the application's error, long through prepared writes.
+            let accepted = try await central.request("write", ["handle": Int(commandCharacteristic.valueHandle), "value": [UInt8(7)]])
+            #expect(accepted.int("att_error") == nil)
+            let refused = try await central.request("write", ["handle": Int(commandCharacteristic.valueHandle), "value": [UInt8(1), 2]])
+            #expect(refused.int("att_error") == Int(Self.wrongLength.rawValue))
+            #expect(written.withLock { $0 } == [[7], [1, 2]])
+            #expect(await manager.value(of: commandCharacteristic) == [7])
+            let readOnly = try await central.request("write", ["handle": Int(published.handleRange.lowerBound), "value": [UInt8(1)]])
+            #expect(readOnly.int("att_error") == Int(ATTErrorCode.writeNotPermitted.rawValue))
+            let longValue = (0..<300).map { UInt8(255 - $0 % 256) }
+            let long = try await central.request("write_long", ["handle": Int(blobCharacteristic.valueHandle), "value": longValue])
+            #expect(long.int("att_error") == nil)
+            #expect(await manager.value(of: blobCharacteristic) == longValue)
+            let unknown = try await central.request("read", ["handle": 0x0FFF])
+            #expect(unknown.int("att_error") == Int(ATTErrorCode.invalidHandle.rawValue))
+
+            // Notifications, in order.
+            try await central.request("subscribe", ["handle": Int(counterCharacteristic.valueHandle)])
+            let subscribed = await subscriptions.next()
+            #expect(subscribed?.isNotifying == true)
+            // More than the controller takes at once: the full queue is reported and the
+            // manager says when to go on; nothing is lost or reordered.
+            var fullQueues = 0
+            for index in 1...60 {
+                while true {
+                    let result = try await manager.updateValue(UInt32(index), for: counterCharacteristic)
+                    guard case .queueFull? = result.shortfall else {
+                        #expect(result.succeeded)
+                        break
+                    }
+                    fullQueues += 1
+                    try await readiness.waitForReady()
+                }
+            }
+            for index in 1...60 {
+                let value = try await central.waitFor("value") { $0.bool("indication") == false }
+                #expect(value.bytes("value") == UInt32(index).serialize())
+            }
+
+            #expect(fullQueues > 0, "60 notifications at once never filled the queue")
+
+            // Indications, in order, each sent only after the previous one was confirmed.
+            try await central.request("unsubscribe", ["handle": Int(counterCharacteristic.valueHandle)])
+            _ = await subscriptions.next()
+            try await central.request("confirmation_delay", ["ms": 100])
+            try await central.request("subscribe", ["handle": Int(counterCharacteristic.valueHandle), "indicate": true])
+            let indicating = await subscriptions.next()
+            #expect(indicating?.isIndicating == true)
+            for index in 100..<105 { _ = try await manager.updateValue(UInt32(index), for: counterCharacteristic) }
+            var times: [Double] = []
+            for index in 100..<105 {
+                let value = try await central.waitFor("value") { $0.bool("indication") == true }
+                #expect(value.bytes("value") == UInt32(index).serialize())
+                times.append(value.fields["t"]?.doubleValue ?? 0)
+            }
+            let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+            #expect(gaps.allSatisfy { $0 >= 0.09 }, "indications \(gaps) s apart; each should wait for the 100 ms confirmation")
+
+            try await central.request("disconnect")
+            var disconnection = await connections.next()
+            while case .readyToUpdateSubscribers? = disconnection { disconnection = await connections.next() }
+            guard case let .disconnected(gone, reason)? = disconnection else {
+                Issue.record("expected a disconnection event, got \(String(describing: disconnection))")
+                return
+            }
+            #expect(gone.address?.address.description == "F0:00:00:00:00:C1")
+            #expect(reason == .remoteUserTerminatedConnection)
+        }
+    }
+
+    @Test("After a larger MTU, long values need fewer requests and notifications carry more")
+    func largerMTU() async throws {
+        try await withPeripheral { central, manager in
+            let published = try await manager.add(Self.definition)
+            let counterCharacteristic = try #require(published.characteristic(Self.counter))
+            let blobCharacteristic = try #require(published.characteristic(Self.blob))
+            try await manager.startAdvertising(name: "Bluejay MTU")
+            try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            #expect(try await central.request("mtu", ["value": 517]).int("mtu") == 517)
+            try await central.request("discover")
+            let short = try await central.request("read", ["handle": Int(blobCharacteristic.valueHandle), "long": false])
+            #expect(short.bytes("value") == Self.blobValue)
+            try await central.request("subscribe", ["handle": Int(counterCharacteristic.valueHandle)])
+            let big = (0..<200).map { UInt8($0) }
+            _ = try await manager.updateValue(big, for: counterCharacteristic)
+            #expect(try await central.waitFor("value").bytes("value") == big)
+            try await central.request("disconnect")
+        }
+    }
+
+    @Test("Advertising starts again after the central disconnects, and the central connects again")
+    func advertiseAgain() async throws {
+        try await withPeripheral { central, manager in
+            _ = try await manager.add(Self.definition)
+            var options = PeripheralAdvertisingOptions()
+            options.parameters.restartsAfterDisconnection = true
+            try await manager.startAdvertising(name: "Bluejay Again", options: options)
+            try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            #expect(await manager.isAdvertising == false)
+            try await central.request("disconnect")
+            var advertising = false
+            for _ in 0..<300 where !advertising {
+                advertising = await manager.isAdvertising
+                if !advertising { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(advertising)
+            let again = try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            #expect(again.int("handle") != nil)
+            try await central.request("disconnect")
+        }
+    }
+
+    // MARK: Support
+
+    static var definition: PeripheralService {
+        PeripheralService(uuid: service, characteristics: [
+            PeripheralCharacteristic(uuid: counter, properties: [.read, .notify, .indicate], value: [0, 0, 0, 0], userDescription: "Counter"),
+            PeripheralCharacteristic(uuid: command, properties: [.read, .write], value: [0]),
+            PeripheralCharacteristic(uuid: blob, properties: [.read, .write], value: blobValue),
+        ])
+    }
+
+    /// Starts the Bumble central, a Bluejay host on the rig's controller A and a manager on it;
+    /// always stops both.
+    private func withPeripheral(_ body: (BumbleCentral, PeripheralManager) async throws -> Void) async throws {
+        let central = try BumbleCentral.start()
+        defer { central.stop() }
+        try await central.waitForReady()
+        let manager = PeripheralManager(transport: try SystemTransports.open("tcp:127.0.0.1:\(central.port)"))
+        do {
+            try await manager.powerOn()
+            try await body(central, manager)
+        } catch {
+            await manager.powerOff()
+            Issue.record("\(error)\n\(central.diagnostics)")
+            return
+        }
+        await manager.powerOff()
+    }
+}
+
+/// Waits for ``PeripheralConnectionEvent/readyToUpdateSubscribers(_:)``.
+final class ReadinessWaiter: Sendable {
+    private final class Count: Sendable {
+        let value = Mutex(0)
+    }
+
+    private let ready = Count()
+    private let task: Task<Void, Never>
+
+    init(_ events: AsyncStream<PeripheralConnectionEvent>) {
+        let ready = self.ready
+        task = Task {
+            for await event in events {
+                if case .readyToUpdateSubscribers = event { ready.value.withLock { $0 += 1 } }
+            }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    /// Returns once a readiness event came (taking it), or throws after `timeout`.
+    func waitForReady(timeout: Duration = .seconds(5)) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            let took = ready.value.withLock { count -> Bool in
+                guard count > 0 else { return false }
+                count -= 1
+                return true
+            }
+            if took { return }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw RigError(message: "the manager never said the queue drained", context: "")
+    }
+}
+
+/// `bumble/central.py`, started and stopped like `BumbleRig` does with peer.py (whose
+/// `start` only runs that script): stdout read line by line into `RigEvent`s, commands
+/// written as JSON lines, `quit` then SIGTERM then SIGKILL when stopping.
+final class BumbleCentral: Sendable {
+    private struct State {
+        var events: [RigEvent] = []
+        var taken: [Bool] = []
+        var ended = false
+        var nextID = 1
+        var ready: RigEvent?
+    }
+
+    let logPath: String
+    private let process: Process
+    private let input: FileHandle
+    private let state = Mutex(State())
+    private let finished = DispatchSemaphore(value: 0)
+
+    static func start() throws -> BumbleCentral {
+        let python = BumbleRig.pythonPath()
+        // This file is Tests/InteropTests/PeripheralInteropTests.swift.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let script = root.appendingPathComponent("Tests/InteropTests/bumble/central.py").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw RigError(message: "The Bumble central needs Python with Bumble at \(python); run `make test` or set BLUEJAY_PYTHON", context: "")
+        }
+        return try BumbleCentral(python: python, script: script)
+    }
+
+    private init(python: String, script: String) throws {
+        signal(SIGPIPE, SIG_IGN)
+        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-central-\(getpid())-\(UUID().uuidString.prefix(8)).log").path
+        guard FileManager.default.createFile(atPath: logPath, contents: nil), let log = FileHandle(forWritingAtPath: logPath) else {
+            throw RigError(message: "Cannot create \(logPath)", context: "")
+        }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-u", script]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = log
+        try process.run()
+        try? log.close()
+        input = stdin.fileHandleForWriting
+        let reader = stdout.fileHandleForReading
+        let thread = Thread { [self] in self.read(reader) }
+        thread.name = "Bumble central stdout"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    private func read(_ handle: FileHandle) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            pending.append(contentsOf: buffer[0..<count])
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                guard !line.isEmpty else { continue }
+                state.withLock {
+                    $0.events.append(RigEvent(line: line))
+                    $0.taken.append(false)
+                }
+            }
+        }
+        state.withLock { $0.ended = true }
+        finished.signal()
+    }
+
+    /// Waits for the first event not yet taken that is named `name` (any, when `nil`) and matches.
+    func waitFor(_ name: String?, timeout: Duration = .seconds(10), where predicate: (RigEvent) -> Bool = { _ in true }) async throws -> RigEvent {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let (found, ended) = state.withLock { state -> (RigEvent?, Bool) in
+                for index in state.events.indices where !state.taken[index] && (name == nil || state.events[index].name == name) && predicate(state.events[index]) {
+                    state.taken[index] = true
+                    return (state.events[index], false)
+                }
+                return (nil, state.ended)
+            }
+            if let found { return found }
+            if ended { throw RigError(message: "central.py exited while waiting for \"\(name ?? "a reply")\"", context: diagnostics) }
+            if ContinuousClock.now >= deadline { throw RigError(message: "no \"\(name ?? "reply")\" from central.py within \(timeout)", context: diagnostics) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func waitForReady() async throws {
+        let ready = try await waitFor("ready", timeout: .seconds(30))
+        state.withLock { $0.ready = ready }
+    }
+
+    var port: Int { state.withLock { $0.ready?.int("port") } ?? 0 }
+    /// The public address of controller A: Bluejay's host advertises with it.
+    var hostAddress: String { state.withLock { $0.ready?.string("host_public_address") } ?? "" }
+
+    /// Sends a command and returns its `ack` or `error` reply.
+    func send(_ command: String, _ fields: [String: Any] = [:], timeout: Duration = .seconds(30)) async throws -> RigEvent {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        var object = fields
+        object["cmd"] = command
+        object["id"] = id
+        guard let json = RigJSON(any: object) else { throw RigError(message: "not JSON: \(object)", context: "") }
+        do {
+            try input.write(contentsOf: Data((json.description + "\n").utf8))
+        } catch {
+            throw RigError(message: "cannot send \(json): \(error)", context: diagnostics)
+        }
+        return try await waitFor(nil, timeout: timeout) { ($0.name == "ack" || $0.name == "error") && $0.int("id") == id }
+    }
+
+    /// Sends a command and returns its `ack`; throws on an `error` reply.
+    @discardableResult
+    func request(_ command: String, _ fields: [String: Any] = [:], timeout: Duration = .seconds(30)) async throws -> RigEvent {
+        let reply = try await send(command, fields, timeout: timeout)
+        guard reply.name == "ack" else {
+            throw RigError(message: "central.py refused \(command): \(reply.string("message") ?? reply.line)", context: diagnostics)
+        }
+        return reply
+    }
+
+    /// The last events and the tail of the log.
+    var diagnostics: String {
+        let recent = state.withLock { $0.events.suffix(15) }
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return "central log: \(logPath)\nlast events:\n" + recent.map { "  \($0.line)" }.joined(separator: "\n")
+            + "\nlog tail:\n" + log.split(separator: "\n").suffix(20).map { "  \($0)" }.joined(separator: "\n")
+    }
+
+    /// Stops the process: `quit` and end of stdin, then SIGTERM, then SIGKILL. Idempotent.
+    func stop() {
+        guard process.isRunning else { return }
+        try? input.write(contentsOf: Data("{\"cmd\":\"quit\"}\n".utf8))
+        try? input.close()
+        for signalNumber in [Int32(0), SIGTERM, SIGKILL] {
+            if signalNumber != 0 { kill(process.processIdentifier, signalNumber) }
+            let deadline = ContinuousClock.now.advanced(by: BumbleRig.gracePeriod)
+            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            if !process.isRunning { break }
+        }
+        _ = finished.wait(timeout: .now() + 3)
+    }
+}
