@@ -1,0 +1,133 @@
+import Synchronization
+import Testing
+
+/// A test waited longer than it allows for something that should have happened.
+struct TestTimeout: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Runs `body` and returns its result, or throws ``TestTimeout`` after `timeout`: a test
+/// waits on events, never for a fixed time, and never hangs. On timeout the body's task is
+/// cancelled and abandoned (if it ignores cancellation it stays behind; the test has failed).
+func withTestTimeout<T: Sendable>(_ timeout: Duration = .seconds(5), _ what: String = "operation",
+                                  _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let race = TimeoutRace<T>()
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        race.begin(continuation)
+        let work = Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            race.finish(result)
+        }
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            if race.finish(.failure(TestTimeout(description: "\(what) did not finish within \(timeout)"))) { work.cancel() }
+        }
+        race.setTimer(timer)
+    }
+}
+
+/// Whichever of the work and the timer ends first resumes the caller; the other is ignored.
+private final class TimeoutRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var timer: Task<Void, Never>?
+        var isFinished = false
+    }
+
+    private let state = Mutex(State())
+
+    func begin(_ continuation: CheckedContinuation<T, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func setTimer(_ timer: Task<Void, Never>) {
+        let finished = state.withLock { state -> Bool in
+            state.timer = timer
+            return state.isFinished
+        }
+        if finished { timer.cancel() }
+    }
+
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+            guard !state.isFinished else { return (nil, nil) }
+            state.isFinished = true
+            defer { state.continuation = nil }
+            return (state.continuation, state.timer)
+        }
+        guard let continuation else { return false }
+        timer?.cancel()
+        continuation.resume(with: result)
+        return true
+    }
+}
+
+/// Items recorded as they happen (packets written, events received), that a test can wait
+/// on: ``wait(timeout:until:)`` returns as soon as the items satisfy a condition.
+final class AwaitableLog<Element: Sendable>: Sendable {
+    private struct Waiter {
+        var predicate: @Sendable ([Element]) -> Bool
+        var continuation: CheckedContinuation<[Element]?, Never>
+        var timer: Task<Void, Never>?
+    }
+
+    private struct State {
+        var items: [Element] = []
+        var waiters: [UInt64: Waiter] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    var items: [Element] { state.withLock { $0.items } }
+    var count: Int { state.withLock { $0.items.count } }
+
+    func append(_ item: Element) {
+        let ready = state.withLock { state -> [(Waiter, [Element])] in
+            state.items.append(item)
+            let items = state.items
+            var ready: [(Waiter, [Element])] = []
+            for (id, waiter) in state.waiters where waiter.predicate(items) {
+                state.waiters[id] = nil
+                ready.append((waiter, items))
+            }
+            return ready
+        }
+        for (waiter, items) in ready {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: items)
+        }
+    }
+
+    /// Waits until the items satisfy `predicate` and returns them; `nil` after `timeout`.
+    func wait(timeout: Duration = .seconds(5), until predicate: @escaping @Sendable ([Element]) -> Bool) async -> [Element]? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[Element]?, Never>) in
+            let immediate = state.withLock { state -> [Element]? in
+                if predicate(state.items) { return state.items }
+                state.nextID += 1
+                let id = state.nextID
+                let timer = Task { [weak self] in
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    self?.expire(id)
+                }
+                state.waiters[id] = Waiter(predicate: predicate, continuation: continuation, timer: timer)
+                return nil
+            }
+            if let immediate { continuation.resume(returning: immediate) }
+        }
+    }
+
+    /// Waits until there are at least `count` items.
+    func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [Element]? {
+        await wait(timeout: timeout) { $0.count >= count }
+    }
+
+    private func expire(_ id: UInt64) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+        waiter?.continuation.resume(returning: nil)
+    }
+}
