@@ -20,15 +20,22 @@ final class AsyncSerialGate: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let enterNow = state.withLock { state -> Bool in
+                let enterNow = state.withLock { state -> Bool? in
                     if !state.isHeld {
                         state.isHeld = true
                         return true
                     }
+                    // A task cancelled before it got here ran the cancellation handler already,
+                    // when it was not yet in line: it must not wait.
+                    if Task.isCancelled { return nil }
                     state.waiters.append((id, continuation))
                     return false
                 }
-                if enterNow { continuation.resume() }
+                switch enterNow {
+                case true?: continuation.resume()
+                case nil: continuation.resume(throwing: CancellationError())
+                case false?: break
+                }
             }
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
