@@ -188,18 +188,18 @@ extension LinkSimulation {
             exchangeData(on: id, from: .peripheral)
             guard let updated = connections[id] else { return }
             connection = updated
-        } else if !connection.isEstablished, connection.eventCounter + 1 >= RadioTiming.establishmentEventCount {
+        } else if (!connection.isEstablished && connection.eventCounter + 1 >= RadioTiming.establishmentEventCount)
+                    || now - connection.lastHeard >= connection.parameters.timeoutDuration {
             connections[id] = connection
-            close(id, reasons: [.central: .connectionFailedToBeEstablished, .peripheral: .connectionFailedToBeEstablished])
-            return
-        } else if now - connection.lastHeard >= connection.parameters.timeoutDuration {
-            connections[id] = connection
+            // Never established: Connection Failed to be Established; else the supervision
+            // timeout, Connection Timeout (Core 6.0, Vol 6, Part B, 4.5.2).
+            let lost: HCIStatus = connection.isEstablished ? .connectionTimeout : .connectionFailedToBeEstablished
             if let termination = connection.termination {
-                close(id, reasons: [termination.initiator: .connectionTerminatedByLocalHost, termination.initiator.peer: .connectionTimeout])
+                close(id, reasons: [termination.initiator: .connectionTerminatedByLocalHost, termination.initiator.peer: lost])
             } else {
-                close(id, reasons: [.central: .connectionTimeout, .peripheral: .connectionTimeout])
+                close(id, reasons: [.central: lost, .peripheral: lost])
             }
-            logger.debug("connection \(id.value): supervision timeout")
+            logger.debug("connection \(id.value) lost: \(lost)")
             return
         }
         connections[id] = connection
