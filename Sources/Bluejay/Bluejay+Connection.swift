@@ -61,12 +61,7 @@ extension Bluejay {
                                    operationID: UInt64) async throws -> PeripheralIdentifier {
         let host = try requireHost()
         log(.info, "connecting to \(peripheral) (\(purpose.logDescription), \(timeout))")
-        let connection: Connection
-        do {
-            connection = try await host.connect(to: peripheral.address, timeout: timeout.duration)
-        } catch {
-            throw BluejayError(error, peripheral: peripheral, operation: "connecting to \(peripheral)")
-        }
+        let connection = try await connectWithDeadline(host: host, to: peripheral, timeout: timeout)
         let stillWanted = state.withLock { state -> Bool in
             if case let .connecting(_, id) = state.link, id == operationID { return true }
             return false

@@ -103,12 +103,7 @@ public final class BluejayCentral: Sendable {
     /// ATT MTU is exchanged and Service Changed indications are on. Cancelling the calling
     /// task abandons the attempt.
     public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .seconds(30)) async throws(BluejayError) -> RemotePeripheral {
-        let connection: Connection
-        do {
-            connection = try await host.connect(to: peripheral.address, timeout: timeout.duration)
-        } catch {
-            throw BluejayError(error, peripheral: peripheral, operation: "connecting to \(peripheral)")
-        }
+        let connection = try await connectWithDeadline(host: host, to: peripheral, timeout: timeout)
         let link = PeripheralLink(connection: connection, identifier: peripheral)
         await link.refreshMTU()
         let changes = await connection.gatt.serviceChanges()

@@ -44,7 +44,7 @@ struct RestorationStore: Sendable {
             }
             try FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
             let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             try encoder.encode(record).write(to: fileURL, options: .atomic)
         } catch {
             throw .restorationFailed("cannot write \(fileURL.path): \(error)")

@@ -1,0 +1,155 @@
+import Bluejay
+import Foundation
+import Synchronization
+import Testing
+
+/// The Bluejay API against a Bumble peripheral. Serialized: timing-sensitive tests (expiry,
+/// timeouts) must not compete with each other for the two cores of a CI machine.
+@Suite("Bluejay against Bumble", .serialized, .timeLimit(.minutes(3)))
+struct BluejayInteropTests {}
+
+extension BluejayInteropTests {
+    @Suite("Scanning (README: Basic Scanning, Scan Action, Monitoring)")
+    struct Scanning {
+        @Test("Basic scanning: discoveries for the heart-rate service, each with its advertisement, then stopped without error")
+        func basicScanning() async throws {
+            try await withBluejay { rig, bluejay in
+                let peer = try rig.peripheral().identifier()
+                let seen = Collected<ScanDiscovery>()
+                let stopped = Mutex<(discoveries: [ScanDiscovery], error: BluejayError?)?>(nil)
+                bluejay.scan(
+                    serviceIdentifiers: [Peer.heartRateService],
+                    discovery: { discovery, discoveries in
+                        seen.append(discovery)
+                        #expect(discoveries.contains { $0.peripheralIdentifier == discovery.peripheralIdentifier })
+                        return .continue
+                    },
+                    stopped: { discoveries, error in stopped.withLock { $0 = (discoveries, error) } })
+                #expect(bluejay.isScanning)
+
+                // Only one scan at a time.
+                let second: ([ScanDiscovery], BluejayError?) = try await callback { done in
+                    bluejay.scan(serviceIdentifiers: nil, discovery: { _, _ in .continue }, stopped: { done(($0, $1)) })
+                }
+                #expect(second.1 == .multipleScanNotSupported)
+
+                try await waitUntil("a discovery") { seen.count >= 1 }
+                try await Task.sleep(for: .milliseconds(500))
+                bluejay.stopScanning()
+                try await waitUntil("stopped") { stopped.withLock { $0 } != nil }
+                let result = try #require(stopped.withLock { $0 })
+                #expect(result.error == nil, "stopped on purpose: no error")
+                #expect(seen.count == 1, "without duplicates the peripheral is reported once: \(seen.all)")
+                let discovery = try #require(result.discoveries.first)
+                #expect(discovery.peripheralIdentifier == peer)
+                #expect(discovery.localName == "Bluejay Peer", "the scan response is merged in")
+                #expect(discovery.rssi == -50)
+                #expect(discovery.serviceIdentifiers.contains(Peer.heartRateService))
+                #expect(discovery.manufacturerData == Data([0xFF, 0xFF, 1, 2, 3, 4]))
+                #expect(discovery.serviceData[Peer.batteryService] == Data([87]))
+                #expect(!bluejay.isScanning)
+            }
+        }
+
+        @Test("ScanAction.stop ends the scan at once, without error")
+        func stopAction() async throws {
+            try await withBluejay { _, bluejay in
+                let calls = Collected<String>()
+                let stopped: ([ScanDiscovery], BluejayError?) = try await callback { done in
+                    bluejay.scan(serviceIdentifiers: [Peer.heartRateService],
+                                 discovery: { discovery, _ in
+                                     calls.append(discovery.peripheralIdentifier.stringValue)
+                                     return .stop
+                                 },
+                                 stopped: { done(($0, $1)) })
+                }
+                #expect(stopped.1 == nil)
+                #expect(stopped.0.count == 1)
+                #expect(calls.count == 1)
+                #expect(!bluejay.isScanning)
+            }
+        }
+
+        @Test("ScanAction.blacklist ignores a peripheral for the rest of the scan, also with duplicates")
+        func blacklistAction() async throws {
+            try await withBluejay(peripherals: 2) { rig, bluejay in
+                let ignored = try rig.peripheral(1).identifier()
+                let other = try rig.peripheral(2).identifier()
+                let reports = Collected<PeripheralIdentifier>()
+                let stopped: ([ScanDiscovery], BluejayError?) = try await callback { done in
+                    bluejay.scan(duration: 2, allowDuplicates: true, throttleRSSIDelta: 0, serviceIdentifiers: [Peer.heartRateService],
+                                 discovery: { discovery, _ in
+                                     reports.append(discovery.peripheralIdentifier)
+                                     return discovery.peripheralIdentifier == ignored ? .blacklist : .continue
+                                 },
+                                 stopped: { done(($0, $1)) })
+                }
+                #expect(stopped.1 == nil, "the duration ended it")
+                let fromIgnored = reports.all.filter { $0 == ignored }.count
+                let fromOther = reports.all.filter { $0 == other }.count
+                #expect(fromIgnored == 1, "blacklisted after its first report")
+                #expect(fromOther > 5, "duplicates keep coming from the other one: \(fromOther)")
+            }
+        }
+
+        @Test("ScanAction.connect stops the scan, then connects before anything else queued")
+        func connectAction() async throws {
+            try await withBluejay { rig, bluejay in
+                let peer = try rig.peripheral().identifier()
+                let order = Collected<String>()
+                let connected: ConnectionResult = try await callback(timeout: .seconds(20)) { done in
+                    bluejay.scan(serviceIdentifiers: [Peer.heartRateService],
+                                 discovery: { discovery, _ in
+                                     .connect(discovery, .seconds(15), WarningOptions(notifyOnConnection: false, notifyOnDisconnection: true)) { result in
+                                         order.append("connected")
+                                         done(result)
+                                     }
+                                 },
+                                 stopped: { _, error in order.append("stopped \(error.map { "\($0)" } ?? "without error")") })
+                }
+                #expect(connected == .success(peer))
+                #expect(order.all == ["stopped without error", "connected"])
+                #expect(bluejay.isConnected && !bluejay.isScanning)
+                try await rig.waitForEvent(named: "connected")
+            }
+        }
+
+        @Test("Monitoring: with duplicates, a peripheral that stops advertising is reported expired within the estimate")
+        func monitoringWithExpiry() async throws {
+            try await withBluejay(peripherals: 2) { rig, bluejay in
+                let staying = try rig.peripheral(1).identifier()
+                let leaving = try rig.peripheral(2).identifier()
+                let discovered = Collected<PeripheralIdentifier>()
+                let expired = Collected<(ScanDiscovery, [PeripheralIdentifier], ContinuousClock.Instant)>()
+                let stopped = Mutex<BluejayError??>(nil)
+                bluejay.scan(
+                    duration: 15, allowDuplicates: true, serviceIdentifiers: nil,
+                    discovery: { discovery, _ in
+                        discovered.append(discovery.peripheralIdentifier)
+                        return .continue
+                    },
+                    expired: { lost, discoveries in
+                        expired.append((lost, discoveries.map(\.peripheralIdentifier), .now))
+                        return .continue
+                    },
+                    stopped: { _, error in stopped.withLock { $0 = .some(error) } })
+                try await waitUntil("both discovered") { Set(discovered.all).isSuperset(of: [staying, leaving]) }
+                try await Task.sleep(for: .seconds(1))
+                let stoppedAt = ContinuousClock.now
+                try await rig.request(.stopAdvertising(peripheral: 2))
+                try await waitUntil("the expiry", timeout: .seconds(12)) { expired.count >= 1 }
+                let (lost, remaining, when) = try #require(expired.all.first)
+                let delay = stoppedAt.duration(to: when)
+                #expect(lost.peripheralIdentifier == leaving)
+                #expect(remaining == [staying], "the discoveries left")
+                #expect(delay >= .seconds(1) && delay < .seconds(8), "expired after \(delay)")
+                print("Bluejay monitoring: expired \(delay) after the peripheral stopped advertising (50 ms interval)")
+                try await Task.sleep(for: .seconds(2))
+                #expect(expired.count == 1, "the peripheral that keeps advertising never expires")
+                bluejay.stopScanning()
+                try await waitUntil("stopped") { stopped.withLock { $0 } != nil }
+                #expect(stopped.withLock { $0 } == .some(nil))
+            }
+        }
+    }
+}
