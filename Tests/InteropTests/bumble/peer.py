@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import importlib
 import json
 import logging
 import os
@@ -1251,6 +1252,8 @@ async def main() -> int:
     parser.add_argument('--seed', type=int, default=1, help='seed of the random UART chunk sizes')
     parser.add_argument('--no-scan', action='store_true', help='central role: do not scan at start')
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
+    parser.add_argument('--plugin', action='append', default=[],
+                        help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
     args = parser.parse_args()
     if not 1 <= args.peripherals <= 32:
         parser.error('--peripherals must be from 1 to 32')
@@ -1271,6 +1274,9 @@ async def main() -> int:
     link = RigLink()
     port = HostPort(link, HOST_PUBLIC_ADDRESS)
     role = PeripheralRole(rig, link) if args.role == 'peripheral' else CentralRole(rig, link)
+    # Plugins: extra peripheral behaviour kept in files of their own (bluejay_*.py).
+    for plugin in args.plugin:
+        importlib.import_module(plugin).install(role, rig)
     try:
         await role.start()
         await port.start()
