@@ -28,6 +28,7 @@ struct ConnectionTests {
         #expect(peripheralComplete.peerAddress == TestAddresses.central)
         #expect(peripheralComplete.connectionInterval == 24)
         #expect((connectedAt - start).milliseconds < 200, "at most one advertising interval plus advDelay")
+        print("virtual link: LE Create Connection to Connection Complete in \(Int((connectedAt - start).milliseconds)) ms (100 ms advertising interval)")
         // Legacy advertising stops once connected (Core 6.0, Vol 4, Part E, 7.8.9).
         #expect(!peripheral.controller.isAdvertising)
         #expect(!central.controller.isInitiating)

@@ -94,6 +94,26 @@ struct DataTests {
         print("virtual link throughput: \(bytes) bytes in \(Int(elapsed)) ms = \(Int(throughput)) kB/s (15 ms interval, 4 × 251 octets per event)")
     }
 
+    @Test func pingPongTakesOneToTwoConnectionIntervals() async throws {
+        // 20 ms connection interval.
+        let pair = try await ConnectedPair.make(interval: 16)
+        var roundTrips: [Double] = []
+        for index in 0..<10 {
+            let start = ContinuousClock.now
+            try pair.central.sendACL(handle: pair.centralHandle, Self.pdu(4, seed: UInt8(index)))
+            let (request, _) = try await pair.peripheral.acl()
+            try pair.peripheral.sendACL(handle: pair.peripheralHandle, request.data)
+            let (reply, time) = try await pair.central.acl()
+            #expect(reply.data == Self.pdu(4, seed: UInt8(index)))
+            roundTrips.append((time - start).milliseconds)
+        }
+        let mean = roundTrips.reduce(0, +) / Double(roundTrips.count)
+        // The answer cannot leave in the event that brought the request: at least one interval.
+        #expect(roundTrips.allSatisfy { $0 >= 18 }, "\(roundTrips)")
+        #expect(mean < 50, "\(roundTrips)")
+        print("virtual link ACL round trip: mean \(Int(mean)) ms, min \(Int(roundTrips.min() ?? 0)) ms, max \(Int(roundTrips.max() ?? 0)) ms (20 ms interval)")
+    }
+
     @Test func dataToAnUnknownHandleIsDropped() async throws {
         let pair = try await ConnectedPair.make()
         try pair.central.sendACL(handle: 0x0EEE, Self.pdu(4))
