@@ -15,8 +15,8 @@ extension GATTClient {
 
     /// Writes an attribute value with acknowledgement, long or not.
     public func writeValue(_ value: [UInt8], handle: UInt16) async throws {
-        guard value.count <= Self.maximumAttributeValueLength else {
-            throw HostError.invalidArgument("an attribute value is at most \(Self.maximumAttributeValueLength) bytes, not \(value.count)")
+        guard value.count <= Self.maximumValueLength else {
+            throw HostError.invalidArgument("a value written in parts is at most \(Self.maximumValueLength) bytes, not \(value.count)")
         }
         if value.count <= Int(mtu) - 3 {
             let response = try await request(.writeRequest(.init(handle: handle, value: value)))

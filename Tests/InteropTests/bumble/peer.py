@@ -237,6 +237,30 @@ class RigController(Controller):
         self.rig_scan_extended = True
         return super().on_hci_le_set_extended_scan_enable_command(command)
 
+    # Stock Bumble answers LE Create Connection Cancel with success but keeps the attempt
+    # pending, so the next LE Create Connection is refused with Command Disallowed. Do what
+    # Core 6.0, Vol 4, Part E, 7.8.13 says: Command Disallowed when nothing is pending, else
+    # end the attempt with an LE Connection Complete carrying Unknown Connection Identifier.
+    def on_hci_le_create_connection_cancel_command(self, _command):
+        pending = self.pending_le_connection
+        if pending is None:
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+        self.pending_le_connection = None
+        complete = hci.HCI_LE_Connection_Complete_Event(
+            status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR,
+            connection_handle=0,
+            role=hci.Role.CENTRAL,
+            peer_address_type=pending.peer_address_type,
+            peer_address=pending.peer_address,
+            connection_interval=0,
+            peripheral_latency=0,
+            supervision_timeout=0,
+            central_clock_accuracy=0,
+        )
+        # The event follows the command's Command Complete.
+        asyncio.get_running_loop().call_soon(self.send_hci_packet, complete)
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
+
     def on_le_connect_ind(self, packet: ll.ConnectInd) -> None:
         meta = advertising_meta(self, ll.AdvInd(advertiser_address=packet.advertiser_address, data=b''))
         if not meta['connectable']:

@@ -1,0 +1,74 @@
+import BluetoothCore
+import BluetoothHost
+import BluetoothTransport
+import Testing
+
+/// Our host, powered on against a Bumble rig's controller, shut down cleanly afterwards.
+func withHost<T>(on rig: BumbleRig, configuration: HostConfiguration = HostConfiguration(),
+                 _ body: (LEHost) async throws -> T) async throws -> T {
+    let host = LEHost(transport: try SystemTransports.open(rig.transportSpecification), configuration: configuration)
+    do {
+        try await host.powerOn()
+        let result = try await body(host)
+        await host.shutdown()
+        return result
+    } catch {
+        await host.shutdown()
+        throw error
+    }
+}
+
+extension BumbleRig {
+    /// The first peripheral's address, as our host's type.
+    var peer: DeviceAddress {
+        get throws {
+            let address = try #require(BluetoothAddress(peerAddress), "rig peer address \(peerAddress)")
+            return DeviceAddress(address, type: peerAddressType == "public" ? .public : .random)
+        }
+    }
+
+    /// The address of peripheral `index` (1-based).
+    func peripheralAddress(_ index: Int) throws -> DeviceAddress {
+        let entry = try #require(peripherals.first { $0.index == index }, "no peripheral \(index) in the rig")
+        let address = try #require(BluetoothAddress(entry.address))
+        return DeviceAddress(address, type: entry.addressType == "public" ? .public : .random)
+    }
+}
+
+extension GATTClient {
+    /// A characteristic by service and characteristic UUID, or a test failure.
+    func characteristic(_ serviceUUID: String, _ characteristicUUID: String) async throws -> GATTCharacteristic {
+        let service = try #require(try await discoverPrimaryServices(uuid: BluetoothUUID(stringLiteral: serviceUUID)).first,
+                                   "service \(serviceUUID) not found")
+        return try #require(try await discoverCharacteristics(of: service, uuid: BluetoothUUID(stringLiteral: characteristicUUID)).first,
+                            "characteristic \(characteristicUUID) not found")
+    }
+}
+
+/// Collects `count` values from a stream, failing if they do not come within `timeout`.
+func collect<S: AsyncSequence & Sendable>(_ count: Int, from stream: S, timeout: Duration) async throws -> [S.Element]
+where S.Element: Sendable {
+    try await withThrowingTaskGroup(of: [S.Element]?.self) { group in
+        group.addTask {
+            var values: [S.Element] = []
+            for try await value in stream {
+                values.append(value)
+                if values.count == count { break }
+            }
+            return values
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let values = first else {
+            throw InteropTimeout(description: "fewer than \(count) values within \(timeout)")
+        }
+        return values
+    }
+}
+
+struct InteropTimeout: Error, CustomStringConvertible {
+    var description: String
+}
