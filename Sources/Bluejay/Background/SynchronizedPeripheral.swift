@@ -37,6 +37,19 @@ public final class SynchronizedPeripheral: Sendable {
         try perform("write \(data.count) bytes to \(characteristic)") { link in try await link.write(data, to: characteristic, type: type) }
     }
 
+    /// Writes `value` to `writeTo`, then reads `readFrom`, as one request of the queue (nothing
+    /// else runs in between) under one time limit.
+    public func writeAndRead<S: Transmittable, R: Receivable>(writeTo writeCharacteristic: CharacteristicIdentifier, value: S,
+                                                              type: WriteType = .withResponse,
+                                                              readFrom readCharacteristic: CharacteristicIdentifier) throws -> R {
+        let data = value.toBluetoothData()
+        let answer = try perform("write to \(writeCharacteristic) and read \(readCharacteristic)") { link in
+            try await link.write(data, to: writeCharacteristic, type: type)
+            return try await link.read(readCharacteristic)
+        }
+        return try Result<Data, BluejayError>.success(answer).decoded().get()
+    }
+
     /// Reads a descriptor and makes `R` from its bytes.
     public func read<R: Receivable>(from descriptor: DescriptorIdentifier) throws -> R {
         let data = try perform("read \(descriptor)") { link in try await link.read(descriptor) }

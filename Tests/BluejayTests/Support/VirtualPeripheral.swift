@@ -14,6 +14,8 @@ enum HeartRate {
     static let batteryService = ServiceIdentifier(uuid: "180F")
     static let batteryLevel = CharacteristicIdentifier(uuid: "2A19", service: batteryService)
     static let userDescription = DescriptorIdentifier(uuid: "2901", characteristic: bodySensorLocation)
+    static let slowService = ServiceIdentifier(uuid: "FFF0")
+    static let slow = CharacteristicIdentifier(uuid: "FFF1", service: slowService)
 }
 
 /// A heart-rate peripheral on a virtual controller: a host of our own stack with a GATT
@@ -47,8 +49,17 @@ final class VirtualPeripheral: Sendable {
         let battery = try await host.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
             GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [87]),
         ]))
+        // A characteristic that takes its time to answer (1.5 s), for time limits.
+        let slow = try await host.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0xFFF0)), characteristics: [
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFFF1)), properties: [.read], onRead: { _ in
+                try? await Task.sleep(for: .milliseconds(1500))
+                return .value([0x5A])
+            }),
+        ]))
         peripheral.handles.withLock { handles in
-            for characteristic in heartRate.characteristics + battery.characteristics { handles[characteristic.uuid] = characteristic.valueHandle }
+            for characteristic in heartRate.characteristics + battery.characteristics + slow.characteristics {
+                handles[characteristic.uuid] = characteristic.valueHandle
+            }
         }
         try await peripheral.advertise()
         return peripheral
