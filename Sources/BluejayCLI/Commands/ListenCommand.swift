@@ -18,12 +18,12 @@ struct ListenCommand: AsyncParsableCommand {
     var timeout: Double?
 
     mutating func run() async throws {
-        let serviceUUID = try parseUUID(service, what: "service")
-        let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
-        if let count, count < 1 { throw CLIError.usage("--count must be at least 1") }
-        let output = Output(json: common.json)
-        let (peripheral, count, timeout) = (peripheral, count, timeout)
         try await runReportingErrors {
+            let serviceUUID = try parseUUID(service, what: "service")
+            let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
+            if let count, count < 1 { throw CLIError.usage("--count must be at least 1") }
+            let output = Output(json: common.json)
+            let (peripheral, count, timeout) = (peripheral, count, timeout)
             let received = try await HostSession.run(common) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)

@@ -13,11 +13,11 @@ struct ReadCommand: AsyncParsableCommand {
     var format: ValueFormat = .hex
 
     mutating func run() async throws {
-        let serviceUUID = try parseUUID(service, what: "service")
-        let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
-        let output = Output(json: common.json)
-        let (peripheral, format) = (peripheral, format)
         try await runReportingErrors {
+            let serviceUUID = try parseUUID(service, what: "service")
+            let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
+            let output = Output(json: common.json)
+            let (peripheral, format) = (peripheral, format)
             let value = try await HostSession.run(common) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)

@@ -24,12 +24,12 @@ struct ScanCommand: AsyncParsableCommand {
     var passive = false
 
     mutating func run() async throws {
-        let uuids = try services.map { try parseUUID($0, what: "service") }
-        let options = ScanOptions(active: !passive, filterDuplicates: !duplicates, serviceUUIDs: uuids)
-        let output = Output(json: common.json)
-        let duration = duration
-        let streamEach = common.json || duplicates
         try await runReportingErrors {
+            let uuids = try services.map { try parseUUID($0, what: "service") }
+            let options = ScanOptions(active: !passive, filterDuplicates: !duplicates, serviceUUIDs: uuids)
+            let output = Output(json: common.json)
+            let duration = duration
+            let streamEach = common.json || duplicates
             let found = try await HostSession.run(common) { host in
                 let discoveries = try await host.scan(options)
                 let timer = Task {

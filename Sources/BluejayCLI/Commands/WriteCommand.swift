@@ -16,12 +16,12 @@ struct WriteCommand: AsyncParsableCommand {
     @Flag(help: "Write without response (the value must fit in one PDU).") var withoutResponse = false
 
     mutating func run() async throws {
-        let serviceUUID = try parseUUID(service, what: "service")
-        let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
-        guard let bytes = Hex.decode(value) else { throw CLIError.usage("\"\(value)\" is not hex (e.g. 0102ff)") }
-        let output = Output(json: common.json)
-        let (peripheral, withoutResponse) = (peripheral, withoutResponse)
         try await runReportingErrors {
+            let serviceUUID = try parseUUID(service, what: "service")
+            let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
+            guard let bytes = Hex.decode(value) else { throw CLIError.usage("\"\(value)\" is not hex (e.g. 0102ff)") }
+            let output = Output(json: common.json)
+            let (peripheral, withoutResponse) = (peripheral, withoutResponse)
             try await HostSession.run(common) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)
