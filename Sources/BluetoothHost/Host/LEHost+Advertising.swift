@@ -167,8 +167,8 @@ extension LEHost {
         logger.info("advertising stopped")
     }
 
-    /// Whether the controller is advertising now.
-    public var isAdvertising: Bool { advertising.isEnabled }
+    /// Whether the controller is advertising now (never once the transport is gone).
+    public var isAdvertising: Bool { advertising.isEnabled && transportClosure == nil }
 
     /// A central connected to this device while it advertised.
     func advertisingDidConnect(_ connection: Connection) {
