@@ -648,6 +648,7 @@ class Peripheral:
         self.stores: dict[str, Store] = {}
         self.connections: list[Connection] = []
         self.uart_chunks = 'whole'
+        self.ignore_next_request = False
         self.uart_random = random.Random(rig.args.seed + index)
         self.dynamic_service: gatt.Service | None = None
         self.build_database()
@@ -699,6 +700,8 @@ class Peripheral:
                 self.store(READ_REFUSED, b'secret', Props.READ, read_error=att.ATT_READ_NOT_PERMITTED_ERROR),
                 self.store(WRITE_SINK, b'', Props.WRITE_WITHOUT_RESPONSE, readable=False, record=True),
             ],
+            # An include declaration, for the client's Find Included Services.
+            included_services=[battery],
         )
         self.device.add_services([heart_rate, device_information, battery, custom])
 
@@ -707,6 +710,12 @@ class Peripheral:
         original = server.on_gatt_pdu
 
         def on_gatt_pdu(bearer, pdu):
+            # `ignore_next_request`: leave one request unanswered, so the client's ATT
+            # transaction timeout can be tested. Commands and confirmations are still served.
+            if self.ignore_next_request and att.Opcode(pdu.op_code).name.endswith('_REQUEST'):
+                self.ignore_next_request = False
+                emit('ignored', peripheral=self.index, opcode=pdu.op_code)
+                return
             # Handlers run in tasks created right here, so they see this context.
             token = current_att_opcode.set(pdu.op_code)
             try:
@@ -932,6 +941,10 @@ class PeripheralRole:
             'uart_mode': self.cmd_uart_mode,
             'received': self.cmd_received,
             'status': self.cmd_status,
+            'ignore_next_request': self.cmd_ignore_next_request,
+            'update_parameters': self.cmd_update_parameters,
+            'pair': self.cmd_pair,
+            'open_l2cap': self.cmd_open_l2cap,
         }
 
     async def start(self) -> None:
@@ -997,6 +1010,50 @@ class PeripheralRole:
         store = self.target(command).find(command)
         store.drop_next_read = int(command.get('reason', REMOTE_USER_TERMINATED))
         return {}
+
+    async def cmd_ignore_next_request(self, command):
+        self.target(command).ignore_next_request = True
+        return {}
+
+    def only_connection(self, command) -> Connection:
+        peripheral = self.target(command)
+        if not peripheral.connections:
+            raise CommandError(f'peripheral {peripheral.index} has no connection')
+        return next(iter(peripheral.connections))
+
+    async def cmd_update_parameters(self, command):
+        # As the peripheral, over the L2CAP signaling channel (Core 6.0, Vol 3, Part A, 4.20).
+        connection = self.only_connection(command)
+        await connection.update_parameters(
+            float(require(command, 'interval_min_ms')),
+            float(require(command, 'interval_max_ms')),
+            int(command.get('latency', 0)),
+            float(require(command, 'timeout_ms')),
+            use_l2cap=True,
+        )
+        parameters = connection.parameters
+        return {'interval_ms': parameters.connection_interval, 'latency': parameters.peripheral_latency,
+                'timeout_ms': parameters.supervision_timeout}
+
+    async def cmd_pair(self, command):
+        connection = self.only_connection(command)
+        try:
+            await asyncio.wait_for(connection.pair(), timeout=10)
+        except Exception as error:
+            return {'paired': False, 'error': f'{type(error).__name__}: {error}'}
+        return {'paired': True}
+
+    async def cmd_open_l2cap(self, command):
+        from bumble import l2cap
+        connection = self.only_connection(command)
+        try:
+            await asyncio.wait_for(
+                connection.create_l2cap_channel(spec=l2cap.LeCreditBasedChannelSpec(psm=int(require(command, 'spsm')))),
+                timeout=10,
+            )
+        except Exception as error:
+            return {'opened': False, 'error': f'{type(error).__name__}: {error}'}
+        return {'opened': True}
 
     async def cmd_stop_advertising(self, command):
         await self.target(command).device.stop_advertising()
