@@ -186,6 +186,47 @@ struct ConnectionTests {
         })
     }
 
+    @Test func aCentralHostThatMaskedTheRequestEventRefusesIt() async throws {
+        let link = VirtualLink()
+        let central = HCITestHost(link.addController(name: "central", address: TestAddresses.central))
+        let peripheral = HCITestHost(link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0)))
+        var mask = HCITestHost.allLEEvents
+        mask.remove(.remoteConnectionParameterRequest)
+        try await central.initialize(leEvents: mask)
+        try await peripheral.initialize()
+        try await peripheral.advertise()
+        _ = try await central.createConnection(to: peripheral.publicAddress)
+        _ = try await central.connectionComplete()
+        let handle = try await peripheral.connectionComplete().0.connectionHandle
+        #expect(try await peripheral.status(LEConnectionUpdateCommand(connectionHandle: handle, connectionIntervalMin: 24, connectionIntervalMax: 40,
+                                                                      maxLatency: 0, supervisionTimeout: 200)) == .success)
+        let (event, _) = try await peripheral.leEvent("LE Connection Update Complete") { if case .connectionUpdateComplete = $0 { return true }; return false }
+        if case let .connectionUpdateComplete(update) = event { #expect(update.status == .unsupportedRemoteFeature) }
+    }
+
+    @Test func enhancedConnectionCompleteV2WhenUnmasked() async throws {
+        let link = VirtualLink()
+        let central = HCITestHost(link.addController(name: "central", address: TestAddresses.central))
+        let peripheral = HCITestHost(link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0)))
+        try await central.initialize(leEvents: HCITestHost.allLEEvents.union(.enhancedConnectionCompleteV2))
+        try await peripheral.initialize()
+        try await peripheral.advertise()
+        _ = try await central.createConnection(to: peripheral.publicAddress)
+        let (event, _) = try await central.leEvent("connection complete") { event in
+            switch event {
+            case .connectionComplete, .enhancedConnectionComplete, .enhancedConnectionCompleteV2: return true
+            default: return false
+            }
+        }
+        guard case let .enhancedConnectionCompleteV2(complete) = event else {
+            Issue.record("expected LE Enhanced Connection Complete [v2], got \(event)")
+            return
+        }
+        #expect(complete.status == .success)
+        #expect(complete.advertisingHandle == LEEnhancedConnectionCompleteV2Event.noAdvertisingHandle)
+        #expect(try await peripheral.connectionComplete().0.role == .peripheral, "v1 where v2 is masked")
+    }
+
     @Test func remoteFeaturesVersionRSSIAndPHY() async throws {
         let pair = try await ConnectedPair.make(distance: 10)
         #expect(try await pair.central.status(LEReadRemoteFeaturesCommand(connectionHandle: pair.centralHandle)) == .success)
