@@ -141,7 +141,9 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         link.read { $0.controllers[id]?.buffers.inUse ?? 0 }
     }
 
+    /// Legacy advertising is enabled.
     public var isAdvertising: Bool { link.read { $0.controllers[id]?.advertising.isEnabled ?? false } }
+    /// Scanning (legacy or extended) is enabled.
     public var isScanning: Bool { link.read { $0.controllers[id]?.scanning.isEnabled ?? false } }
     /// An LE (Extended) Create Connection is pending.
     public var isInitiating: Bool { link.read { $0.controllers[id]?.initiating != nil } }

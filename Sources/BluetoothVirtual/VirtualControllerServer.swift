@@ -22,6 +22,8 @@ import Synchronization
 /// server.stop()
 /// ```
 ///
+/// Call ``stop()`` when done: the accept thread keeps the server alive until then.
+///
 /// For the CLI (`bluejay virtual --listen tcp:127.0.0.1:PORT`): create a ``VirtualLink``, add
 /// the controllers, make one server per controller with the requested port (0 for any),
 /// ``start()`` them, print ``transportSpecification``, and ``stop()`` on exit.

@@ -150,9 +150,10 @@ public final class VirtualLink: Sendable {
 
     /// The radio model used for distances.
     public var radio: RadioModel {
-        get { engine.withLock { $0.simulation.radio } }
+        engine.withLock { $0.simulation.radio }
     }
 
+    /// Replaces the radio model, from now on.
     public func setRadio(_ radio: RadioModel) {
         performSync { $0.radio = radio }
     }
@@ -176,6 +177,7 @@ public final class VirtualLink: Sendable {
         }
     }
 
+    /// Whether ``shutdown()`` was called.
     public var isShutDown: Bool { engine.withLock { $0.isShutDown } }
 
     // MARK: Attaching hosts
