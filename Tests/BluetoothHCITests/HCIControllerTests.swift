@@ -143,11 +143,13 @@ import Testing
         #expect(transport.written.items.commandOpcodes == [ReadLocalVersionInformationCommand.opcode])
     }
 
+    @available(macOS 26, *)
     @Test func cancellingACommandWaitingForCreditsRemovesIt() async throws {
         let (controller, transport) = makeController { packet in [] }
         let reset = Task { try await controller.send(ResetCommand()) }
         _ = try #require(await transport.written.wait(forCount: 1))
-        let waiting = Task { try await controller.send(ReadBDADDRCommand()) }
+        // An immediate task runs until it waits: the command is queued behind Reset.
+        let waiting = Task.immediate { try await controller.send(ReadBDADDRCommand()) }
         waiting.cancel()
         await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(2)) { try await waiting.value } }
         // When Reset is answered, the cancelled command is not sent.
@@ -170,13 +172,16 @@ import Testing
         #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode])
     }
 
+    @available(macOS 26, *)
     @Test func aNoOperationCommandCompleteReleasesTheHeldCommand() async throws {
         let (controller, transport) = makeController { packet in
             [.complete(ResetCommand.opcode, returnParameters: [0], credits: 0)]
         }
         _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
         transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version)] }
-        let version = Task { try await controller.send(ReadLocalVersionInformationCommand()) }
+        // An immediate task runs until it waits: the command is queued, and not written.
+        let version = Task.immediate { try await controller.send(ReadLocalVersionInformationCommand()) }
+        #expect(transport.written.count == 1)
         transport.deliver([.complete(.noOperation, returnParameters: [], credits: 1)])
         #expect(try await withTestTimeout { try await version.value } == Self.version)
         #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])

@@ -99,24 +99,23 @@ public final class HCIController: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CommandAnswer, any Error>) in
-                let timer = Task { [weak self] in
-                    do { try await Task.sleep(for: timeout) } catch { return }
-                    self?.abandonCommand(id: id, error: .commandTimeout(opcode))
-                }
                 let refusal: HCIError? = state.withLock { state in
                     if state.isClosed { return .transportClosed(state.closeReason) }
                     // A task cancelled before this point ran its cancellation handler already,
                     // when there was nothing to abandon: do not send the command at all.
                     if Task.isCancelled { return .cancelled }
+                    // Started under the lock, so that however short the timeout, the timer
+                    // finds the command registered when it fires.
+                    let timer = Task { [weak self] in
+                        do { try await Task.sleep(for: timeout) } catch { return }
+                        self?.abandonCommand(id: id, error: .commandTimeout(opcode))
+                    }
                     state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)
                     let ready = state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id))
                     writeCommands(ready, state: &state)
                     return nil
                 }
-                if let refusal {
-                    timer.cancel()
-                    continuation.resume(throwing: refusal)
-                }
+                if let refusal { continuation.resume(throwing: refusal) }
             }
         } onCancel: {
             abandonCommand(id: id, error: .cancelled)
