@@ -93,6 +93,10 @@ extension Bluejay {
             if !added.isEmpty { log(.info, "restoring listens on \(added.map(\.description).joined(separator: ", "))") }
         }
         await resubscribeListens(on: link)
+        guard state.withLock({ $0.link.link === link }) else {
+            // The link dropped while the listens were being enabled; that was handled already.
+            throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
+        }
         saveCurrentRestorationState()
         announceConnection(peripheral, mtu: link.mtu)
         return peripheral

@@ -122,6 +122,13 @@ extension Bluejay {
         let link = PeripheralLink(connection: connection, identifier: identifier)
         await link.refreshMTU()
         let changes = await connection.gatt.serviceChanges()
+        do {
+            try await withTimeLimit(operationTimeLimit, operation: "enabling Service Changed indications") {
+                _ = try await connection.gatt.enableServiceChangedIndications()
+            }
+        } catch {
+            log(.info, "Service Changed indications of \(identifier) not enabled: \(error)")
+        }
         install(link, timeout: .none, changes: changes)
         log(.info, "using the existing connection to \(identifier)")
         announceConnection(identifier, mtu: link.mtu)
@@ -174,8 +181,8 @@ extension Bluejay {
 
     /// Stops Bluejay without disconnecting and hands back the host and the connection, for
     /// other code to use (Bluejay's CoreBluetooth migration). Requests fail with
-    /// ``BluejayError/stopped``; listens end without turning notifications off; restoration
-    /// state is left as it is. ``start(mode:)`` with ``StartMode/use(host:peripheral:options:)``
+    /// ``BluejayError/stopped``; listens end (their notifications are turned off, so the new
+    /// owner starts clean); restoration state is left as it is. ``start(mode:)`` with ``StartMode/use(host:peripheral:options:)``
     /// takes them back.
     public func stopAndExtractBluetoothState() -> (host: LEHost?, peripheral: Connection?) {
         guard let (host, _, link, scan, listens) = tearDown() else { return (nil, nil) }

@@ -208,8 +208,17 @@ public final class Bluejay: Sendable {
             return
         }
         let limit = operationTimeLimit
+        // A request made while connected that finds the link gone reports the disconnection,
+        // whichever of the failing of the queue and its own start came first.
+        let submittedOn = state.withLock { $0.connectedLink }
         let operation = QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, work: { [self] in
-            let link = try self.requireLink()
+            let link: PeripheralLink
+            do {
+                link = try self.requireLink()
+            } catch BluejayError.notConnected {
+                guard let submittedOn else { throw BluejayError.notConnected }
+                throw BluejayError.disconnected(submittedOn.identifier, reason: submittedOn.connection.disconnectReason)
+            }
             return try await withTimeLimit(limit, operation: name) { try await work(link) }
         }, deliver: deliver)
         runner.submit(operation, atFront: atFront)

@@ -44,4 +44,7 @@ public struct StartOptions: Sendable {
 
     /// The environment's controller, a private serial callback queue, no restoration.
     public static var `default`: StartOptions { StartOptions() }
+
+    /// Bluejay 0.7's name for ``default``.
+    public static var bluejayDefault: StartOptions { StartOptions() }
 }
