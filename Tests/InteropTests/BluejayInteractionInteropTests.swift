@@ -24,6 +24,16 @@ extension BluejayInteropTests {
                 #expect(label == "Chest")
                 let serial: ReadResult<String> = try await callback { done in bluejay.read(from: Peer.serialNumber) { done($0) } }
                 #expect(serial == .success("SN-0001"))
+
+                // Fifty reads queued at once: each waits its turn, all answer in order.
+                let reads = Collected<ReadResult<UInt8>>()
+                let started = ContinuousClock.now
+                for _ in 0..<50 {
+                    bluejay.read(from: Peer.bodySensorLocation) { (result: ReadResult<UInt8>) in reads.append(result) }
+                }
+                try await waitUntil("fifty reads") { reads.count == 50 }
+                #expect(reads.all.allSatisfy { $0 == .success(1) })
+                print("Bluejay queued reads: 50 in \(started.duration(to: .now)) over Bumble")
             }
         }
 
