@@ -42,6 +42,7 @@ struct OverVirtualLinkTests {
         }
         defer { responder.cancel() }
         var connections = await pair.manager.connectionEvents().makeAsyncIterator()
+        let readiness = ReadinessCounter(await pair.manager.connectionEvents())
         var subscriptions = await pair.manager.subscriptionChanges().makeAsyncIterator()
 
         try await pair.manager.startAdvertising(name: "Bluejay Peripheral", serviceUUIDs: [Self.service])
@@ -97,11 +98,11 @@ struct OverVirtualLinkTests {
         let subscribed = await subscriptions.next()
         #expect(subscribed?.isNotifying == true)
         #expect(subscribed?.characteristic.valueHandle == counterCharacteristic.valueHandle)
-        for index in 1...20 {
-            let result = try await pair.manager.updateValue(UInt32(index), for: counterCharacteristic)
-            #expect(result.succeeded)
+        // A burst larger than the controller's buffers: full queues are reported and waited out.
+        for index in 1...50 {
+            try await pair.manager.deliver(UInt32(index).serialize(), to: counterCharacteristic, readiness: readiness)
         }
-        for index in 1...20 {
+        for index in 1...50 {
             let value = try await notifications.next()
             #expect(value == UInt32(index).serialize())
         }
@@ -112,14 +113,17 @@ struct OverVirtualLinkTests {
 
         // Indications in order, each confirmed.
         var indications = try await gatt.subscribe(to: counter.characteristic, preferIndications: true).makeAsyncIterator()
-        for index in 100..<110 { _ = try await pair.manager.updateValue(UInt32(index), for: counterCharacteristic) }
+        for index in 100..<110 {
+            try await pair.manager.deliver(UInt32(index).serialize(), to: counterCharacteristic, readiness: readiness)
+        }
         for index in 100..<110 {
             let value = try await indications.next()
             #expect(value == UInt32(index).serialize())
         }
 
         try await connection.disconnect()
-        let disconnected = await connections.next()
+        var disconnected = await connections.next()
+        while case .readyToUpdateSubscribers? = disconnected { disconnected = await connections.next() }
         guard case .disconnected? = disconnected else {
             Issue.record("expected a disconnection event, got \(String(describing: disconnected))")
             return
