@@ -16,10 +16,12 @@ import Logging
 /// let manager = PeripheralManager(transport: try SystemTransports.open("tcp:127.0.0.1:9000"))
 /// try await manager.powerOn()
 /// let service = try await manager.add(PeripheralService(profile: TISensorTag.AccelerometerService.profile))
-/// let enabled = try #require(service.characteristic(TISensorTag.AccelerometerService.Enabled.uuid))
-/// Task {
-///     for await request in await manager.writeRequests(for: enabled) {
-///         request.respond(request.value.count == 1 ? .success : .error(.invalidAttributeValueLength))
+/// if let enabled = service.characteristic(TISensorTag.AccelerometerService.Enabled.uuid) {
+///     let requests = await manager.writeRequests(for: enabled)
+///     Task {
+///         for await request in requests {
+///             request.respond(request.value.count == 1 ? .success : .error(.invalidAttributeValueLength))
+///         }
 ///     }
 /// }
 /// try await manager.startAdvertising(name: "SensorTag", serviceUUIDs: [service.uuid])

@@ -16,8 +16,10 @@ import Logging
 /// let service = try await host.server.addService(GATTServiceDefinition(uuid: "180F", characteristics: [
 ///     GATTCharacteristicDefinition(uuid: "2A19", properties: [.read, .notify], value: [100]),
 /// ]))
-/// let level = try #require(service.characteristic("2A19"))
-/// let update = try await host.server.updateValue([99], forHandle: level.valueHandle)
+/// if let level = service.characteristic("2A19") {
+///     let update = try await host.server.updateValue([99], forHandle: level.valueHandle)
+///     if !update.reachedAllSubscribers { /* no subscribers, or wait for .readyToUpdateSubscribers */ }
+/// }
 /// ```
 public actor GATTServer {
     /// Writes an ATT PDU to a connection; the completion runs once the controller has it.
