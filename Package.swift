@@ -3,9 +3,9 @@ import PackageDescription
 
 /// One module per layer; a lower layer never imports a higher one.
 ///
-///     BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← BluetoothPeripheral ─┐
-///                                       ↖ BluetoothVirtual (an HCI controller)                  ├─ bluejay (CLI)
-///     GATTProfiles (serde, SIG profiles)                     BluetoothHost ← Bluejay (app API) ─┘
+///     BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← BluetoothPeripheral ←┐
+///                                       ↖ BluetoothVirtual (an HCI controller) ← BluetoothSimulator ├ bluejay (CLI)
+///     GATTProfiles (serde, SIG profiles)                     BluetoothHost ← Bluejay (app API) ←┘
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
 
@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "Bluejay", targets: ["Bluejay"]),
         .library(name: "BluetoothPeripheral", targets: ["BluetoothPeripheral"]),
+        .library(name: "BluetoothSimulator", targets: ["BluetoothSimulator"]),
         .library(name: "BluetoothHost", targets: ["BluetoothHost"]),
         .library(name: "BluetoothVirtual", targets: ["BluetoothVirtual"]),
         .library(name: "GATTProfiles", targets: ["GATTProfiles"]),
@@ -37,13 +38,18 @@ let package = Package(
         .target(name: "GATTProfiles", dependencies: ["BluetoothCore"]),
         .target(name: "BluetoothPeripheral", dependencies: ["BluetoothCore", "BluetoothHost", "GATTProfiles", logging]),
         .target(
+            name: "BluetoothSimulator",
+            dependencies: ["BluetoothCore", "BluetoothHost", "BluetoothVirtual", "BluetoothPeripheral", "GATTProfiles", logging]
+        ),
+        .target(
             name: "Bluejay",
             dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHost", "BluetoothVirtual", logging, deque]
         ),
         .executableTarget(
             name: "BluejayCLI",
             dependencies: [
-                "Bluejay", "BluetoothHost", "BluetoothPeripheral", "BluetoothVirtual", "GATTProfiles", "BluetoothTransport",
+                "Bluejay", "BluetoothHost", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothVirtual", "GATTProfiles",
+                "BluetoothTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging,
             ]
@@ -56,9 +62,13 @@ let package = Package(
         .testTarget(name: "GATTProfilesTests", dependencies: ["GATTProfiles"]),
         .testTarget(name: "BluetoothPeripheralTests", dependencies: ["BluetoothPeripheral", "BluetoothVirtual"]),
         .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "BluetoothVirtual"]),
+        .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothSimulator", "Bluejay"]),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["Bluejay", "BluetoothPeripheral", "BluetoothHost", "BluetoothHCI", "BluetoothTransport", "BluetoothVirtual"],
+            dependencies: [
+                "Bluejay", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothHost", "BluetoothHCI", "BluetoothTransport",
+                "BluetoothVirtual",
+            ],
             exclude: ["bumble"]
         ),
     ],

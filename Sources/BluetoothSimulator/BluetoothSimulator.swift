@@ -1,0 +1,1 @@
+// The BluetoothSimulator module.
