@@ -131,3 +131,14 @@ final class AwaitableLog<Element: Sendable>: Sendable {
         waiter?.continuation.resume(returning: nil)
     }
 }
+
+/// Waits until `condition` holds, checking it each time other tasks have had a turn; for
+/// state with no event to wait on. `false` after `timeout`.
+func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        await Task.yield()
+    }
+    return await condition()
+}

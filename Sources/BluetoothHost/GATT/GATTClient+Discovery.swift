@@ -63,8 +63,13 @@ extension GATTClient {
         var included: [GATTIncludedService] = []
         for entry in try await readByType(GATTAttributeType.include, in: service.handleRange) {
             var reader = ByteReader(entry.value, context: "include declaration")
-            let start = try reader.readUInt16()
-            let end = try reader.readUInt16()
+            let start: UInt16, end: UInt16
+            do {
+                start = try reader.readUInt16()
+                end = try reader.readUInt16()
+            } catch {
+                throw HostError.protocolViolation("malformed include declaration at 0x\(String(entry.handle, radix: 16)): \(error)")
+            }
             guard end >= start else { throw HostError.protocolViolation("included service range out of order") }
             let uuid: BluetoothUUID?
             if reader.remainingCount == 2 {
@@ -85,8 +90,13 @@ extension GATTClient {
         var declarations: [(handle: UInt16, properties: CharacteristicProperties, valueHandle: UInt16, uuid: BluetoothUUID)] = []
         for entry in try await readByType(GATTAttributeType.characteristic, in: service.handleRange) {
             var reader = ByteReader(entry.value, context: "characteristic declaration")
-            let properties = CharacteristicProperties(rawValue: try reader.readUInt8())
-            let valueHandle = try reader.readUInt16()
+            let properties: CharacteristicProperties, valueHandle: UInt16
+            do {
+                properties = CharacteristicProperties(rawValue: try reader.readUInt8())
+                valueHandle = try reader.readUInt16()
+            } catch {
+                throw HostError.protocolViolation("malformed characteristic declaration at 0x\(String(entry.handle, radix: 16)): \(error)")
+            }
             guard let characteristicUUID = BluetoothUUID(littleEndianBytes: reader.readRemaining()),
                   valueHandle > entry.handle, service.handleRange.contains(valueHandle) else {
                 throw HostError.protocolViolation("malformed characteristic declaration at 0x\(String(entry.handle, radix: 16))")
