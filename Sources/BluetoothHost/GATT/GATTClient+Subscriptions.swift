@@ -44,16 +44,20 @@ extension GATTClient {
         continuation.onTermination = { [weak self] _ in
             Task { [weak self] in await self?.removeSubscriber(id: id, valueHandle: valueHandle) }
         }
-        let current = subscriptionConfigurations[valueHandle]
-        if current?.value != configuration {
-            do {
+        do {
+            // One subscriber at a time checks and writes the descriptor: others arriving while
+            // it is written wait, then find it written instead of writing it again.
+            try await subscriptionGate.enter()
+            defer { subscriptionGate.leave() }
+            if subscriptionConfigurations[valueHandle]?.value != configuration {
                 try await writeValue(configuration.bytes, handle: cccd)
                 subscriptionConfigurations[valueHandle] = SubscriptionConfiguration(descriptorHandle: cccd, value: configuration)
-            } catch {
-                subscribers[valueHandle]?[id] = nil
-                continuation.finish(throwing: error)
-                throw error
             }
+        } catch {
+            let error = HostError.wrap(error)
+            subscribers[valueHandle]?[id] = nil
+            continuation.finish(throwing: error)
+            throw error
         }
         return stream
     }

@@ -63,6 +63,8 @@ public actor GATTClient {
     var serviceChangedValueHandle: UInt16?
     var subscriptionConfigurations: [UInt16: SubscriptionConfiguration] = [:]
     let longWriteGate = AsyncSerialGate()
+    /// Serializes the Client Characteristic Configuration writes of concurrent subscribers.
+    let subscriptionGate = AsyncSerialGate()
 
     public init(transactionTimeout: Duration = .seconds(30), logger: Logger = Logger(label: "bluejay.gatt"),
                 send: @escaping Sender, closeLink: @escaping @Sendable () -> Void = {}) {
