@@ -104,6 +104,8 @@ extension GATTClient {
         guard subscribers[valueHandle]?.isEmpty ?? true else { return }
         subscribers[valueHandle] = nil
         // The last subscriber left: stop the peer sending (best effort, the link may be gone).
+        // Service Changed stays on: this client watches it for its own cache.
+        guard valueHandle != serviceChangedValueHandle else { return }
         if let configuration = subscriptionConfigurations.removeValue(forKey: valueHandle), closedError == nil {
             _ = try? await writeValue(ClientCharacteristicConfiguration().bytes, handle: configuration.descriptorHandle)
         }

@@ -48,6 +48,8 @@ public actor GATTClient {
     /// The ATT MTU of the bearer: 23 until exchanged.
     public private(set) var mtu: UInt16 = ATTPDU.defaultLEMTU
     private var hasExchangedMTU = false
+    /// The MTU exchange under way, which later callers wait for.
+    private var mtuExchange: Task<UInt16, any Error>?
     private var transactions = ATTTransactionQueue<Ticket>()
     private var transactionTimer: Task<Void, Never>?
     private var nextTransactionID: UInt64 = 0
@@ -169,6 +171,11 @@ public actor GATTClient {
             pdu = try ATTPDU.decode(bytes)
         } catch {
             logger.warning("malformed ATT PDU dropped: \(error)")
+            // Even a malformed indication is confirmed, or the server could send no other
+            // (Core 6.0, Vol 3, Part F, 3.4.7.2).
+            if bytes.first == ATTOpcode.handleValueIndication.rawValue, closedError == nil {
+                sendPDU(ATTPDU.handleValueConfirmation(.init()).encode(), nil)
+            }
             failOutstandingIfAnswered(by: bytes.first, error: .protocolViolation("malformed ATT response: \(error)"))
             return
         }
@@ -232,16 +239,21 @@ public actor GATTClient {
     /// connection; later calls return the current MTU.
     @discardableResult
     public func exchangeMTU(_ preferred: UInt16 = 517) async throws -> UInt16 {
+        if let mtuExchange { return try await mtuExchange.value }
         guard !hasExchangedMTU else { return mtu }
         guard preferred >= ATTPDU.defaultLEMTU else {
             throw HostError.invalidArgument("the ATT MTU is at least \(ATTPDU.defaultLEMTU)")
         }
         hasExchangedMTU = true
-        let response = try await request(.exchangeMTURequest(.init(clientRxMTU: preferred)))
-        guard case let .exchangeMTUResponse(exchange) = response else { throw unexpected(response) }
-        mtu = max(ATTPDU.defaultLEMTU, min(preferred, exchange.serverRxMTU))
-        logger.debug("ATT MTU \(mtu)")
-        return mtu
+        let exchange = Task {
+            let response = try await request(.exchangeMTURequest(.init(clientRxMTU: preferred)))
+            guard case let .exchangeMTUResponse(exchange) = response else { throw unexpected(response) }
+            mtu = max(ATTPDU.defaultLEMTU, min(preferred, exchange.serverRxMTU))
+            logger.debug("ATT MTU \(mtu)")
+            return mtu
+        }
+        mtuExchange = exchange
+        return try await exchange.value
     }
 
     func unexpected(_ pdu: ATTPDU) -> HostError {
