@@ -1,0 +1,30 @@
+import BluetoothCore
+import BluetoothHCI
+import Testing
+@testable import BluetoothHost
+
+/// Peers that misbehave, and callers that race, against ``ScriptedATTServer``.
+@Suite struct GATTClientRobustnessTests {
+    @Test func aMalformedIndicationIsStillConfirmed() async throws {
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
+        // Handle Value Indication with a one-byte handle: too short to decode.
+        server.push([ATTOpcode.handleValueIndication.rawValue, 0x01])
+        let confirmation = await server.waitForSent { if case .handleValueConfirmation = $0 { return true } else { return false } }
+        #expect(confirmation != nil, "the server must not be left waiting for a confirmation")
+        // The bearer still works.
+        #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == SampleDatabase.make().value(at: 0x0003))
+    }
+
+    @Test func concurrentMTUExchangesShareOneRequest() async throws {
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
+        let results = try await withTestTimeout {
+            async let first = client.exchangeMTU(247)
+            async let second = client.exchangeMTU(247)
+            return try await [first, second]
+        }
+        #expect(results == [247, 247])
+        #expect(await client.mtu == 247)
+        let exchanges = server.requests.filter { if case .exchangeMTURequest = $0 { return true } else { return false } }
+        #expect(exchanges.count == 1, "the MTU is exchanged once per connection (Core 6.0, Vol 3, Part F, 3.4.2.1)")
+    }
+}
