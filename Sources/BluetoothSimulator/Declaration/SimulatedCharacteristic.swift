@@ -1,0 +1,85 @@
+import BluetoothCore
+import BluetoothHost
+import GATTProfiles
+
+/// Answers a read of a simulated characteristic: `.value(bytes)` (the whole value; the
+/// server cuts it at the client's offset) or `.error(code)`.
+public typealias SimulatedReadHandler = @Sendable (SimulatedRead) async -> GATTReadResponse
+
+/// Answers a write of a simulated characteristic: `.success` (the value is then stored) or
+/// `.error(code)`.
+public typealias SimulatedWriteHandler = @Sendable (SimulatedWrite) async -> GATTWriteResponse
+
+/// A characteristic of a ``SimulatedService``: its value, and optionally how it answers
+/// reads and writes and how long it takes.
+///
+/// Without handlers a read returns the stored value and a permitted write replaces it, as a
+/// plain GATT server does.
+///
+/// ```swift
+/// SimulatedCharacteristic(uuid: "2A38", properties: [.read, .write], value: [0x01], maximumValueLength: 1,
+///                         onWrite: { write in write.value.first.map { $0 <= 6 } == true ? .success : .error(.outOfRange) })
+/// ```
+public struct SimulatedCharacteristic: Sendable {
+    public var uuid: BluetoothUUID
+    public var properties: CharacteristicProperties
+    /// Who may read and write; `nil` derives it from ``properties``.
+    public var permissions: AttributePermissions?
+    /// The value until a central or the test changes it.
+    public var value: [UInt8]
+    /// The longest value a central may write (at most 512).
+    public var maximumValueLength: Int
+    /// Shown to centrals in a Characteristic User Description descriptor.
+    public var userDescription: String?
+    /// Waits this long before answering each read or write (change it later with
+    /// ``SimulatedDevice/setResponseDelay(_:for:)``).
+    public var responseDelay: Duration
+    /// Answers reads instead of the stored value.
+    public var onRead: SimulatedReadHandler?
+    /// Decides on writes instead of accepting every one.
+    public var onWrite: SimulatedWriteHandler?
+
+    public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil, value: [UInt8] = [],
+                maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength, userDescription: String? = nil,
+                responseDelay: Duration = .zero, onRead: SimulatedReadHandler? = nil, onWrite: SimulatedWriteHandler? = nil) {
+        self.uuid = uuid
+        self.properties = properties
+        self.permissions = permissions
+        self.value = value
+        self.maximumValueLength = maximumValueLength
+        self.userDescription = userDescription
+        self.responseDelay = responseDelay
+        self.onRead = onRead
+        self.onWrite = onWrite
+    }
+
+    /// A characteristic as a GATTProfiles profile declares it (UUID, properties, initial
+    /// value), e.g. `SimulatedCharacteristic(BatteryProfile.Level.self, value: [87])`.
+    /// - Parameters:
+    ///   - value: replaces the profile's initial value.
+    ///   - properties: replaces the profile's properties.
+    public init<C: CharacteristicConfigurable>(_ profile: C.Type, value: [UInt8]? = nil, properties: CharacteristicProperties? = nil,
+                                               maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
+                                               responseDelay: Duration = .zero, onRead: SimulatedReadHandler? = nil,
+                                               onWrite: SimulatedWriteHandler? = nil) {
+        let declared = properties ?? CharacteristicProperties(rawValue: profile.properties.rawValue)
+        self.init(uuid: profile.uuid, properties: declared,
+                  permissions: properties == nil ? AttributePermissions(rawValue: profile.permissions.rawValue) : nil,
+                  value: value ?? profile.initialValue ?? [], maximumValueLength: maximumValueLength,
+                  responseDelay: responseDelay, onRead: onRead, onWrite: onWrite)
+    }
+
+    /// Whether centrals may read it.
+    var isReadable: Bool {
+        let resolved = resolvedPermissions
+        return resolved.contains(.readable) || resolved.contains(.readEncryptionRequired)
+    }
+
+    /// Whether centrals may write it.
+    var isWritable: Bool {
+        let resolved = resolvedPermissions
+        return resolved.contains(.writeable) || resolved.contains(.writeEncryptionRequired)
+    }
+
+    var resolvedPermissions: AttributePermissions { permissions ?? AttributePermissions(properties: properties) }
+}

@@ -1,0 +1,108 @@
+@testable import Bluejay
+import BluetoothSimulator
+import Foundation
+import Synchronization
+import Testing
+
+/// A simulator and a Bluejay started on its central controller; both are always shut down.
+func withSimulator(timeScale: Double = 1, operationTimeout: TimeInterval = 3,
+                   configure: (inout StartOptions) -> Void = { _ in },
+                   _ body: (Simulator, Bluejay) async throws -> Void) async throws {
+    let simulator = Simulator(timeScale: timeScale, seed: 7)
+    var options = StartOptions(transport: .transport(simulator.centralTransport()), operationTimeout: .seconds(operationTimeout))
+    configure(&options)
+    let bluejay = Bluejay()
+    bluejay.start(mode: .new(options))
+    do {
+        try await bluejay.waitUntilReady()
+        try await body(simulator, bluejay)
+    } catch {
+        await bluejay.stop()
+        await simulator.shutdown()
+        throw error
+    }
+    await bluejay.stop()
+    await simulator.shutdown()
+}
+
+/// Connects with the async API and checks the result.
+func connect(_ bluejay: Bluejay, to device: SimulatedDevice, timeout: TimeInterval = 5) async throws {
+    let connected = try await bluejay.connect(device.peripheralIdentifier, timeout: .seconds(timeout))
+    #expect(connected == device.peripheralIdentifier)
+    #expect(bluejay.isConnected)
+}
+
+/// Nothing left hanging: not connected nor connecting, no listen, no request queued, no
+/// background task, no scan.
+func expectIdle(_ bluejay: Bluejay, listeningTo characteristics: [CharacteristicIdentifier] = [],
+                sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(!bluejay.isConnected, sourceLocation: sourceLocation)
+    #expect(!bluejay.isConnecting, sourceLocation: sourceLocation)
+    #expect(!bluejay.isDisconnecting, sourceLocation: sourceLocation)
+    #expect(!bluejay.isScanning, sourceLocation: sourceLocation)
+    #expect(!bluejay.isRunningBackgroundTask, sourceLocation: sourceLocation)
+    #expect(bluejay.connectedPeripheral == nil, sourceLocation: sourceLocation)
+    #expect(bluejay.runner.count == 0, "requests left in the queue: \(bluejay.runner.kinds)", sourceLocation: sourceLocation)
+    for characteristic in characteristics {
+        #expect(!bluejay.isListening(to: characteristic), "still listening to \(characteristic)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Records a simulated device's events from now on.
+final class EventRecorder: Sendable {
+    private let events = Collected<SimulatedDeviceEvent>()
+    private let task: Task<Void, Never>
+
+    init(_ device: SimulatedDevice) {
+        let stream = device.events()
+        let events = self.events
+        task = Task {
+            for await event in stream { events.append(event) }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    var all: [SimulatedDeviceEvent] { events.all }
+
+    /// Waits until an event matches.
+    @discardableResult
+    func wait(for what: String, timeout: Duration = .seconds(10),
+              _ predicate: @escaping @Sendable (SimulatedDeviceEvent) -> Bool) async throws -> SimulatedDeviceEvent {
+        var found: SimulatedDeviceEvent?
+        let deadline = ContinuousClock.now + timeout
+        while found == nil {
+            found = all.first(where: predicate)
+            if found == nil {
+                guard ContinuousClock.now < deadline else { throw WaitTimeout(what: what) }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        return try #require(found)
+    }
+}
+
+/// Collects what Bluejay's observers and the disconnect handler are told.
+final class ObserverLog: ConnectionObserver, DisconnectHandler, Sendable {
+    private let entries = Mutex<[String]>([])
+    private let errors = Mutex<[BluejayError?]>([])
+    let answer: AutoReconnectMode
+
+    init(answer: AutoReconnectMode = .noChange) {
+        self.answer = answer
+    }
+
+    var all: [String] { entries.withLock { $0 } }
+    func count(_ entry: String) -> Int { all.filter { $0 == entry }.count }
+    var disconnectErrors: [BluejayError?] { errors.withLock { $0 } }
+
+    func bluetoothAvailable(_ available: Bool) { entries.withLock { $0.append("available \(available)") } }
+    func connected(to peripheral: PeripheralIdentifier) { entries.withLock { $0.append("connected") } }
+    func disconnected(from peripheral: PeripheralIdentifier) { entries.withLock { $0.append("disconnected") } }
+
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: BluejayError?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+        errors.withLock { $0.append(error) }
+        entries.withLock { $0.append("handler willReconnect=\(autoReconnect)") }
+        return answer
+    }
+}
