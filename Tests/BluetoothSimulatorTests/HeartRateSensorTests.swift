@@ -74,7 +74,7 @@ struct HeartRateSensorTests {
             let disconnection: DisconnectionResult = try await callback { done in bluejay.disconnect { done($0) } }
             #expect(disconnection == .disconnected(target))
             try await waitUntil("the disconnected observer") { log.count("disconnected") == 1 }
-            expectIdle(bluejay, listeningTo: [HeartRate.measurement])
+            await expectIdle(bluejay, listeningTo: [HeartRate.measurement])
             try await waitUntil("the sensor sees the central leave") { sensor.device.connectedCentrals.isEmpty }
         }
     }
@@ -143,7 +143,7 @@ struct HeartRateSensorTests {
             try await bluejay.endListen(to: HeartRate.batteryLevel)
 
             try await bluejay.disconnect()
-            expectIdle(bluejay, listeningTo: [HeartRate.measurement, HeartRate.batteryLevel])
+            await expectIdle(bluejay, listeningTo: [HeartRate.measurement, HeartRate.batteryLevel])
         }
     }
 

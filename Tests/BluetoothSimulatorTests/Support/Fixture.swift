@@ -32,10 +32,18 @@ func connect(_ bluejay: Bluejay, to device: SimulatedDevice, timeout: TimeInterv
     #expect(bluejay.isConnected)
 }
 
-/// Nothing left hanging: not connected nor connecting, no listen, no request queued, no
-/// background task, no scan.
-func expectIdle(_ bluejay: Bluejay, listeningTo characteristics: [CharacteristicIdentifier] = [],
-                sourceLocation: SourceLocation = #_sourceLocation) {
+/// Nothing left hanging: not connected nor connecting, no listen, no request queued or
+/// running, no background task, no scan. Bluejay settles right after the callbacks of a
+/// disconnection (a running request ends just after its failure was delivered; listens end
+/// once the disconnect handler answered), so this waits up to `timeout` for it, then checks.
+func expectIdle(_ bluejay: Bluejay, listeningTo characteristics: [CharacteristicIdentifier] = [], timeout: Duration = .seconds(2),
+                sourceLocation: SourceLocation = #_sourceLocation) async {
+    let settled: @Sendable () -> Bool = {
+        !bluejay.isConnected && !bluejay.isConnecting && !bluejay.isDisconnecting && !bluejay.isScanning
+            && !bluejay.isRunningBackgroundTask && bluejay.runner.count == 0
+            && characteristics.allSatisfy { !bluejay.isListening(to: $0) }
+    }
+    try? await waitUntil("Bluejay to settle", timeout: timeout) { settled() }
     #expect(!bluejay.isConnected, sourceLocation: sourceLocation)
     #expect(!bluejay.isConnecting, sourceLocation: sourceLocation)
     #expect(!bluejay.isDisconnecting, sourceLocation: sourceLocation)
