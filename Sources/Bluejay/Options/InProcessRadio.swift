@@ -25,8 +25,9 @@ public enum InProcessRadio {
         }
     }
 
-    /// A new transport to the controller `name` names (`nil`: `bluejay`).
-    static func openTransport(name: String?) throws(BluejayError) -> any HCITransport {
+    /// A new transport to the controller `name` names (`nil`: `bluejay`), as the transport
+    /// strings `virtual` and `virtual:NAME` open it (the CLI's `--hci virtual` too).
+    public static func openTransport(name: String?) throws(BluejayError) -> any HCITransport {
         controller(named: name ?? "bluejay").makeTransport()
     }
 
