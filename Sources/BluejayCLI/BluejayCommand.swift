@@ -12,6 +12,7 @@ struct BluejayCommand: AsyncParsableCommand {
         """,
         subcommands: [
             ScanCommand.self, GATTCommand.self, ReadCommand.self, WriteCommand.self, ListenCommand.self,
+            DemoCommand.self, SensorCommand.self, VirtualCommand.self,
         ]
     )
 }

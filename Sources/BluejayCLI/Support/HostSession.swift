@@ -1,3 +1,4 @@
+import Bluejay
 import BluetoothCore
 import BluetoothHost
 import BluetoothTransport
@@ -39,7 +40,8 @@ enum HostSession {
         return try await task.value
     }
 
-    private static func bootstrapLogging(verbose: Bool) {
+    /// Logs go to stderr: warnings only, everything with `--verbose`. Once per process.
+    static func bootstrapLogging(verbose: Bool) {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = verbose ? .trace : .warning
@@ -48,7 +50,8 @@ enum HostSession {
     }
 }
 
-/// Opens a transport from its string form.
+/// Opens a transport from its string form. `virtual` and `virtual:NAME` open an in-process
+/// virtual controller the way the Bluejay module does (`InProcessRadio`).
 enum TransportOpener {
     static func open(_ text: String) throws -> any HCITransport {
         let specification: TransportSpecification
@@ -56,6 +59,13 @@ enum TransportOpener {
             specification = try TransportSpecification(parsing: text)
         } catch {
             throw CLIError.transport(error)
+        }
+        if case let .virtual(name) = specification {
+            do {
+                return try InProcessRadio.openTransport(name: name)
+            } catch {
+                throw CLIError.transport(.invalidSpecification(text, reason: "\(error)"))
+            }
         }
         do {
             return try SystemTransports.open(specification)
