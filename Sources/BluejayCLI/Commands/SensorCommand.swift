@@ -47,8 +47,12 @@ struct SensorCommand: AsyncParsableCommand {
             output.emit(["event": .string("advertising"), "name": .string(name), "serial": .string(serial),
                          "address": .string(sensor.device.address.description), "transport": .string(transportName)],
                         line: "sensor \"\(name)\" (serial \(serial)) advertising as \(sensor.device.address) on \(transportName); Ctrl-C to stop")
+            Console.flush()
             let printer = Task {
-                for await event in events { Self.report(event, output: output) }
+                for await event in events {
+                    Self.report(event, output: output)
+                    Console.flush()
+                }
             }
             let ending = await Self.waitForEnd(hostEvents)
             printer.cancel()
@@ -58,6 +62,7 @@ struct SensorCommand: AsyncParsableCommand {
             case let .signal(name):
                 output.emit(["event": .string("stopped"), "signal": .string(name), "measurements": .int(sent)],
                             line: "stopped (\(name)) after \(sent) heart rate measurement\(sent == 1 ? "" : "s")")
+                Console.flush()
             case let .transportClosed(reason):
                 throw BluejayFailure("the controller went away: \(reason)", exitCode: 74)
             }

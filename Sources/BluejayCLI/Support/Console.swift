@@ -32,6 +32,11 @@ enum Console {
         liveLineShown.store(true)
     }
 
+    /// Sends what was printed (by `print` or ``Output``) to stdout now.
+    static func flush() {
+        fflush(nil)
+    }
+
     /// Moves past the live line, if one is shown.
     static func endLiveLine() {
         guard isTerminal, liveLineShown.exchange(false) else { return }

@@ -1,0 +1,268 @@
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `bluejay demo`, `bluejay virtual` and `bluejay sensor`: the embedded virtual controller
+/// and simulated heart-rate sensor, reached from the command line (no hardware), and the
+/// sensor driven by a Bumble central.
+@Suite("bluejay demo, virtual and sensor", .serialized, .timeLimit(.minutes(3)))
+struct CLIVirtualTests {
+    @Test("demo --seconds 2 connects to the simulated sensor, writes the location, counts readings, exits 0")
+    func demo() async throws {
+        let started = ContinuousClock.now
+        let result = try await bluejay("demo", "--seconds", "2", timeout: .seconds(60))
+        let elapsed = started.duration(to: .now)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("location        Chest → Wrist (read back Wrist), restored to Chest"), "\(result)")
+        let readings = try #require(result.lines.first { $0.hasPrefix("  heart rate") }, "\(result)")
+        let count = Int(readings.split(separator: " ").dropFirst(2).first ?? "") ?? 0
+        #expect(count >= 4, "a measurement every 250 ms for 2 s: \(readings)")
+        #expect(result.stdout.contains("background task battery 87 %, serial SN-0001"), "\(result)")
+        #expect(result.stdout.contains("disconnected"))
+        #expect(elapsed < .seconds(20))
+        print("bluejay demo --seconds 2: \(elapsed)")
+    }
+
+    @Test("demo --json prints one summary object")
+    func demoJSON() async throws {
+        let result = try await bluejay("demo", "--seconds", "1", "--json", timeout: .seconds(60))
+        #expect(result.status == 0, "\(result)")
+        let objects = try result.jsonObjects()
+        #expect(objects.count == 1)
+        let summary = try #require(objects.first)
+        #expect(summary["location_before"] as? String == "Chest")
+        #expect(summary["location_written"] as? String == "Wrist")
+        #expect(summary["location_restored"] as? String == "Chest")
+        #expect((summary["readings"] as? Int ?? 0) >= 2)
+        #expect(summary["serial"] as? String == "SN-0001")
+    }
+
+    @Test("virtual --sensor serves a controller; scan, read and demo find the simulated sensor through it")
+    func virtualWithSensor() async throws {
+        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor", "--serial", "SN-CLI-7"])
+        defer { server.stop() }
+        let lines = try await server.waitForReady()
+        let transport = try #require(lines.first { $0.hasPrefix("tcp:127.0.0.1:") }, "\(lines)")
+        let port = Int(transport.split(separator: ":").last ?? "") ?? 0
+        #expect(port > 0, "port 0 becomes a real port: \(transport)")
+
+        let scan = try await bluejay("scan", "--hci", transport, "--duration", "1", "--json")
+        #expect(scan.status == 0, "\(scan)")
+        let sensor = try #require(try scan.jsonObjects().first { $0["name"] as? String == "Bluejay HRM" }, "\(scan)")
+        #expect((sensor["services"] as? [String])?.contains("180D") == true)
+        let address = try #require(sensor["address"] as? String)
+
+        let location = try await bluejay("read", "--hci", transport, "--address", address, "--service", "180D", "--characteristic", "2A38",
+                                         "--format", "u8")
+        #expect(location.status == 0, "\(location)")
+        #expect(location.lines == ["1"])
+        let serial = try await bluejay("read", "--hci", transport, "--address", address, "--service", "180A", "--characteristic", "2A25",
+                                       "--format", "utf8")
+        #expect(serial.lines == ["SN-CLI-7"], "\(serial)")
+
+        // The same demo central, on the served controller.
+        let demo = try await bluejay("demo", "--hci", transport, "--seconds", "2.5", timeout: .seconds(60))
+        #expect(demo.status == 0, "\(demo)")
+        #expect(demo.stdout.contains("Chest → Wrist"), "\(demo)")
+        #expect(demo.stdout.contains("serial SN-CLI-7"), "\(demo)")
+
+        let stopped = try await server.stop(signal: SIGTERM)
+        #expect(stopped == 0, "\(server.diagnostics)")
+    }
+
+    @Test("sensor on one controller of a virtual pair is found and read through the other")
+    func sensorOnVirtualPair() async throws {
+        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])
+        defer { server.stop() }
+        let transports = try await server.waitForReady().filter { $0.hasPrefix("tcp:") }
+        try #require(transports.count == 2, "\(server.diagnostics)")
+
+        let sensor = try ServedCLI(["sensor", "--hci", transports[1], "--name", "Pair HRM", "--serial", "SN-PAIR", "--interval", "0.2"])
+        defer { sensor.stop() }
+        let advertising = try await sensor.waitForLine { $0.hasPrefix("sensor \"Pair HRM\"") }
+        let address = try #require(advertising.split(separator: " ").first { $0.hasPrefix("C0:") }.map(String.init), "\(advertising)")
+
+        let scan = try await bluejay("scan", "--hci", transports[0], "--duration", "1", "--service", "180D")
+        #expect(scan.status == 0, "\(scan)")
+        #expect(scan.stdout.contains("Pair HRM") && scan.stdout.contains(address), "\(scan)")
+        let serial = try await bluejay("read", "--hci", transports[0], "--address", address, "--service", "180A", "--characteristic", "2A25",
+                                       "--format", "utf8")
+        #expect(serial.lines == ["SN-PAIR"], "\(serial)")
+        let values = try await bluejay("listen", "--hci", transports[0], "--address", address, "--service", "180D", "--characteristic", "2A37",
+                                       "--count", "3", "--timeout", "5")
+        #expect(values.status == 0, "\(values)")
+        #expect(values.lines.count == 3)
+
+        _ = try await sensor.waitForLine { $0.hasPrefix("subscription: 2A37") }
+        _ = try await sensor.waitForLine { $0.hasPrefix("disconnected:") }
+        #expect(try await sensor.stop(signal: SIGINT) == 0, "\(sensor.diagnostics)")
+        #expect(sensor.lines.contains { $0.hasPrefix("stopped (SIGINT) after") }, "\(sensor.diagnostics)")
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+    }
+
+    @Test("--hci virtual is accepted by every command; bad --listen values are usage errors")
+    func virtualTransportAndUsage() async throws {
+        let scan = try await bluejay("scan", "--hci", "virtual", "--duration", "0.3")
+        #expect(scan.status == 0, "\(scan)")
+        #expect(scan.stdout.contains("no devices found"), "only this process is on its in-process link: \(scan)")
+        let none = try await bluejay("virtual")
+        #expect(none.status == 64 && none.stderr.contains("--listen"), "\(none)")
+        let unix = try await bluejay("virtual", "--listen", "unix:/tmp/bluejay-nope")
+        #expect(unix.status == 64, "\(unix)")
+        let missing = try await bluejay("sensor")
+        #expect(missing.status == 64, "\(missing)")
+        let refused = try await bluejay("demo", "--hci", "tcp:127.0.0.1:1", "--seconds", "1")
+        #expect(refused.status == 74, "\(refused)")
+    }
+
+    @Test("A Bumble central scans for `bluejay sensor`, connects, reads 2A38 and gets 2A37 notifications")
+    func bumbleCentral() async throws {
+        let central = try BumbleCentral.start()
+        defer { central.stop() }
+        try await central.waitForReady()
+        let sensor = try ServedCLI(["sensor", "--hci", "tcp:127.0.0.1:\(central.port)", "--name", "Bumble Sees Me", "--interval", "0.1"])
+        defer { sensor.stop() }
+        _ = try await sensor.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("sensor \"Bumble Sees Me\"") }
+
+        try await central.request("scan", ["active": true])
+        // The predicate runs under the central's lock: read its address first.
+        let hostAddress = central.hostAddress
+        let advertisement = try await central.waitFor("advertisement", timeout: .seconds(10)) {
+            $0.string("address") == hostAddress && $0.string("name") == "Bumble Sees Me"
+        }
+        #expect(advertisement.bool("connectable") == true)
+        #expect(advertisement["uuids"]?.arrayValue?.compactMap { $0.stringValue }.contains("180D") == true, "\(advertisement.line)")
+        try await central.request("stop_scan")
+
+        try await central.request("connect", ["address": hostAddress, "address_type": "public"])
+        let discovery = try await central.request("discover")
+        let services = try #require(discovery["services"]?.arrayValue?.compactMap { $0.objectValue })
+        let heartRate = try #require(services.first { $0["uuid"]?.stringValue == "180D" }, "\(discovery.line)")
+        let characteristics = try #require(heartRate["characteristics"]?.arrayValue?.compactMap { $0.objectValue })
+        let location = try #require(characteristics.first { $0["uuid"]?.stringValue == "2A38" }?["handle"]?.intValue)
+        let measurement = try #require(characteristics.first { $0["uuid"]?.stringValue == "2A37" }?["handle"]?.intValue)
+
+        #expect(try await central.request("read", ["handle": location]).bytes("value") == [1])
+        try await central.request("subscribe", ["handle": measurement])
+        for _ in 0..<3 {
+            let value = try await central.waitFor("value", timeout: .seconds(5)) { $0.int("handle") == measurement }
+            let bytes = value.bytes("value") ?? []
+            #expect(bytes.count == 2 && bytes.first == 0x06, "8-bit heart rate, skin contact: \(value.line)")
+            #expect((40...120).contains(Int(bytes.last ?? 0)), "a resting heart rate: \(value.line)")
+        }
+        try await central.request("disconnect")
+        _ = try await sensor.waitForLine { $0.hasPrefix("disconnected:") }
+        #expect(sensor.lines.contains { $0.hasPrefix("subscription: 2A37 (Heart Rate Measurement) notifications on") }, "\(sensor.diagnostics)")
+        #expect(sensor.lines.contains { $0.hasPrefix("read: 2A38 (Body Sensor Location) → 01") }, "\(sensor.diagnostics)")
+        #expect(try await sensor.stop(signal: SIGINT) == 0, "\(sensor.diagnostics)")
+    }
+}
+
+/// A `bluejay` command that runs until stopped (`virtual`, `sensor`): its stdout read line
+/// by line as it comes; always stopped (SIGINT, then SIGTERM, then SIGKILL) when the test
+/// ends or the object goes away.
+final class ServedCLI: Sendable {
+    private let process: Process
+    private let stderrURL: URL
+    private let state = Mutex<[String]>([])
+    private let ended = Mutex(false)
+
+    init(_ arguments: [String]) throws {
+        signal(SIGPIPE, SIG_IGN)
+        process = Process()
+        process.executableURL = try CLIProcess.executable()
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["BLUEJAY_HCI"] = nil
+        process.environment = environment
+        stderrURL = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-served-\(UUID().uuidString).stderr")
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: stderrURL)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let reader = output.fileHandleForReading
+        let thread = Thread { [self] in self.read(reader) }
+        thread.start()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: stderrURL)
+    }
+
+    private func read(_ handle: FileHandle) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            pending += buffer[..<count]
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                state.withLock { $0.append(line) }
+            }
+        }
+        ended.withLock { $0 = true }
+    }
+
+    /// Every line printed so far.
+    var lines: [String] { state.withLock { $0 } }
+
+    /// Its output, for failure messages.
+    var diagnostics: String {
+        let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+        return "bluejay \(process.arguments?.joined(separator: " ") ?? "")\n--- stdout\n\(lines.joined(separator: "\n"))\n--- stderr\n\(stderr)"
+    }
+
+    /// Waits for the first line that matches.
+    @discardableResult
+    func waitForLine(timeout: Duration = .seconds(15), _ predicate: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let line = lines.first(where: predicate) { return line }
+            guard ContinuousClock.now < deadline, !ended.withLock({ $0 }) || lines.contains(where: predicate) else {
+                throw RigError(message: "no matching line within \(timeout)", context: diagnostics)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Waits for `ready` and returns the lines before it.
+    func waitForReady() async throws -> [String] {
+        let ready = try await waitForLine { $0 == "ready" }
+        return Array(lines.prefix { $0 != ready })
+    }
+
+    /// Sends `signal` and waits for the exit; returns the exit status.
+    @discardableResult
+    func stop(signal number: Int32) async throws -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, number) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard !process.isRunning else {
+            stop()
+            throw RigError(message: "bluejay did not exit after signal \(number)", context: diagnostics)
+        }
+        return process.terminationStatus
+    }
+
+    /// SIGINT, then SIGTERM, then SIGKILL, each after a grace period. Idempotent.
+    func stop() {
+        for number in [SIGINT, SIGTERM, SIGKILL] {
+            guard process.isRunning else { break }
+            kill(process.processIdentifier, number)
+            let deadline = ContinuousClock.now + .seconds(3)
+            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+        }
+        if !process.isRunning { process.waitUntilExit() }
+    }
+}
