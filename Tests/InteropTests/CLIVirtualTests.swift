@@ -118,6 +118,20 @@ struct CLIVirtualTests {
         #expect(refused.status == 74, "\(refused)")
     }
 
+    @Test("demo --hci runs the same central against the Bumble rig's heart-rate peripheral")
+    func demoAgainstBumble() async throws {
+        try await withBumbleRig { rig in
+            let result = try await bluejay("demo", "--hci", rig.transportSpecification, "--seconds", "0.5", timeout: .seconds(60))
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout.contains("found Bluejay Peer"), "\(result)")
+            #expect(result.stdout.contains("Chest → Wrist (read back Wrist), restored to Chest"), "\(result)")
+            #expect(result.stdout.contains("battery 87 %, serial SN-0001"), "\(result)")
+            let written = try await rig.waitForEvent(named: "written") { $0.string("uuid") == "2A38" && $0.bytes("value") == [2] }
+            #expect(written.bool("with_response") == true)
+            _ = try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == "2A37" && $0.bool("notify") == true }
+        }
+    }
+
     @Test("A Bumble central scans for `bluejay sensor`, connects, reads 2A38 and gets 2A37 notifications")
     func bumbleCentral() async throws {
         let central = try BumbleCentral.start()
