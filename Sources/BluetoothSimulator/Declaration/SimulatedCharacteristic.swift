@@ -21,7 +21,9 @@ public typealias SimulatedWriteHandler = @Sendable (SimulatedWrite) async -> GAT
 ///                         onWrite: { write in write.value.first.map { $0 <= 6 } == true ? .success : .error(.outOfRange) })
 /// ```
 public struct SimulatedCharacteristic: Sendable {
+    /// The characteristic UUID.
     public var uuid: BluetoothUUID
+    /// What centrals may do: read, write, notify…
     public var properties: CharacteristicProperties
     /// Who may read and write; `nil` derives it from ``properties``.
     public var permissions: AttributePermissions?
@@ -39,6 +41,7 @@ public struct SimulatedCharacteristic: Sendable {
     /// Decides on writes instead of accepting every one.
     public var onWrite: SimulatedWriteHandler?
 
+    /// A characteristic with a value and, optionally, handlers and a response delay.
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil, value: [UInt8] = [],
                 maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength, userDescription: String? = nil,
                 responseDelay: Duration = .zero, onRead: SimulatedReadHandler? = nil, onWrite: SimulatedWriteHandler? = nil) {

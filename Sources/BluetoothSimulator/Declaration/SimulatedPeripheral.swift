@@ -38,6 +38,7 @@ public struct SimulatedPeripheral: Sendable {
     public var advertisesAgainAfterDisconnection: Bool
     /// Start advertising as soon as it is placed.
     public var advertisesAtStart: Bool
+    /// Its services, published in this order after the GAP and GATT services.
     public var services: [SimulatedService]
     /// Where it is on a virtual link, in metres (the central's controller is at the origin).
     public var position: VirtualPosition
@@ -47,6 +48,7 @@ public struct SimulatedPeripheral: Sendable {
     /// after which a handler still busy is answered with Unlikely Error).
     public var serverSettings: GATTServerSettings
 
+    /// A connectable peripheral that advertises every `advertisingInterval`.
     public init(name: String, address: BluetoothAddress? = nil, advertisingInterval: Duration = .milliseconds(100),
                 advertisedServiceUUIDs: [BluetoothUUID]? = nil, additionalAdvertisingFields: [ADField] = [],
                 isConnectable: Bool = true, services: [SimulatedService] = [], position: VirtualPosition = VirtualPosition(x: 1, y: 0)) {

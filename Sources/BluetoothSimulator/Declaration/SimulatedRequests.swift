@@ -18,7 +18,9 @@ public struct SimulatedRead: Sendable {
 
 /// A central writes a simulated characteristic: what a ``SimulatedWriteHandler`` gets.
 public struct SimulatedWrite: Sendable {
+    /// Who writes.
     public var central: Central
+    /// The characteristic written.
     public var characteristic: BluetoothUUID
     /// The whole value written (a long write arrives assembled).
     public var value: [UInt8]

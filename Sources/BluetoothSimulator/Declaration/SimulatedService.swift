@@ -10,10 +10,14 @@ import GATTProfiles
 /// ])
 /// ```
 public struct SimulatedService: Sendable {
+    /// The service UUID.
     public var uuid: BluetoothUUID
+    /// Primary (discoverable on its own) or secondary.
     public var isPrimary: Bool
+    /// Its characteristics, in handle order.
     public var characteristics: [SimulatedCharacteristic]
 
+    /// A service with these characteristics.
     public init(uuid: BluetoothUUID, isPrimary: Bool = true, characteristics: [SimulatedCharacteristic] = []) {
         self.uuid = uuid
         self.isPrimary = isPrimary

@@ -29,13 +29,16 @@ public enum SimulatedFailure: Sendable, Hashable, CustomStringConvertible {
 
 /// Which requests a failure applies to.
 public struct SimulatedRequestKinds: OptionSet, Sendable, Hashable {
+    /// The bits: 1 read, 2 write.
     public let rawValue: UInt8
+    /// Kinds from their bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Reads of characteristic values.
     public static let read = SimulatedRequestKinds(rawValue: 1)
     /// Writes of characteristic values (requests, commands and prepared writes).
     public static let write = SimulatedRequestKinds(rawValue: 2)
+    /// Reads and writes.
     public static let all: SimulatedRequestKinds = [.read, .write]
 }
 

@@ -33,10 +33,12 @@ extension HeartRateSensor {
         public var sensorContact: HeartRateProfile.Measurement.SensorContact = .detected
         /// Include Energy Expended (kJ, one more per measurement; 2A39 resets it).
         public var reportsEnergyExpended = false
+        /// Time between advertising events.
         public var advertisingInterval: Duration = .milliseconds(100)
         /// On a virtual link, in metres.
         public var position = VirtualPosition(x: 1, y: 0)
 
+        /// The defaults, with the settings tests change most.
         public init(name: String = "Bluejay HRM", serialNumber: String = "SN-0001", heartRate: HeartRateSource = .resting,
                     measurementInterval: Duration? = .seconds(1)) {
             self.name = name

@@ -31,17 +31,22 @@ extension UARTDevice {
 
     /// How a ``UARTDevice`` looks and behaves.
     public struct Configuration: Sendable {
+        /// The advertised local name.
         public var name = "Bluejay UART"
         /// `nil` derives one from the name.
         public var address: BluetoothAddress?
+        /// How answers are cut into notifications.
         public var chunking: Chunking
+        /// What a write is answered with.
         public var responder: Responder
         /// Waits this long before each chunk.
         public var chunkDelay: Duration = .zero
+        /// Time between advertising events.
         public var advertisingInterval: Duration = .milliseconds(100)
         /// On a virtual link, in metres.
         public var position = VirtualPosition(x: 1, y: 0)
 
+        /// An echo (or scripted) device with the given chunking.
         public init(name: String = "Bluejay UART", chunking: Chunking = .maximum, responder: Responder = .echo) {
             self.name = name
             self.chunking = chunking

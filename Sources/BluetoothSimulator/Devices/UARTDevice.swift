@@ -18,6 +18,7 @@ import Synchronization
 public final class UARTDevice: Sendable {
     /// The peripheral underneath.
     public let device: SimulatedDevice
+    /// What it was started with.
     public let configuration: Configuration
     private let state: Mutex<State>
     private let answers: AsyncStream<Answer>.Continuation

@@ -1,0 +1,80 @@
+import Bluejay
+import BluetoothSimulator
+import Foundation
+import Testing
+
+/// The unit-test example of the README, as it is printed there (`HeartRateMeasurement` is
+/// the README's type).
+@Suite("README: a unit test against simulated peripherals")
+struct ReadmeExampleTests {
+    let heartRateService = ServiceIdentifier(uuid: "180D")
+    var heartRate: CharacteristicIdentifier { CharacteristicIdentifier(uuid: "2A37", service: heartRateService) }
+    var bodySensorLocation: CharacteristicIdentifier { CharacteristicIdentifier(uuid: "2A38", service: heartRateService) }
+
+    @Test func heartRateMonitor() async throws {
+        // A virtual radio with a simulated heart-rate sensor on it, and Bluejay on the same radio.
+        let simulator = Simulator()
+        let sensor = try await simulator.addHeartRateSensor(.init(heartRate: .sequence([72, 75, 300]), measurementInterval: .milliseconds(50)))
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: .transport(simulator.centralTransport()))))
+        try await bluejay.waitUntilReady()
+
+        try await bluejay.connect(sensor.device.peripheralIdentifier, timeout: .seconds(5))
+        let location: UInt8 = try await bluejay.read(from: bodySensorLocation)
+        #expect(location == 1) // Chest
+
+        try await bluejay.write(to: bodySensorLocation, value: UInt8(2))
+        #expect(await sensor.location == .wrist)
+
+        var rates: [Int] = []
+        for try await measurement in try await bluejay.listen(to: heartRate) as AsyncThrowingStream<HeartRateMeasurement, any Error> {
+            rates.append(measurement.measurement)
+            if rates.count == 3 { break }
+        }
+        #expect(Set(rates) == [72, 75, 300]) // 300 arrives in the 16-bit form
+
+        // The next write fails as the peripheral says: a typed error.
+        sensor.device.failNextRequests(.attError(.writeNotPermitted), on: "2A38")
+        await #expect(throws: BluejayError.self) { try await bluejay.write(to: bodySensorLocation, value: UInt8(3)) }
+
+        await bluejay.stop()
+        await simulator.shutdown()
+    }
+
+    @Test func declaredPeripheral() async throws {
+        // Any peripheral, declared in the test: values, handlers, delays.
+        let thermometer = SimulatedPeripheral(name: "Thermo", services: [
+            SimulatedService(uuid: "1809", characteristics: [
+                SimulatedCharacteristic(uuid: "2A6E", properties: [.read], value: [0x2C, 0x09]),       // 23.48 °C
+                SimulatedCharacteristic(uuid: "2A21", properties: [.read, .write], value: [60], responseDelay: .milliseconds(100),
+                                        onWrite: { write in write.value.count == 1 ? .success : .error(.invalidAttributeValueLength) }),
+            ]),
+        ])
+        let simulator = Simulator(timeScale: 10) // the radio runs 10× faster: a 5 s supervision timeout takes 0.5 s
+        let device = try await simulator.add(thermometer)
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: .transport(simulator.centralTransport()))))
+        try await bluejay.waitUntilReady()
+        try await bluejay.connect(device.peripheralIdentifier, timeout: .seconds(5))
+
+        let temperature = CharacteristicIdentifier(uuid: "2A6E", service: ServiceIdentifier(uuid: "1809"))
+        let raw: Int16 = try await bluejay.read(from: temperature)
+        #expect(raw == 2348)
+        let interval = CharacteristicIdentifier(uuid: "2A21", service: ServiceIdentifier(uuid: "1809"))
+        try await bluejay.write(to: interval, value: UInt8(30))                    // answered 100 ms later
+        await #expect(throws: BluejayError.self) { try await bluejay.write(to: interval, value: UInt16(30)) } // refused by onWrite
+
+        // Out of range: the link ends by supervision timeout and Bluejay says so.
+        let disconnections = bluejay.connectionEvents()
+        try device.moveOutOfRange()
+        for await event in disconnections {
+            if case let .disconnected(peripheral, error, _) = event {
+                #expect(peripheral == device.peripheralIdentifier)
+                #expect(error == .disconnected(peripheral, reason: .connectionTimeout))
+                break
+            }
+        }
+        await bluejay.stop()
+        await simulator.shutdown()
+    }
+}
