@@ -103,6 +103,23 @@ struct CLIVirtualTests {
         #expect(try await server.stop(signal: SIGTERM) == 0)
     }
 
+    @Test("demo fails clearly: no sensor on the controller (69), interrupted (130, after disconnecting)")
+    func demoFailures() async throws {
+        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0"])
+        defer { server.stop() }
+        let transport = try #require(try await server.waitForReady().first, "\(server.diagnostics)")
+        let empty = try await bluejay("demo", "--hci", transport, "--scan-seconds", "0.5")
+        #expect(empty.status == 69, "\(empty)")
+        #expect(empty.stderr.contains("no heart-rate sensor (service 180D) found"), "\(empty)")
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+
+        let demo = try ServedCLI(["demo", "--seconds", "30"])
+        defer { demo.stop() }
+        _ = try await demo.waitForLine { $0.hasPrefix("listening to heart rate") }
+        #expect(try await demo.stop(signal: SIGINT) == 130, "\(demo.diagnostics)")
+        #expect(demo.diagnostics.contains("bluejay: interrupted (SIGINT); disconnected"), "\(demo.diagnostics)")
+    }
+
     @Test("--hci virtual is accepted by every command; bad --listen values are usage errors")
     func virtualTransportAndUsage() async throws {
         let scan = try await bluejay("scan", "--hci", "virtual", "--duration", "0.3")

@@ -23,15 +23,20 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Seconds to listen to the heart rate.")
     var seconds: Double = 5
 
+    @Option(name: .customLong("scan-seconds"), help: "Seconds to look for a heart-rate sensor.")
+    var scanSeconds: Double = 15
+
     mutating func run() async throws {
-        let (hci, listening, json, verbose) = (common.hci, seconds, common.json, common.verbose)
+        let (hci, listening, scanning, json, verbose) = (common.hci, seconds, scanSeconds, common.json, common.verbose)
         try await runReportingBluejayErrors {
             guard listening >= 0, listening.isFinite else { throw CLIError.usage("--seconds must be a number of seconds, 0 or more") }
+            guard scanning > 0, scanning.isFinite else { throw CLIError.usage("--scan-seconds must be a positive number of seconds") }
             HostSession.bootstrapLogging(verbose: verbose)
             let environment = try await DemoEnvironment.make(hci: hci, showsProgress: !json)
             let bluejay = Bluejay(logger: Logger(label: "bluejay"))
             bluejay.start(mode: .new(StartOptions(transport: .transport(environment.transport), operationTimeout: .seconds(10))))
-            let central = DemoCentral(bluejay: bluejay, listeningTime: .milliseconds(Int64((listening * 1000).rounded())), showsProgress: !json)
+            let central = DemoCentral(bluejay: bluejay, listeningTime: .milliseconds(Int64((listening * 1000).rounded())),
+                                      showsProgress: !json, scanSeconds: scanning)
             let outcome = await Self.runUntilInterrupted { try await central.run() }
             await bluejay.stop()
             await environment.shutdown()

@@ -40,6 +40,7 @@ struct SensorCommand: AsyncParsableCommand {
             let transport = try TransportOpener.open(transportName)
             let configuration = HeartRateSensor.Configuration(name: name, serialNumber: serial, heartRate: .resting,
                                                               measurementInterval: .milliseconds(Int64((interval * 1000).rounded())))
+            let termination = TerminationSignal()
             let sensor = try await HeartRateSensor.start(transport: transport, configuration: configuration)
             let output = Output(json: common.json)
             let events = sensor.device.events()
@@ -54,7 +55,7 @@ struct SensorCommand: AsyncParsableCommand {
                     Console.flush()
                 }
             }
-            let ending = await Self.waitForEnd(hostEvents)
+            let ending = await Self.waitForEnd(termination, hostEvents)
             printer.cancel()
             let sent = sensor.measurementsSent
             await sensor.stop()
@@ -75,9 +76,9 @@ struct SensorCommand: AsyncParsableCommand {
     }
 
     /// Ctrl-C or SIGTERM, or the controller going away.
-    private static func waitForEnd(_ hostEvents: AsyncStream<HostEvent>) async -> Ending {
+    private static func waitForEnd(_ termination: TerminationSignal, _ hostEvents: AsyncStream<HostEvent>) async -> Ending {
         await withTaskGroup(of: Ending?.self) { group in
-            group.addTask { await Termination.wait().map(Ending.signal) }
+            group.addTask { await termination.wait().map(Ending.signal) }
             group.addTask {
                 for await event in hostEvents {
                     if case let .transportClosed(reason) = event { return .transportClosed(reason.map { "\($0)" } ?? "transport closed") }

@@ -44,6 +44,7 @@ struct VirtualCommand: AsyncParsableCommand {
             guard !endpoints.isEmpty else { throw CLIError.usage("give at least one --listen tcp:HOST:PORT (port 0 for any free one)") }
             guard timeScale > 0, timeScale.isFinite else { throw CLIError.usage("--time-scale must be a positive number") }
             HostSession.bootstrapLogging(verbose: verbose)
+            let termination = TerminationSignal()
             let link = VirtualLink(configuration: VirtualLink.Configuration(timeScale: timeScale))
             var servers: [VirtualControllerServer] = []
             let simulator = Simulator(link: link)
@@ -70,7 +71,7 @@ struct VirtualCommand: AsyncParsableCommand {
                 link.shutdown()
                 throw error
             }
-            let signal = await Termination.wait() ?? "cancelled"
+            let signal = await termination.wait() ?? "cancelled"
             servers.forEach { $0.stop() }
             await simulator.shutdown()
             link.shutdown()

@@ -38,22 +38,23 @@ struct BluejayFailure: Error, CustomStringConvertible {
 }
 
 /// Runs a command body; Bluejay and simulator errors become a message and their exit code,
-/// anything else goes to ``runReportingErrors(_:)``.
+/// anything else is reported by ``runReportingErrors(_:)``.
 func runReportingBluejayErrors(_ body: () async throws -> Void) async throws {
-    try await runReportingErrors {
-        do {
-            try await body()
-        } catch let error as BluejayError {
-            try exit(with: BluejayFailure(error))
-        } catch let error as SimulatorError {
-            try exit(with: BluejayFailure(error))
-        } catch let failure as BluejayFailure {
-            try exit(with: failure)
-        }
+    let failure: BluejayFailure
+    do {
+        try await body()
+        return
+    } catch let error as BluejayError {
+        failure = BluejayFailure(error)
+    } catch let error as SimulatorError {
+        failure = BluejayFailure(error)
+    } catch let error as BluejayFailure {
+        failure = error
+    } catch {
+        Console.endLiveLine()
+        try await runReportingErrors { throw error }
+        return
     }
-}
-
-private func exit(with failure: BluejayFailure) throws -> Never {
     Console.endLiveLine()
     Output.error("bluejay: \(failure)")
     throw ExitCode(failure.exitCode)

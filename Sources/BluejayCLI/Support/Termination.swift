@@ -4,24 +4,18 @@ import Synchronization
 
 /// Waits for Ctrl-C (SIGINT) or SIGTERM, for commands that run until stopped.
 enum Termination {
-    /// Returns the name of the signal that arrived, or `nil` when the waiting task was
-    /// cancelled. The signals are handled (not fatal) from the moment this is called.
+    /// Handles the signals from now on and waits for one (see ``TerminationSignal/wait()``).
     static func wait() async -> String? {
-        let waiter = SignalWaiter()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-                waiter.install(continuation)
-            }
-        } onCancel: {
-            waiter.finish(nil)
-        }
+        await TerminationSignal().wait()
     }
 }
 
-/// One wait for a signal: resumes once, whichever comes first (a signal, a cancellation),
-/// then stops listening. `@unchecked`: the signal sources are set once in `init` and
-/// dispatch sources may be cancelled from any thread; the rest is behind the mutex.
-private final class SignalWaiter: @unchecked Sendable {
+/// One wait for Ctrl-C or SIGTERM: the signals are handled (not fatal) from `init` on, so a
+/// command makes it before it says it is ready. Resumes once, whichever comes first (a
+/// signal, a cancellation), then stops listening. `@unchecked`: the signal sources are set
+/// once in `init` and dispatch sources may be cancelled from any thread; the rest is behind
+/// the mutex.
+final class TerminationSignal: @unchecked Sendable {
     private struct State {
         var continuation: CheckedContinuation<String?, Never>?
         var outcome: String??
@@ -43,7 +37,18 @@ private final class SignalWaiter: @unchecked Sendable {
         }
     }
 
-    func install(_ continuation: CheckedContinuation<String?, Never>) {
+    /// Returns the name of the signal that arrived, or `nil` when the waiting task was cancelled.
+    func wait() async -> String? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                install(continuation)
+            }
+        } onCancel: {
+            finish(nil)
+        }
+    }
+
+    private func install(_ continuation: CheckedContinuation<String?, Never>) {
         let outcome = state.withLock { state -> String?? in
             if let outcome = state.outcome { return outcome }
             state.continuation = continuation
@@ -52,7 +57,7 @@ private final class SignalWaiter: @unchecked Sendable {
         if let outcome { continuation.resume(returning: outcome) }
     }
 
-    func finish(_ name: String?) {
+    private func finish(_ name: String?) {
         let continuation = state.withLock { state -> CheckedContinuation<String?, Never>? in
             guard state.outcome == nil else { return nil }
             state.outcome = .some(name)

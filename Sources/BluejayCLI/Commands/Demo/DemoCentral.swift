@@ -12,8 +12,9 @@ struct DemoCentral: Sendable {
     /// Progress lines and the live heart-rate line (off in JSON mode).
     let showsProgress: Bool
 
-    /// How long to look for a sensor, and to wait for it to accept the connection.
-    static let scanSeconds: TimeInterval = 15
+    /// How long to look for a sensor.
+    let scanSeconds: TimeInterval
+    /// How long to wait for the sensor to accept the connection.
     static let connectTimeout: Timeout = .seconds(10)
 
     func run() async throws -> DemoReport {
@@ -79,9 +80,10 @@ struct DemoCentral: Sendable {
     private func scanAndConnect() async throws -> (ScanDiscovery, Duration) {
         let start = ContinuousClock.now
         let foundAt = Mutex<Duration>(.zero)
+        let scanSeconds = scanSeconds
         let discovery: ScanDiscovery = try await withCheckedThrowingContinuation { continuation in
             let once = ResumeOnce(continuation)
-            bluejay.scan(duration: Self.scanSeconds, serviceIdentifiers: [DemoIdentifiers.heartRateService], discovery: { discovery, _ in
+            bluejay.scan(duration: scanSeconds, serviceIdentifiers: [DemoIdentifiers.heartRateService], discovery: { discovery, _ in
                 foundAt.withLock { $0 = start.duration(to: .now) }
                 return .connect(discovery, Self.connectTimeout, .default) { result in
                     switch result {
@@ -93,7 +95,7 @@ struct DemoCentral: Sendable {
                 if let error {
                     once.resume(throwing: error)
                 } else if discoveries.isEmpty {
-                    once.resume(throwing: BluejayFailure("no heart-rate sensor (service 180D) found within \(Int(Self.scanSeconds)) s", exitCode: 69))
+                    once.resume(throwing: BluejayFailure("no heart-rate sensor (service 180D) found within \(scanSeconds) s", exitCode: 69))
                 }
             })
         }
