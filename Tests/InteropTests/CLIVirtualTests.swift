@@ -120,6 +120,30 @@ struct CLIVirtualTests {
         #expect(demo.diagnostics.contains("bluejay: interrupted (SIGINT); disconnected"), "\(demo.diagnostics)")
     }
 
+    @Test("A Bumble host on one controller of `bluejay virtual` is found and read by `bluejay` on another")
+    func bumbleHostOnServedController() async throws {
+        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])
+        defer { server.stop() }
+        let transports = try await server.waitForReady().filter { $0.hasPrefix("tcp:") }
+        try #require(transports.count == 2, "\(server.diagnostics)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("bumble/host_on_virtual.py").path
+        let bumbleTransport = transports[0].replacingOccurrences(of: "tcp:", with: "tcp-client:")
+        let bumble = try ServedCLI(["-u", script, "--transport", bumbleTransport, "--address", "F1:E2:D3:C4:B5:A7", "--name", "Bumble Host"],
+                                  executable: URL(fileURLWithPath: BumbleRig.pythonPath()))
+        defer { bumble.stop() }
+        _ = try await bumble.waitForLine(timeout: .seconds(60)) { $0.contains("\"event\":\"ready\"") }
+
+        let scan = try await bluejay("scan", "--hci", transports[1], "--duration", "1")
+        #expect(scan.status == 0, "\(scan)")
+        #expect(scan.stdout.contains("F1:E2:D3:C4:B5:A7") && scan.stdout.contains("Bumble Host"), "\(scan)")
+        let greeting = try await bluejay("read", "--hci", transports[1], "--address", "F1:E2:D3:C4:B5:A7", "--random",
+                                         "--service", "6E40A000-B5A3-F393-E0A9-E50E24DCCA9E",
+                                         "--characteristic", "6E40A001-B5A3-F393-E0A9-E50E24DCCA9E", "--format", "utf8")
+        #expect(greeting.lines == ["Hello from Bumble on a Bluejay virtual controller"], "\(greeting)\n\(bumble.diagnostics)")
+        bumble.stop()
+        #expect(try await server.stop(signal: SIGTERM) == 0)
+    }
+
     @Test("--hci virtual is accepted by every command; bad --listen values are usage errors")
     func virtualTransportAndUsage() async throws {
         let scan = try await bluejay("scan", "--hci", "virtual", "--duration", "0.3")
@@ -197,14 +221,17 @@ struct CLIVirtualTests {
 /// ends or the object goes away.
 final class ServedCLI: Sendable {
     private let process: Process
+    /// Kept open while it runs: some programs (the Bumble scripts) end at end of stdin.
+    private let input: FileHandle
     private let stderrURL: URL
     private let state = Mutex<[String]>([])
     private let ended = Mutex(false)
 
-    init(_ arguments: [String]) throws {
+    /// Runs `bluejay` (or another program) with these arguments.
+    init(_ arguments: [String], executable: URL? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
         process = Process()
-        process.executableURL = try CLIProcess.executable()
+        process.executableURL = try executable ?? CLIProcess.executable()
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["BLUEJAY_HCI"] = nil
@@ -214,7 +241,9 @@ final class ServedCLI: Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: stderrURL)
-        process.standardInput = FileHandle.nullDevice
+        let stdin = Pipe()
+        process.standardInput = stdin
+        input = stdin.fileHandleForWriting
         try process.run()
         let reader = output.fileHandleForReading
         let thread = Thread { [self] in self.read(reader) }
@@ -249,7 +278,7 @@ final class ServedCLI: Sendable {
     /// Its output, for failure messages.
     var diagnostics: String {
         let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-        return "bluejay \(process.arguments?.joined(separator: " ") ?? "")\n--- stdout\n\(lines.joined(separator: "\n"))\n--- stderr\n\(stderr)"
+        return "\(process.executableURL?.lastPathComponent ?? "?") \(process.arguments?.joined(separator: " ") ?? "")\n--- stdout\n\(lines.joined(separator: "\n"))\n--- stderr\n\(stderr)"
     }
 
     /// Waits for the first line that matches.
@@ -288,6 +317,7 @@ final class ServedCLI: Sendable {
 
     /// SIGINT, then SIGTERM, then SIGKILL, each after a grace period. Idempotent.
     func stop() {
+        try? input.close()
         for number in [SIGINT, SIGTERM, SIGKILL] {
             guard process.isRunning else { break }
             kill(process.processIdentifier, number)
