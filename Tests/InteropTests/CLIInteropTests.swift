@@ -39,7 +39,8 @@ struct CLIInteropTests {
         try await withBumbleRig { rig in
             let result = try await bluejay("gatt", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random")
             #expect(result.status == 0, "\(result)")
-            #expect(result.stdout.contains("service 180D"))
+            #expect(result.stdout.contains("service 180D (Heart Rate)"))
+            #expect(result.stdout.contains("characteristic 2A37 (Heart Rate Measurement)"))
             #expect(result.stdout.contains("characteristic 2A38"))
             #expect(result.stdout.contains("value 01"))
             #expect(result.stdout.contains("\"SN-0001\""))
@@ -51,6 +52,7 @@ struct CLIInteropTests {
             let objects = try json.jsonObjects()
             let location = try #require(objects.first { $0["type"] as? String == "characteristic" && $0["uuid"] as? String == "2A38" })
             #expect(location["value"] as? String == "01")
+            #expect(location["name"] as? String == "Body Sensor Location")
             #expect((location["properties"] as? [String])?.contains("write") == true)
             #expect(objects.contains { $0["type"] as? String == "service" && $0["uuid"] as? String == "180F" })
         }

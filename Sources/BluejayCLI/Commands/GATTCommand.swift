@@ -1,6 +1,7 @@
 import ArgumentParser
 import BluetoothCore
 import BluetoothHost
+import GATTProfiles
 
 struct GATTCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +24,8 @@ struct GATTCommand: AsyncParsableCommand {
                     output.emit([
                         "type": .string("service"), "uuid": .string(service.uuid.description),
                         "start_handle": .int(Int(service.handleRange.lowerBound)), "end_handle": .int(Int(service.handleRange.upperBound)),
-                    ], line: "service \(service.uuid)  handles 0x\(hex4(service.handleRange.lowerBound))-0x\(hex4(service.handleRange.upperBound))")
+                        "name": .optional(GATTNames.name(forService: service.uuid)),
+                    ], line: "service \(service.uuid)\(named(GATTNames.name(forService: service.uuid)))  handles 0x\(hex4(service.handleRange.lowerBound))-0x\(hex4(service.handleRange.upperBound))")
                     for included in entry.includedServices {
                         output.emit(["type": .string("included_service"), "uuid": .string(included.service.uuid.description),
                                      "service": .string(service.uuid.description)],
@@ -36,6 +38,7 @@ struct GATTCommand: AsyncParsableCommand {
                             "uuid": .string(characteristic.uuid.description),
                             "handle": .int(Int(characteristic.declarationHandle)), "value_handle": .int(Int(characteristic.valueHandle)),
                             "properties": .array(characteristic.properties.names.map(JSONValue.string)),
+                            "name": .optional(GATTNames.name(forCharacteristic: characteristic.uuid)),
                         ]
                         var valueText = ""
                         if characteristic.properties.contains(.read) {
@@ -48,11 +51,12 @@ struct GATTCommand: AsyncParsableCommand {
                                 valueText = "  (read refused: \(error.code))"
                             }
                         }
-                        output.emit(fields, line: "  characteristic \(characteristic.uuid)  handle 0x\(hex4(characteristic.valueHandle))  [\(characteristic.properties)]\(valueText)")
+                        output.emit(fields, line: "  characteristic \(characteristic.uuid)\(named(GATTNames.name(forCharacteristic: characteristic.uuid)))  handle 0x\(hex4(characteristic.valueHandle))  [\(characteristic.properties)]\(valueText)")
                         for descriptor in item.descriptors {
                             output.emit(["type": .string("descriptor"), "characteristic": .string(characteristic.uuid.description),
-                                         "uuid": .string(descriptor.uuid.description), "handle": .int(Int(descriptor.handle))],
-                                        line: "    descriptor \(descriptor.uuid)  handle 0x\(hex4(descriptor.handle))")
+                                         "uuid": .string(descriptor.uuid.description), "handle": .int(Int(descriptor.handle)),
+                                         "name": .optional(GATTNames.name(forDescriptor: descriptor.uuid))],
+                                        line: "    descriptor \(descriptor.uuid)\(named(GATTNames.name(forDescriptor: descriptor.uuid)))  handle 0x\(hex4(descriptor.handle))")
                         }
                     }
                 }
@@ -60,6 +64,11 @@ struct GATTCommand: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// `" (Heart Rate)"` for a well-known UUID, else nothing.
+func named(_ name: String?) -> String {
+    name.map { " (\($0))" } ?? ""
 }
 
 func hex4(_ value: UInt16) -> String {

@@ -62,6 +62,8 @@ public actor LEHost {
         if let controllerInfo { return controllerInfo }
         if let closure = transportClosure { throw HostError.transportClosed(closure) }
         if inboundTask == nil {
+            // Named before any central can connect and read the GAP Device Name.
+            await server.setDeviceName(configuration.deviceName)
             controller.start()
             let inbound = controller.inbound
             inboundTask = Task { await self.process(inbound) }
