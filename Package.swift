@@ -54,20 +54,21 @@ let package = Package(
                 logging,
             ]
         ),
+        .target(name: "TestSupport", dependencies: ["Bluejay"], path: "Tests/TestSupport"),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"]),
         .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothTransport"]),
-        .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothHCI"]),
-        .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost"]),
+        .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothHCI", "TestSupport"]),
+        .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost", "TestSupport"]),
         .testTarget(name: "BluetoothVirtualTests", dependencies: ["BluetoothVirtual", "BluetoothHost"]),
         .testTarget(name: "GATTProfilesTests", dependencies: ["GATTProfiles"]),
         .testTarget(name: "BluetoothPeripheralTests", dependencies: ["BluetoothPeripheral", "BluetoothVirtual"]),
-        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "BluetoothVirtual"]),
-        .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothSimulator", "Bluejay"]),
+        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "BluetoothVirtual", "TestSupport"]),
+        .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothSimulator", "Bluejay", "TestSupport"]),
         .testTarget(
             name: "InteropTests",
             dependencies: [
                 "Bluejay", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothHost", "BluetoothHCI", "BluetoothTransport",
-                "BluetoothVirtual",
+                "BluetoothVirtual", "TestSupport",
             ],
             exclude: ["bumble"]
         ),

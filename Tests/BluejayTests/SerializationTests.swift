@@ -2,23 +2,6 @@
 import Foundation
 import Testing
 
-/// The README's Heart Rate Measurement (Heart Rate Service 1.0, 3.1): flags, then the rate
-/// in 8 or 16 bits.
-struct HeartRateMeasurement: Receivable, Sendable {
-    let measurement: Int
-    let isMeasurementIn8Bits: Bool
-
-    init(bluetoothData: Data) throws {
-        let flags: UInt8 = try bluetoothData.extract(start: 0, length: 1)
-        isMeasurementIn8Bits = flags & 0b0000_0001 == 0
-        if isMeasurementIn8Bits {
-            measurement = Int(try bluetoothData.extract(start: 1, length: 1) as UInt8)
-        } else {
-            measurement = Int(try bluetoothData.extract(start: 1, length: 2) as UInt16)
-        }
-    }
-}
-
 /// The README's packet with a nested Transmittable.
 struct WriteRequest: Transmittable {
     var handle: UInt16
@@ -79,9 +62,9 @@ struct SerializationTests {
     @Test("The heart rate measurement of the README, 8- and 16-bit")
     func heartRate() throws {
         let eight = try HeartRateMeasurement(bluetoothData: Data([0x00, 72]))
-        #expect(eight.measurement == 72 && eight.isMeasurementIn8Bits)
+        #expect(eight.measurement == 72 && eight.isMeasurementIn8bits)
         let sixteen = try HeartRateMeasurement(bluetoothData: Data([0x01, 0x2C, 0x01]))
-        #expect(sixteen.measurement == 300 && !sixteen.isMeasurementIn8Bits)
+        #expect(sixteen.measurement == 300 && !sixteen.isMeasurementIn8bits)
         #expect(throws: BluejayError.self) { try HeartRateMeasurement(bluetoothData: Data([0x01, 0x2C])) }
     }
 

@@ -1,15 +1,17 @@
 import Synchronization
-import Testing
+
+// Helpers for tests that wait on events: every wait has a time limit, none sleeps for a
+// fixed time. Shared by the test targets (`import TestSupport`).
 
 /// A test waited longer than it allows for something that should have happened.
-struct TestTimeout: Error, CustomStringConvertible {
-    var description: String
+public struct TestTimeout: Error, CustomStringConvertible {
+    public var description: String
 }
 
 /// Runs `body` and returns its result, or throws ``TestTimeout`` after `timeout`: a test
 /// waits on events, never for a fixed time, and never hangs. On timeout the body's task is
 /// cancelled and abandoned (if it ignores cancellation it stays behind; the test has failed).
-func withTestTimeout<T: Sendable>(_ timeout: Duration = .seconds(5), _ what: String = "operation",
+public func withTestTimeout<T: Sendable>(_ timeout: Duration = .seconds(5), _ what: String = "operation",
                                   _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let race = TimeoutRace<T>()
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -66,7 +68,7 @@ private final class TimeoutRace<T: Sendable>: Sendable {
 
 /// Items recorded as they happen (packets written, events received), that a test can wait
 /// on: ``wait(timeout:until:)`` returns as soon as the items satisfy a condition.
-final class AwaitableLog<Element: Sendable>: Sendable {
+public final class AwaitableLog<Element: Sendable>: Sendable {
     private struct Waiter {
         var predicate: @Sendable ([Element]) -> Bool
         var continuation: CheckedContinuation<[Element]?, Never>
@@ -81,12 +83,12 @@ final class AwaitableLog<Element: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
-    init() {}
+    public init() {}
 
-    var items: [Element] { state.withLock { $0.items } }
-    var count: Int { state.withLock { $0.items.count } }
+    public var items: [Element] { state.withLock { $0.items } }
+    public var count: Int { state.withLock { $0.items.count } }
 
-    func append(_ item: Element) {
+    public func append(_ item: Element) {
         let ready = state.withLock { state -> [(Waiter, [Element])] in
             state.items.append(item)
             let items = state.items
@@ -104,7 +106,7 @@ final class AwaitableLog<Element: Sendable>: Sendable {
     }
 
     /// Waits until the items satisfy `predicate` and returns them; `nil` after `timeout`.
-    func wait(timeout: Duration = .seconds(5), until predicate: @escaping @Sendable ([Element]) -> Bool) async -> [Element]? {
+    public func wait(timeout: Duration = .seconds(5), until predicate: @escaping @Sendable ([Element]) -> Bool) async -> [Element]? {
         await withCheckedContinuation { (continuation: CheckedContinuation<[Element]?, Never>) in
             let immediate = state.withLock { state -> [Element]? in
                 if predicate(state.items) { return state.items }
@@ -122,7 +124,7 @@ final class AwaitableLog<Element: Sendable>: Sendable {
     }
 
     /// Waits until there are at least `count` items.
-    func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [Element]? {
+    public func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [Element]? {
         await wait(timeout: timeout) { $0.count >= count }
     }
 
@@ -130,4 +132,15 @@ final class AwaitableLog<Element: Sendable>: Sendable {
         let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
         waiter?.continuation.resume(returning: nil)
     }
+}
+
+/// Waits until `condition` holds, checking it each time other tasks have had a turn; for
+/// state with no event to wait on. `false` after `timeout`.
+public func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        await Task.yield()
+    }
+    return await condition()
 }

@@ -1,0 +1,2 @@
+// The shared test helpers (withTestTimeout, AwaitableLog, eventually) for every file here.
+@_exported import TestSupport
