@@ -1,0 +1,198 @@
+import Bluejay
+import BluetoothSimulator
+import BluetoothTransport
+import Foundation
+import Synchronization
+import Testing
+
+/// The API examples of the README, as printed there, run against a simulated heart-rate
+/// sensor (only the transport differs: the README names a real adapter).
+@Suite("README: the API examples")
+struct ReadmeAPIExamplesTests {
+    @Test("The Bluejay callback example: scan with .connect, read, write, listen, background task")
+    func bluejayCallbacks() async throws {
+        let simulator = Simulator()
+        _ = try await simulator.addHeartRateSensor(.init(heartRate: .sequence([72, 73, 74]), measurementInterval: .milliseconds(50)))
+        let print = Transcript()   // what the example prints, for the checks below
+
+        // --- README ---
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: .transport(simulator.centralTransport()))))
+
+        let heartRateService = ServiceIdentifier(uuid: "180D")
+        let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRateService)
+        let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRateService)
+
+        bluejay.scan(
+            serviceIdentifiers: [heartRateService],
+            discovery: { discovery, discoveries in
+                .connect(discovery, .seconds(15), .default) { result in
+                    switch result {
+                    case .success(let peripheral):
+                        print("connected to \(peripheral)")
+                        // Each request waits its turn in Bluejay's FIFO queue.
+                        bluejay.read(from: bodySensorLocation) { (result: ReadResult<UInt8>) in
+                            if case .success(let location) = result { print("sensor location \(location)") }
+                        }
+                        bluejay.write(to: bodySensorLocation, value: UInt8(2)) { result in print("write: \(result)") }
+                        bluejay.listen(to: heartRate, multipleListenOption: .replaceable) { (result: ReadResult<HeartRateMeasurement>) in
+                            if case .success(let heartRate) = result { print("\(heartRate.measurement) bpm") }
+                        }
+                        bluejay.run(backgroundTask: { peripheral -> UInt8 in
+                            // Blocking calls, one after the other, on a background thread.
+                            try peripheral.write(to: bodySensorLocation, value: UInt8(1))
+                            return try peripheral.read(from: bodySensorLocation)
+                        }, completionOnMainThread: { (result: RunResult<UInt8>) in print("background task: \(result)") })
+                    case .failure(let error):
+                        print("failed to connect: \(error)")
+                    }
+                }
+            },
+            stopped: { discoveries, error in print("scan stopped", error.map { "\($0)" } ?? "") }
+        )
+        // --- end ---
+
+        #expect(await eventually(timeout: .seconds(10)) {
+            print.lines.contains { $0.hasPrefix("background task") } && print.lines.contains { $0.hasSuffix(" bpm") }
+        }, "\(print.lines)")
+        let printed = print.lines
+        #expect(printed.contains { $0.hasPrefix("connected to") })
+        #expect(printed.contains("sensor location 1"))
+        #expect(printed.contains { $0.hasPrefix("write: success") })
+        #expect(printed.contains { $0.hasSuffix(" bpm") })
+        #expect(printed.contains("background task: success(1)"), "\(printed)")
+        await bluejay.stop()
+        await simulator.shutdown()
+    }
+
+    @Test("The async example")
+    func bluejayAsync() async throws {
+        let simulator = Simulator()
+        let sensor = try await simulator.addHeartRateSensor(.init(heartRate: .sequence([90]), measurementInterval: .milliseconds(50)))
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(StartOptions(transport: .transport(simulator.centralTransport()))))
+        try await bluejay.waitUntilReady()
+        let identifier = sensor.device.peripheralIdentifier
+        let heartRateService = ServiceIdentifier(uuid: "180D")
+        let bodySensorLocation = CharacteristicIdentifier(uuid: "2A38", service: heartRateService)
+        let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRateService)
+        var rates: [Int] = []
+
+        // --- README ---
+        let peripheral = try await bluejay.connect(identifier, timeout: .seconds(15))
+        let location: UInt8 = try await bluejay.read(from: bodySensorLocation)
+        try await bluejay.write(to: bodySensorLocation, value: UInt8(2))
+        for try await measurement in try await bluejay.listen(to: heartRate) as AsyncThrowingStream<HeartRateMeasurement, any Error> {
+            rates.append(measurement.measurement)   // the README prints it
+            if rates.count == 2 { break }           // (the README listens on)
+        }
+        // --- end ---
+
+        #expect(peripheral == identifier)
+        #expect(location == 1)
+        #expect(rates == [90, 90])
+        await bluejay.stop()
+        await simulator.shutdown()
+    }
+
+    @Test("The host-stack example: scan with a service filter, connect, discover, subscribe")
+    func hostStack() async throws {
+        let simulator = Simulator()
+        _ = try await simulator.addHeartRateSensor(.init(heartRate: .sequence([61]), measurementInterval: .milliseconds(50)))
+        var values: [[UInt8]] = []
+
+        // --- README (the transport differs) ---
+        let host = LEHost(transport: simulator.centralTransport())
+        try await host.powerOn()
+
+        var found: Advertisement?
+        for try await advertisement in try await host.scan(ScanOptions(serviceUUIDs: ["180D"])) {
+            found = advertisement          // advertising data and scan response merged
+            break
+        }
+        let connection = try await host.connect(to: try #require(found).peer, timeout: .seconds(10))
+        let database = try await connection.gatt.discoverDatabase()
+        let measurement = try #require(database.flatMap(\.characteristics).first { $0.characteristic.uuid == "2A37" }).characteristic
+        for try await value in try await connection.gatt.subscribe(to: measurement) {
+            values.append(value)           // the README prints it
+            if values.count == 2 { break }
+        }
+        // --- end ---
+
+        #expect(values == [[0x00, 61], [0x00, 61]] || values.allSatisfy { $0.count >= 2 && $0[1] == 61 })
+        await host.shutdown()
+        await simulator.shutdown()
+    }
+
+    @Test("The peripheral-role example: a service from a profile, advertising, write requests, notifications")
+    func peripheralRole() async throws {
+        let link = VirtualLink()
+        let deviceController = link.addController(name: "pi", address: BluetoothAddress("C0:00:00:00:00:51") ?? .zero)
+        let centralController = link.addController(name: "phone", address: BluetoothAddress("C0:00:00:00:00:52") ?? .zero)
+        let host = LEHost(transport: deviceController.makeTransport())
+
+        // --- README ---
+        let manager = PeripheralManager(host: host)
+        try await manager.powerOn()
+        let heartRate = try await manager.add(PeripheralService(profile: HeartRateProfile.service))
+        try await manager.startAdvertising(name: "Pi Sensor", serviceUUIDs: [HeartRateProfile.Service.uuid])
+
+        let controlPoint = try #require(heartRate.characteristic(HeartRateProfile.ControlPoint.uuid))
+        let measurement = try #require(heartRate.characteristic(HeartRateProfile.Measurement.uuid))
+        let responder = Task {
+            for await request in await manager.writeRequests(for: controlPoint) {
+                // 0x01 resets the energy expended; anything else is "Control Point Not Supported".
+                request.respond(request.value == [0x01] ? .success : .error(ATTErrorCode(rawValue: 0x80)))
+            }
+        }
+        // --- end (the updateValue line runs below, once a central listens) ---
+        defer { responder.cancel() }
+
+        let central = LEHost(transport: centralController.makeTransport())
+        try await central.powerOn()
+        var found: Advertisement?
+        for try await advertisement in try await central.scan(ScanOptions(serviceUUIDs: ["180D"])) where advertisement.localName == "Pi Sensor" {
+            found = advertisement
+            break
+        }
+        await central.stopScanning()
+        let connection = try await central.connect(to: try #require(found).peer)
+        let remoteControlPoint = try await connection.gatt.characteristic(service: "180D", characteristic: "2A39")
+        try await connection.gatt.write([0x01], to: remoteControlPoint)
+        await #expect(throws: HostError.att(ATTError(requestOpcode: .writeRequest, handle: remoteControlPoint.valueHandle, code: ATTErrorCode(rawValue: 0x80)))) {
+            try await connection.gatt.write([0x02], to: remoteControlPoint)
+        }
+        let remoteMeasurement = try await connection.gatt.characteristic(service: "180D", characteristic: "2A37")
+        let notifications = try await connection.gatt.subscribe(to: remoteMeasurement)
+        #expect(await eventually(timeout: .seconds(5)) { await !manager.subscribers(of: measurement).isEmpty })
+
+        // --- README ---
+        let delivery = try await manager.updateValue([0x00, 72], for: measurement)   // who got it, or why not
+        // --- end ---
+        #expect(delivery.shortfall == nil, "\(delivery)")
+        var iterator = notifications.makeAsyncIterator()
+        #expect(try await iterator.next() == [0x00, 72])
+        try await connection.disconnect()
+        await central.shutdown()
+        await host.shutdown()
+        link.shutdown()
+    }
+}
+
+/// Stands in for `print` in the examples and keeps the lines.
+private final class Transcript: Sendable {
+    private let recorded = Mutex<[String]>([])
+    var lines: [String] { recorded.withLock { $0 } }
+    func callAsFunction(_ items: Any...) {
+        let line = items.map { "\($0)" }.joined(separator: " ")
+        recorded.withLock { $0.append(line) }
+    }
+}
+
+extension GATTClient {
+    /// A characteristic by service and characteristic UUID, or a test failure.
+    fileprivate func characteristic(service: BluetoothUUID, characteristic: BluetoothUUID) async throws -> GATTCharacteristic {
+        let found = try #require(try await discoverPrimaryServices(uuid: service).first, "service \(service)")
+        return try #require(try await discoverCharacteristics(of: found, uuid: characteristic).first, "characteristic \(characteristic)")
+    }
+}
