@@ -5,7 +5,7 @@ import Foundation
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The controller: tcp:HOST:PORT, unix:PATH, serial:DEVICE[@BAUD], hciN (default: $BLUEJAY_HCI).",
+        "The controller: tcp:HOST:PORT, unix:PATH, serial:DEVICE[@BAUD], hciN, virtual[:NAME] (default: $BLUEJAY_HCI).",
         valueName: "transport"))
     var hci: String?
 
