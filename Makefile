@@ -1,6 +1,6 @@
 # `make` or `make test`: the one test command (scripts/test.sh): venv, build without warnings, all tests.
 .DEFAULT_GOAL := test
-.PHONY: test venv rig-selftest
+.PHONY: test venv rig-selftest bench bench-compare
 
 test:
 	bash scripts/test.sh
@@ -12,3 +12,12 @@ venv:
 # Checks the Bumble peer on its own, with a Bumble host in place of Bluejay (a few seconds).
 rig-selftest: venv
 	.venv/bin/python Tests/InteropTests/bumble/selftest.py
+
+# Benchmarks live in Benchmarks/, a package of their own that `make test` never builds.
+# The ordo-one benchmarks (throughput, wall clock, mallocs per item); see Benchmarks/README.md.
+bench:
+	cd Benchmarks && swift package benchmark
+
+# Bluejay and Bumble side by side on the same bytes, interleaved rounds, median ratios.
+bench-compare:
+	bash scripts/bench-compare.sh

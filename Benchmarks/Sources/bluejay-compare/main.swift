@@ -1,0 +1,150 @@
+import BenchmarkSupport
+import Foundation
+
+/// bluejay-compare: Bluejay's half of `scripts/bench-compare.sh`.
+///
+///     bluejay-compare generate DIR                 write the shared corpus
+///     bluejay-compare run DIR [--seconds S] [--only a,b]   measure, print JSON on stdout
+///
+/// Each operation runs one warm-up batch, then whole batches until at least S seconds
+/// (default 0.3) have passed; it reports items per second and a check string that must equal
+/// the Bumble side's (compare/bumble_bench.py), which measures the same way.
+@main
+struct BluejayCompare {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            switch arguments.first {
+            case "generate" where arguments.count == 2:
+                try Corpus().write(to: URL(fileURLWithPath: arguments[1]))
+            case "run" where arguments.count >= 2:
+                var seconds = 0.3
+                var only: Set<String>?
+                var rest = arguments.dropFirst(2).makeIterator()
+                while let option = rest.next() {
+                    switch option {
+                    case "--seconds": seconds = Double(rest.next() ?? "") ?? seconds
+                    case "--only": only = Set((rest.next() ?? "").split(separator: ",").map(String.init))
+                    default: throw UsageError()
+                    }
+                }
+                let corpus = try Corpus(reading: URL(fileURLWithPath: arguments[1]))
+                try await run(corpus: corpus, seconds: seconds, only: only)
+            default:
+                throw UsageError()
+            }
+        } catch is UsageError {
+            FileHandle.standardError.write(Data("usage: bluejay-compare generate DIR | run DIR [--seconds S] [--only op,op]\n".utf8))
+            exit(64)
+        } catch {
+            FileHandle.standardError.write(Data("bluejay-compare: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    struct UsageError: Error {}
+
+    struct Result {
+        var name: String
+        var opsPerSecond: Double
+        var ops: Int
+        var seconds: Double
+        var check: String
+    }
+
+    /// Runs `batch` (which processes `items` items) for at least `seconds`, after one warm-up.
+    static func measure(_ name: String, items: Int, seconds: Double, check: String,
+                        _ batch: () async throws -> Int) async rethrows -> Result {
+        var sink = try await batch()
+        let clock = ContinuousClock()
+        let start = clock.now
+        var batches = 0
+        var elapsed = 0.0
+        repeat {
+            sink &+= try await batch()
+            batches += 1
+            let duration = clock.now - start
+            elapsed = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        } while elapsed < seconds
+        if sink == Int.min { print("") }  // keeps the work observable
+        return Result(name: name, opsPerSecond: Double(batches * items) / elapsed, ops: batches * items, seconds: elapsed, check: check)
+    }
+
+    static func run(corpus: Corpus, seconds: Double, only: Set<String>?) async throws {
+        let work = Workloads(corpus: corpus)
+        var results: [Result] = []
+        func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
+
+        if wanted("hci_adv_report_decode") {
+            results.append(await measure("hci_adv_report_decode", items: corpus.advertisingReportEvents.count, seconds: seconds,
+                                         check: work.advertisingReportCheck()) { work.advertisingReportBatch() })
+        }
+        if wanted("h4_deframe") {
+            results.append(await measure("h4_deframe", items: corpus.h4PacketCount, seconds: seconds, check: work.h4Check()) { work.h4Batch() })
+        }
+        if wanted("att_notification_decode") {
+            results.append(await measure("att_notification_decode", items: corpus.attNotifications.count, seconds: seconds,
+                                         check: work.notificationCheck()) { work.notificationBatch() })
+        }
+        if wanted("att_read_by_type_rsp_decode") {
+            results.append(await measure("att_read_by_type_rsp_decode", items: corpus.attReadByTypeResponses.count, seconds: seconds,
+                                         check: work.readByTypeCheck()) { work.readByTypeBatch() })
+        }
+        if wanted("adv_data_decode") {
+            results.append(await measure("adv_data_decode", items: corpus.advertisingData.count, seconds: seconds,
+                                         check: work.advertisingDataCheck()) { work.advertisingDataBatch() })
+        }
+        if wanted("adv_data_decode_typed") {
+            results.append(await measure("adv_data_decode_typed", items: corpus.advertisingData.count, seconds: seconds,
+                                         check: work.advertisingDataTypedCheck()) { work.advertisingDataTypedBatch() })
+        }
+        if wanted("hci_le_create_connection_encode") {
+            results.append(await measure("hci_le_create_connection_encode", items: corpus.createConnections.count, seconds: seconds,
+                                         check: work.createConnectionCheck()) { work.createConnectionBatch() })
+        }
+        for size in [27, 251] where wanted("acl_fragment_512_to_\(size)") {
+            results.append(await measure("acl_fragment_512_to_\(size)", items: corpus.l2capPDUs.count, seconds: seconds,
+                                         check: work.fragmentCheck(size: size)) { work.fragmentBatch(size: size) })
+        }
+        if wanted("acl_reassemble_27") {
+            results.append(await measure("acl_reassemble_27", items: corpus.l2capPDUs.count, seconds: seconds,
+                                         check: work.reassemblyCheck()) { work.reassemblyBatch() })
+        }
+        for size in [27, 512] where wanted("acl_send_path_\(size)") {
+            let bench = ACLPathBench(bufferSize: 27, bufferCount: 8)
+            let pdus = ACLPathBench.pdus(size: size, count: 200)
+            let fragmentsPerPDU = (size + 26) / 27
+            results.append(await measure("acl_send_path_\(size)", items: pdus.count, seconds: seconds,
+                                         check: "pdus=\(pdus.count) fragments=\(pdus.count * fragmentsPerPDU)") { await bench.send(pdus) })
+        }
+        if wanted("gatt_read") || wanted("gatt_notify") || wanted("gatt_long_write_512") {
+            let pair = try await GATTPair.make()
+            if wanted("gatt_read") {
+                let value = try await pair.client.readValue(handle: pair.readHandle)
+                var crc = CRC32()
+                crc.update(value)
+                results.append(try await measure("gatt_read", items: 200, seconds: seconds,
+                                                 check: "value=\(value.count) crc=\(crc.hex)") { try await pair.reads(200) })
+            }
+            if wanted("gatt_notify") {
+                results.append(try await measure("gatt_notify", items: 500, seconds: seconds,
+                                                 check: "value=\(GATTPair.notifyValue.count)") { try await pair.notify(500) })
+            }
+            if wanted("gatt_long_write_512") {
+                var result = try await measure("gatt_long_write_512", items: 20, seconds: seconds, check: "") { try await pair.longWrites(20) }
+                let written = await pair.writtenValue()
+                var crc = CRC32()
+                crc.update(written)
+                result.check = "value=\(written.count) crc=\(crc.hex)"
+                results.append(result)
+            }
+        }
+
+        var lines: [String] = []
+        for result in results {
+            lines.append("    \"\(result.name)\": {\"ops_per_sec\": \(result.opsPerSecond), \"ops\": \(result.ops), "
+                + "\"seconds\": \(result.seconds), \"check\": \"\(result.check)\"}")
+        }
+        print("{\n  \"implementation\": \"bluejay\",\n  \"results\": {\n" + lines.joined(separator: ",\n") + "\n  }\n}")
+    }
+}
