@@ -1,10 +1,5 @@
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What the Bumble peer does on its side of the link (`--role`).
 enum RigRole: String, Sendable {
@@ -23,38 +18,52 @@ struct RigPeripheral: Sendable, Equatable {
     var serial: String
 }
 
-/// Why the rig failed. Every message names the rig's log file and ends with the last events
-/// and the tail of that log, so a failing test says what the peer saw.
-struct RigError: Error, CustomStringConvertible {
-    var message: String
-    var context: String
+/// A script of `Tests/InteropTests/bumble` that a ``BumbleRig`` runs: each writes JSON events
+/// on stdout, one per line, the first one `ready`, and its logs on stderr.
+struct RigScript: Sendable {
+    /// The file name in `Tests/InteropTests/bumble`.
+    var file: String
+    /// The fields its `ready` line must carry.
+    var readyFields: [String]
+    /// The start of its log file's name.
+    var logName: String
+    /// What its Bumble device does (for peer.py, `--role` says).
+    var role: RigRole
 
-    var description: String { context.isEmpty ? message : "\(message)\n\(context)" }
+    /// The rig: Bumble controllers on one link, one served to Bluejay's host, the others
+    /// driven by Bumble devices acting per ``RigRole``; answers the commands of ``RigCommand``.
+    static let peer = RigScript(file: "peer.py", readyFields: ["port", "peer_address"], logName: "bluejay-rig", role: .peripheral)
+    /// A Bumble central and scanner on peer.py's link, for Bluejay's peripheral role; answers
+    /// commands by name (``BumbleRig/request(_:_:timeout:)``) with handles and hex values.
+    static let central = RigScript(file: "central.py", readyFields: ["port", "peer_address"], logName: "bluejay-central", role: .central)
+    /// A Bumble host advertising a GATT service through a controller it reaches with
+    /// `--transport` (a Bluejay virtual controller). Reports `ready`, `connected`, `read`,
+    /// `disconnected`; takes no commands and ends at the end of its stdin.
+    static let hostOnVirtual = RigScript(file: "host_on_virtual.py", readyFields: ["address"], logName: "bluejay-host-on-virtual",
+                                         role: .peripheral)
 }
 
 /// Runs `Tests/InteropTests/bumble/peer.py`: Bumble virtual controllers on one link, one of
 /// them served to Bluejay's host over H4/TCP (``transportSpecification``), the others driven
 /// by Bumble devices acting per ``RigRole``. Talks to it with JSON lines (see
-/// `Tests/InteropTests/bumble/README.md`).
+/// `Tests/InteropTests/bumble/README.md`). Runs the other scripts of that folder with the same
+/// protocol too (``RigScript``).
 ///
 /// Use ``withBumbleRig(role:peripherals:arguments:readyTimeout:isolation:_:)``, which always
 /// stops the peer. ``stop()`` (also run on deinit) never leaves the Python process running.
 final class BumbleRig: Sendable {
-    /// The peer's stderr (Python and Bumble logs). Named in every failure message.
-    let logPath: String
+    let script: RigScript
     let role: RigRole
-    private let events: RigEventStream
-    private let control: Mutex<Control>
+    private let process: ManagedProcess<RigEvent>
+    private let control = Mutex(Control())
 
     private struct Control {
-        var process: Process?
-        var input: FileHandle?
         var ready: RigEvent?
         var nextID = 1
     }
 
     /// How long ``stop()`` gives the peer after `quit`, and again after SIGTERM.
-    static let gracePeriod: Duration = .seconds(3)
+    static let gracePeriod: Duration = StopSequence.gracePeriod
 
     /// The directory of the package, found from this file's path.
     static func packageRoot(filePath: String = #filePath) -> URL {
@@ -77,8 +86,18 @@ final class BumbleRig: Sendable {
     ///     name suffix and serial number `SN-000k` (a single one is "Bluejay Peer", `SN-0001`).
     ///   - arguments: more command-line options of `peer.py` (`--name`, `--serial`, …).
     static func start(role: RigRole = .peripheral, peripherals: Int = 1, arguments: [String] = []) throws -> BumbleRig {
-        let python = pythonPath()
-        let script = packageRoot().appendingPathComponent("Tests/InteropTests/bumble/peer.py").path
+        try BumbleRig(script: .peer, role: role, arguments: ["--role", role.rawValue, "--peripherals", String(peripherals)] + arguments)
+    }
+
+    /// Starts a script of the rig's folder (`.central`, `.hostOnVirtual`) with these
+    /// command-line arguments. Throws (never skips) when the venv is missing.
+    static func start(script: RigScript, arguments: [String] = []) throws -> BumbleRig {
+        try BumbleRig(script: script, role: script.role, arguments: arguments)
+    }
+
+    private init(script: RigScript, role: RigRole, arguments: [String]) throws {
+        let python = Self.pythonPath()
+        let path = Self.packageRoot().appendingPathComponent("Tests/InteropTests/bumble/\(script.file)").path
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw RigError(
                 message: "The Bumble rig needs Python with Bumble at \(python), which does not exist. "
@@ -87,68 +106,37 @@ final class BumbleRig: Sendable {
                 context: ""
             )
         }
-        guard FileManager.default.fileExists(atPath: script) else {
-            throw RigError(message: "The rig's peer script is missing: \(script)", context: "")
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw RigError(message: "The rig's script is missing: \(path)", context: "")
         }
-        let rig = try BumbleRig(
-            role: role,
-            python: python,
-            arguments: [script, "--role", role.rawValue, "--peripherals", String(peripherals)] + arguments
-        )
-        return rig
-    }
-
-    private init(role: RigRole, python: String, arguments: [String]) throws {
-        // Writing to the stdin of a peer that died must fail with EPIPE, not kill the tests.
-        signal(SIGPIPE, SIG_IGN)
+        self.script = script
         self.role = role
-        let logURL = FileManager.default.temporaryDirectory
-            .appendingPathComponent("bluejay-rig-\(getpid())-\(UUID().uuidString.prefix(8)).log")
-        logPath = logURL.path
-        events = RigEventStream(logPath: logPath)
-        control = Mutex(Control())
-        guard FileManager.default.createFile(atPath: logPath, contents: nil),
-              let log = FileHandle(forWritingAtPath: logPath) else {
-            throw RigError(message: "Cannot create the rig's log file \(logPath)", context: "")
-        }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-u"] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONUNBUFFERED"] = "1"
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = log
-        do {
-            try process.run()
-        } catch {
-            throw RigError(message: "Cannot start \(python) \(arguments.joined(separator: " ")): \(error)", context: "rig log: \(logPath)")
-        }
-        try? log.close()
-        control.withLock {
-            $0.process = process
-            $0.input = input.fileHandleForWriting
-        }
-        events.startReading(output.fileHandleForReading)
+        process = try ManagedProcess.launch(
+            name: "rig",
+            executable: URL(fileURLWithPath: python),
+            arguments: ["-u", path] + arguments,
+            environment: ["PYTHONUNBUFFERED": "1"],
+            input: .pipe,
+            stopping: .quit(RigCommand.quit.json(id: nil).description),
+            logName: script.logName,
+            parse: { line in line.trimmingCharacters(in: .whitespaces).isEmpty ? nil : RigEvent(line: line) }
+        )
     }
 
-    deinit {
-        stop()
-    }
+    /// The peer's stderr (Python and Bumble logs). Named in every failure message.
+    var logPath: String { process.logPath }
 
     // MARK: Ready
 
-    /// Waits for the peer's `ready` line: the controllers are up and the TCP port is listening.
+    /// Waits for the peer's `ready` line: the controllers are up and the TCP port is listening
+    /// (for `.hostOnVirtual`: it advertises).
     @discardableResult
     func waitForReady(timeout: Duration = .seconds(30)) async throws -> RigEvent {
         if let ready = control.withLock({ $0.ready }) { return ready }
         let ready = try await waitForEvent(named: "ready", timeout: timeout)
-        guard ready.int("port") != nil, ready.string("peer_address") != nil else {
-            throw RigError(message: "The rig's ready line lacks port or peer_address: \(ready)", context: events.context())
+        let missing = script.readyFields.filter { ready[$0] == nil }
+        guard missing.isEmpty else {
+            throw RigError(message: "The rig's ready line lacks \(missing.joined(separator: " or ")): \(ready)", context: process.context())
         }
         control.withLock { $0.ready = ready }
         return ready
@@ -177,7 +165,7 @@ final class BumbleRig: Sendable {
     var hostPublicAddress: String { readyEvent().string("host_public_address") ?? "" }
 
     /// The Python process, while it runs (`nil` once stopped).
-    var processIdentifier: Int32? { control.withLock { $0.process?.processIdentifier } }
+    var processIdentifier: Int32? { process.processIdentifier }
 
     /// Every advertising device (peripheral role).
     var peripherals: [RigPeripheral] {
@@ -204,7 +192,7 @@ final class BumbleRig: Sendable {
             defer { control.nextID += 1 }
             return control.nextID
         }
-        try write(command.json(id: id))
+        try process.writeLine(command.json(id: id).description)
         return id
     }
 
@@ -212,9 +200,9 @@ final class BumbleRig: Sendable {
     /// without waiting for its ack and without adding an `id`.
     func send(_ command: [String: Any]) throws {
         guard let json = RigJSON(any: command), command["cmd"] is String else {
-            throw RigError(message: "Not a rig command (needs a \"cmd\" string and JSON values): \(command)", context: events.context())
+            throw RigError(message: "Not a rig command (needs a \"cmd\" string and JSON values): \(command)", context: process.context())
         }
-        try write(json)
+        try process.writeLine(json.description)
     }
 
     /// Sends a command and waits for its `ack`, which it returns; throws on the peer's
@@ -222,27 +210,23 @@ final class BumbleRig: Sendable {
     @discardableResult
     func request(_ command: RigCommand, timeout: Duration = .seconds(30)) async throws -> RigEvent {
         let id = try send(command)
-        let reply = try await waitForEvent(
-            named: nil,
-            description: "ack of \(command)",
-            matching: { event in (event.name == "ack" || event.name == "error") && event.int("id") == id },
-            timeout: timeout
-        )
+        let reply = try await process.wait(for: "ack of \(command)", timeout: timeout) { event in
+            (event.name == "ack" || event.name == "error") && event.int("id") == id
+        }
         if reply.name == "error" {
-            throw RigError(message: "The rig refused \(command): \(reply.string("message") ?? reply.line)", context: events.context())
+            throw RigError(message: "The rig refused \(command): \(reply.string("message") ?? reply.line)", context: process.context())
         }
         return reply
     }
 
-    private func write(_ json: RigJSON) throws {
-        guard let input = control.withLock({ $0.input }) else {
-            throw RigError(message: "The rig is stopped; cannot send \(json)", context: events.context())
+    /// ``request(_:timeout:)`` with the command given by name and fields of `String`, `Int`,
+    /// `Bool`, `[UInt8]` (sent as hex), …: `request("read", ["handle": 12])`.
+    @discardableResult
+    func request(_ name: String, _ fields: [String: Any] = [:], timeout: Duration = .seconds(30)) async throws -> RigEvent {
+        guard let json = RigJSON(any: fields)?.objectValue else {
+            throw RigError(message: "Not JSON values: \(fields)", context: process.context())
         }
-        do {
-            try input.write(contentsOf: Data((json.description + "\n").utf8))
-        } catch {
-            throw RigError(message: "Cannot send \(json) to the rig: \(error)", context: events.context())
-        }
+        return try await request(RigCommand(name, json), timeout: timeout)
     }
 
     // MARK: Events
@@ -257,27 +241,14 @@ final class BumbleRig: Sendable {
         matching predicate: @escaping @Sendable (RigEvent) -> Bool = { _ in true },
         timeout: Duration = .seconds(10)
     ) async throws -> RigEvent {
-        try await waitForEvent(named: name, description: "event \"\(name)\"", matching: predicate, timeout: timeout)
-    }
-
-    private func waitForEvent(
-        named name: String?,
-        description: String,
-        matching predicate: @escaping @Sendable (RigEvent) -> Bool,
-        timeout: Duration
-    ) async throws -> RigEvent {
-        try await events.wait(
-            description: description,
-            matching: { event in (name == nil || event.name == name) && predicate(event) },
-            timeout: timeout
-        )
+        try await process.wait(for: "event \"\(name)\"", timeout: timeout) { event in event.name == name && predicate(event) }
     }
 
     /// Every event received so far, in order (also those a wait returned).
-    var receivedEvents: [RigEvent] { events.all() }
+    var receivedEvents: [RigEvent] { process.lines }
 
     /// The last events and the tail of the log, as failure messages end.
-    var diagnostics: String { events.context() }
+    var diagnostics: String { process.context() }
 
     // MARK: Stopping
 
@@ -285,75 +256,13 @@ final class BumbleRig: Sendable {
     /// period; always waits for the process to exit. Idempotent. Blocks the calling thread
     /// (deinit uses it); async code should prefer ``shutdown()``.
     func stop() {
-        guard let process = beginStopping() else { return }
-        if !Self.waitForExit(process, timeout: Self.gracePeriod) {
-            kill(process.processIdentifier, SIGTERM)
-            if !Self.waitForExit(process, timeout: Self.gracePeriod) {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
-        events.waitForEndOfOutput(timeout: Self.gracePeriod)
+        process.stop()
     }
 
     /// ``stop()`` without blocking a thread of the cooperative pool while the peer exits.
     /// Still stops the peer when the task is cancelled.
     func shutdown() async {
-        guard let process = beginStopping() else { return }
-        if await !Self.waitForExit(process, timeout: Self.gracePeriod) {
-            kill(process.processIdentifier, SIGTERM)
-            if await !Self.waitForExit(process, timeout: Self.gracePeriod) {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
-        let deadline = ContinuousClock.now.advanced(by: Self.gracePeriod)
-        while !events.hasEnded, ContinuousClock.now < deadline {
-            await Self.pause()
-        }
-    }
-
-    /// Takes the process out of the rig (so only one caller stops it), sends `quit` and closes stdin.
-    private func beginStopping() -> Process? {
-        let (process, input) = control.withLock { control -> (Process?, FileHandle?) in
-            defer {
-                control.process = nil
-                control.input = nil
-            }
-            return (control.process, control.input)
-        }
-        if let input {
-            try? input.write(contentsOf: Data((RigCommand.quit.json(id: nil).description + "\n").utf8))
-            try? input.close()
-        }
-        return process
-    }
-
-    private static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(10_000)
-        }
-        return true
-    }
-
-    private static func waitForExit(_ process: Process, timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return false }
-            await pause()
-        }
-        return true
-    }
-
-    /// 10 ms, also when the task is cancelled (stopping must go on).
-    private static func pause() async {
-        do {
-            try await Task.sleep(for: .milliseconds(10))
-        } catch {
-            usleep(10_000)
-        }
+        await process.shutdown()
     }
 }
 
@@ -376,179 +285,5 @@ func withBumbleRig<T>(
     } catch {
         await rig.shutdown()
         throw error
-    }
-}
-
-/// The peer's stdout as an ordered list of events, read on a thread of its own, and the
-/// waits for them.
-private final class RigEventStream: Sendable {
-    private let logPath: String
-    private let state = Mutex(State())
-    private let finished = DispatchSemaphore(value: 0)
-
-    private struct Waiter {
-        var matches: @Sendable (RigEvent) -> Bool
-        var description: String
-        var continuation: CheckedContinuation<RigEvent, any Error>
-        var timer: Task<Void, Never>?
-    }
-
-    private struct State {
-        var events: [RigEvent] = []
-        var taken: [Bool] = []
-        var waiters: [Int: Waiter] = [:]
-        var nextWaiter = 0
-        var ended = false
-    }
-
-    init(logPath: String) {
-        self.logPath = logPath
-    }
-
-    func startReading(_ handle: FileHandle) {
-        let thread = Thread { [self] in
-            self.read(handle)
-        }
-        thread.name = "BumbleRig stdout"
-        thread.start()
-    }
-
-    private func read(_ handle: FileHandle) {
-        let descriptor = handle.fileDescriptor
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { raw in
-                #if canImport(Glibc)
-                Glibc.read(descriptor, raw.baseAddress, raw.count)
-                #else
-                Darwin.read(descriptor, raw.baseAddress, raw.count)
-                #endif
-            }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            pending.append(contentsOf: buffer[0..<count])
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                if !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                    deliver(RigEvent(line: line))
-                }
-            }
-        }
-        _ = handle // keeps the descriptor open until here
-        end()
-        finished.signal()
-    }
-
-    private func deliver(_ event: RigEvent) {
-        let resumed: (CheckedContinuation<RigEvent, any Error>, Task<Void, Never>?)? = state.withLock { state in
-            state.events.append(event)
-            state.taken.append(false)
-            for key in state.waiters.keys.sorted() {
-                guard let waiter = state.waiters[key], waiter.matches(event) else { continue }
-                state.waiters[key] = nil
-                state.taken[state.taken.count - 1] = true
-                return (waiter.continuation, waiter.timer)
-            }
-            return nil
-        }
-        if let resumed {
-            resumed.1?.cancel()
-            resumed.0.resume(returning: event)
-        }
-    }
-
-    private func end() {
-        let waiters = state.withLock { state -> [Waiter] in
-            state.ended = true
-            defer { state.waiters.removeAll() }
-            return state.waiters.keys.sorted().compactMap { state.waiters[$0] }
-        }
-        let context = context()
-        for waiter in waiters {
-            waiter.timer?.cancel()
-            waiter.continuation.resume(throwing: RigError(
-                message: "The rig's Python process exited while waiting for \(waiter.description)",
-                context: context
-            ))
-        }
-    }
-
-    /// Whether the peer's stdout has ended (it exited).
-    var hasEnded: Bool { state.withLock { $0.ended } }
-
-    func waitForEndOfOutput(timeout: Duration) {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        if finished.wait(timeout: .now() + seconds) == .success { finished.signal() }
-    }
-
-    func wait(description: String, matching: @escaping @Sendable (RigEvent) -> Bool, timeout: Duration) async throws -> RigEvent {
-        let key = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RigEvent, any Error>) in
-                enum Outcome { case found(RigEvent), ended, waiting }
-                let outcome: Outcome = state.withLock { state in
-                    for index in state.events.indices where !state.taken[index] && matching(state.events[index]) {
-                        state.taken[index] = true
-                        return .found(state.events[index])
-                    }
-                    if state.ended { return .ended }
-                    state.waiters[key] = Waiter(matches: matching, description: description, continuation: continuation)
-                    return .waiting
-                }
-                switch outcome {
-                case let .found(event):
-                    continuation.resume(returning: event)
-                case .ended:
-                    continuation.resume(throwing: RigError(
-                        message: "The rig's Python process has exited; no \(description) will come",
-                        context: context()
-                    ))
-                case .waiting:
-                    let timer = Task { [self] in
-                        try? await Task.sleep(for: timeout)
-                        guard !Task.isCancelled else { return }
-                        self.fail(key, with: RigError(message: "No \(description) from the rig within \(timeout)", context: self.context()))
-                    }
-                    let stillWaiting = state.withLock { state in
-                        guard state.waiters[key] != nil else { return false }
-                        state.waiters[key]?.timer = timer
-                        return true
-                    }
-                    if !stillWaiting { timer.cancel() }
-                }
-            }
-        } onCancel: {
-            fail(key, with: CancellationError())
-        }
-    }
-
-    private func fail(_ key: Int, with error: any Error) {
-        let waiter = state.withLock { state -> Waiter? in
-            defer { state.waiters[key] = nil }
-            return state.waiters[key]
-        }
-        guard let waiter else { return }
-        waiter.timer?.cancel()
-        waiter.continuation.resume(throwing: error)
-    }
-
-    func all() -> [RigEvent] {
-        state.withLock { $0.events }
-    }
-
-    /// The log path, the last events and the tail of the log.
-    func context() -> String {
-        let recent = state.withLock { $0.events.suffix(15) }
-        var text = "rig log: \(logPath)\nlast rig events:\n"
-        text += recent.isEmpty ? "  (none)\n" : recent.map { "  \($0.line)\n" }.joined()
-        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        let tail = log.split(separator: "\n", omittingEmptySubsequences: false).suffix(25)
-        text += "rig log tail:\n" + (tail.isEmpty ? "  (empty)" : tail.map { "  \($0)" }.joined(separator: "\n"))
-        return text
     }
 }
