@@ -235,8 +235,13 @@ struct PeripheralInteropTests {
             _ = try await manager.add(Self.definition)
             var options = PeripheralAdvertisingOptions()
             options.parameters.restartsAfterDisconnection = true
+            var connections = await manager.connectionEvents().makeAsyncIterator()
             try await manager.startAdvertising(name: "Bluejay Again", options: options)
             try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            // The central's ack may come before the manager has seen the connection.
+            while let event = await connections.next() {
+                if case .connected = event { break }
+            }
             #expect(await manager.isAdvertising == false)
             try await central.request("disconnect")
             var advertising = false
