@@ -175,19 +175,19 @@ struct CLIVirtualTests {
 
     @Test("A Bumble central scans for `bluejay sensor`, connects, reads 2A38 and gets 2A37 notifications")
     func bumbleCentral() async throws {
-        let central = try BumbleCentral.start()
+        let central = try BumbleRig.start(script: .central)
         defer { central.stop() }
         try await central.waitForReady()
-        let sensor = try ServedCLI(["sensor", "--hci", "tcp:127.0.0.1:\(central.port)", "--name", "Bumble Sees Me", "--interval", "0.1"])
+        let sensor = try ServedCLI(["sensor", "--hci", central.transportSpecification, "--name", "Bumble Sees Me", "--interval", "0.1"])
         defer { sensor.stop() }
         _ = try await sensor.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("sensor \"Bumble Sees Me\"") }
 
         try await central.request("scan", ["active": true])
         // The predicate runs under the central's lock: read its address first.
-        let hostAddress = central.hostAddress
-        let advertisement = try await central.waitFor("advertisement", timeout: .seconds(10)) {
+        let hostAddress = central.hostPublicAddress
+        let advertisement = try await central.waitForEvent(named: "advertisement", matching: {
             $0.string("address") == hostAddress && $0.string("name") == "Bumble Sees Me"
-        }
+        }, timeout: .seconds(10))
         #expect(advertisement.bool("connectable") == true)
         #expect(advertisement["uuids"]?.arrayValue?.compactMap { $0.stringValue }.contains("180D") == true, "\(advertisement.line)")
         try await central.request("stop_scan")
@@ -203,7 +203,7 @@ struct CLIVirtualTests {
         #expect(try await central.request("read", ["handle": location]).bytes("value") == [1])
         try await central.request("subscribe", ["handle": measurement])
         for _ in 0..<3 {
-            let value = try await central.waitFor("value", timeout: .seconds(5)) { $0.int("handle") == measurement }
+            let value = try await central.waitForEvent(named: "value", matching: { $0.int("handle") == measurement }, timeout: .seconds(5))
             let bytes = value.bytes("value") ?? []
             #expect(bytes.count == 2 && bytes.first == 0x06, "8-bit heart rate, skin contact: \(value.line)")
             #expect((40...120).contains(Int(bytes.last ?? 0)), "a resting heart rate: \(value.line)")

@@ -6,9 +6,6 @@ import BluetoothTransport
 import Foundation
 import Synchronization
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Bluejay's peripheral role against Bumble: `bumble/central.py` runs a Bumble central and
 /// scanner on the rig's link (it reuses peer.py's controllers), and Bluejay's host advertises
@@ -37,10 +34,10 @@ struct PeripheralInteropTests {
                 .txPowerLevel(-4), .appearance(0x0341), .serviceData16(uuid: 0x180F, data: [87]),
             ])
             try await manager.startAdvertising(data, scanResponse: scanResponse)
-            let address = central.hostAddress
+            let address = central.hostPublicAddress
             // A passive scan gets the advertising data alone.
             try await central.request("scan", ["active": false])
-            let advertisement = try await central.waitFor("advertisement") { $0.string("address") == address && $0.bool("scan_response") == false }
+            let advertisement = try await central.waitForEvent(named: "advertisement") { $0.string("address") == address && $0.bool("scan_response") == false }
             #expect(advertisement.bool("connectable") == true)
             #expect(advertisement.bytes("data") == (try data.encoded()))
             #expect(advertisement.int("flags") == 0x06)
@@ -52,7 +49,7 @@ struct PeripheralInteropTests {
 
             // An active scan gets the scan response too; Bumble merges it with the advertising data.
             try await central.request("scan", ["active": true])
-            let response = try await central.waitFor("advertisement") { $0.string("address") == address && $0.bool("scan_response") == true }
+            let response = try await central.waitForEvent(named: "advertisement") { $0.string("address") == address && $0.bool("scan_response") == true }
             #expect(response.bytes("data") == (try scanResponse.encoded()))
             #expect(response.string("name") == "Bluejay")
             #expect(response.int("tx_power") == -4)
@@ -70,8 +67,8 @@ struct PeripheralInteropTests {
                                       major: 100, minor: 1, measuredPower: -59)
             try await manager.startAdvertising(region: region)
             try await central.request("scan", ["active": true])
-            let address = central.hostAddress
-            let advertisement = try await central.waitFor("advertisement") { $0.string("address") == address }
+            let address = central.hostPublicAddress
+            let advertisement = try await central.waitForEvent(named: "advertisement") { $0.string("address") == address }
             #expect(advertisement.bool("connectable") == false)
             let beacon = advertisement["ibeacon"]?.objectValue
             #expect(beacon?["uuid"]?.stringValue == "DE6E8DAD-8D99-4E20-8C4B-D9CC2F9A7E83")
@@ -107,7 +104,7 @@ struct PeripheralInteropTests {
             let readiness = ReadinessWaiter(await manager.connectionEvents())
 
             try await manager.startAdvertising(name: "Bluejay GATT", serviceUUIDs: [Self.service])
-            let connected = try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            let connected = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
             #expect(connected.int("mtu") == 23)
             let event = await connections.next()
             guard case .connected? = event else {
@@ -174,7 +171,7 @@ struct PeripheralInteropTests {
                 }
             }
             for index in 1...60 {
-                let value = try await central.waitFor("value") { $0.bool("indication") == false }
+                let value = try await central.waitForEvent(named: "value") { $0.bool("indication") == false }
                 #expect(value.bytes("value") == UInt32(index).serialize())
             }
 
@@ -190,7 +187,7 @@ struct PeripheralInteropTests {
             for index in 100..<105 { _ = try await manager.updateValue(UInt32(index), for: counterCharacteristic) }
             var times: [Double] = []
             for index in 100..<105 {
-                let value = try await central.waitFor("value") { $0.bool("indication") == true }
+                let value = try await central.waitForEvent(named: "value") { $0.bool("indication") == true }
                 #expect(value.bytes("value") == UInt32(index).serialize())
                 times.append(value.fields["t"]?.doubleValue ?? 0)
             }
@@ -216,7 +213,7 @@ struct PeripheralInteropTests {
             let counterCharacteristic = try #require(published.characteristic(Self.counter))
             let blobCharacteristic = try #require(published.characteristic(Self.blob))
             try await manager.startAdvertising(name: "Bluejay MTU")
-            try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
             #expect(try await central.request("mtu", ["value": 517]).int("mtu") == 517)
             try await central.request("discover")
             let short = try await central.request("read", ["handle": Int(blobCharacteristic.valueHandle), "long": false])
@@ -224,7 +221,7 @@ struct PeripheralInteropTests {
             try await central.request("subscribe", ["handle": Int(counterCharacteristic.valueHandle)])
             let big = (0..<200).map { UInt8($0) }
             _ = try await manager.updateValue(big, for: counterCharacteristic)
-            #expect(try await central.waitFor("value").bytes("value") == big)
+            #expect(try await central.waitForEvent(named: "value").bytes("value") == big)
             try await central.request("disconnect")
         }
     }
@@ -237,7 +234,7 @@ struct PeripheralInteropTests {
             options.parameters.restartsAfterDisconnection = true
             var connections = await manager.connectionEvents().makeAsyncIterator()
             try await manager.startAdvertising(name: "Bluejay Again", options: options)
-            try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
             // The central's ack may come before the manager has seen the connection.
             while let event = await connections.next() {
                 if case .connected = event { break }
@@ -250,7 +247,7 @@ struct PeripheralInteropTests {
                 if !advertising { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(advertising)
-            let again = try await central.request("connect", ["address": central.hostAddress, "address_type": "public"])
+            let again = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
             #expect(again.int("handle") != nil)
             try await central.request("disconnect")
         }
@@ -268,11 +265,11 @@ struct PeripheralInteropTests {
 
     /// Starts the Bumble central, a Bluejay host on the rig's controller A and a manager on it;
     /// always stops both.
-    private func withPeripheral(_ body: (BumbleCentral, PeripheralManager) async throws -> Void) async throws {
-        let central = try BumbleCentral.start()
+    private func withPeripheral(_ body: (BumbleRig, PeripheralManager) async throws -> Void) async throws {
+        let central = try BumbleRig.start(script: .central)
         defer { central.stop() }
         try await central.waitForReady()
-        let manager = PeripheralManager(transport: try SystemTransports.open("tcp:127.0.0.1:\(central.port)"))
+        let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification))
         do {
             try await manager.powerOn()
             try await body(central, manager)
@@ -318,159 +315,5 @@ final class ReadinessWaiter: Sendable {
             try await Task.sleep(for: .milliseconds(2))
         }
         throw RigError(message: "the manager never said the queue drained", context: "")
-    }
-}
-
-/// `bumble/central.py`, started and stopped like `BumbleRig` does with peer.py (whose
-/// `start` only runs that script): stdout read line by line into `RigEvent`s, commands
-/// written as JSON lines, `quit` then SIGTERM then SIGKILL when stopping.
-final class BumbleCentral: Sendable {
-    private struct State {
-        var events: [RigEvent] = []
-        var taken: [Bool] = []
-        var ended = false
-        var nextID = 1
-        var ready: RigEvent?
-    }
-
-    let logPath: String
-    private let process: Process
-    private let input: FileHandle
-    private let state = Mutex(State())
-    private let finished = DispatchSemaphore(value: 0)
-
-    static func start() throws -> BumbleCentral {
-        let python = BumbleRig.pythonPath()
-        // This file is Tests/InteropTests/PeripheralInteropTests.swift.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let script = root.appendingPathComponent("Tests/InteropTests/bumble/central.py").path
-        guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw RigError(message: "The Bumble central needs Python with Bumble at \(python); run `make test` or set BLUEJAY_PYTHON", context: "")
-        }
-        return try BumbleCentral(python: python, script: script)
-    }
-
-    private init(python: String, script: String) throws {
-        signal(SIGPIPE, SIG_IGN)
-        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-central-\(getpid())-\(UUID().uuidString.prefix(8)).log").path
-        guard FileManager.default.createFile(atPath: logPath, contents: nil), let log = FileHandle(forWritingAtPath: logPath) else {
-            throw RigError(message: "Cannot create \(logPath)", context: "")
-        }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-u", script]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = log
-        try process.run()
-        try? log.close()
-        input = stdin.fileHandleForWriting
-        let reader = stdout.fileHandleForReading
-        let thread = Thread { [self] in self.read(reader) }
-        thread.name = "Bumble central stdout"
-        thread.start()
-    }
-
-    deinit { stop() }
-
-    private func read(_ handle: FileHandle) {
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            pending.append(contentsOf: buffer[0..<count])
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                guard !line.isEmpty else { continue }
-                state.withLock {
-                    $0.events.append(RigEvent(line: line))
-                    $0.taken.append(false)
-                }
-            }
-        }
-        state.withLock { $0.ended = true }
-        finished.signal()
-    }
-
-    /// Waits for the first event not yet taken that is named `name` (any, when `nil`) and matches.
-    func waitFor(_ name: String?, timeout: Duration = .seconds(10), where predicate: (RigEvent) -> Bool = { _ in true }) async throws -> RigEvent {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while true {
-            let (found, ended) = state.withLock { state -> (RigEvent?, Bool) in
-                for index in state.events.indices where !state.taken[index] && (name == nil || state.events[index].name == name) && predicate(state.events[index]) {
-                    state.taken[index] = true
-                    return (state.events[index], false)
-                }
-                return (nil, state.ended)
-            }
-            if let found { return found }
-            if ended { throw RigError(message: "central.py exited while waiting for \"\(name ?? "a reply")\"", context: diagnostics) }
-            if ContinuousClock.now >= deadline { throw RigError(message: "no \"\(name ?? "reply")\" from central.py within \(timeout)", context: diagnostics) }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
-    func waitForReady() async throws {
-        let ready = try await waitFor("ready", timeout: .seconds(30))
-        state.withLock { $0.ready = ready }
-    }
-
-    var port: Int { state.withLock { $0.ready?.int("port") } ?? 0 }
-    /// The public address of controller A: Bluejay's host advertises with it.
-    var hostAddress: String { state.withLock { $0.ready?.string("host_public_address") } ?? "" }
-
-    /// Sends a command and returns its `ack` or `error` reply.
-    func send(_ command: String, _ fields: [String: Any] = [:], timeout: Duration = .seconds(30)) async throws -> RigEvent {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        var object = fields
-        object["cmd"] = command
-        object["id"] = id
-        guard let json = RigJSON(any: object) else { throw RigError(message: "not JSON: \(object)", context: "") }
-        do {
-            try input.write(contentsOf: Data((json.description + "\n").utf8))
-        } catch {
-            throw RigError(message: "cannot send \(json): \(error)", context: diagnostics)
-        }
-        return try await waitFor(nil, timeout: timeout) { ($0.name == "ack" || $0.name == "error") && $0.int("id") == id }
-    }
-
-    /// Sends a command and returns its `ack`; throws on an `error` reply.
-    @discardableResult
-    func request(_ command: String, _ fields: [String: Any] = [:], timeout: Duration = .seconds(30)) async throws -> RigEvent {
-        let reply = try await send(command, fields, timeout: timeout)
-        guard reply.name == "ack" else {
-            throw RigError(message: "central.py refused \(command): \(reply.string("message") ?? reply.line)", context: diagnostics)
-        }
-        return reply
-    }
-
-    /// The last events and the tail of the log.
-    var diagnostics: String {
-        let recent = state.withLock { $0.events.suffix(15) }
-        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        return "central log: \(logPath)\nlast events:\n" + recent.map { "  \($0.line)" }.joined(separator: "\n")
-            + "\nlog tail:\n" + log.split(separator: "\n").suffix(20).map { "  \($0)" }.joined(separator: "\n")
-    }
-
-    /// Stops the process: `quit` and end of stdin, then SIGTERM, then SIGKILL. Idempotent.
-    func stop() {
-        guard process.isRunning else { return }
-        try? input.write(contentsOf: Data("{\"cmd\":\"quit\"}\n".utf8))
-        try? input.close()
-        for signalNumber in [Int32(0), SIGTERM, SIGKILL] {
-            if signalNumber != 0 { kill(process.processIdentifier, signalNumber) }
-            let deadline = ContinuousClock.now.advanced(by: BumbleRig.gracePeriod)
-            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-            if !process.isRunning { break }
-        }
-        _ = finished.wait(timeout: .now() + 3)
     }
 }

@@ -62,9 +62,6 @@ final class BumbleRig: Sendable {
         var nextID = 1
     }
 
-    /// How long ``stop()`` gives the peer after `quit`, and again after SIGTERM.
-    static let gracePeriod: Duration = StopSequence.gracePeriod
-
     /// The directory of the package, found from this file's path.
     static func packageRoot(filePath: String = #filePath) -> URL {
         URL(fileURLWithPath: filePath)
