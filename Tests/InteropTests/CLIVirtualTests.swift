@@ -126,12 +126,11 @@ struct CLIVirtualTests {
         defer { server.stop() }
         let transports = try await server.waitForReady().filter { $0.hasPrefix("tcp:") }
         try #require(transports.count == 2, "\(server.diagnostics)")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("bumble/host_on_virtual.py").path
         let bumbleTransport = transports[0].replacingOccurrences(of: "tcp:", with: "tcp-client:")
-        let bumble = try ServedCLI(["-u", script, "--transport", bumbleTransport, "--address", "F1:E2:D3:C4:B5:A7", "--name", "Bumble Host"],
-                                  executable: URL(fileURLWithPath: BumbleRig.pythonPath()))
+        let bumble = try BumbleRig.start(script: .hostOnVirtual,
+                                         arguments: ["--transport", bumbleTransport, "--address", "F1:E2:D3:C4:B5:A7", "--name", "Bumble Host"])
         defer { bumble.stop() }
-        _ = try await bumble.waitForLine(timeout: .seconds(60)) { $0.contains("\"event\":\"ready\"") }
+        try await bumble.waitForReady(timeout: .seconds(60))
 
         let scan = try await bluejay("scan", "--hci", transports[1], "--duration", "1")
         #expect(scan.status == 0, "\(scan)")
