@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +41,7 @@ struct CLIVirtualTests {
 
     @Test("virtual --sensor serves a controller; scan, read and demo find the simulated sensor through it")
     func virtualWithSensor() async throws {
-        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor", "--serial", "SN-CLI-7"])
+        let server = try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor", "--serial", "SN-CLI-7"])
         defer { server.stop() }
         let lines = try await server.waitForReady()
         let transport = try #require(lines.first { $0.hasPrefix("tcp:127.0.0.1:") }, "\(lines)")
@@ -75,12 +74,12 @@ struct CLIVirtualTests {
 
     @Test("sensor on one controller of a virtual pair is found and read through the other")
     func sensorOnVirtualPair() async throws {
-        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])
+        let server = try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])
         defer { server.stop() }
         let transports = try await server.waitForReady().filter { $0.hasPrefix("tcp:") }
         try #require(transports.count == 2, "\(server.diagnostics)")
 
-        let sensor = try ServedCLI(["sensor", "--hci", transports[1], "--name", "Pair HRM", "--serial", "SN-PAIR", "--interval", "0.2"])
+        let sensor = try CLIProcess(["sensor", "--hci", transports[1], "--name", "Pair HRM", "--serial", "SN-PAIR", "--interval", "0.2"])
         defer { sensor.stop() }
         let advertising = try await sensor.waitForLine { $0.hasPrefix("sensor \"Pair HRM\"") }
         let address = try #require(advertising.split(separator: " ").first { $0.hasPrefix("C0:") }.map(String.init), "\(advertising)")
@@ -105,7 +104,7 @@ struct CLIVirtualTests {
 
     @Test("demo fails clearly: no sensor on the controller (69), interrupted (130, after disconnecting)")
     func demoFailures() async throws {
-        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0"])
+        let server = try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0"])
         defer { server.stop() }
         let transport = try #require(try await server.waitForReady().first, "\(server.diagnostics)")
         let empty = try await bluejay("demo", "--hci", transport, "--scan-seconds", "0.5")
@@ -113,7 +112,7 @@ struct CLIVirtualTests {
         #expect(empty.stderr.contains("no heart-rate sensor (service 180D) found"), "\(empty)")
         #expect(try await server.stop(signal: SIGTERM) == 0)
 
-        let demo = try ServedCLI(["demo", "--seconds", "30"])
+        let demo = try CLIProcess(["demo", "--seconds", "30"])
         defer { demo.stop() }
         _ = try await demo.waitForLine { $0.hasPrefix("listening to heart rate") }
         #expect(try await demo.stop(signal: SIGINT) == 130, "\(demo.diagnostics)")
@@ -122,7 +121,7 @@ struct CLIVirtualTests {
 
     @Test("A Bumble host on one controller of `bluejay virtual` is found and read by `bluejay` on another")
     func bumbleHostOnServedController() async throws {
-        let server = try ServedCLI(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])
+        let server = try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])
         defer { server.stop() }
         let transports = try await server.waitForReady().filter { $0.hasPrefix("tcp:") }
         try #require(transports.count == 2, "\(server.diagnostics)")
@@ -177,7 +176,7 @@ struct CLIVirtualTests {
         let central = try BumbleRig.start(script: .central)
         defer { central.stop() }
         try await central.waitForReady()
-        let sensor = try ServedCLI(["sensor", "--hci", central.transportSpecification, "--name", "Bumble Sees Me", "--interval", "0.1"])
+        let sensor = try CLIProcess(["sensor", "--hci", central.transportSpecification, "--name", "Bumble Sees Me", "--interval", "0.1"])
         defer { sensor.stop() }
         _ = try await sensor.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("sensor \"Bumble Sees Me\"") }
 
@@ -212,117 +211,5 @@ struct CLIVirtualTests {
         #expect(sensor.lines.contains { $0.hasPrefix("subscription: 2A37 (Heart Rate Measurement) notifications on") }, "\(sensor.diagnostics)")
         #expect(sensor.lines.contains { $0.hasPrefix("read: 2A38 (Body Sensor Location) → 01") }, "\(sensor.diagnostics)")
         #expect(try await sensor.stop(signal: SIGINT) == 0, "\(sensor.diagnostics)")
-    }
-}
-
-/// A `bluejay` command that runs until stopped (`virtual`, `sensor`): its stdout read line
-/// by line as it comes; always stopped (SIGINT, then SIGTERM, then SIGKILL) when the test
-/// ends or the object goes away.
-final class ServedCLI: Sendable {
-    private let process: Process
-    /// Kept open while it runs: some programs (the Bumble scripts) end at end of stdin.
-    private let input: FileHandle
-    private let stderrURL: URL
-    private let state = Mutex<[String]>([])
-    private let ended = Mutex(false)
-
-    /// Runs `bluejay` (or another program) with these arguments.
-    init(_ arguments: [String], executable: URL? = nil) throws {
-        signal(SIGPIPE, SIG_IGN)
-        process = Process()
-        process.executableURL = try executable ?? CLIProcess.executable()
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["BLUEJAY_HCI"] = nil
-        process.environment = environment
-        stderrURL = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-served-\(UUID().uuidString).stderr")
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        let stdin = Pipe()
-        process.standardInput = stdin
-        input = stdin.fileHandleForWriting
-        try process.run()
-        let reader = output.fileHandleForReading
-        let thread = Thread { [self] in self.read(reader) }
-        thread.start()
-    }
-
-    deinit {
-        stop()
-        try? FileManager.default.removeItem(at: stderrURL)
-    }
-
-    private func read(_ handle: FileHandle) {
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            pending += buffer[..<count]
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                state.withLock { $0.append(line) }
-            }
-        }
-        ended.withLock { $0 = true }
-    }
-
-    /// Every line printed so far.
-    var lines: [String] { state.withLock { $0 } }
-
-    /// Its output, for failure messages.
-    var diagnostics: String {
-        let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-        return "\(process.executableURL?.lastPathComponent ?? "?") \(process.arguments?.joined(separator: " ") ?? "")\n--- stdout\n\(lines.joined(separator: "\n"))\n--- stderr\n\(stderr)"
-    }
-
-    /// Waits for the first line that matches.
-    @discardableResult
-    func waitForLine(timeout: Duration = .seconds(15), _ predicate: (String) -> Bool) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let line = lines.first(where: predicate) { return line }
-            guard ContinuousClock.now < deadline, !ended.withLock({ $0 }) || lines.contains(where: predicate) else {
-                throw RigError(message: "no matching line within \(timeout)", context: diagnostics)
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
-    /// Waits for `ready` and returns the lines before it.
-    func waitForReady() async throws -> [String] {
-        let ready = try await waitForLine { $0 == "ready" }
-        return Array(lines.prefix { $0 != ready })
-    }
-
-    /// Sends `signal` and waits for the exit; returns the exit status.
-    @discardableResult
-    func stop(signal number: Int32) async throws -> Int32 {
-        if process.isRunning { kill(process.processIdentifier, number) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        guard !process.isRunning else {
-            stop()
-            throw RigError(message: "bluejay did not exit after signal \(number)", context: diagnostics)
-        }
-        return process.terminationStatus
-    }
-
-    /// SIGINT, then SIGTERM, then SIGKILL, each after a grace period. Idempotent.
-    func stop() {
-        try? input.close()
-        for number in [SIGINT, SIGTERM, SIGKILL] {
-            guard process.isRunning else { break }
-            kill(process.processIdentifier, number)
-            let deadline = ContinuousClock.now + .seconds(3)
-            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
-        }
-        if !process.isRunning { process.waitUntilExit() }
     }
 }

@@ -19,11 +19,12 @@ struct CLIResult: Sendable, CustomStringConvertible {
     }
 }
 
-/// A `bluejay` process; `finish` waits for it and collects its output.
-final class CLIProcess: @unchecked Sendable {
-    private let process = Process()
-    private let stdoutURL: URL
-    private let stderrURL: URL
+/// A `bluejay` process: one that ends by itself (``finish(timeout:)`` waits for it and
+/// collects its output), or one that runs until stopped (`virtual`, `sensor`: its stdout read
+/// line by line as it comes, ``waitForLine(timeout:_:)``, ``stop(signal:)``). Always stopped
+/// (SIGINT, then SIGTERM, then SIGKILL) when the test ends or the object goes away.
+final class CLIProcess: Sendable {
+    private let process: ManagedProcess<String>
 
     /// The executable built beside the test bundle (`swift build --build-tests` builds it).
     static func executable() throws -> URL {
@@ -37,49 +38,72 @@ final class CLIProcess: @unchecked Sendable {
                             "the bluejay executable is not built; run `swift build --build-tests` (make test does)")
     }
 
+    /// Runs `bluejay` with these arguments (without `BLUEJAY_HCI` from this environment).
     init(_ arguments: [String]) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        stdoutURL = directory.appendingPathComponent("stdout")
-        stderrURL = directory.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        process.executableURL = try Self.executable()
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["BLUEJAY_HCI"] = nil
-        process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-    }
-
-    /// Waits for the exit (killing the process after `timeout`) and returns its output.
-    func finish(timeout: Duration = .seconds(30)) async throws -> CLIResult {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        let timedOut = process.isRunning
-        if timedOut {
-            process.interrupt()
-            try await Task.sleep(for: .seconds(1))
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-        }
-        let result = CLIResult(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+        process = try ManagedProcess.launch(
+            name: "bluejay process",
+            executable: try Self.executable(),
+            arguments: arguments,
+            environment: ["BLUEJAY_HCI": nil],
+            input: .nullDevice,
+            stopping: .interrupt,
+            logName: "bluejay-cli",
+            parse: { $0 }
         )
-        try? FileManager.default.removeItem(at: stdoutURL.deletingLastPathComponent())
-        if timedOut { Issue.record("bluejay \(process.arguments ?? []) did not finish within \(timeout)\n\(result)") }
-        return result
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        process.stop()
+        try? FileManager.default.removeItem(atPath: process.logPath)
+    }
+
+    /// Every line printed so far.
+    var lines: [String] { process.lines }
+
+    /// Its output, for failure messages.
+    var diagnostics: String {
+        "\(process.commandLine)\n--- stdout\n\(lines.joined(separator: "\n"))\n--- stderr\n\(process.log)"
+    }
+
+    /// Waits for the first line that matches (also one an earlier wait returned).
+    @discardableResult
+    func waitForLine(timeout: Duration = .seconds(15), _ predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+        try await process.wait(for: "matching line", consuming: false, timeout: timeout, matching: predicate)
+    }
+
+    /// Waits for `ready` and returns the lines before it.
+    func waitForReady() async throws -> [String] {
+        let ready = try await waitForLine { $0 == "ready" }
+        return Array(lines.prefix { $0 != ready })
+    }
+
+    /// Sends `signal` and waits for the exit; returns the exit status.
+    @discardableResult
+    func stop(signal number: Int32) async throws -> Int32 {
+        process.sendSignal(number)
+        guard let status = try await process.exitStatus(within: .seconds(10)) else {
+            stop()
+            throw RigError(message: "bluejay did not exit after signal \(number)", context: diagnostics)
+        }
+        return status
+    }
+
+    /// SIGINT, then SIGTERM, then SIGKILL, each after a grace period. Idempotent.
+    func stop() {
+        process.stop()
+    }
+
+    /// Waits for the exit (stopping the process after `timeout`) and returns its output.
+    func finish(timeout: Duration = .seconds(30)) async throws -> CLIResult {
+        let exited = try await process.exitStatus(within: timeout)
+        if exited == nil { await process.shutdown() }
+        let result = CLIResult(
+            status: try await process.exitStatus(within: .zero) ?? -1,
+            stdout: lines.map { $0 + "\n" }.joined(),
+            stderr: process.log
+        )
+        if exited == nil { Issue.record("bluejay \(process.commandLine) did not finish within \(timeout)\n\(result)") }
+        return result
     }
 }
 
