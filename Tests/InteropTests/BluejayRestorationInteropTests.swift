@@ -2,9 +2,6 @@ import Bluejay
 import Foundation
 import Synchronization
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Settings handed from the restoration test to the second process it starts.
 enum RestorationChild {
@@ -167,43 +164,35 @@ extension BluejayInteropTests {
 
 /// A second process running this test binary with one test selected.
 final class ChildProcess: Sendable {
-    private let process: Process
-    private let collected = Mutex("")
+    private let process: ManagedProcess<String>
 
-    private init(process: Process) {
+    private init(process: ManagedProcess<String>) {
         self.process = process
     }
 
     static func launchTestBinary(filter: String, environment: [String: String]) throws -> ChildProcess {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let child = ChildProcess(process: process)
-        output.fileHandleForReading.readabilityHandler = { [weak child] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                return
-            }
-            child?.collected.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        try process.run()
-        return child
+        ChildProcess(process: try ManagedProcess.launch(
+            name: "child test process",
+            executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
+            arguments: ["--testing-library", "swift-testing", "--filter", filter],
+            environment: environment,
+            input: .nullDevice,
+            stopping: .kill,
+            logName: "bluejay-child",
+            parse: { $0 }
+        ))
     }
 
-    var output: String { collected.withLock { $0 } }
+    deinit {
+        process.stop()
+        try? FileManager.default.removeItem(atPath: process.logPath)
+    }
+
+    /// What it printed on stdout so far.
+    var output: String { process.lines.joined(separator: "\n") }
 
     /// SIGKILL: the process ends without any cleanup, as when the system kills an app.
     func kill() {
-        guard process.isRunning else { return }
-        #if canImport(Glibc)
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        #endif
-        process.waitUntilExit()
+        process.stop()
     }
 }
