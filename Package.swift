@@ -54,14 +54,14 @@ let package = Package(
                 logging,
             ]
         ),
-        .target(name: "TestSupport", dependencies: ["Bluejay"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Bluejay", "BluetoothPeripheral"], path: "Tests/TestSupport"),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"]),
         .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothTransport"]),
         .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothHCI", "TestSupport"]),
         .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost", "TestSupport"]),
         .testTarget(name: "BluetoothVirtualTests", dependencies: ["BluetoothVirtual", "BluetoothHost"]),
         .testTarget(name: "GATTProfilesTests", dependencies: ["GATTProfiles"]),
-        .testTarget(name: "BluetoothPeripheralTests", dependencies: ["BluetoothPeripheral", "BluetoothVirtual"]),
+        .testTarget(name: "BluetoothPeripheralTests", dependencies: ["BluetoothPeripheral", "BluetoothVirtual", "TestSupport"]),
         .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "BluetoothVirtual", "TestSupport"]),
         .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothSimulator", "Bluejay", "TestSupport"]),
         .testTarget(

@@ -101,7 +101,7 @@ struct PeripheralInteropTests {
             defer { responder.cancel() }
             var subscriptions = await manager.subscriptionChanges().makeAsyncIterator()
             var connections = await manager.connectionEvents().makeAsyncIterator()
-            let readiness = ReadinessWaiter(await manager.connectionEvents())
+            let readiness = ReadinessCounter(await manager.connectionEvents())
 
             try await manager.startAdvertising(name: "Bluejay GATT", serviceUUIDs: [Self.service])
             let connected = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
@@ -160,15 +160,8 @@ struct PeripheralInteropTests {
             // manager says when to go on; nothing is lost or reordered.
             var fullQueues = 0
             for index in 1...60 {
-                while true {
-                    let result = try await manager.updateValue(UInt32(index), for: counterCharacteristic)
-                    guard case .queueFull? = result.shortfall else {
-                        #expect(result.succeeded)
-                        break
-                    }
-                    fullQueues += 1
-                    try await readiness.waitForReady()
-                }
+                fullQueues += try await manager.deliver(UInt32(index).serialize(), to: counterCharacteristic, readiness: readiness,
+                                                        readyTimeout: .seconds(5))
             }
             for index in 1...60 {
                 let value = try await central.waitForEvent(named: "value") { $0.bool("indication") == false }
@@ -279,41 +272,5 @@ struct PeripheralInteropTests {
             return
         }
         await manager.powerOff()
-    }
-}
-
-/// Waits for ``PeripheralConnectionEvent/readyToUpdateSubscribers(_:)``.
-final class ReadinessWaiter: Sendable {
-    private final class Count: Sendable {
-        let value = Mutex(0)
-    }
-
-    private let ready = Count()
-    private let task: Task<Void, Never>
-
-    init(_ events: AsyncStream<PeripheralConnectionEvent>) {
-        let ready = self.ready
-        task = Task {
-            for await event in events {
-                if case .readyToUpdateSubscribers = event { ready.value.withLock { $0 += 1 } }
-            }
-        }
-    }
-
-    deinit { task.cancel() }
-
-    /// Returns once a readiness event came (taking it), or throws after `timeout`.
-    func waitForReady(timeout: Duration = .seconds(5)) async throws {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            let took = ready.value.withLock { count -> Bool in
-                guard count > 0 else { return false }
-                count -= 1
-                return true
-            }
-            if took { return }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        throw RigError(message: "the manager never said the queue drained", context: "")
     }
 }
