@@ -45,30 +45,16 @@ extension GATTClient {
     }
 }
 
-/// Collects `count` values from a stream, failing if they do not come within `timeout`.
+/// Collects `count` values from a stream (fewer if it ends), failing with ``TestTimeout`` if
+/// they do not come within `timeout`.
 func collect<S: AsyncSequence & Sendable>(_ count: Int, from stream: S, timeout: Duration) async throws -> [S.Element]
 where S.Element: Sendable {
-    try await withThrowingTaskGroup(of: [S.Element]?.self) { group in
-        group.addTask {
-            var values: [S.Element] = []
-            for try await value in stream {
-                values.append(value)
-                if values.count == count { break }
-            }
-            return values
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let values = first else {
-            throw InteropTimeout(description: "fewer than \(count) values within \(timeout)")
+    try await withTestTimeout(timeout, "collecting \(count) values") {
+        var values: [S.Element] = []
+        for try await value in stream {
+            values.append(value)
+            if values.count == count { break }
         }
         return values
     }
-}
-
-struct InteropTimeout: Error, CustomStringConvertible {
-    var description: String
 }
