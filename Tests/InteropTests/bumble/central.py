@@ -36,7 +36,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import struct
 import sys
 import time
@@ -223,11 +222,7 @@ class Central:
         return {'mtu': await self.client().request_mtu(int(rig.require(command, 'value')))}
 
     async def cmd_disconnect(self, command):
-        if self.connection is None:
-            raise rig.CommandError('not connected')
-        reason = int(command.get('reason', rig.REMOTE_USER_TERMINATED))
-        await self.connection.disconnect(reason)
-        return {'reason': reason}
+        return await rig.disconnect(self.connection, command)
 
     # GATT --------------------------------------------------------------------------
     async def cmd_discover(self, command):
@@ -341,38 +336,7 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description="Bumble central for Bluejay's peripheral interop tests")
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
     args = parser.parse_args()
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, args.log_level.upper(), logging.INFO),
-        format='%(asctime)s %(levelname)s %(name)s: %(message)s',
-    )
-    if args.log_level.upper() != 'DEBUG':
-        logging.getLogger('bumble').setLevel(logging.WARNING)
-
-    owner = rig.Rig(args)
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(signum, owner.stop_event.set)
-
-    link = rig.RigLink()
-    port = rig.HostPort(link, rig.HOST_PUBLIC_ADDRESS)
-    central = Central(owner, link)
-    try:
-        await central.start()
-        await port.start()
-        rig.emit('ready', port=port.port, role='central', host_public_address=rig.HOST_PUBLIC_ADDRESS, **central.ready_fields())
-        logger.info('ready on 127.0.0.1:%d', port.port)
-        owner.spawn(rig.read_commands(owner, central.handlers))
-        owner.spawn(rig.watch_parent(owner))
-        await owner.stop_event.wait()
-    finally:
-        await central.stop()
-        port.close()
-        for task in list(owner.background):
-            task.cancel()
-        await asyncio.gather(*owner.background, return_exceptions=True)
-    logger.info('stopped')
-    return 0
+    return await rig.serve(args, Central, 'central')
 
 
 if __name__ == '__main__':

@@ -1271,14 +1271,19 @@ class CentralRole:
         return {'value': mtu}
 
     async def cmd_disconnect(self, command):
-        if self.connection is None:
-            raise CommandError('not connected')
-        reason = int(command.get('reason', REMOTE_USER_TERMINATED))
-        await self.connection.disconnect(reason)
-        return {'reason': reason}
+        return await disconnect(self.connection, command)
 
     async def stop(self) -> None:
         pass
+
+
+async def disconnect(connection: Connection | None, command: dict[str, Any]) -> dict[str, Any]:
+    '''A central's `disconnect` command: ends its link with `reason` (default 0x13).'''
+    if connection is None:
+        raise CommandError('not connected')
+    reason = int(command.get('reason', REMOTE_USER_TERMINATED))
+    await connection.disconnect(reason)
+    return {'reason': reason}
 
 
 # -----------------------------------------------------------------------------
@@ -1323,6 +1328,57 @@ async def watch_parent(rig: Rig) -> None:
             rig.stop_event.set()
 
 
+def configure_logging(level: str) -> None:
+    '''Logs on stderr (stdout carries only events); Bumble's own logs only from warnings on,
+    unless `level` is DEBUG (which shows its HCI traces).'''
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level.upper(), logging.INFO),
+        format='%(asctime)s %(levelname)s %(name)s: %(message)s',
+    )
+    if level.upper() != 'DEBUG':
+        logging.getLogger('bumble').setLevel(logging.WARNING)
+
+
+async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], Any], role_name: str) -> int:
+    '''Runs a rig script: one link, controller A served to Bluejay's host, and the role that
+    `make_role` puts on the link (its `start`, `ready_fields`, `handlers` and `stop`). Reports
+    `ready`, runs the commands read on stdin and ends on `quit`, at the end of stdin, on
+    SIGTERM/SIGINT/SIGHUP and when the parent process dies; the role stops (and ends its
+    links) before controller A goes.'''
+    configure_logging(args.log_level)
+    rig = Rig(args)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(signum, rig.stop_event.set)
+
+    link = RigLink()
+    port = HostPort(link, HOST_PUBLIC_ADDRESS)
+    role = make_role(rig, link)
+    try:
+        await role.start()
+        await port.start()
+        emit(
+            'ready',
+            port=port.port,
+            role=role_name,
+            host_public_address=HOST_PUBLIC_ADDRESS,
+            **role.ready_fields(),
+        )
+        logger.info('ready on 127.0.0.1:%d', port.port)
+        rig.spawn(read_commands(rig, role.handlers))
+        rig.spawn(watch_parent(rig))
+        await rig.stop_event.wait()
+    finally:
+        await role.stop()
+        port.close()
+        for task in list(rig.background):
+            task.cancel()
+        await asyncio.gather(*rig.background, return_exceptions=True)
+    logger.info('stopped')
+    return 0
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description="Bumble peer for Bluejay's interop tests")
     parser.add_argument('--role', choices=['peripheral', 'central'], default='peripheral')
@@ -1339,47 +1395,14 @@ async def main() -> int:
     if not 1 <= args.peripherals <= 32:
         parser.error('--peripherals must be from 1 to 32')
 
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, args.log_level.upper(), logging.INFO),
-        format='%(asctime)s %(levelname)s %(name)s: %(message)s',
-    )
-    if args.log_level.upper() != 'DEBUG':
-        logging.getLogger('bumble').setLevel(logging.WARNING)
+    def make_role(rig: Rig, link: RigLink):
+        role = PeripheralRole(rig, link) if args.role == 'peripheral' else CentralRole(rig, link)
+        # Plugins: extra peripheral behaviour kept in files of their own (bluejay_*.py).
+        for plugin in args.plugin:
+            importlib.import_module(plugin).install(role, rig)
+        return role
 
-    rig = Rig(args)
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(signum, rig.stop_event.set)
-
-    link = RigLink()
-    port = HostPort(link, HOST_PUBLIC_ADDRESS)
-    role = PeripheralRole(rig, link) if args.role == 'peripheral' else CentralRole(rig, link)
-    # Plugins: extra peripheral behaviour kept in files of their own (bluejay_*.py).
-    for plugin in args.plugin:
-        importlib.import_module(plugin).install(role, rig)
-    try:
-        await role.start()
-        await port.start()
-        emit(
-            'ready',
-            port=port.port,
-            role=args.role,
-            host_public_address=HOST_PUBLIC_ADDRESS,
-            **role.ready_fields(),
-        )
-        logger.info('ready on 127.0.0.1:%d', port.port)
-        rig.spawn(read_commands(rig, role.handlers))
-        rig.spawn(watch_parent(rig))
-        await rig.stop_event.wait()
-    finally:
-        port.close()
-        await role.stop()
-        for task in list(rig.background):
-            task.cancel()
-        await asyncio.gather(*rig.background, return_exceptions=True)
-    logger.info('stopped')
-    return 0
+    return await serve(args, make_role, args.role)
 
 
 if __name__ == '__main__':
