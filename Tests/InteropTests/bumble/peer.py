@@ -1023,14 +1023,27 @@ class PeripheralRole:
 
     async def cmd_update_parameters(self, command):
         # As the peripheral, over the L2CAP signaling channel (Core 6.0, Vol 3, Part A, 4.20).
+        # Bumble returns once the central accepts the request; the central's Connection Update
+        # takes effect later, and the ack reports the parameters only then.
         connection = self.only_connection(command)
-        await connection.update_parameters(
-            float(require(command, 'interval_min_ms')),
-            float(require(command, 'interval_max_ms')),
-            int(command.get('latency', 0)),
-            float(require(command, 'timeout_ms')),
-            use_l2cap=True,
-        )
+        updated = asyncio.get_running_loop().create_future()
+
+        def on_update() -> None:
+            if not updated.done():
+                updated.set_result(None)
+
+        connection.on(connection.EVENT_CONNECTION_PARAMETERS_UPDATE, on_update)
+        try:
+            await connection.update_parameters(
+                float(require(command, 'interval_min_ms')),
+                float(require(command, 'interval_max_ms')),
+                int(command.get('latency', 0)),
+                float(require(command, 'timeout_ms')),
+                use_l2cap=True,
+            )
+            await asyncio.wait_for(updated, timeout=10)
+        finally:
+            connection.remove_listener(connection.EVENT_CONNECTION_PARAMETERS_UPDATE, on_update)
         parameters = connection.parameters
         return {'interval_ms': parameters.connection_interval, 'latency': parameters.peripheral_latency,
                 'timeout_ms': parameters.supervision_timeout}
