@@ -28,8 +28,8 @@ swift build -c release --package-path Benchmarks --product bluejay-compare 2>&1 
 compare="$(swift build -c release --package-path Benchmarks --show-bin-path)/bluejay-compare"
 [[ -x "$compare" ]] || { echo "error: $compare was not built" >&2; exit 1; }
 
-rm -rf "$out"
 mkdir -p "$out"
+rm -rf "$out/corpus" "$out"/round-*-bluejay.json "$out"/round-*-bumble.json "$out"/results.md "$out"/results.json
 "$compare" generate "$out/corpus"
 
 # BENCH_WAIT_QUIET=SECONDS: first wait up to that long for the 1-minute load average to fall
