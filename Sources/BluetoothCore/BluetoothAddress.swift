@@ -3,17 +3,18 @@
 /// Stored most-significant byte first, as people write it (`"C0:FF:EE:00:11:22"`); on the
 /// wire HCI sends it least-significant byte first (Core 6.0, Vol 4, Part E, 5.2).
 public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
-    /// The six bytes, most significant first.
-    public let bytes: [UInt8]
+    /// The 48 bits of the address; the most significant byte is the first one written.
+    public let rawValue: UInt64
 
-    public static let zero = BluetoothAddress(unchecked: [0, 0, 0, 0, 0, 0])
+    public static let zero = BluetoothAddress(rawValue: 0)
 
-    private init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    /// An address from its 48-bit value (higher bits are ignored).
+    public init(rawValue: UInt64) { self.rawValue = rawValue & 0xFFFF_FFFF_FFFF }
 
     /// Creates an address from six bytes, most significant first; `nil` for any other count.
     public init?(bytes: [UInt8]) {
         guard bytes.count == 6 else { return nil }
-        self.bytes = bytes
+        self.init(rawValue: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
     }
 
     /// Parses `"C0:FF:EE:00:11:22"` (also with `-` separators or none); `nil` if malformed.
@@ -30,25 +31,28 @@ public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConv
         } else {
             return nil
         }
-        self.bytes = parsed
+        self.init(bytes: parsed)
     }
 
     /// Reads the address in HCI order (least significant byte first).
     public init(reading reader: inout ByteReader) throws(PacketDecodingError) {
-        self.bytes = Array(try reader.readBytes(6).reversed())
+        self.init(rawValue: try reader.readLittleEndian(byteCount: 6))
     }
 
     /// Writes the address in HCI order (least significant byte first).
     public func write(to writer: inout ByteWriter) {
-        writer.write(contentsOf: bytes.reversed())
+        writer.writeLittleEndian(rawValue, byteCount: 6)
     }
 
+    /// The six bytes, most significant first (the order of the written form).
+    public var bytes: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: rawValue >> UInt64(8 * (5 - $0))) } }
+
     /// The bytes in HCI order (least significant first).
-    public var littleEndianBytes: [UInt8] { bytes.reversed() }
+    public var littleEndianBytes: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: rawValue >> UInt64(8 * $0)) } }
 
     public var description: String { Hex.encode(bytes, separator: ":").uppercased() }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)

@@ -12,6 +12,18 @@ public struct ByteReader: Sendable {
         self.context = context
     }
 
+    /// Reads an array without copying it.
+    public init(_ bytes: [UInt8], context: String) {
+        self.remaining = bytes[...]
+        self.context = context
+    }
+
+    /// Reads a slice without copying it.
+    public init(_ bytes: ArraySlice<UInt8>, context: String) {
+        self.remaining = bytes
+        self.context = context
+    }
+
     public var isAtEnd: Bool { remaining.isEmpty }
     public var remainingCount: Int { remaining.count }
 

@@ -14,6 +14,27 @@ public enum PacketDecodingError: Error, Equatable, Sendable, CustomStringConvert
     /// The opcode, event code or type byte is not one this decoder knows.
     case unknownOpcode(context: String, opcode: UInt64)
 
+    /// The packet the error is about.
+    public var context: String {
+        switch self {
+        case let .truncated(context, _, _), let .trailingBytes(context, _), let .lengthMismatch(context, _, _),
+             let .invalidValue(context, _, _), let .unknownOpcode(context, _):
+            return context
+        }
+    }
+
+    /// The same error, naming another packet (decoders use a constant context on the fast path
+    /// and name the packet precisely only when something goes wrong).
+    public func replacingContext(_ newContext: String) -> PacketDecodingError {
+        switch self {
+        case let .truncated(_, needed, available): return .truncated(context: newContext, needed: needed, available: available)
+        case let .trailingBytes(_, count): return .trailingBytes(context: newContext, count: count)
+        case let .lengthMismatch(_, declared, actual): return .lengthMismatch(context: newContext, declared: declared, actual: actual)
+        case let .invalidValue(_, field, value): return .invalidValue(context: newContext, field: field, value: value)
+        case let .unknownOpcode(_, opcode): return .unknownOpcode(context: newContext, opcode: opcode)
+        }
+    }
+
     public var description: String {
         switch self {
         case let .truncated(context, needed, available):

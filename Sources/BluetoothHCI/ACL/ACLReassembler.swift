@@ -31,7 +31,9 @@ public struct ACLReassembler: Sendable {
         /// 4 header bytes + payload length, once the header is in.
         mutating func updateExpected() {
             if expected == nil, bytes.count >= 2 {
-                expected = 4 + (Int(bytes[0]) | Int(bytes[1]) << 8)
+                let length = 4 + (Int(bytes[0]) | Int(bytes[1]) << 8)
+                expected = length
+                bytes.reserveCapacity(length)
             }
         }
     }

@@ -1,4 +1,5 @@
 import BluetoothCore
+import Foundation
 
 /// The parameters of one ATT PDU, as a value with its encoder and decoder side by side.
 /// The opcode is not part of the parameters.
@@ -111,7 +112,19 @@ public enum ATTPDU: Sendable, Equatable, CustomStringConvertible {
     public static func decode(_ bytes: [UInt8]) throws(PacketDecodingError) -> ATTPDU {
         guard let first = bytes.first else { throw .truncated(context: "ATT PDU", needed: 1, available: 0) }
         let opcode = ATTOpcode(rawValue: first)
-        var reader = ByteReader(bytes.dropFirst(), context: "ATT \(opcode.name)")
+        do {
+            return try decode(opcode: opcode, parameters: bytes[1...])
+        } catch {
+            // Name the PDU only when something went wrong: building the name costs more
+            // than decoding a notification.
+            if case .unknownOpcode = error { throw error }
+            throw error.replacingContext(error.context.replacingOccurrences(of: "ATT PDU", with: "ATT \(opcode.name)"))
+        }
+    }
+
+    private static func decode(opcode: ATTOpcode, parameters: ArraySlice<UInt8>) throws(PacketDecodingError) -> ATTPDU {
+        let first = opcode.rawValue
+        var reader = ByteReader(parameters, context: "ATT PDU")
         func decode<P: ATTPDUParameters>(_: P.Type) throws(PacketDecodingError) -> P {
             let parameters = try P(parameters: &reader)
             try reader.expectEnd()

@@ -51,7 +51,11 @@ public actor GATTClient {
     /// The MTU exchange under way, which later callers wait for.
     private var mtuExchange: Task<UInt16, any Error>?
     private var transactions = ATTTransactionQueue<Ticket>()
-    private var transactionTimer: Task<Void, Never>?
+    /// One watchdog per bearer checks the outstanding request's deadline (not a timer task
+    /// per request: those cost more than the request itself).
+    private var watchdog: Task<Void, Never>?
+    /// When the outstanding request went out.
+    private var outstandingSince: ContinuousClock.Instant?
     private var nextTransactionID: UInt64 = 0
     /// Set once the bearer can no longer be used.
     private(set) var closedError: HostError?
@@ -133,18 +137,36 @@ public actor GATTClient {
 
     private func transmit(_ transaction: ATTTransactionQueue<Ticket>.Transaction) {
         sendPDU(transaction.request.encode(), nil)
-        transactionTimer?.cancel()
+        outstandingSince = .now
+        if watchdog == nil { startWatchdog() }
+    }
+
+    private func startWatchdog() {
         let timeout = transactionTimeout
-        transactionTimer = Task { [weak self] in
-            do { try await Task.sleep(for: timeout) } catch { return }
-            await self?.transactionDidTimeOut(id: transaction.id)
+        watchdog = Task { [weak self] in
+            var wait = timeout
+            while true {
+                do { try await Task.sleep(for: wait) } catch { return }
+                guard let self, let next = await self.checkTransactionDeadline() else { return }
+                wait = next
+            }
         }
+    }
+
+    /// Fails the bearer if the outstanding request is past its deadline; otherwise returns how
+    /// long the watchdog may sleep (`nil` once the bearer is closed).
+    private func checkTransactionDeadline() -> Duration? {
+        guard closedError == nil else { return nil }
+        guard let since = outstandingSince, transactions.outstanding != nil else { return transactionTimeout }
+        let elapsed = ContinuousClock.now - since
+        guard elapsed >= transactionTimeout else { return transactionTimeout - elapsed }
+        transactionDidTimeOut()
+        return nil
     }
 
     /// No response within the transaction timeout: the bearer is unusable
     /// (Core 6.0, Vol 3, Part F, 3.3.3), so it closes and the link is dropped.
-    private func transactionDidTimeOut(id: UInt64) {
-        guard transactions.outstanding?.id == id else { return }
+    private func transactionDidTimeOut() {
         logger.error("ATT transaction timeout waiting for \(transactions.outstanding.map { "\($0.request.opcode)" } ?? "?")")
         let tickets = transactions.removeAll()
         closedError = .attBearerClosed
@@ -195,8 +217,7 @@ public actor GATTClient {
                 logger.warning("unexpected ATT \(pdu.opcode) dropped (no matching request)")
                 return
             }
-            transactionTimer?.cancel()
-            transactionTimer = nil
+            outstandingSince = nil
             if case let .errorResponse(error) = pdu {
                 answered.ticket?.resume(throwing: HostError.att(ATTError(error)))
             } else {
@@ -213,7 +234,7 @@ public actor GATTClient {
         let opcode = ATTOpcode(rawValue: opcodeByte)
         guard opcode == current.request.expectedResponseOpcode || opcode == .errorResponse else { return }
         guard let (answered, next) = transactions.finishOutstanding() else { return }
-        transactionTimer?.cancel()
+        outstandingSince = nil
         answered.ticket?.resume(throwing: error)
         if let next { transmit(next) }
     }
@@ -227,7 +248,7 @@ public actor GATTClient {
     private func close(with error: HostError) {
         guard closedError == nil || closedError == .attBearerClosed else { return }
         closedError = error
-        transactionTimer?.cancel()
+        watchdog?.cancel()
         transactions.removeAll().forEach { $0.resume(throwing: error) }
         failListeners(with: error)
     }

@@ -121,14 +121,16 @@ extension GATTServer {
         bearers[connectionHandle] = bearer
         let id = bearer.id
         let notification = ATTHandleValueNotification(handle: valueHandle, value: Array(value.prefix(Int(mtu) - 3)))
-        send(.handleValueNotification(notification), to: connectionHandle) { [weak self] _ in
-            Task { await self?.notificationDidLeave(bearerID: id, connectionHandle: connectionHandle) }
+        // Through the inbox, in order with the rest, without a task per notification.
+        let inbox = self.inbox
+        send(.handleValueNotification(notification), to: connectionHandle) { _ in
+            inbox.yield(.notificationLeft(bearerID: id, connectionHandle: connectionHandle))
         }
         return .sent
     }
 
     /// The controller took a notification (or the link failed it): room for one more.
-    private func notificationDidLeave(bearerID: UInt64, connectionHandle: UInt16) {
+    func notificationDidLeave(bearerID: UInt64, connectionHandle: UInt16) {
         guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
         bearer.notificationsInFlight = max(0, bearer.notificationsInFlight - 1)
         let ready = bearer.owesReadyEvent && bearer.notificationsInFlight < settings.maximumPendingNotifications

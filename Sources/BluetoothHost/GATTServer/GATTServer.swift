@@ -28,13 +28,15 @@ public actor GATTServer {
     enum InboxItem: Sendable {
         case pdu([UInt8], ServerLink)
         case closed(connectionHandle: UInt16)
+        /// The controller took a notification (or the link failed it).
+        case notificationLeft(bearerID: UInt64, connectionHandle: UInt16)
     }
 
     let sendPDU: Sender
     /// The ATT MTU this server can receive, answered to Exchange MTU Requests.
     let preferredMTU: UInt16
     let logger: Logger
-    private let inbox: AsyncStream<InboxItem>.Continuation
+    let inbox: AsyncStream<InboxItem>.Continuation
 
     var database = AttributeDatabase()
     var bearers: [UInt16: ServerBearer] = [:]
@@ -74,6 +76,7 @@ public actor GATTServer {
             switch item {
             case let .pdu(bytes, link): accept(bytes, from: link)
             case let .closed(handle): closeBearer(handle)
+            case let .notificationLeft(bearerID, handle): notificationDidLeave(bearerID: bearerID, connectionHandle: handle)
             }
         }
     }
