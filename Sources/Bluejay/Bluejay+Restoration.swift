@@ -36,16 +36,22 @@ extension Bluejay {
 
     /// Persists the connected peripheral and its listens (restoration on).
     func saveCurrentRestorationState() {
-        let record = state.withLock { state -> RestorationRecord? in
-            guard state.restoration != nil, state.lifecycle == .running else { return nil }
-            guard let link = state.connectedLink else { return nil }
-            return RestorationRecord(peripheral: link.identifier.stringValue, listens: state.listens.persistable)
+        restorationWrites.withLock { _ in
+            let record = state.withLock { state -> RestorationRecord? in
+                guard state.restoration != nil, state.lifecycle == .running else { return nil }
+                guard let link = state.connectedLink else { return nil }
+                return RestorationRecord(peripheral: link.identifier.stringValue, listens: state.listens.persistable)
+            }
+            if let record { writeRestoration(record) }
         }
-        if let record { saveRestoration(record) }
     }
 
     /// Writes the restoration record (restoration on).
     func saveRestoration(_ record: RestorationRecord) {
+        restorationWrites.withLock { _ in writeRestoration(record) }
+    }
+
+    private func writeRestoration(_ record: RestorationRecord) {
         guard let store = state.withLock({ $0.restoration?.store }) else { return }
         do {
             try store.save(record)

@@ -22,6 +22,9 @@ public final class Bluejay: Sendable {
     let state: Mutex<EngineState>
     let runner: OperationRunner
     let logger: Logger
+    /// Serializes writes of the restoration file with the decision of what to write, so a
+    /// record computed while running cannot land after the empty one written at stop.
+    let restorationWrites = Mutex(())
 
     /// A Bluejay that does nothing until ``start(mode:)``.
     /// - Parameter logger: where Bluejay logs (swift-log); ``LogObserver``s get the same lines.
