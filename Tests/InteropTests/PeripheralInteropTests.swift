@@ -158,17 +158,17 @@ struct PeripheralInteropTests {
             #expect(subscribed?.isNotifying == true)
             // More than the controller takes at once: the full queue is reported and the
             // manager says when to go on; nothing is lost or reordered.
-            var fullQueues = 0
             for index in 1...60 {
-                fullQueues += try await manager.deliver(UInt32(index).serialize(), to: counterCharacteristic, readiness: readiness,
+                _ = try await manager.deliver(UInt32(index).serialize(), to: counterCharacteristic, readiness: readiness,
                                                         readyTimeout: .seconds(5))
             }
             for index in 1...60 {
                 let value = try await central.waitForEvent(named: "value") { $0.bool("indication") == false }
                 #expect(value.bytes("value") == UInt32(index).serialize())
             }
-
-            #expect(fullQueues > 0, "60 notifications at once never filled the queue")
+            // Whether the queue fills here depends on how fast Bumble drains it; that the full
+            // queue is reported and waited out is checked deterministically in
+            // GATTServerNotificationTests.
 
             // Indications, in order, each sent only after the previous one was confirmed.
             try await central.request("unsubscribe", ["handle": Int(counterCharacteristic.valueHandle)])
