@@ -57,6 +57,22 @@ extension Bluejay {
         runner.submit(operation, atFront: atFront)
     }
 
+    /// What every new link needs before use: its MTU, and Service Changed indications for the
+    /// ServiceObserver (subscribed to before they are enabled, so none is missed).
+    func prepareLink(_ connection: Connection, identifier: PeripheralIdentifier) async -> (PeripheralLink, AsyncStream<GATTServiceChange>) {
+        let link = PeripheralLink(connection: connection, identifier: identifier)
+        await link.refreshMTU()
+        let changes = await connection.gatt.serviceChanges()
+        do {
+            try await withTimeLimit(operationTimeLimit, operation: "enabling Service Changed indications") {
+                _ = try await connection.gatt.enableServiceChangedIndications()
+            }
+        } catch {
+            log(.info, "Service Changed indications of \(identifier) not enabled: \(error)")
+        }
+        return (link, changes)
+    }
+
     private func performConnection(to peripheral: PeripheralIdentifier, timeout: Timeout, purpose: ConnectPurpose,
                                    operationID: UInt64) async throws -> PeripheralIdentifier {
         let host = try requireHost()
@@ -71,16 +87,7 @@ extension Bluejay {
             try? await connection.disconnect()
             throw BluejayError.cancelled
         }
-        let link = PeripheralLink(connection: connection, identifier: peripheral)
-        await link.refreshMTU()
-        let changes = await connection.gatt.serviceChanges()
-        do {
-            try await withTimeLimit(operationTimeLimit, operation: "enabling Service Changed indications") {
-                _ = try await connection.gatt.enableServiceChangedIndications()
-            }
-        } catch {
-            log(.info, "Service Changed indications of \(peripheral) not enabled: \(error)")
-        }
+        let (link, changes) = await prepareLink(connection, identifier: peripheral)
         guard connection.isConnected else {
             throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
         }

@@ -24,8 +24,6 @@ extension Bluejay {
             fresh.rssiObservers = state.rssiObservers
             fresh.logObservers = state.logObservers
             fresh.disconnectHandler = state.disconnectHandler
-            fresh.eventContinuations = state.eventContinuations
-            fresh.nextContinuationID = state.nextContinuationID
             fresh.generation = state.generation + 1
             fresh.broadcastErrorsToListeners = state.broadcastErrorsToListeners
             fresh.defaultWarningOptions = state.defaultWarningOptions
@@ -119,16 +117,7 @@ extension Bluejay {
     /// Takes over a connection made by someone else (``StartMode/use(host:peripheral:options:)``).
     private func adopt(_ connection: Connection) async {
         let identifier = PeripheralIdentifier(address: connection.peer)
-        let link = PeripheralLink(connection: connection, identifier: identifier)
-        await link.refreshMTU()
-        let changes = await connection.gatt.serviceChanges()
-        do {
-            try await withTimeLimit(operationTimeLimit, operation: "enabling Service Changed indications") {
-                _ = try await connection.gatt.enableServiceChangedIndications()
-            }
-        } catch {
-            log(.info, "Service Changed indications of \(identifier) not enabled: \(error)")
-        }
+        let (link, changes) = await prepareLink(connection, identifier: identifier)
         install(link, timeout: .none, changes: changes)
         log(.info, "using the existing connection to \(identifier)")
         announceConnection(identifier, mtu: link.mtu)

@@ -25,6 +25,8 @@ public final class Bluejay: Sendable {
     /// Serializes writes of the restoration file with the decision of what to write, so a
     /// record computed while running cannot land after the empty one written at stop.
     let restorationWrites = Mutex(())
+    /// The streams of ``connectionEvents()``; they outlive a stop and a new start.
+    let connectionEventListeners = AsyncStreamFanOut<ConnectionEvent>()
 
     /// A Bluejay that does nothing until ``start(mode:)``.
     /// - Parameter logger: where Bluejay logs (swift-log); ``LogObserver``s get the same lines.
@@ -164,8 +166,7 @@ public final class Bluejay: Sendable {
 
     /// Tells the `async` event streams.
     func broadcast(_ event: ConnectionEvent) {
-        let continuations = state.withLock { Array($0.eventContinuations.values) }
-        continuations.forEach { $0.yield(event) }
+        connectionEventListeners.yield(event)
     }
 
     /// Why a regular API call cannot be made now, if it cannot.

@@ -76,8 +76,6 @@ struct EngineState: Sendable {
     var rssiObservers = WeakObservers<any RSSIObserver>()
     var logObservers = WeakObservers<any LogObserver>()
     var disconnectHandler = WeakObservers<any DisconnectHandler>()
-    var eventContinuations: [UInt64: AsyncStream<ConnectionEvent>.Continuation] = [:]
-    var nextContinuationID: UInt64 = 0
 
     var callbackQueue: DispatchQueue { options.callbackQueue }
 

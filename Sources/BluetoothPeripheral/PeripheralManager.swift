@@ -38,8 +38,8 @@ public actor PeripheralManager {
 
     private var pumpsStarted = false
     private var pumps: [Task<Void, Never>] = []
-    var subscriptionContinuations: [UInt64: AsyncStream<SubscriptionChange>.Continuation] = [:]
-    var connectionContinuations: [UInt64: AsyncStream<PeripheralConnectionEvent>.Continuation] = [:]
+    let subscriptionListeners = AsyncStreamFanOut<SubscriptionChange>()
+    let connectionListeners = AsyncStreamFanOut<PeripheralConnectionEvent>()
     private var nextIdentifier: UInt64 = 0
     /// The centrals connected now, by connection handle.
     private var connectedCentrals: [UInt16: Central] = [:]
@@ -87,25 +87,14 @@ public actor PeripheralManager {
     /// Changes of centrals' subscriptions, as they happen.
     public func subscriptionChanges() async -> AsyncStream<SubscriptionChange> {
         await startPumps()
-        let (stream, continuation) = AsyncStream.makeStream(of: SubscriptionChange.self, bufferingPolicy: .unbounded)
-        let id = makeIdentifier()
-        subscriptionContinuations[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeSubscriptionContinuation(id) } }
-        return stream
+        return subscriptionListeners.makeStream()
     }
 
     /// Centrals connecting and disconnecting, and queues that drained.
     public func connectionEvents() async -> AsyncStream<PeripheralConnectionEvent> {
         await startPumps()
-        let (stream, continuation) = AsyncStream.makeStream(of: PeripheralConnectionEvent.self, bufferingPolicy: .unbounded)
-        let id = makeIdentifier()
-        connectionContinuations[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeConnectionContinuation(id) } }
-        return stream
+        return connectionListeners.makeStream()
     }
-
-    private func removeSubscriptionContinuation(_ id: UInt64) { subscriptionContinuations[id] = nil }
-    private func removeConnectionContinuation(_ id: UInt64) { connectionContinuations[id] = nil }
 
     func makeIdentifier() -> UInt64 {
         nextIdentifier += 1
@@ -135,7 +124,7 @@ public actor PeripheralManager {
             let change = SubscriptionChange(central: Central(connectionHandle: subscription.connectionHandle, address: subscription.peer),
                                             characteristic: characteristic, isNotifying: subscription.isNotifying,
                                             isIndicating: subscription.isIndicating)
-            for continuation in subscriptionContinuations.values { continuation.yield(change) }
+            subscriptionListeners.yield(change)
         case let .readyToUpdateSubscribers(connectionHandle):
             let central = connectedCentrals[connectionHandle] ?? Central(connectionHandle: connectionHandle, address: nil)
             broadcast(.readyToUpdateSubscribers(central))
@@ -155,8 +144,8 @@ public actor PeripheralManager {
             broadcast(.disconnected(Central(connectionHandle: connection.handle, address: connection.peer), reason: reason))
         case .transportClosed:
             connectedCentrals.removeAll()
-            for continuation in connectionContinuations.values { continuation.finish() }
-            for continuation in subscriptionContinuations.values { continuation.finish() }
+            connectionListeners.finish()
+            subscriptionListeners.finish()
             router.finishAll()
         default:
             break
@@ -164,7 +153,7 @@ public actor PeripheralManager {
     }
 
     private func broadcast(_ event: PeripheralConnectionEvent) {
-        for continuation in connectionContinuations.values { continuation.yield(event) }
+        connectionListeners.yield(event)
     }
 
     func publishedCharacteristic(valueHandle: UInt16) -> GATTPublishedCharacteristic? {

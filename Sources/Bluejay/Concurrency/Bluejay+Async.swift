@@ -151,16 +151,7 @@ extension Bluejay {
     /// Availability, connections, disconnections and service changes as they happen, from
     /// now on. The stream ends when the consumer stops iterating.
     public func connectionEvents() -> AsyncStream<ConnectionEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionEvent.self, bufferingPolicy: .unbounded)
-        let id = state.withLock { state -> UInt64 in
-            state.nextContinuationID += 1
-            state.eventContinuations[state.nextContinuationID] = continuation
-            return state.nextContinuationID
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.eventContinuations.removeValue(forKey: id) }
-        }
-        return stream
+        connectionEventListeners.makeStream()
     }
 
     /// Bridges an internal request to `async`: `start` gets an operation identifier to use

@@ -29,21 +29,8 @@ extension GATTClient {
 
     /// Changes to the peer's database, as Service Changed indications report them.
     public func serviceChanges() -> AsyncStream<GATTServiceChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: GATTServiceChange.self, bufferingPolicy: .unbounded)
-        guard closedError == nil else {
-            continuation.finish()
-            return stream
-        }
-        nextListenerID += 1
-        let id = nextListenerID
-        serviceChangeTaps[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { [weak self] in await self?.removeServiceChangeTap(id: id) }
-        }
-        return stream
+        serviceChangeListeners.makeStream()
     }
-
-    private func removeServiceChangeTap(id: UInt64) { serviceChangeTaps[id] = nil }
 
     /// The services discovered so far that are still valid.
     public var cachedServices: [GATTService] { discoveredServices }
@@ -60,6 +47,6 @@ extension GATTClient {
         discoveredServices.removeAll { $0.handleRange.overlaps(affected) }
         logger.info("peer database changed in 0x\(String(start, radix: 16))-0x\(String(end, radix: 16)); \(invalidated.count) service(s) invalidated")
         let change = GATTServiceChange(affectedHandles: affected, invalidatedServices: invalidated)
-        for tap in serviceChangeTaps.values { tap.yield(change) }
+        serviceChangeListeners.yield(change)
     }
 }

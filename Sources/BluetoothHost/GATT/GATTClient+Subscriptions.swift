@@ -83,21 +83,8 @@ extension GATTClient {
     /// Every notification and indication that arrives, whether or not someone subscribed to
     /// its characteristic, in arrival order. The stream ends when the connection does.
     public func notifications() -> AsyncStream<GATTNotification> {
-        let (stream, continuation) = AsyncStream.makeStream(of: GATTNotification.self, bufferingPolicy: .unbounded)
-        guard closedError == nil else {
-            continuation.finish()
-            return stream
-        }
-        nextListenerID += 1
-        let id = nextListenerID
-        notificationTaps[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { [weak self] in await self?.removeNotificationTap(id: id) }
-        }
-        return stream
+        notificationListeners.makeStream()
     }
-
-    private func removeNotificationTap(id: UInt64) { notificationTaps[id] = nil }
 
     private func removeSubscriber(id: UInt64, valueHandle: UInt16) async {
         guard subscribers[valueHandle]?.removeValue(forKey: id) != nil else { return }
@@ -118,7 +105,7 @@ extension GATTClient {
         if let handleSubscribers = subscribers[notification.handle] {
             for continuation in handleSubscribers.values { continuation.yield(notification.value) }
         }
-        for tap in notificationTaps.values { tap.yield(notification) }
+        notificationListeners.yield(notification)
     }
 
     func failListeners(with error: HostError) {
@@ -127,10 +114,8 @@ extension GATTClient {
         }
         subscribers.removeAll()
         subscriptionConfigurations.removeAll()
-        for tap in notificationTaps.values { tap.finish() }
-        notificationTaps.removeAll()
-        for tap in serviceChangeTaps.values { tap.finish() }
-        serviceChangeTaps.removeAll()
+        notificationListeners.finish()
+        serviceChangeListeners.finish()
     }
 }
 

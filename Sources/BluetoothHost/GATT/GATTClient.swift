@@ -61,8 +61,8 @@ public actor GATTClient {
     private(set) var closedError: HostError?
 
     var subscribers: [UInt16: [UInt64: AsyncThrowingStream<[UInt8], any Error>.Continuation]] = [:]
-    var notificationTaps: [UInt64: AsyncStream<GATTNotification>.Continuation] = [:]
-    var serviceChangeTaps: [UInt64: AsyncStream<GATTServiceChange>.Continuation] = [:]
+    let notificationListeners = AsyncStreamFanOut<GATTNotification>()
+    let serviceChangeListeners = AsyncStreamFanOut<GATTServiceChange>()
     var nextListenerID: UInt64 = 0
     /// Services discovered so far, kept so that Service Changed can say what it invalidated.
     var discoveredServices: [GATTService] = []

@@ -42,7 +42,7 @@ public actor GATTServer {
     var bearers: [UInt16: ServerBearer] = [:]
     /// Limits and timeouts; change them with ``configure(_:)``.
     public private(set) var settings = GATTServerSettings()
-    var eventContinuations: [UInt64: AsyncStream<GATTServerEvent>.Continuation] = [:]
+    let eventListeners = AsyncStreamFanOut<GATTServerEvent>()
     private var nextIdentifier: UInt64 = 0
 
     public init(preferredMTU: UInt16 = 517, logger: Logger = Logger(label: "bluejay.gatt-server"), send: @escaping Sender) {
@@ -165,19 +165,11 @@ public actor GATTServer {
 
     /// A new stream of server events.
     public func events() -> AsyncStream<GATTServerEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: GATTServerEvent.self, bufferingPolicy: .unbounded)
-        let id = makeIdentifier()
-        eventContinuations[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeEventContinuation(id) }
-        }
-        return stream
+        eventListeners.makeStream()
     }
 
-    private func removeEventContinuation(_ id: UInt64) { eventContinuations[id] = nil }
-
     func broadcast(_ event: GATTServerEvent) {
-        for continuation in eventContinuations.values { continuation.yield(event) }
+        eventListeners.yield(event)
     }
 
     func subscription(_ bearer: ServerBearer, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration) -> GATTSubscription {

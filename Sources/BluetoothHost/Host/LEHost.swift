@@ -27,7 +27,7 @@ public actor LEHost {
     private(set) var transportClosure: TransportError?? = nil
 
     var connectionsByHandle: [UInt16: Connection] = [:]
-    var eventContinuations: [UInt64: AsyncStream<HostEvent>.Continuation] = [:]
+    let eventListeners = AsyncStreamFanOut<HostEvent>()
     var nextIdentifier: UInt64 = 0
     private var inboundTask: Task<Void, Never>?
 
@@ -93,24 +93,16 @@ public actor LEHost {
 
     /// A new stream of host events; it ends when the transport closes.
     public func events() -> AsyncStream<HostEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: HostEvent.self, bufferingPolicy: .unbounded)
-        if let closure = transportClosure {
-            continuation.yield(.transportClosed(closure))
-            continuation.finish()
-            return stream
-        }
-        let id = makeIdentifier()
-        eventContinuations[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeEventContinuation(id) }
-        }
+        guard let closure = transportClosure else { return eventListeners.makeStream() }
+        // A late listener still learns why nothing more will come.
+        let (stream, continuation) = AsyncStream.makeStream(of: HostEvent.self)
+        continuation.yield(.transportClosed(closure))
+        continuation.finish()
         return stream
     }
 
-    private func removeEventContinuation(_ id: UInt64) { eventContinuations[id] = nil }
-
     func broadcast(_ event: HostEvent) {
-        for continuation in eventContinuations.values { continuation.yield(event) }
+        eventListeners.yield(event)
     }
 
     func makeIdentifier() -> UInt64 {
@@ -209,7 +201,6 @@ public actor LEHost {
         }
         parameterUpdateWaiters.removeAll()
         broadcast(.transportClosed(reason))
-        for continuation in eventContinuations.values { continuation.finish() }
-        eventContinuations.removeAll()
+        eventListeners.finish()
     }
 }

@@ -1,0 +1,48 @@
+import BluetoothCore
+import Testing
+
+@Suite struct AsyncStreamFanOutTests {
+    @Test func everyStreamGetsEveryElementInOrderAndFinishEndsThem() async {
+        let fanOut = AsyncStreamFanOut<Int>()
+        let first = fanOut.makeStream()
+        let second = fanOut.makeStream()
+        for value in 1...3 { fanOut.yield(value) }
+        fanOut.finish()
+        var firstValues: [Int] = []
+        for await value in first { firstValues.append(value) }
+        var secondValues: [Int] = []
+        for await value in second { secondValues.append(value) }
+        #expect(firstValues == [1, 2, 3])
+        #expect(secondValues == [1, 2, 3])
+    }
+
+    @Test func aStreamMadeAfterFinishEndsAtOnceAndElementsBeforeItAreNotReplayed() async {
+        let fanOut = AsyncStreamFanOut<Int>()
+        fanOut.yield(1)
+        let early = fanOut.makeStream()
+        fanOut.yield(2)
+        fanOut.finish()
+        let late = fanOut.makeStream()
+        fanOut.yield(3)
+        var earlyValues: [Int] = []
+        for await value in early { earlyValues.append(value) }
+        var lateValues: [Int] = []
+        for await value in late { lateValues.append(value) }
+        #expect(earlyValues == [2])
+        #expect(lateValues.isEmpty)
+        #expect(fanOut.isEmpty)
+    }
+
+    @Test func aConsumerThatStopsLeaves() async {
+        let fanOut = AsyncStreamFanOut<Int>()
+        let task = Task {
+            for await _ in fanOut.makeStream() {}
+        }
+        var turns = 0
+        while fanOut.isEmpty, turns < 100_000 { await Task.yield(); turns += 1 }
+        #expect(!fanOut.isEmpty, "the consumer is listening")
+        task.cancel()
+        await task.value
+        #expect(fanOut.isEmpty, "a cancelled consumer's stream is removed")
+    }
+}
