@@ -27,4 +27,18 @@ import Testing
         let exchanges = server.requests.filter { if case .exchangeMTURequest = $0 { return true } else { return false } }
         #expect(exchanges.count == 1, "the MTU is exchanged once per connection (Core 6.0, Vol 3, Part F, 3.4.2.1)")
     }
+
+    @Test func findingACharacteristicByUUIDNamesWhatIsMissing() async throws {
+        let (client, _) = ScriptedATTServer.connect(database: SampleDatabase.make())
+        let found = try await withTestTimeout {
+            try await client.characteristic(SampleDatabase.measurement, inService: SampleDatabase.heartRate)
+        }
+        #expect(found == SampleDatabase.measurementCharacteristic)
+        await #expect(throws: HostError.notFound("service 1810")) {
+            _ = try await client.characteristic(SampleDatabase.measurement, inService: BluetoothUUID(UInt16(0x1810)))
+        }
+        await #expect(throws: HostError.notFound("characteristic 2A19 in service 180D")) {
+            _ = try await client.characteristic(SampleDatabase.batteryLevel, inService: SampleDatabase.heartRate)
+        }
+    }
 }

@@ -157,12 +157,12 @@ struct ReadmeAPIExamplesTests {
         }
         await central.stopScanning()
         let connection = try await central.connect(to: try #require(found).peer)
-        let remoteControlPoint = try await connection.gatt.characteristic(service: "180D", characteristic: "2A39")
+        let remoteControlPoint = try await connection.gatt.characteristic("2A39", inService: "180D")
         try await connection.gatt.write([0x01], to: remoteControlPoint)
         await #expect(throws: HostError.att(ATTError(requestOpcode: .writeRequest, handle: remoteControlPoint.valueHandle, code: ATTErrorCode(rawValue: 0x80)))) {
             try await connection.gatt.write([0x02], to: remoteControlPoint)
         }
-        let remoteMeasurement = try await connection.gatt.characteristic(service: "180D", characteristic: "2A37")
+        let remoteMeasurement = try await connection.gatt.characteristic("2A37", inService: "180D")
         let notifications = try await connection.gatt.subscribe(to: remoteMeasurement)
         #expect(await eventually(timeout: .seconds(5)) { await !manager.subscribers(of: measurement).isEmpty })
 
@@ -186,13 +186,5 @@ private final class Transcript: Sendable {
     func callAsFunction(_ items: Any...) {
         let line = items.map { "\($0)" }.joined(separator: " ")
         recorded.withLock { $0.append(line) }
-    }
-}
-
-extension GATTClient {
-    /// A characteristic by service and characteristic UUID, or a test failure.
-    fileprivate func characteristic(service: BluetoothUUID, characteristic: BluetoothUUID) async throws -> GATTCharacteristic {
-        let found = try #require(try await discoverPrimaryServices(uuid: service).first, "service \(service)")
-        return try #require(try await discoverCharacteristics(of: found, uuid: characteristic).first, "characteristic \(characteristic)")
     }
 }

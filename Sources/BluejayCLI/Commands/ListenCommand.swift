@@ -26,7 +26,7 @@ struct ListenCommand: AsyncParsableCommand {
             let (peripheral, count, timeout) = (peripheral, count, timeout)
             let received = try await HostSession.run(common) { host in
                 let connection = try await host.connect(peripheral)
-                let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)
+                let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
                 let values = try await connection.gatt.subscribe(to: target)
                 let indicates = !target.properties.contains(.notify)
                 let timer = timeout.map { seconds in

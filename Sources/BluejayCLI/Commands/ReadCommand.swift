@@ -20,7 +20,7 @@ struct ReadCommand: AsyncParsableCommand {
             let (peripheral, format) = (peripheral, format)
             let value = try await HostSession.run(common) { host in
                 let connection = try await host.connect(peripheral)
-                let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)
+                let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
                 let value = try await connection.gatt.read(target)
                 try await connection.disconnect()
                 return value

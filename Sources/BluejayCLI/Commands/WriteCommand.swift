@@ -24,7 +24,7 @@ struct WriteCommand: AsyncParsableCommand {
             let (peripheral, withoutResponse) = (peripheral, withoutResponse)
             try await HostSession.run(common) { host in
                 let connection = try await host.connect(peripheral)
-                let target = try await connection.gatt.characteristic(service: serviceUUID, characteristic: characteristicUUID)
+                let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
                 if withoutResponse {
                     try await connection.gatt.writeWithoutResponse(bytes, handle: target.valueHandle)
                 } else {

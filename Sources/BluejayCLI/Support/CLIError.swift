@@ -49,6 +49,7 @@ enum CLIError: Error, CustomStringConvertible {
     static func from(_ error: any Error) -> CLIError {
         switch error {
         case let error as CLIError: return error
+        case let HostError.notFound(what): return .notFound(what)
         case let error as HostError: return .host(error)
         case let error as TransportError: return .transport(error)
         default: return .usage("\(error)")

@@ -13,16 +13,3 @@ extension LEHost {
         }
     }
 }
-
-extension GATTClient {
-    /// Finds a characteristic by service and characteristic UUID.
-    func characteristic(service serviceUUID: BluetoothUUID, characteristic characteristicUUID: BluetoothUUID) async throws -> GATTCharacteristic {
-        guard let service = try await discoverPrimaryServices(uuid: serviceUUID).first else {
-            throw CLIError.notFound("service \(serviceUUID)")
-        }
-        guard let characteristic = try await discoverCharacteristics(of: service, uuid: characteristicUUID).first else {
-            throw CLIError.notFound("characteristic \(characteristicUUID) in service \(serviceUUID)")
-        }
-        return characteristic
-    }
-}

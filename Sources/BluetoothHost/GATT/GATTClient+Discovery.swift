@@ -138,6 +138,18 @@ extension GATTClient {
         return descriptors
     }
 
+    /// The first characteristic of that UUID in the first primary service of that UUID,
+    /// discovered by UUID; throws ``HostError/notFound(_:)`` naming what is missing.
+    public func characteristic(_ characteristicUUID: BluetoothUUID, inService serviceUUID: BluetoothUUID) async throws -> GATTCharacteristic {
+        guard let service = try await discoverPrimaryServices(uuid: serviceUUID).first else {
+            throw HostError.notFound("service \(serviceUUID)")
+        }
+        guard let characteristic = try await discoverCharacteristics(of: service, uuid: characteristicUUID).first else {
+            throw HostError.notFound("characteristic \(characteristicUUID) in service \(serviceUUID)")
+        }
+        return characteristic
+    }
+
     /// Discovers every service, characteristic and descriptor: the whole database.
     public func discoverDatabase() async throws -> [GATTDiscoveredService] {
         var database: [GATTDiscoveredService] = []

@@ -36,12 +36,9 @@ extension BumbleRig {
 }
 
 extension GATTClient {
-    /// A characteristic by service and characteristic UUID, or a test failure.
+    /// A characteristic by service and characteristic UUID (written as in the rig's README).
     func characteristic(_ serviceUUID: String, _ characteristicUUID: String) async throws -> GATTCharacteristic {
-        let service = try #require(try await discoverPrimaryServices(uuid: BluetoothUUID(stringLiteral: serviceUUID)).first,
-                                   "service \(serviceUUID) not found")
-        return try #require(try await discoverCharacteristics(of: service, uuid: BluetoothUUID(stringLiteral: characteristicUUID)).first,
-                            "characteristic \(characteristicUUID) not found")
+        try await characteristic(BluetoothUUID(stringLiteral: characteristicUUID), inService: BluetoothUUID(stringLiteral: serviceUUID))
     }
 }
 
