@@ -71,6 +71,11 @@ public final class VirtualControllerTransport: HCITransport {
     /// Whether the transport has ended.
     public var isClosed: Bool { state.withLock { $0.isClosed } }
 
+    /// Returns once every packet handed to the receiver so far has been received.
+    func waitUntilDelivered() {
+        deliveryQueue.sync {}
+    }
+
     /// A packet from the controller (called on the link's queue).
     func deliver(_ packet: H4Packet) {
         state.withLock { state in

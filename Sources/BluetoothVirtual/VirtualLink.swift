@@ -6,7 +6,8 @@ import Logging
 import Synchronization
 
 /// A shared in-process radio medium for ``VirtualController``s: the air between virtual LE
-/// devices, with a simulated clock that follows real time (scaled by ``timeScale``).
+/// devices, with a simulated clock that follows real time (scaled by ``timeScale``), or that
+/// moves only when a test advances its ``ManualClock``.
 ///
 /// Everything on the link (advertising events, connection events, command handling) runs
 /// on one serial dispatch queue, the link's executor; hosts talk to their controllers through
@@ -32,21 +33,49 @@ public final class VirtualLink: Sendable {
         /// Seeds the link's random numbers (advertising delays, LE Rand) for a repeatable
         /// run; `nil` seeds from the system.
         public var seed: UInt64?
+        /// `nil`: simulated time follows real time (scaled by ``timeScale``). A manual clock:
+        /// simulated time moves only when the clock is advanced (``timeScale`` is ignored), so
+        /// advertising events, connection events and timeouts happen at exact simulated times
+        /// however busy the machine is. Simulated time counts from the clock's time when the
+        /// link is created.
+        public var manualClock: ManualClock?
 
-        public init(timeScale: Double = 1, radio: RadioModel = RadioModel(), seed: UInt64? = nil) {
+        public init(timeScale: Double = 1, radio: RadioModel = RadioModel(), seed: UInt64? = nil, manualClock: ManualClock? = nil) {
             self.timeScale = timeScale
             self.radio = radio
             self.seed = seed
+            self.manualClock = manualClock
+        }
+    }
+
+    /// Where the link's simulated time comes from.
+    enum TimeSource: Sendable {
+        case real(LinkClock)
+        case manual(ManualClock, origin: Duration)
+
+        var simulatedNow: Duration {
+            switch self {
+            case let .real(clock): return clock.simulatedTime(at: .now)
+            case let .manual(clock, origin): return clock.now - origin
+            }
         }
     }
 
     struct Engine: Sendable {
         var simulation: LinkSimulation
-        var clock: LinkClock
-        /// Identifies the one real timer that is current; older ones do nothing when they fire.
+        var time: TimeSource
+        /// Identifies the one wake-up that is current; older ones do nothing when they fire.
         var armedToken: UInt64 = 0
         var armedDeadline: Duration?
+        /// The manual clock's alarm for the current wake-up.
+        var armedAlarm: ManualClock.Alarm?
         var isShutDown = false
+    }
+
+    /// When to wake the link up for its earliest timer.
+    enum WakeUp: Sendable {
+        case real(ContinuousClock.Instant, token: UInt64)
+        case manual(ManualClock, at: Duration, token: UInt64, replacing: ManualClock.Alarm?)
     }
 
     /// A weak reference to the transport attached to a controller.
@@ -64,9 +93,8 @@ public final class VirtualLink: Sendable {
         self.logger = logger
         queue = DispatchQueue(label: "bluejay.virtual-link", qos: .userInitiated)
         let random = configuration.seed.map(RandomSource.init(seed:)) ?? RandomSource()
-        engine = Mutex(Engine(
-            simulation: LinkSimulation(radio: configuration.radio, random: random, logger: logger),
-            clock: LinkClock(timeScale: configuration.timeScale)))
+        let time: TimeSource = configuration.manualClock.map { .manual($0, origin: $0.now) } ?? .real(LinkClock(timeScale: configuration.timeScale))
+        engine = Mutex(Engine(simulation: LinkSimulation(radio: configuration.radio, random: random, logger: logger), time: time))
     }
 
     // MARK: Controllers
@@ -105,23 +133,51 @@ public final class VirtualLink: Sendable {
 
     /// Simulated time since the link was created.
     public var now: Duration {
-        engine.withLock { $0.clock.simulatedTime(at: .now) }
+        engine.withLock { $0.time.simulatedNow }
     }
 
-    /// Simulated seconds per real second.
+    /// The manual clock that drives the link, if it has one.
+    public var manualClock: ManualClock? {
+        engine.withLock { engine in
+            if case let .manual(clock, _) = engine.time { return clock }
+            return nil
+        }
+    }
+
+    /// The clock for the timers of hosts on this link: the link's manual clock, so that hosts
+    /// and radio share one simulated time, or the continuous clock.
+    public var hostClock: BluetoothClock {
+        manualClock.map(BluetoothClock.manual) ?? .continuous
+    }
+
+    /// Simulated seconds per real second (1 with a manual clock, which has no rate).
     public var timeScale: Double {
-        engine.withLock { $0.clock.timeScale }
+        engine.withLock { engine in
+            if case let .real(clock) = engine.time { return clock.timeScale }
+            return 1
+        }
     }
 
-    /// Changes how fast simulated time runs, from now on.
+    /// Changes how fast simulated time runs, from now on (nothing with a manual clock).
     public func setTimeScale(_ scale: Double) {
         performSync { _ in }
-        let rearm = engine.withLock { engine -> (instant: ContinuousClock.Instant, token: UInt64)? in
-            engine.clock.setTimeScale(scale)
+        let rearm = engine.withLock { engine -> WakeUp? in
+            guard case var .real(clock) = engine.time else { return nil }
+            clock.setTimeScale(scale)
+            engine.time = .real(clock)
             engine.armedDeadline = nil
             return Self.nextWakeUp(&engine)
         }
-        if let rearm { arm(at: rearm.instant, token: rearm.token) }
+        if let rearm { arm(rearm) }
+    }
+
+    /// Returns once everything the link has been given so far is processed and what it produced
+    /// is handed to the hosts' receivers. With a manual clock, a test calls it after an advance
+    /// to see that moment's packets. Never call it on the link's queue or from a receiver.
+    public func waitUntilDelivered() {
+        queue.sync {}
+        let transports = attachments.withLock { $0.values.compactMap(\.transport) }
+        for transport in transports { transport.waitUntilDelivered() }
     }
 
     // MARK: Radio
@@ -167,7 +223,13 @@ public final class VirtualLink: Sendable {
             simulation.timers.removeAll()
             for id in Array(simulation.controllers.keys) { simulation.removeController(id) }
         }
-        engine.withLock { $0.isShutDown = true }
+        let alarm = engine.withLock { engine -> (ManualClock, ManualClock.Alarm)? in
+            engine.isShutDown = true
+            guard case let .manual(clock, _) = engine.time, let alarm = engine.armedAlarm else { return nil }
+            engine.armedAlarm = nil
+            return (clock, alarm)
+        }
+        if let (clock, armed) = alarm { clock.cancel(armed) }
         let transports = attachments.withLock { attachments in
             defer { attachments.removeAll() }
             return attachments.values.compactMap(\.transport)
@@ -225,33 +287,51 @@ public final class VirtualLink: Sendable {
     }
 
     private func step<T: Sendable>(_ body: (inout LinkSimulation) -> T) -> T {
-        let (result, deliveries, wakeUp) = engine.withLock { engine -> (T, [Delivery], (instant: ContinuousClock.Instant, token: UInt64)?) in
-            engine.simulation.advance(to: engine.clock.simulatedTime(at: .now))
+        let (result, deliveries, wakeUp) = engine.withLock { engine -> (T, [Delivery], WakeUp?) in
+            engine.simulation.advance(to: engine.time.simulatedNow)
             let result = body(&engine.simulation)
             let deliveries = engine.simulation.takeOutbox()
             return (result, deliveries, engine.isShutDown ? nil : Self.nextWakeUp(&engine))
         }
         deliver(deliveries)
-        if let wakeUp { arm(at: wakeUp.instant, token: wakeUp.token) }
+        if let wakeUp { arm(wakeUp) }
         return result
     }
 
-    /// The real time to wake up at for the earliest timer, unless a wake-up at or before it
-    /// is already armed.
-    private static func nextWakeUp(_ engine: inout Engine) -> (instant: ContinuousClock.Instant, token: UInt64)? {
+    /// When to wake up for the earliest timer, unless a wake-up at or before it is already armed.
+    private static func nextWakeUp(_ engine: inout Engine) -> WakeUp? {
         guard let next = engine.simulation.timers.nextDeadline else { return nil }
         if let armed = engine.armedDeadline, armed <= next { return nil }
         engine.armedToken &+= 1
         engine.armedDeadline = next
-        return (engine.clock.realInstant(for: next), engine.armedToken)
+        switch engine.time {
+        case let .real(clock):
+            return .real(clock.realInstant(for: next), token: engine.armedToken)
+        case let .manual(clock, origin):
+            defer { engine.armedAlarm = nil }
+            return .manual(clock, at: origin + next, token: engine.armedToken, replacing: engine.armedAlarm)
+        }
     }
 
-    private func arm(at instant: ContinuousClock.Instant, token: UInt64) {
-        let delay = max(.zero, instant - ContinuousClock.now)
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
-            self?.wakeUp(token: token)
+    private func arm(_ wakeUp: WakeUp) {
+        switch wakeUp {
+        case let .real(instant, token):
+            let delay = max(.zero, instant - ContinuousClock.now)
+            let (seconds, attoseconds) = delay.components
+            let nanoseconds = Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                self?.wakeUp(token: token)
+            }
+        case let .manual(clock, deadline, token, replaced):
+            if let replaced { clock.cancel(replaced) }
+            // The alarm runs inside the test's advance: the link catches up before it returns.
+            let alarm = clock.schedule(at: deadline) { [weak self] in
+                guard let self else { return }
+                self.queue.sync { self.wakeUp(token: token) }
+            }
+            engine.withLock { engine in
+                if engine.armedToken == token { engine.armedAlarm = alarm } else { clock.cancel(alarm) }
+            }
         }
     }
 
@@ -259,6 +339,7 @@ public final class VirtualLink: Sendable {
         let current = engine.withLock { engine -> Bool in
             guard engine.armedToken == token else { return false }
             engine.armedDeadline = nil
+            engine.armedAlarm = nil
             return true
         }
         guard current else { return }

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Virtual controller: HCI commands")
 struct ControllerCommandTests {
-    let link = VirtualLink()
+    let link = VirtualLink.manual()
 
     func makeHost(configuration: VirtualController.Configuration = .init()) -> HCITestHost {
         HCITestHost(link.addController(name: "dut", address: TestAddresses.central, configuration: configuration))
@@ -172,7 +172,7 @@ struct ControllerCommandTests {
     }
 
     @Test func eventMasksAreHonoured() async throws {
-        let link = VirtualLink()
+        let link = VirtualLink.manual()
         let scanner = HCITestHost(link.addController(name: "scanner", address: TestAddresses.central))
         let advertiser = HCITestHost(link.addController(name: "advertiser", address: TestAddresses.peripheral, position: .init(x: 1, y: 0)))
         try await advertiser.initialize()
@@ -180,7 +180,7 @@ struct ControllerCommandTests {
         // LE Meta allowed but the advertising report subevent masked out.
         try await scanner.initialize(leEvents: [.connectionComplete])
         #expect(try await scanner.complete(LESetScanEnableCommand(enable: true, filterDuplicates: false)).status == .success)
-        #expect(try await scanner.inbox.expectNothing("advertising report", for: .milliseconds(300)) { $0.le != nil })
+        #expect(try await scanner.expectNothing("advertising report", for: .milliseconds(300)) { $0.le != nil })
         // Now unmasked: reports flow.
         try await scanner.complete(LESetEventMaskCommand(mask: [.advertisingReport]))
         try await scanner.leEvent("advertising report") { if case .advertisingReport = $0 { return true }; return false }
@@ -188,6 +188,6 @@ struct ControllerCommandTests {
         try await scanner.complete(SetEventMaskCommand(mask: [.disconnectionComplete]))
         // Events come in order: the reports sent before the Command Complete are in already.
         scanner.inbox.discard { $0.le != nil }
-        #expect(try await scanner.inbox.expectNothing("LE event", for: .milliseconds(300)) { $0.le != nil })
+        #expect(try await scanner.expectNothing("LE event", for: .milliseconds(300)) { $0.le != nil })
     }
 }

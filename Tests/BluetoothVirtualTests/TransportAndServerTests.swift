@@ -14,10 +14,10 @@ struct TransportAndServerTests {
         #expect(try await host.complete(ResetCommand()).status == .success)
         host.close()
         host.close()
-        let closed = try await host.inbox.next("closed") { if case .closed = $0 { return true }; return false }
+        let closed = try await host.next("closed") { if case .closed = $0 { return true }; return false }
         if case let .closed(reason) = closed.item { #expect(reason == nil) }
         #expect(throws: TransportError.self) { try host.sendRaw(ResetCommand().encode()) }
-        #expect(try await host.inbox.expectNothing("a second closed", for: .milliseconds(100)) { if case .closed = $0 { return true }; return false })
+        #expect(try await host.expectNothing("a second closed", for: .milliseconds(100)) { if case .closed = $0 { return true }; return false })
     }
 
     @Test func aNewHostReplacesTheOldOne() async throws {
@@ -25,7 +25,7 @@ struct TransportAndServerTests {
         let controller = link.addController(address: TestAddresses.central)
         let first = HCITestHost(controller)
         let second = HCITestHost(controller)
-        let closed = try await first.inbox.next("closed") { if case .closed = $0 { return true }; return false }
+        let closed = try await first.next("closed") { if case .closed = $0 { return true }; return false }
         if case let .closed(reason) = closed.item { #expect(reason != nil, "replaced, not closed by its host") }
         #expect(try await second.complete(ResetCommand()).status == .success)
     }
@@ -36,7 +36,7 @@ struct TransportAndServerTests {
         let sendingThread = Mutex<pthread_t?>(nil)
         let calledFromSend = Mutex(false)
         try transport.send(H4Packet(.command, ResetCommand().encode()))
-        let inbox = TestInbox<H4Packet>()
+        let inbox = TestInbox<H4Packet>(now: { link.now })
         transport.start { event in
             if let sender = sendingThread.withLock({ $0 }), pthread_equal(sender, pthread_self()) != 0 {
                 calledFromSend.withLock { $0 = true }
@@ -74,7 +74,7 @@ struct TransportAndServerTests {
 
         // A second client is turned away while the first is connected.
         let intruder = HCITestHost(controller, transport: try TCPTransport.connect(host: "127.0.0.1", port: port))
-        _ = try await intruder.inbox.next("closed second client") { if case .closed = $0 { return true }; return false }
+        _ = try await intruder.next("closed second client") { if case .closed = $0 { return true }; return false }
 
         // The first client starts advertising, then leaves: the controller is reset.
         _ = try await hci.send(LESetAdvertisingEnableCommand(enable: true))
@@ -100,7 +100,7 @@ struct TransportAndServerTests {
         #expect(try await client.complete(ResetCommand()).status == .success)
         server.stop()
         server.stop()
-        _ = try await client.inbox.next("closed") { if case .closed = $0 { return true }; return false }
+        _ = try await client.next("closed") { if case .closed = $0 { return true }; return false }
         #expect(throws: TransportError.self) { _ = try TCPTransport.connect(host: "127.0.0.1", port: port, timeout: .seconds(1)) }
     }
 

@@ -38,16 +38,26 @@ enum Received: Sendable, CustomStringConvertible {
 
 /// A host made of raw HCI: sends command packets and decodes what comes back with the same
 /// `HCIEvent.decode` the real host uses.
+///
+/// On a link with a manual clock (``VirtualLink/manual()``), every wait moves simulated time
+/// from one link timer to the next until what it waits for has arrived, so a test runs the
+/// same on a loaded machine; its time limits are simulated time. On a real-time link (or
+/// through another transport), waits are in real time.
 final class HCITestHost: Sendable {
     let controller: VirtualController
     let transport: any HCITransport
-    let inbox = TestInbox<Received>()
+    let inbox: TestInbox<Received>
+    /// The link's manual clock, when this host's packets come straight from the link.
+    private let manualClock: ManualClock?
 
     /// A host on `transport`, by default a new in-process transport to `controller`.
     init(_ controller: VirtualController, transport: (any HCITransport)? = nil) {
         self.controller = controller
         self.transport = transport ?? controller.makeTransport()
-        let inbox = self.inbox
+        manualClock = transport == nil ? controller.link.manualClock : nil
+        let link = controller.link
+        let inbox = TestInbox<Received>(now: { link.now })
+        self.inbox = inbox
         self.transport.start { event in
             switch event {
             case let .packet(packet):
@@ -65,6 +75,61 @@ final class HCITestHost: Sendable {
         }
     }
 
+    var link: VirtualLink { controller.link }
+
+    /// Simulated time on the link.
+    var now: Duration { link.now }
+
+    // MARK: Waiting
+
+    /// The first item not yet taken that matches, once it has arrived: with a manual clock
+    /// within `timeout` of simulated time, else of real time.
+    func next(_ description: String, timeout: Duration = .seconds(5),
+              where matches: @escaping @Sendable (Received) -> Bool = { _ in true }) async throws -> TestInbox<Received>.Stamped {
+        guard let clock = manualClock else { return try await inbox.next(description, timeout: timeout, where: matches) }
+        let limit = clock.now + timeout
+        while true {
+            link.waitUntilDelivered()
+            if let found = inbox.take(where: matches) { return found }
+            guard let next = clock.nextDeadline, next <= limit else {
+                throw WaitTimeout(description: "no \(description) within \(timeout) of simulated time")
+            }
+            clock.advance(to: next)
+        }
+    }
+
+    /// Checks that nothing matching arrives for `duration` (and none is waiting untaken): a
+    /// bounded wait that asserts an absence, never one that synchronises. With a manual clock
+    /// the link runs for exactly `duration` of simulated time.
+    func expectNothing(_ description: String, for duration: Duration, where matches: @escaping @Sendable (Received) -> Bool) async throws -> Bool {
+        if let clock = manualClock {
+            let end = clock.now + duration
+            while true {
+                link.waitUntilDelivered()
+                if inbox.contains(where: matches) { return false }
+                guard let next = clock.nextDeadline, next <= end else { break }
+                clock.advance(to: next)
+            }
+            clock.advance(to: end)
+            link.waitUntilDelivered()
+            return !inbox.contains(where: matches)
+        }
+        do {
+            _ = try await inbox.next(description, timeout: duration, where: matches)
+            return false
+        } catch is WaitTimeout {
+            return true
+        }
+    }
+
+    /// Lets `duration` of simulated time pass on a manual link (what arrives meanwhile stays
+    /// in the inbox).
+    func run(for duration: Duration) {
+        guard let clock = manualClock else { return }
+        clock.advance(by: duration)
+        link.waitUntilDelivered()
+    }
+
     // MARK: Commands
 
     func sendRaw(_ bytes: [UInt8]) throws {
@@ -79,7 +144,7 @@ final class HCITestHost: Sendable {
     }
 
     func commandComplete(_ opcode: HCIOpcode, timeout: Duration = .seconds(5)) async throws -> CommandCompleteEvent {
-        let received = try await inbox.next("Command Complete for \(opcode)", timeout: timeout) { item in
+        let received = try await next("Command Complete for \(opcode)", timeout: timeout) { item in
             if case let .event(.commandComplete(complete)) = item { return complete.opcode == opcode }
             return false
         }
@@ -103,7 +168,7 @@ final class HCITestHost: Sendable {
     }
 
     func commandStatus(_ opcode: HCIOpcode, timeout: Duration = .seconds(5)) async throws -> CommandStatusEvent {
-        let received = try await inbox.next("Command Status for \(opcode)", timeout: timeout) { item in
+        let received = try await next("Command Status for \(opcode)", timeout: timeout) { item in
             if case let .event(.commandStatus(status)) = item { return status.opcode == opcode }
             return false
         }
@@ -115,20 +180,20 @@ final class HCITestHost: Sendable {
 
     /// The next event that matches, with its arrival time.
     @discardableResult
-    func event(_ description: String, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (HCIEvent) -> Bool) async throws -> (HCIEvent, ContinuousClock.Instant) {
-        let received = try await inbox.next(description, timeout: timeout) { item in item.event.map(matches) ?? false }
+    func event(_ description: String, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (HCIEvent) -> Bool) async throws -> (HCIEvent, Duration) {
+        let received = try await next(description, timeout: timeout) { item in item.event.map(matches) ?? false }
         guard let event = received.item.event else { throw WaitTimeout(description: "unreachable") }
         return (event, received.time)
     }
 
     @discardableResult
-    func leEvent(_ description: String, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (HCILEMetaEvent) -> Bool) async throws -> (HCILEMetaEvent, ContinuousClock.Instant) {
-        let received = try await inbox.next(description, timeout: timeout) { item in item.le.map(matches) ?? false }
+    func leEvent(_ description: String, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (HCILEMetaEvent) -> Bool) async throws -> (HCILEMetaEvent, Duration) {
+        let received = try await next(description, timeout: timeout) { item in item.le.map(matches) ?? false }
         guard let event = received.item.le else { throw WaitTimeout(description: "unreachable") }
         return (event, received.time)
     }
 
-    func disconnection(handle: UInt16, timeout: Duration = .seconds(5)) async throws -> (DisconnectionCompleteEvent, ContinuousClock.Instant) {
+    func disconnection(handle: UInt16, timeout: Duration = .seconds(5)) async throws -> (DisconnectionCompleteEvent, Duration) {
         let (event, time) = try await event("Disconnection Complete for 0x\(String(handle, radix: 16))", timeout: timeout) { event in
             if case let .disconnectionComplete(complete) = event { return complete.connectionHandle == handle }
             return false
@@ -138,13 +203,13 @@ final class HCITestHost: Sendable {
     }
 
     /// The next ACL packet, with its arrival time.
-    func acl(timeout: Duration = .seconds(5)) async throws -> (ACLDataPacket, ContinuousClock.Instant) {
-        let received = try await inbox.next("ACL data", timeout: timeout) { $0.acl != nil }
+    func acl(timeout: Duration = .seconds(5)) async throws -> (ACLDataPacket, Duration) {
+        let received = try await next("ACL data", timeout: timeout) { $0.acl != nil }
         guard let packet = received.item.acl else { throw WaitTimeout(description: "unreachable") }
         return (packet, received.time)
     }
 
-    func completedPackets(handle: UInt16, timeout: Duration = .seconds(5)) async throws -> (Int, ContinuousClock.Instant) {
+    func completedPackets(handle: UInt16, timeout: Duration = .seconds(5)) async throws -> (Int, Duration) {
         let (event, time) = try await event("Number Of Completed Packets", timeout: timeout) { event in
             if case .numberOfCompletedPackets = event { return true }
             return false
@@ -187,7 +252,7 @@ final class HCITestHost: Sendable {
     }
 
     /// Waits for an LE (Enhanced) Connection Complete and returns it as the enhanced event.
-    func connectionComplete(timeout: Duration = .seconds(5)) async throws -> (LEEnhancedConnectionCompleteEvent, ContinuousClock.Instant) {
+    func connectionComplete(timeout: Duration = .seconds(5)) async throws -> (LEEnhancedConnectionCompleteEvent, Duration) {
         let (event, time) = try await leEvent("LE Connection Complete", timeout: timeout) { event in
             switch event {
             case .connectionComplete, .enhancedConnectionComplete, .enhancedConnectionCompleteV2: return true
@@ -223,9 +288,9 @@ struct ConnectedPair {
     let peripheral: HCITestHost
     let centralHandle: UInt16
     let peripheralHandle: UInt16
-    let connectedAt: ContinuousClock.Instant
+    let connectedAt: Duration
 
-    static func make(link: VirtualLink = VirtualLink(), interval: UInt16 = 12, timeout: UInt16 = 100,
+    static func make(link: VirtualLink = .manual(), interval: UInt16 = 12, timeout: UInt16 = 100,
                      centralConfiguration: VirtualController.Configuration = .init(),
                      peripheralConfiguration: VirtualController.Configuration = .init(),
                      distance: Double = 2) async throws -> ConnectedPair {
@@ -246,6 +311,13 @@ struct ConnectedPair {
         try await central.leEvent("LE Read Remote Features Complete") { if case .readRemoteFeaturesComplete = $0 { return true }; return false }
         return ConnectedPair(link: link, central: central, peripheral: peripheral, centralHandle: centralComplete.connectionHandle,
                              peripheralHandle: peripheralComplete.connectionHandle, connectedAt: time)
+    }
+}
+
+extension VirtualLink {
+    /// A link on a new manual clock: simulated time moves only as tests wait.
+    static func manual(seed: UInt64 = 1) -> VirtualLink {
+        VirtualLink(configuration: .init(seed: seed, manualClock: ManualClock()))
     }
 }
 

@@ -6,13 +6,17 @@ struct WaitTimeout: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Items arriving from another thread, and waits for them with a timeout. Each item is
-/// returned by at most one wait, so waiting twice for the same kind yields two items in
-/// order.
+/// Items arriving from another thread, each stamped with the link's simulated time, and
+/// waits for them. Each item is returned by at most one wait, so waiting twice for the same
+/// kind yields two items in order.
+///
+/// With a manual clock, ``HCITestHost`` finds items with ``take(where:)`` while it moves
+/// simulated time; ``next(_:timeout:where:)`` waits in real time, for links that run on it.
 final class TestInbox<Item: Sendable>: Sendable {
     struct Stamped: Sendable {
         var item: Item
-        var time: ContinuousClock.Instant
+        /// Simulated time when it arrived.
+        var time: Duration
     }
 
     private struct Waiter {
@@ -25,14 +29,27 @@ final class TestInbox<Item: Sendable>: Sendable {
         var taken: [Bool] = []
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
+
+        /// Marks the first untaken match as taken and returns it.
+        mutating func take(where matches: (Item) -> Bool) -> Stamped? {
+            for index in items.indices where !taken[index] && matches(items[index].item) {
+                taken[index] = true
+                return items[index]
+            }
+            return nil
+        }
     }
 
     private let state = Mutex(State())
+    private let now: @Sendable () -> Duration
 
-    init() {}
+    /// An inbox whose items are stamped with `now()`.
+    init(now: @escaping @Sendable () -> Duration) {
+        self.now = now
+    }
 
     func append(_ item: Item) {
-        let stamped = Stamped(item: item, time: .now)
+        let stamped = Stamped(item: item, time: now())
         let resumed: CheckedContinuation<Stamped, any Error>? = state.withLock { state in
             state.items.append(stamped)
             state.taken.append(false)
@@ -55,47 +72,54 @@ final class TestInbox<Item: Sendable>: Sendable {
         state.withLock { state in zip(state.items, state.taken).filter { !$0.1 }.map(\.0) }
     }
 
-    /// The first item not yet taken that matches, waiting for it up to `timeout`.
+    /// The first item not yet taken that matches, taken now; `nil` if there is none.
+    func take(where matches: (Item) -> Bool) -> Stamped? {
+        state.withLock { $0.take(where: matches) }
+    }
+
+    /// Whether an item not yet taken matches.
+    func contains(where matches: (Item) -> Bool) -> Bool {
+        state.withLock { state in state.items.indices.contains { !state.taken[$0] && matches(state.items[$0].item) } }
+    }
+
+    /// The first item not yet taken that matches, waiting for it up to `timeout` of real time.
     func next(_ description: String, timeout: Duration = .seconds(5),
               where matches: @escaping @Sendable (Item) -> Bool = { _ in true }) async throws -> Stamped {
         let key = state.withLock { state -> Int in
             state.nextWaiter += 1
             return state.nextWaiter
         }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: key) }
-            waiter?.continuation.resume(throwing: WaitTimeout(description: "no \(description) within \(timeout)"))
-        }
-        defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
-            let found: Stamped? = state.withLock { state in
-                for index in state.items.indices where !state.taken[index] && matches(state.items[index].item) {
-                    state.taken[index] = true
-                    return state.items[index]
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Stamped, any Error>) in
+                let found: Stamped? = state.withLock { state in
+                    if let found = state.take(where: matches) { return found }
+                    state.waiters[key] = Waiter(matches: matches, continuation: continuation)
+                    return nil
                 }
-                state.waiters[key] = Waiter(matches: matches, continuation: continuation)
-                return nil
+                if let found {
+                    continuation.resume(returning: found)
+                    return
+                }
+                // Started once the waiter is registered, so that it always finds it.
+                Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    self?.expire(key, WaitTimeout(description: "no \(description) within \(timeout)"))
+                }
             }
-            if let found { continuation.resume(returning: found) }
+        } onCancel: {
+            expire(key, CancellationError())
         }
+    }
+
+    private func expire(_ key: Int, _ error: any Error) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: key) }
+        waiter?.continuation.resume(throwing: error)
     }
 
     /// Marks every item received so far that matches as taken, so later waits see only newer ones.
     func discard(where matches: @Sendable (Item) -> Bool = { _ in true }) {
         state.withLock { state in
             for index in state.items.indices where matches(state.items[index].item) { state.taken[index] = true }
-        }
-    }
-
-    /// Checks that nothing matching arrives for `duration` (and none is waiting untaken):
-    /// a bounded wait used to assert an absence, never to synchronise.
-    func expectNothing(_ description: String, for duration: Duration, where matches: @escaping @Sendable (Item) -> Bool) async throws -> Bool {
-        do {
-            _ = try await next(description, timeout: duration, where: matches)
-            return false
-        } catch is WaitTimeout {
-            return true
         }
     }
 }
