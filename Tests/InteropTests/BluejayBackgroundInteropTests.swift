@@ -29,7 +29,7 @@ struct LongAnswerRequest: Transmittable {
     func toBluetoothData() -> Data { Bluejay.combine(sendables: [UInt8(0xA5), length]) }
 }
 
-extension BluejayInteropTests {
+extension InteropSuites.BluejayInteropTests {
     @Suite("Background tasks (README: Batch Operations, Background Task, Write and Assemble, Flush Listen, Connect by Serial Number)")
     struct Background {
         static let uartTXUUID = "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-extension BluejayInteropTests {
+extension InteropSuites.BluejayInteropTests {
     @Suite("Connecting and disconnecting (README: Connecting, Timeouts, Disconnect, Cancel Everything, Auto Reconnect)")
     struct Connecting {
         @Test("connect with a timeout to an absent device fails with connectionTimedOut after the timeout")

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-extension BluejayInteropTests {
+extension InteropSuites.BluejayInteropTests {
     @Suite("Reading, writing, listening (README: Interactions)")
     struct Interactions {
         @Test("Reading the body sensor location, as the README shows it")

@@ -12,7 +12,7 @@ enum RestorationChild {
     static var isChild: Bool { ProcessInfo.processInfo.environment[flag] == "1" }
 }
 
-extension BluejayInteropTests {
+extension InteropSuites.BluejayInteropTests {
     @Suite("Restoration (README: State Restoration, Listen Restoration)")
     struct Restoration {
         @Test("Listens survive an auto-reconnect: enabled again, values go to the same callback")
@@ -55,28 +55,28 @@ extension BluejayInteropTests {
                 let config = BackgroundRestoreConfig(restoreIdentifier: "bluejay.interop", backgroundRestorer: recorder,
                                                      listenRestorer: recorder, directory: directory)
                 bluejay.start(mode: .new(StartOptions(backgroundRestore: .enable(config), transport: .specification(rig.transportSpecification))))
-                defer { Task { await bluejay.stop() } }
-                try await waitUntil("restored", timeout: .seconds(20)) { recorder.events.all.contains("restored \(peer.address)") }
-                try await waitUntil("the restore callback") { recorder.events.all.contains("restore callback") }
-                #expect(bluejay.isBackgroundRestorationEnabled)
-                #expect(bluejay.isListening(to: Peer.batteryLevel))
-                try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == "2A19" && $0.bool("notify") == true }
-                try await rig.request(.notify(uuid: "2A19", count: 1, value: [5]))
-                try await waitUntil("the listen restorer") { recorder.count("unhandled") == 1 }
-                #expect(recorder.events.all.contains("unhandled 2A19 [5]"))
+                try await using(bluejay) { bluejay in
+                    try await waitUntil("restored", timeout: .seconds(20)) { recorder.events.all.contains("restored \(peer.address)") }
+                    try await waitUntil("the restore callback") { recorder.events.all.contains("restore callback") }
+                    #expect(bluejay.isBackgroundRestorationEnabled)
+                    #expect(bluejay.isListening(to: Peer.batteryLevel))
+                    try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == "2A19" && $0.bool("notify") == true }
+                    try await rig.request(.notify(uuid: "2A19", count: 1, value: [5]))
+                    try await waitUntil("the listen restorer") { recorder.count("unhandled") == 1 }
+                    #expect(recorder.events.all.contains("unhandled 2A19 [5]"))
 
-                try await rig.request(.disconnect())
-                try await rig.waitForEvent(named: "subscribed", matching: { $0.string("uuid") == "2A19" && $0.bool("notify") == true },
-                                           timeout: .seconds(20))
-                try await rig.request(.notify(uuid: "2A19", count: 1, value: [6]))
-                try await waitUntil("the listen restorer after the reconnection") { recorder.count("unhandled") == 2 }
-                #expect(recorder.events.all.contains("unhandled 2A19 [6]"))
+                    try await rig.request(.disconnect())
+                    try await rig.waitForEvent(named: "subscribed", matching: { $0.string("uuid") == "2A19" && $0.bool("notify") == true },
+                                               timeout: .seconds(20))
+                    try await rig.request(.notify(uuid: "2A19", count: 1, value: [6]))
+                    try await waitUntil("the listen restorer after the reconnection") { recorder.count("unhandled") == 2 }
+                    #expect(recorder.events.all.contains("unhandled 2A19 [6]"))
 
-                recorder.restoreAnswer.withLock { $0 = .stopListen }
-                try await rig.request(.notify(uuid: "2A19", count: 1, value: [7]))
-                try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == "2A19" && $0.bool("notify") == false }
-                try await waitUntil("the listen ended") { !bluejay.isListening(to: Peer.batteryLevel) }
-                await bluejay.stop()
+                    recorder.restoreAnswer.withLock { $0 = .stopListen }
+                    try await rig.request(.notify(uuid: "2A19", count: 1, value: [7]))
+                    try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == "2A19" && $0.bool("notify") == false }
+                    try await waitUntil("the listen ended") { !bluejay.isListening(to: Peer.batteryLevel) }
+                }
             }
         }
 
@@ -97,10 +97,11 @@ extension BluejayInteropTests {
                     RestorationChild.identifier: restoreIdentifier,
                     RestorationChild.peripheral: peer.stringValue,
                 ])
-                defer { child.kill() }
-                try await waitUntil("the first process ready", timeout: .seconds(60)) { child.output.contains(RestorationChild.readyMarker) }
-                try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == "2A37" && $0.bool("notify") == true }
-                child.kill()
+                try await using(child) { child in
+                    try await waitUntil("the first process ready", timeout: .seconds(60)) { child.output.contains(RestorationChild.readyMarker) }
+                    try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == "2A37" && $0.bool("notify") == true }
+                }
+                // Shut down by SIGKILL: no cleanup, as when the system kills an app.
                 try await rig.waitForEvent(named: "host_disconnected", timeout: .seconds(10))
                 try await rig.waitForEvent(named: "disconnected", timeout: .seconds(10))
                 let persisted = try String(contentsOf: stateFile, encoding: .utf8)
@@ -192,7 +193,8 @@ final class ChildProcess: Sendable {
     var output: String { process.lines.joined(separator: "\n") }
 
     /// SIGKILL: the process ends without any cleanup, as when the system kills an app.
-    func kill() {
-        process.stop()
+    /// Waits for it without blocking a thread of the cooperative pool.
+    func shutdown() async {
+        await process.shutdown()
     }
 }

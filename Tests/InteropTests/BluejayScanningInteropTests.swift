@@ -5,10 +5,12 @@ import Testing
 
 /// The Bluejay API against a Bumble peripheral. Serialized: timing-sensitive tests (expiry,
 /// timeouts) must not compete with each other for the two cores of a CI machine.
-@Suite("Bluejay against Bumble", .serialized, .timeLimit(.minutes(3)))
-struct BluejayInteropTests {}
+extension InteropSuites {
+    @Suite("Bluejay against Bumble")
+    struct BluejayInteropTests {}
+}
 
-extension BluejayInteropTests {
+extension InteropSuites.BluejayInteropTests {
     @Suite("Scanning (README: Basic Scanning, Scan Action, Monitoring)")
     struct Scanning {
         @Test("Basic scanning: discoveries for the heart-rate service, each with its advertisement, then stopped without error")

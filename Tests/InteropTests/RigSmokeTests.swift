@@ -5,123 +5,125 @@ import Testing
 import Glibc
 #endif
 
-/// These prove the Bumble rig itself, packet by packet below the HCI layer: the controller
-/// answers, a new host connection gets a working controller, and the peer's advertising
-/// (with its real scan response) reaches the host. The protocol tests are elsewhere.
-@Suite("Bumble rig smoke tests")
-struct RigSmokeTests {
-    @Test("HCI Reset over the rig's TCP transport gets Command Complete with status 0")
-    func resetIsAnswered() async throws {
-        try await withBumbleRig { rig in
-            let probe = try HCIProbe(rig.transportSpecification)
-            defer { probe.close() }
-            try await expectReset(on: probe, rig: rig)
-        }
-    }
-
-    @Test("A host that reconnects gets a fresh controller")
-    func reconnectingHostGetsAController() async throws {
-        try await withBumbleRig { rig in
-            let first = try HCIProbe(rig.transportSpecification)
-            try await rig.waitForEvent(named: "host_connected")
-            try await expectReset(on: first, rig: rig)
-            first.close()
-            try await rig.waitForEvent(named: "host_disconnected")
-
-            let second = try HCIProbe(rig.transportSpecification)
-            defer { second.close() }
-            try await rig.waitForEvent(named: "host_connected")
-            try await expectReset(on: second, rig: rig)
-        }
-    }
-
-    @Test("The peer's advertising and scan response reach the host")
-    func advertisingReachesTheHost() async throws {
-        try await withBumbleRig { rig in
-            let probe = try HCIProbe(rig.transportSpecification)
-            defer { probe.close() }
-            try await expectReset(on: probe, rig: rig)
-
-            // LE Set Scan Parameters (Core 6.0, Vol 4, Part E, 7.8.10): opcode 0x200B (OGF 0x08,
-            // OCF 0x000B) little-endian, 7 parameter octets: LE_Scan_Type 0x01 (active),
-            // LE_Scan_Interval 0x0010 and LE_Scan_Window 0x0010 (10 ms), Own_Address_Type 0x00
-            // (public), Scanning_Filter_Policy 0x00 (accept all).
-            try probe.send(.command, [0x0B, 0x20, 0x07, 0x01, 0x10, 0x00, 0x10, 0x00, 0x00, 0x00])
-            try await expectCommandComplete(0x200B, on: probe, rig: rig)
-            // LE Set Scan Enable (7.8.11): opcode 0x200C, 2 octets: LE_Scan_Enable 0x01,
-            // Filter_Duplicates 0x00.
-            try probe.send(.command, [0x0C, 0x20, 0x02, 0x01, 0x00])
-            try await expectCommandComplete(0x200C, on: probe, rig: rig)
-
-            let peer = try #require(RawAdvertisingReport.addressBytes(rig.peerAddress), "bad peer address \(rig.peerAddress)")
-            let advertising = try await probe.waitForReport(timeout: .seconds(5)) { $0.address == peer && $0.eventType == 0x00 }
-            let report = try #require(advertising, "no ADV_IND report from \(rig.peerAddress)\n\(rig.diagnostics)")
-            #expect(report.addressType == 0x01, "the peer advertises with its random static address")
-            // Manufacturer Specific Data: length 7, type 0xFF, company 0xFFFF, then 01 02 03 04.
-            #expect(report.data.contains([0x07, 0xFF, 0xFF, 0xFF, 0x01, 0x02, 0x03, 0x04]), "advertising data \(report.data)")
-            #expect(report.rssi == -50)
-
-            // Unlike stock Bumble, the rig answers an active scan with the real scan response.
-            let response = try await probe.waitForReport(timeout: .seconds(5)) { $0.address == peer && $0.eventType == 0x04 }
-            let scanResponse = try #require(response, "no SCAN_RSP report from \(rig.peerAddress)\n\(rig.diagnostics)")
-            let name = Array("Bluejay Peer".utf8)
-            #expect(scanResponse.data.contains([UInt8(name.count + 1), 0x09] + name), "scan response \(scanResponse.data)")
-
-            try probe.send(.command, [0x0C, 0x20, 0x02, 0x00, 0x00])
-            try await expectCommandComplete(0x200C, on: probe, rig: rig)
-        }
-    }
-
-    @Test("The peer answers commands, and failures name its log")
-    func controlProtocol() async throws {
-        try await withBumbleRig(peripherals: 2) { rig in
-            #expect(rig.peripherals.map(\.serial) == ["SN-0001", "SN-0002"])
-            #expect(rig.peripherals.map(\.name) == ["Bluejay Peer 1", "Bluejay Peer 2"])
-            #expect(rig.peerAddress == rig.peripherals.first?.address)
-
-            let status = try await rig.request(.status(peripheral: 2))
-            #expect(status.bool("advertising") == true)
-            #expect(status["services"]?.arrayValue?.compactMap(\.stringValue).contains(RigUUID.customService) == true)
-
-            do {
-                try await rig.request(RigCommand("no_such_command"))
-                Issue.record("an unknown command was acknowledged")
-            } catch let error as RigError {
-                #expect(error.description.contains(rig.logPath))
-            }
-            do {
-                try await rig.waitForEvent(named: "never_sent", timeout: .milliseconds(200))
-                Issue.record("an event that is never sent arrived")
-            } catch let error as RigError {
-                #expect(error.description.contains("rig log: \(rig.logPath)"))
+extension InteropSuites {
+    /// These prove the Bumble rig itself, packet by packet below the HCI layer: the controller
+    /// answers, a new host connection gets a working controller, and the peer's advertising
+    /// (with its real scan response) reaches the host. The protocol tests are elsewhere.
+    @Suite("Bumble rig smoke tests")
+    struct RigSmokeTests {
+        @Test("HCI Reset over the rig's TCP transport gets Command Complete with status 0")
+        func resetIsAnswered() async throws {
+            try await withBumbleRig { rig in
+                let probe = try HCIProbe(rig.transportSpecification)
+                defer { probe.close() }
+                try await expectReset(on: probe, rig: rig)
             }
         }
-    }
 
-    @Test("Stopping the rig leaves no Python process")
-    func stopEndsThePeer() async throws {
-        let rig = try BumbleRig.start()
-        defer { rig.stop() }
-        try await rig.waitForReady()
-        let pid = try #require(rig.processIdentifier)
-        await rig.shutdown()
-        #expect(rig.processIdentifier == nil)
-        #expect(kill(pid, 0) == -1 && errno == ESRCH, "process \(pid) still exists")
-    }
+        @Test("A host that reconnects gets a fresh controller")
+        func reconnectingHostGetsAController() async throws {
+            try await withBumbleRig { rig in
+                let first = try HCIProbe(rig.transportSpecification)
+                try await rig.waitForEvent(named: "host_connected")
+                try await expectReset(on: first, rig: rig)
+                first.close()
+                try await rig.waitForEvent(named: "host_disconnected")
 
-    private func expectReset(on probe: HCIProbe, rig: BumbleRig) async throws {
-        try probe.send(.command, ResetCommand().encode())
-        try await expectCommandComplete(ResetCommand.opcode.rawValue, on: probe, rig: rig)
-    }
-
-    private func expectCommandComplete(_ opcode: UInt16, on probe: HCIProbe, rig: BumbleRig) async throws {
-        let packet = try await probe.waitForPacket { packet in
-            guard packet.indicator == .event, case let .commandComplete(event)? = try? HCIEvent.decode(packet.bytes) else { return false }
-            return event.opcode.rawValue == opcode
+                let second = try HCIProbe(rig.transportSpecification)
+                defer { second.close() }
+                try await rig.waitForEvent(named: "host_connected")
+                try await expectReset(on: second, rig: rig)
+            }
         }
-        let found = try #require(packet, "no Command Complete for opcode 0x\(String(opcode, radix: 16)); received \(probe.received)\n\(rig.diagnostics)")
-        guard case let .commandComplete(event) = try HCIEvent.decode(found.bytes) else { return }
-        #expect(event.status == .success, "\(event)")
+
+        @Test("The peer's advertising and scan response reach the host")
+        func advertisingReachesTheHost() async throws {
+            try await withBumbleRig { rig in
+                let probe = try HCIProbe(rig.transportSpecification)
+                defer { probe.close() }
+                try await expectReset(on: probe, rig: rig)
+
+                // LE Set Scan Parameters (Core 6.0, Vol 4, Part E, 7.8.10): opcode 0x200B (OGF 0x08,
+                // OCF 0x000B) little-endian, 7 parameter octets: LE_Scan_Type 0x01 (active),
+                // LE_Scan_Interval 0x0010 and LE_Scan_Window 0x0010 (10 ms), Own_Address_Type 0x00
+                // (public), Scanning_Filter_Policy 0x00 (accept all).
+                try probe.send(.command, [0x0B, 0x20, 0x07, 0x01, 0x10, 0x00, 0x10, 0x00, 0x00, 0x00])
+                try await expectCommandComplete(0x200B, on: probe, rig: rig)
+                // LE Set Scan Enable (7.8.11): opcode 0x200C, 2 octets: LE_Scan_Enable 0x01,
+                // Filter_Duplicates 0x00.
+                try probe.send(.command, [0x0C, 0x20, 0x02, 0x01, 0x00])
+                try await expectCommandComplete(0x200C, on: probe, rig: rig)
+
+                let peer = try #require(RawAdvertisingReport.addressBytes(rig.peerAddress), "bad peer address \(rig.peerAddress)")
+                let advertising = try await probe.waitForReport(timeout: .seconds(5)) { $0.address == peer && $0.eventType == 0x00 }
+                let report = try #require(advertising, "no ADV_IND report from \(rig.peerAddress)\n\(rig.diagnostics)")
+                #expect(report.addressType == 0x01, "the peer advertises with its random static address")
+                // Manufacturer Specific Data: length 7, type 0xFF, company 0xFFFF, then 01 02 03 04.
+                #expect(report.data.contains([0x07, 0xFF, 0xFF, 0xFF, 0x01, 0x02, 0x03, 0x04]), "advertising data \(report.data)")
+                #expect(report.rssi == -50)
+
+                // Unlike stock Bumble, the rig answers an active scan with the real scan response.
+                let response = try await probe.waitForReport(timeout: .seconds(5)) { $0.address == peer && $0.eventType == 0x04 }
+                let scanResponse = try #require(response, "no SCAN_RSP report from \(rig.peerAddress)\n\(rig.diagnostics)")
+                let name = Array("Bluejay Peer".utf8)
+                #expect(scanResponse.data.contains([UInt8(name.count + 1), 0x09] + name), "scan response \(scanResponse.data)")
+
+                try probe.send(.command, [0x0C, 0x20, 0x02, 0x00, 0x00])
+                try await expectCommandComplete(0x200C, on: probe, rig: rig)
+            }
+        }
+
+        @Test("The peer answers commands, and failures name its log")
+        func controlProtocol() async throws {
+            try await withBumbleRig(peripherals: 2) { rig in
+                #expect(rig.peripherals.map(\.serial) == ["SN-0001", "SN-0002"])
+                #expect(rig.peripherals.map(\.name) == ["Bluejay Peer 1", "Bluejay Peer 2"])
+                #expect(rig.peerAddress == rig.peripherals.first?.address)
+
+                let status = try await rig.request(.status(peripheral: 2))
+                #expect(status.bool("advertising") == true)
+                #expect(status["services"]?.arrayValue?.compactMap(\.stringValue).contains(RigUUID.customService) == true)
+
+                do {
+                    try await rig.request(RigCommand("no_such_command"))
+                    Issue.record("an unknown command was acknowledged")
+                } catch let error as RigError {
+                    #expect(error.description.contains(rig.logPath))
+                }
+                do {
+                    try await rig.waitForEvent(named: "never_sent", timeout: .milliseconds(200))
+                    Issue.record("an event that is never sent arrived")
+                } catch let error as RigError {
+                    #expect(error.description.contains("rig log: \(rig.logPath)"))
+                }
+            }
+        }
+
+        @Test("Stopping the rig leaves no Python process")
+        func stopEndsThePeer() async throws {
+            try await using(try BumbleRig.start()) { rig in
+                try await rig.waitForReady()
+                let pid = try #require(rig.processIdentifier)
+                await rig.shutdown()
+                #expect(rig.processIdentifier == nil)
+                #expect(kill(pid, 0) == -1 && errno == ESRCH, "process \(pid) still exists")
+            }
+        }
+
+        private func expectReset(on probe: HCIProbe, rig: BumbleRig) async throws {
+            try probe.send(.command, ResetCommand().encode())
+            try await expectCommandComplete(ResetCommand.opcode.rawValue, on: probe, rig: rig)
+        }
+
+        private func expectCommandComplete(_ opcode: UInt16, on probe: HCIProbe, rig: BumbleRig) async throws {
+            let packet = try await probe.waitForPacket { packet in
+                guard packet.indicator == .event, case let .commandComplete(event)? = try? HCIEvent.decode(packet.bytes) else { return false }
+                return event.opcode.rawValue == opcode
+            }
+            let found = try #require(packet, "no Command Complete for opcode 0x\(String(opcode, radix: 16)); received \(probe.received)\n\(rig.diagnostics)")
+            guard case let .commandComplete(event) = try HCIEvent.decode(found.bytes) else { return }
+            #expect(event.status == .success, "\(event)")
+        }
     }
 }
 

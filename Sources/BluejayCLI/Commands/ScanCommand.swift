@@ -23,6 +23,10 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Passive scanning: listen only, send no scan requests (no scan responses).")
     var passive = false
 
+    @Option(help: ArgumentHelp("Stop as soon as a device with this address or local name is seen; exit 69 if none is within --duration.",
+                               valueName: "address-or-name"))
+    var find: String?
+
     mutating func run() async throws {
         try await runReportingErrors {
             let uuids = try services.map { try parseUUID($0, what: "service") }
@@ -30,6 +34,7 @@ struct ScanCommand: AsyncParsableCommand {
             let output = Output(json: common.json)
             let duration = duration
             let streamEach = common.json || duplicates
+            let wanted = find
             let found = try await HostSession.run(common) { host in
                 let discoveries = try await host.scan(options)
                 let timer = Task {
@@ -45,8 +50,15 @@ struct ScanCommand: AsyncParsableCommand {
                     if streamEach {
                         output.emit(advertisement.json, line: advertisement.tableRow.joined(separator: "  "))
                     }
+                    if let wanted, advertisement.matches(wanted) {
+                        await host.stopScanning()
+                        break
+                    }
                 }
                 return order.compactMap { latest[$0] }
+            }
+            if let wanted, !found.contains(where: { $0.matches(wanted) }) {
+                throw CLIError.deviceNotFound("no device with address or name \"\(wanted)\" within \(duration) s")
             }
             if !streamEach {
                 output.table(header: ["ADDRESS", "TYPE", "RSSI", "CONN", "NAME", "SERVICES", "DATA"], rows: found.map(\.tableRow))
@@ -57,6 +69,11 @@ struct ScanCommand: AsyncParsableCommand {
 }
 
 extension Advertisement {
+    /// Whether `text` is its address (any case) or its local name.
+    func matches(_ text: String) -> Bool {
+        peer.address.description == text.uppercased() || localName == text
+    }
+
     var tableRow: [String] {
         let data = self.data
         var extras: [String] = []

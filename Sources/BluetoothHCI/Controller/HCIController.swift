@@ -43,10 +43,14 @@ public final class HCIController: Sendable {
     private let logger: Logger
     /// How long a command may wait for its Command Complete or Command Status.
     public let commandTimeout: Duration
+    /// The clock of the command timeouts.
+    public let clock: BluetoothClock
 
-    public init(transport: any HCITransport, commandTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "bluejay.hci")) {
+    public init(transport: any HCITransport, commandTimeout: Duration = .seconds(5), clock: BluetoothClock = .continuous,
+                logger: Logger = Logger(label: "bluejay.hci")) {
         self.transport = transport
         self.commandTimeout = commandTimeout
+        self.clock = clock
         self.logger = logger
         (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -106,8 +110,9 @@ public final class HCIController: Sendable {
                     if Task.isCancelled { return .cancelled }
                     // Started under the lock, so that however short the timeout, the timer
                     // finds the command registered when it fires.
+                    let clock = clock
                     let timer = Task { [weak self] in
-                        do { try await Task.sleep(for: timeout) } catch { return }
+                        do { try await clock.sleep(for: timeout) } catch { return }
                         self?.abandonCommand(id: id, error: .commandTimeout(opcode))
                     }
                     state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)

@@ -42,6 +42,7 @@ public actor GATTClient {
     private let sendPDU: Sender
     private let closeLink: @Sendable () -> Void
     private let transactionTimeout: Duration
+    private let clock: BluetoothClock
     let logger: Logger
     private let inbox: AsyncStream<InboxItem>.Continuation
 
@@ -55,7 +56,7 @@ public actor GATTClient {
     /// per request: those cost more than the request itself).
     private var watchdog: Task<Void, Never>?
     /// When the outstanding request went out.
-    private var outstandingSince: ContinuousClock.Instant?
+    private var outstandingSince: BluetoothClock.Instant?
     private var nextTransactionID: UInt64 = 0
     /// Set once the bearer can no longer be used.
     private(set) var closedError: HostError?
@@ -72,11 +73,12 @@ public actor GATTClient {
     /// Serializes the Client Characteristic Configuration writes of concurrent subscribers.
     let subscriptionGate = AsyncSerialGate()
 
-    public init(transactionTimeout: Duration = .seconds(30), logger: Logger = Logger(label: "bluejay.gatt"),
+    public init(transactionTimeout: Duration = .seconds(30), clock: BluetoothClock = .continuous, logger: Logger = Logger(label: "bluejay.gatt"),
                 send: @escaping Sender, closeLink: @escaping @Sendable () -> Void = {}) {
         self.sendPDU = send
         self.closeLink = closeLink
         self.transactionTimeout = transactionTimeout
+        self.clock = clock
         self.logger = logger
         let (stream, continuation) = AsyncStream.makeStream(of: InboxItem.self, bufferingPolicy: .unbounded)
         inbox = continuation
@@ -137,16 +139,17 @@ public actor GATTClient {
 
     private func transmit(_ transaction: ATTTransactionQueue<Ticket>.Transaction) {
         sendPDU(transaction.request.encode(), nil)
-        outstandingSince = .now
+        outstandingSince = clock.now
         if watchdog == nil { startWatchdog() }
     }
 
     private func startWatchdog() {
         let timeout = transactionTimeout
+        let clock = clock
         watchdog = Task { [weak self] in
             var wait = timeout
             while true {
-                do { try await Task.sleep(for: wait) } catch { return }
+                do { try await clock.sleep(for: wait) } catch { return }
                 guard let self, let next = await self.checkTransactionDeadline() else { return }
                 wait = next
             }
@@ -158,7 +161,7 @@ public actor GATTClient {
     private func checkTransactionDeadline() -> Duration? {
         guard closedError == nil else { return nil }
         guard let since = outstandingSince, transactions.outstanding != nil else { return transactionTimeout }
-        let elapsed = ContinuousClock.now - since
+        let elapsed = since.duration(to: clock.now)
         guard elapsed >= transactionTimeout else { return transactionTimeout - elapsed }
         transactionDidTimeOut()
         return nil

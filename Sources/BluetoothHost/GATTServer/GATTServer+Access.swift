@@ -30,7 +30,7 @@ extension GATTServer {
         guard let onRead = attribute.onRead else { return .value(attribute.value) }
         let request = GATTReadRequest(connectionHandle: context.connectionHandle, peer: context.peer, handle: attribute.handle,
                                       uuid: attribute.type, offset: offset)
-        guard let answer = await HandlerDeadline.run(timeout: settings.handlerTimeout, { await onRead(request) }) else {
+        guard let answer = await HandlerDeadline.run(timeout: settings.handlerTimeout, clock: clock, { await onRead(request) }) else {
             logger.warning("read handler of \(attribute.type) did not answer within \(settings.handlerTimeout)")
             return .error(.unlikelyError)
         }
@@ -51,7 +51,7 @@ extension GATTServer {
         if let onWrite = attribute.onWrite {
             let request = GATTWriteRequest(connectionHandle: context.connectionHandle, peer: context.peer, handle: attribute.handle,
                                            uuid: attribute.type, value: value, kind: kind)
-            guard let answer = await HandlerDeadline.run(timeout: settings.handlerTimeout, { await onWrite(request) }) else {
+            guard let answer = await HandlerDeadline.run(timeout: settings.handlerTimeout, clock: clock, { await onWrite(request) }) else {
                 logger.warning("write handler of \(attribute.type) did not answer within \(settings.handlerTimeout)")
                 return .unlikelyError
             }

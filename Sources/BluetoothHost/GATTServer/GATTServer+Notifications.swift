@@ -162,9 +162,10 @@ extension GATTServer {
         send(.handleValueIndication(ATTHandleValueIndication(handle: item.handle, value: item.value)), to: connectionHandle)
         let bearerID = bearer.id
         let timeout = settings.indicationTimeout
+        let clock = clock
         bearer.indicationTimer?.cancel()
         bearer.indicationTimer = Task { [weak self] in
-            do { try await Task.sleep(for: timeout) } catch { return }
+            do { try await clock.sleep(for: timeout) } catch { return }
             await self?.indicationDidTimeOut(bearerID: bearerID, connectionHandle: connectionHandle, itemID: item.id)
         }
         bearers[connectionHandle] = bearer

@@ -42,11 +42,15 @@ public actor GATTServer {
     var bearers: [UInt16: ServerBearer] = [:]
     /// Limits and timeouts; change them with ``configure(_:)``.
     public private(set) var settings = GATTServerSettings()
+    /// The clock of the handler and indication timeouts.
+    let clock: BluetoothClock
     let eventListeners = AsyncStreamFanOut<GATTServerEvent>()
     private var nextIdentifier: UInt64 = 0
 
-    public init(preferredMTU: UInt16 = 517, logger: Logger = Logger(label: "bluejay.gatt-server"), send: @escaping Sender) {
+    public init(preferredMTU: UInt16 = 517, clock: BluetoothClock = .continuous, logger: Logger = Logger(label: "bluejay.gatt-server"),
+                send: @escaping Sender) {
         self.sendPDU = send
+        self.clock = clock
         self.preferredMTU = max(ATTPDU.defaultLEMTU, min(preferredMTU, 517))
         self.logger = logger
         let (stream, continuation) = AsyncStream.makeStream(of: InboxItem.self, bufferingPolicy: .unbounded)

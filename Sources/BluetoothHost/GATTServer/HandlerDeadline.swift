@@ -1,3 +1,4 @@
+import BluetoothCore
 import Synchronization
 
 /// Runs an application's read or write handler, giving up on it after a timeout, so that a
@@ -29,13 +30,13 @@ enum HandlerDeadline {
     }
 
     /// The handler's answer, or `nil` if it took longer than `timeout`.
-    static func run<Value: Sendable>(timeout: Duration, _ handler: @escaping @Sendable () async -> Value) async -> Value? {
+    static func run<Value: Sendable>(timeout: Duration, clock: BluetoothClock, _ handler: @escaping @Sendable () async -> Value) async -> Value? {
         let once = Once<Value>()
         return await withCheckedContinuation { continuation in
             once.arm(continuation)
             Task { once.resume(await handler()) }
             once.setTimer(Task {
-                do { try await Task.sleep(for: timeout) } catch { return }
+                do { try await clock.sleep(for: timeout) } catch { return }
                 once.resume(nil)
             })
         }

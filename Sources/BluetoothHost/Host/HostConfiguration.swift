@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Settings of a ``Host``; the defaults suit most uses.
 public struct HostConfiguration: Sendable {
     /// How long an ATT request may wait for its response before the bearer is closed. The
@@ -13,6 +15,10 @@ public struct HostConfiguration: Sendable {
     public var commandTimeout: Duration = .seconds(5)
     /// The name of this device (GAP Device Name characteristic, advertising).
     public var deviceName = "Bluejay"
+    /// The clock of every timeout and timer of the host (HCI commands, connecting, ATT
+    /// transactions, the GATT server's handlers and indications): the real clock, or a
+    /// manual one in tests, so that a timeout fires when the test moves time.
+    public var clock: BluetoothClock = .continuous
 
     public init() {}
 }

@@ -43,9 +43,15 @@ struct PendingConnection: Sendable {
     /// Why the attempt was given up (timeout or cancellation), once LE Create Connection
     /// Cancel has been sent.
     var abandonment: HostError?
+    /// The controller accepted LE Create Connection and is trying.
+    var isInitiating = false
 }
 
 extension LEHost {
+    /// Whether the controller is trying to connect (it accepted LE Create Connection and has
+    /// not reported the end of the attempt).
+    public var isConnecting: Bool { pendingConnection?.isInitiating == true }
+
     /// Connects to a peripheral as the central and returns once the link is up and ready
     /// (ATT MTU exchanged, longest data length requested).
     ///
@@ -69,6 +75,7 @@ extension LEHost {
             }
             throw error
         }
+        pendingConnection?.isInitiating = true
         let connection = try await waitForPendingConnection(id: id, peer: peer, timeout: timeout)
         await prepare(connection)
         return connection
@@ -93,9 +100,10 @@ extension LEHost {
     }
 
     private func waitForPendingConnection(id: UInt64, peer: DeviceAddress, timeout: Duration?) async throws -> Connection {
+        let clock = configuration.clock
         let timer = timeout.map { timeout in
             Task { [weak self] in
-                do { try await Task.sleep(for: timeout) } catch { return }
+                do { try await clock.sleep(for: timeout) } catch { return }
                 await self?.abandonPendingConnection(id: id, reason: .connectionTimeout(peer))
             }
         }
@@ -134,7 +142,7 @@ extension LEHost {
             logger.debug("LE Create Connection Cancel: \(error)")
         }
         // Should the controller never report the end of the attempt, do not wait forever.
-        try? await Task.sleep(for: .seconds(2))
+        try? await configuration.clock.sleep(for: .seconds(2))
         resolvePendingConnection(id: id, with: .failure(reason))
     }
 
@@ -185,6 +193,7 @@ extension LEHost {
         gattLogger[metadataKey: "connection"] = "0x\(String(handle, radix: 16))"
         let gatt = GATTClient(
             transactionTimeout: configuration.attTransactionTimeout,
+            clock: configuration.clock,
             logger: gattLogger,
             send: { pdu, completion in
                 controller.sendACL(connectionHandle: handle, pdu: L2CAPBasicFrame(channelID: .att, payload: pdu).encode(), completion: completion)

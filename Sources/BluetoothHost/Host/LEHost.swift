@@ -46,11 +46,12 @@ public actor LEHost {
         self.logger = logger
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
-        let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, logger: hciLogger)
+        let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, clock: configuration.clock,
+                                       logger: hciLogger)
         self.controller = controller
         var serverLogger = logger
         serverLogger[metadataKey: "layer"] = "gatt-server"
-        server = GATTServer(preferredMTU: configuration.preferredATTMTU, logger: serverLogger) { handle, pdu, completion in
+        server = GATTServer(preferredMTU: configuration.preferredATTMTU, clock: configuration.clock, logger: serverLogger) { handle, pdu, completion in
             controller.sendACL(connectionHandle: handle, pdu: L2CAPBasicFrame(channelID: .att, payload: pdu).encode(), completion: completion)
         }
     }

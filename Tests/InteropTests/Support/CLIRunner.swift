@@ -88,9 +88,15 @@ final class CLIProcess: Sendable {
         return status
     }
 
-    /// SIGINT, then SIGTERM, then SIGKILL, each after a grace period. Idempotent.
+    /// SIGINT, then SIGTERM, then SIGKILL, each after a grace period. Idempotent. Blocks the
+    /// calling thread; async code uses ``shutdown()``.
     func stop() {
         process.stop()
+    }
+
+    /// ``stop()`` without blocking a thread of the cooperative pool while the process exits.
+    func shutdown() async {
+        await process.shutdown()
     }
 
     /// Waits for the exit (stopping the process after `timeout`) and returns its output.

@@ -18,6 +18,16 @@ func withHost<T>(on rig: BumbleRig, configuration: HostConfiguration = HostConfi
     }
 }
 
+extension HostConfiguration {
+    /// The defaults, with every host timer on `clock`: a timeout fires only when the test
+    /// moves that clock, however long the Python peer takes.
+    static func manual(_ clock: ManualClock) -> HostConfiguration {
+        var configuration = HostConfiguration()
+        configuration.clock = .manual(clock)
+        return configuration
+    }
+}
+
 extension BumbleRig {
     /// The first peripheral's address, as our host's type.
     var peer: DeviceAddress {
