@@ -64,7 +64,7 @@ extension Bluejay {
         await link.refreshMTU()
         let changes = await connection.gatt.serviceChanges()
         do {
-            try await withTimeLimit(operationTimeLimit, operation: "enabling Service Changed indications") {
+            try await withTimeLimit(operationTimeLimit, clock: clock, operation: "enabling Service Changed indications") {
                 _ = try await connection.gatt.enableServiceChangedIndications()
             }
         } catch {
@@ -77,7 +77,7 @@ extension Bluejay {
                                    operationID: UInt64) async throws -> PeripheralIdentifier {
         let host = try requireHost()
         log(.info, "connecting to \(peripheral) (\(purpose.logDescription), \(timeout))")
-        let connection = try await connectWithDeadline(host: host, to: peripheral, timeout: timeout)
+        let connection = try await host.connect(to: peripheral, timeout: timeout)
         let stillWanted = state.withLock { state -> Bool in
             if case let .connecting(_, id) = state.link, id == operationID { return true }
             return false
@@ -185,7 +185,7 @@ extension Bluejay {
                 let mode = handler?.didDisconnect(from: peripheral, with: error, willReconnect: next.willReconnect)
                 Task {
                     // Do not hammer a controller that refuses: wait a little between attempts.
-                    guard await sleepUnlessCancelled(Self.reconnectRetryDelay) else { return }
+                    guard await sleepUnlessCancelled(Self.reconnectRetryDelay, clock: self.clock) else { return }
                     self.decideReconnection(to: peripheral, mode: mode, error: error)
                 }
             }

@@ -128,7 +128,7 @@ extension Bluejay {
         let characteristics = state.withLock { $0.listens.toResubscribe }
         for characteristic in characteristics {
             do {
-                try await withTimeLimit(operationTimeLimit, operation: "listen to \(characteristic)") {
+                try await withTimeLimit(operationTimeLimit, clock: clock, operation: "listen to \(characteristic)") {
                     try await self.enableNotifications(of: characteristic, on: link, generation: nil)
                 }
                 log(.info, "listen on \(characteristic) enabled again")

@@ -202,6 +202,12 @@ public final class Bluejay: Sendable {
     /// The time limit of GATT operations.
     var operationTimeLimit: Duration? { state.withLock { $0.options.operationTimeout.duration } }
 
+    /// The clock of Bluejay's timers (operation limits, scan durations and expiry, flush
+    /// windows, reconnect delays): the host's, so that the whole stack keeps one time.
+    var clock: BluetoothClock {
+        state.withLock { $0.host?.configuration.clock ?? $0.options.hostConfiguration.clock }
+    }
+
     /// Queues a GATT operation on the connected link, with the operation time limit.
     /// `deliver` gets the outcome once, on whatever thread; it hops queues itself.
     func submitGATT<T: Sendable>(_ name: String, privileged: Bool = false, atFront: Bool = false, id: UInt64? = nil,
@@ -223,7 +229,7 @@ public final class Bluejay: Sendable {
                 guard let submittedOn else { throw BluejayError.notConnected }
                 throw BluejayError.disconnected(submittedOn.identifier, reason: submittedOn.connection.disconnectReason)
             }
-            return try await withTimeLimit(limit, operation: name) { try await work(link) }
+            return try await withTimeLimit(limit, clock: self.clock, operation: name) { try await work(link) }
         }, deliver: deliver)
         runner.submit(operation, atFront: atFront)
     }

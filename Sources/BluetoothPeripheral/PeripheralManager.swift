@@ -71,7 +71,7 @@ public actor PeripheralManager {
         } catch {
             throw PeripheralError.wrap(error)
         }
-        await host.server.setDeviceName(await host.configuration.deviceName)
+        await host.server.setDeviceName(host.configuration.deviceName)
         await startPumps()
     }
 

@@ -22,6 +22,8 @@ import Synchronization
 public final class Simulator: Sendable {
     /// The radio medium everything is on.
     public let link: VirtualLink
+    /// The clock of the peripherals' own timers (notification rates, response delays).
+    public let clock: BluetoothClock
     private let ownsLink: Bool
     private let logger: Logger
     private let state = Mutex(State())
@@ -39,22 +41,27 @@ public final class Simulator: Sendable {
     ///   - timeScale: simulated seconds per real second; above 1 the radio (advertising,
     ///     connection events, supervision timeouts) runs faster, which keeps tests of
     ///     timeouts short. The peripherals' own timers (notification rates, response delays)
-    ///     stay in real time.
+    ///     run on `clock`.
     ///   - seed: makes advertising delays repeatable.
-    public convenience init(timeScale: Double = 1, seed: UInt64? = nil, logger: Logger = Logger(label: "bluejay.simulator")) {
+    ///   - clock: the clock of the peripherals' timers: real time by default; a manual clock
+    ///     makes a sensor measure only when a test moves time.
+    public convenience init(timeScale: Double = 1, seed: UInt64? = nil, clock: BluetoothClock = .continuous,
+                            logger: Logger = Logger(label: "bluejay.simulator")) {
         self.init(link: VirtualLink(configuration: VirtualLink.Configuration(timeScale: timeScale, seed: seed), logger: logger),
-                  ownsLink: true, logger: logger)
+                  ownsLink: true, clock: clock, logger: logger)
     }
 
     /// A simulator on an existing link, e.g. Bluejay's `InProcessRadio.link`, so that a
     /// Bluejay started with the transport `virtual` hears its peripherals. ``shutdown()``
     /// then stops the peripherals but leaves the link running.
-    public convenience init(link: VirtualLink, logger: Logger = Logger(label: "bluejay.simulator")) {
-        self.init(link: link, ownsLink: false, logger: logger)
+    /// The peripherals' timers run on `clock`, by default the link's (``VirtualLink/hostClock``).
+    public convenience init(link: VirtualLink, clock: BluetoothClock? = nil, logger: Logger = Logger(label: "bluejay.simulator")) {
+        self.init(link: link, ownsLink: false, clock: clock ?? link.hostClock, logger: logger)
     }
 
-    private init(link: VirtualLink, ownsLink: Bool, logger: Logger) {
+    private init(link: VirtualLink, ownsLink: Bool, clock: BluetoothClock, logger: Logger) {
         self.link = link
+        self.clock = clock
         self.ownsLink = ownsLink
         self.logger = logger
     }
@@ -88,7 +95,7 @@ public final class Simulator: Sendable {
         guard !isShutDown else { throw .stopped }
         var declaration = peripheral
         declaration.address = uniqueAddress(declaration.address ?? SimulatedPeripheral.address(forName: declaration.name))
-        let device = try await SimulatedDevice.start(declaration, on: link, logger: logger)
+        let device = try await SimulatedDevice.start(declaration, on: link, clock: clock, logger: logger)
         state.withLock { $0.devices.append(device) }
         return device
     }
@@ -96,8 +103,9 @@ public final class Simulator: Sendable {
     /// Starts a ``HeartRateSensor``.
     @discardableResult
     public func addHeartRateSensor(_ configuration: HeartRateSensor.Configuration = HeartRateSensor.Configuration()) async throws(SimulatorError) -> HeartRateSensor {
-        let device = try await add(HeartRateSensor.declaration(configuration))
-        let sensor = HeartRateSensor(device: device, configuration: configuration)
+        let energy = EnergyExpendedCounter()
+        let device = try await add(HeartRateSensor.declaration(configuration, energy: energy))
+        let sensor = HeartRateSensor(device: device, configuration: configuration, energy: energy)
         state.withLock { $0.sensors.append(sensor) }
         return sensor
     }

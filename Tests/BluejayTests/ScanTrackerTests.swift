@@ -15,7 +15,7 @@ private func advertisement(_ last: UInt8, rssi: Int8 = -50, scannable: Bool = fa
 
 @Suite("Scan bookkeeping")
 struct ScanTrackerTests {
-    let start = ContinuousClock.now
+    let start = BluetoothClock.Instant(offset: .seconds(100))
 
     @Test("Without duplicates each peripheral is reported once")
     func once() {

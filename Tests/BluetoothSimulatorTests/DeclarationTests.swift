@@ -76,18 +76,28 @@ struct DeclarationTests {
 
     @Test("A response delay slows the answer; one longer than the operation timeout is a typed timeout")
     func delays() async throws {
-        // The limit leaves the first read (discovery and a 300 ms delay) room on a loaded machine.
-        try await withSimulator(operationTimeout: 1.5) { simulator, bluejay in
+        // Simulated time on both sides: the peripheral's delays on one manual clock, Bluejay's
+        // operation limit on another; each moves only when the test says.
+        let peripheralClock = ManualClock()
+        let bluejayClock = ManualClock()
+        try await withSimulator(operationTimeout: 1.5, simulatorClock: .manual(peripheralClock), bluejayClock: .manual(bluejayClock)) { simulator, bluejay in
             let device = try await simulator.add(Self.declaration())
             try await connect(bluejay, to: device)
-            let start = ContinuousClock.now
-            let slow: String = try await bluejay.read(from: Self.slow)
-            #expect(slow == "slow")
-            #expect(start.duration(to: .now) >= .milliseconds(300))
+            let slowRead = Task { try await bluejay.read(from: Self.slow) as String }
+            // The peripheral holds the answer for its 300 ms delay.
+            try await peripheralClock.waitForSleepingTasks(1)
+            peripheralClock.advance(by: .milliseconds(299))
+            #expect(peripheralClock.sleepingTaskCount == 1, "still delaying at 299 ms")
+            peripheralClock.advance(by: .milliseconds(1))
+            #expect(try await slowRead.value == "slow")
 
             device.setResponseDelay(.milliseconds(2200), for: "FFF4")
+            let timedOut = Task { try await bluejay.read(from: Self.slow) as String }
+            try await peripheralClock.waitForSleepingTasks(1)
+            // Bluejay's limit passes while the peripheral still delays.
+            bluejayClock.advance(by: .milliseconds(1500))
             do {
-                let _: String = try await bluejay.read(from: Self.slow)
+                _ = try await timedOut.value
                 Issue.record("the read did not time out")
             } catch let BluejayError.timedOut(operation, after) {
                 #expect(operation.contains("FFF4"))
@@ -95,6 +105,7 @@ struct DeclarationTests {
             }
             // The bearer answers the abandoned read late; the next request still works.
             device.setResponseDelay(.zero, for: "FFF4")
+            peripheralClock.advance(by: .milliseconds(2200))
             let again: String = try await bluejay.read(from: Self.slow)
             #expect(again == "slow")
             #expect(bluejay.isConnected)

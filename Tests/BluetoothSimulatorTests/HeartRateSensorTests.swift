@@ -81,7 +81,9 @@ struct HeartRateSensorTests {
 
     @Test("The async API and a background task: battery, serial number, writeAndRead, the control point")
     func asyncAndBackgroundTask() async throws {
-        try await withSimulator { simulator, bluejay in
+        // The sensor measures when the test moves its clock.
+        let sensorClock = ManualClock()
+        try await withSimulator(simulatorClock: .manual(sensorClock)) { simulator, bluejay in
             var configuration = HeartRateSensor.Configuration(serialNumber: "SN-4242", heartRate: .sequence([60, 61, 62]),
                                                               measurementInterval: .milliseconds(20))
             configuration.reportsEnergyExpended = true
@@ -99,18 +101,21 @@ struct HeartRateSensorTests {
             let serial: String = try await bluejay.read(from: HeartRate.serialNumber)
             #expect(serial == "SN-4242")
             var values = try await bluejay.listen(to: HeartRate.measurement) as AsyncThrowingStream<HeartRateMeasurement, any Error>
+            try await waitUntil("the subscription") { await !sensor.device.subscribers(of: "2A37").isEmpty }
             var rates: [Int] = []
-            for try await measurement in values {
-                rates.append(measurement.measurement)
-                if rates.count == 6 { break }
+            var measurements = values.makeAsyncIterator()
+            for _ in 0..<6 {
+                sensorClock.advance(by: .milliseconds(20))
+                if let measurement = try await measurements.next() { rates.append(measurement.measurement) }
             }
             values = AsyncThrowingStream { $0.finish() }
-            #expect(Set(rates).isSubset(of: [60, 61, 62]) && rates.count == 6, "\(rates)")
+            measurements = values.makeAsyncIterator()
+            #expect(rates == [60, 61, 62, 60, 61, 62], "one measurement per 20 ms: \(rates)")
             try await waitUntil("the listen ends") { !bluejay.isListening(to: HeartRate.measurement) }
 
-            #expect(sensor.energyExpended > 0)
+            #expect(sensor.energyExpended == 6)
             try await bluejay.write(to: HeartRate.controlPoint, value: UInt8(1))
-            #expect(sensor.energyExpended < 3, "the control point resets the energy expended")
+            #expect(sensor.energyExpended == 0, "the control point reset the energy expended before it answered")
             do {
                 try await bluejay.write(to: HeartRate.controlPoint, value: UInt8(7))
                 Issue.record("an unknown control point command was accepted")

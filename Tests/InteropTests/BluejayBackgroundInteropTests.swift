@@ -176,27 +176,46 @@ extension InteropSuites.BluejayInteropTests {
 
         @Test("flushListen drops values for as long as they keep coming, then ends the listen")
         func flushListen() async throws {
-            try await withBluejay { rig, bluejay in
+            // Bluejay's time is simulated: the idle window passes only when the test moves the
+            // clock, after the peer sent every value, however long it took to start and send them.
+            let clock = ManualClock()
+            try await withBluejay(clock: .manual(clock)) { rig, bluejay in
+                let recorder = Recorder()
+                bluejay.register(logObserver: recorder)
                 try await connect(bluejay, to: try rig.peripheral().identifier(), rig: rig)
-                let flushed = Mutex<ContinuousClock.Instant?>(nil)
-                let started = ContinuousClock.now
-                let result: RunResult<Void> = try await callback(timeout: .seconds(30)) { done in
-                    bluejay.run(backgroundTask: { peripheral in
-                        try peripheral.flushListen(to: Peer.uartTX, nonZeroTimeout: .seconds(1)) {
-                            flushed.withLock { $0 = .now }
-                        }
-                    }, completionOnMainThread: { done($0) })
-                    Task {
-                        // The module resumes streaming what it had not sent: 2.5 s of data.
-                        try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == Self.uartTXUUID && $0.bool("notify") == true }
-                        try await rig.request(.stream(uuid: "6E400003-B5A3-F393-E0A9-E50E24DCCA9E", count: 50, intervalMilliseconds: 50))
+                // Every notification the host receives, counted beside Bluejay's own delivery.
+                let notifications = try #require(await bluejay.host?.connections.first?.gatt.notifications())
+                let received = Mutex(0)
+                let counter = Task { for await _ in notifications { received.withLock { $0 += 1 } } }
+                defer { counter.cancel() }
+                let flushed = Mutex<Duration?>(nil)
+                let finished = AwaitableLog<RunResult<Void>>()
+                bluejay.run(backgroundTask: { peripheral in
+                    try peripheral.flushListen(to: Peer.uartTX, nonZeroTimeout: .seconds(1)) {
+                        flushed.withLock { $0 = clock.now }
                     }
-                }
-                #expect((try? result.get()) != nil, "\(result)")
+                }, completionOnMainThread: { finished.append($0) })
+                // The module resumes streaming what it had not sent: 50 values.
+                try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == Self.uartTXUUID && $0.bool("notify") == true }
+                try await rig.request(.stream(uuid: "6E400003-B5A3-F393-E0A9-E50E24DCCA9E", count: 50, intervalMilliseconds: 50))
                 let streamedEvent = try await rig.waitForEvent(named: "streamed")
                 #expect(streamedEvent.int("count") == 50)
-                let flushedAt = try #require(flushed.withLock { $0 })
-                #expect(started.duration(to: flushedAt) >= .milliseconds(3400), "the flush lasted while values came, plus the idle window")
+                try await waitUntil("the host received the 50 values") { received.withLock { $0 } >= 50 }
+                #expect(flushed.withLock { $0 } == nil, "no simulated time passed: the flush goes on")
+                // Move time in 100 ms steps until the flush ends (a value still on its way
+                // when a step is taken restarts the window from that step).
+                var steps = 0
+                while flushed.withLock({ $0 }) == nil, steps < 40 {
+                    clock.advance(by: .milliseconds(100))
+                    steps += 1
+                    _ = await finished.wait(forCount: 1, timeout: .milliseconds(20))
+                }
+                let result = try #require(await finished.wait(forCount: 1, timeout: .seconds(30))?.first, "the flush did not end")
+                #expect((try? result.get()) != nil, "\(result)")
+                let end = try #require(flushed.withLock { $0 })
+                #expect(end >= .seconds(1), "at least the idle window after the first value: \(end)")
+                try await waitUntil("the flush's log line") { recorder.logLines.all.contains { $0.hasPrefix("flushed ") } }
+                #expect(recorder.logLines.all.contains("flushed 50 value(s) from \(Peer.uartTX)"), "every value dropped: \(recorder.logLines.all)")
                 try await rig.waitForEvent(named: "subscribed") { $0.string("uuid") == Self.uartTXUUID && $0.bool("notify") == false }
                 #expect(!bluejay.isListening(to: Peer.uartTX))
 

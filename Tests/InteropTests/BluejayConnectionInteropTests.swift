@@ -9,20 +9,23 @@ extension InteropSuites.BluejayInteropTests {
     struct Connecting {
         @Test("connect with a timeout to an absent device fails with connectionTimedOut after the timeout")
         func timeoutToAbsentDevice() async throws {
-            try await withBluejay { _, bluejay in
+            let clock = ManualClock()
+            try await withBluejay(clock: .manual(clock)) { _, bluejay in
                 let absent = PeripheralIdentifier(address: DeviceAddress(try #require(BluetoothAddress("F0:00:00:00:00:63")), type: .random))
-                let started = ContinuousClock.now
                 let second = Mutex<ConnectionResult?>(nil)
-                let result: ConnectionResult = try await callback(timeout: .seconds(15)) { done in
-                    bluejay.connect(absent, timeout: .seconds(2)) { done($0) }
-                    // Fails at once: a connection is being made.
-                    bluejay.connect(absent, timeout: .seconds(2)) { result in second.withLock { $0 = result } }
-                }
-                let elapsed = started.duration(to: .now)
-                #expect(result == .failure(.connectionTimedOut(absent)))
+                let first = Mutex<ConnectionResult?>(nil)
+                bluejay.connect(absent, timeout: .seconds(2)) { result in first.withLock { $0 = result } }
+                // Fails at once: a connection is being made.
+                bluejay.connect(absent, timeout: .seconds(2)) { result in second.withLock { $0 = result } }
+                // The controller took the attempt, whose deadline is set: move time to it.
+                try await waitUntil("the controller trying") { await bluejay.host?.isConnecting == true }
                 #expect(second.withLock { $0 } == .failure(.alreadyConnecting(absent)))
-                #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(6), "failed after \(elapsed)")
-                print("Bluejay connect timeout: .seconds(2) failed after \(elapsed)")
+                clock.advance(by: .milliseconds(1999))
+                #expect(first.withLock { $0 } == nil && bluejay.isConnecting, "still trying at 1.999 s")
+                clock.advance(by: .milliseconds(1))
+                try await waitUntil("the timeout") { first.withLock { $0 } != nil }
+                #expect(first.withLock { $0 } == .failure(.connectionTimedOut(absent)))
+                try await waitUntil("Bluejay settles") { !bluejay.isConnecting }
                 #expect(!bluejay.isConnecting && !bluejay.isConnected)
             }
         }

@@ -43,10 +43,12 @@ extension BumbleRig {
 }
 
 /// Starts the rig (with the auth plugin), a Bluejay on its controller, runs `body`, and
-/// stops both, also when `body` throws.
+/// stops both, also when `body` throws. Bluejay's timers run on `clock`: a test whose subject
+/// is a timeout moves a manual clock instead of racing the Python peer.
 func withBluejay<T>(
     peripherals: Int = 1,
     arguments: [String] = [],
+    clock: BluetoothClock = .continuous,
     options: (inout StartOptions) -> Void = { _ in },
     isolation: isolated (any Actor)? = #isolation,
     _ body: (BumbleRig, Bluejay) async throws -> T
@@ -54,6 +56,7 @@ func withBluejay<T>(
     try await withBumbleRig(peripherals: peripherals, arguments: ["--plugin", "bluejay_auth"] + arguments) { rig in
         let bluejay = Bluejay()
         var startOptions = StartOptions(transport: .specification(rig.transportSpecification), operationTimeout: .seconds(10))
+        startOptions.hostConfiguration.clock = clock
         options(&startOptions)
         bluejay.start(mode: .new(startOptions))
         do {

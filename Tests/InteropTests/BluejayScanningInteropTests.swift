@@ -74,23 +74,27 @@ extension InteropSuites.BluejayInteropTests {
 
         @Test("ScanAction.blacklist ignores a peripheral for the rest of the scan, also with duplicates")
         func blacklistAction() async throws {
-            try await withBluejay(peripherals: 2) { rig, bluejay in
+            // The scan's 2 s are simulated: they pass when the test has seen what it waits for.
+            let clock = ManualClock()
+            try await withBluejay(peripherals: 2, clock: .manual(clock)) { rig, bluejay in
                 let ignored = try rig.peripheral(1).identifier()
                 let other = try rig.peripheral(2).identifier()
                 let reports = Collected<PeripheralIdentifier>()
-                let stopped: ([ScanDiscovery], BluejayError?) = try await callback { done in
-                    bluejay.scan(duration: 2, allowDuplicates: true, throttleRSSIDelta: 0, serviceIdentifiers: [Peer.heartRateService],
-                                 discovery: { discovery, _ in
-                                     reports.append(discovery.peripheralIdentifier)
-                                     return discovery.peripheralIdentifier == ignored ? .blacklist : .continue
-                                 },
-                                 stopped: { done(($0, $1)) })
+                let stopped = Mutex<([ScanDiscovery], BluejayError?)?>(nil)
+                bluejay.scan(duration: 2, allowDuplicates: true, throttleRSSIDelta: 0, serviceIdentifiers: [Peer.heartRateService],
+                             discovery: { discovery, _ in
+                                 reports.append(discovery.peripheralIdentifier)
+                                 return discovery.peripheralIdentifier == ignored ? .blacklist : .continue
+                             },
+                             stopped: { discoveries, error in stopped.withLock { $0 = (discoveries, error) } })
+                try await waitUntil("both heard, the other again and again") {
+                    reports.all.contains(ignored) && reports.all.filter { $0 == other }.count >= 6
                 }
-                #expect(stopped.1 == nil, "the duration ended it")
-                let fromIgnored = reports.all.filter { $0 == ignored }.count
-                let fromOther = reports.all.filter { $0 == other }.count
-                #expect(fromIgnored == 1, "blacklisted after its first report")
-                #expect(fromOther > 5, "duplicates keep coming from the other one: \(fromOther)")
+                #expect(bluejay.isScanning, "no simulated time has passed")
+                clock.advance(by: .seconds(2))
+                try await waitUntil("the end of the scan") { stopped.withLock { $0 } != nil }
+                #expect(stopped.withLock { $0?.1 } == nil, "the duration ended it")
+                #expect(reports.all.filter { $0 == ignored }.count == 1, "blacklisted after its first report")
             }
         }
 
@@ -118,39 +122,59 @@ extension InteropSuites.BluejayInteropTests {
 
         @Test("Monitoring: with duplicates, a peripheral that stops advertising is reported expired within the estimate")
         func monitoringWithExpiry() async throws {
-            try await withBluejay(peripherals: 2) { rig, bluejay in
+            // Bluejay's time is simulated: advertisements arrive in real time from the peer, and
+            // the test moves the clock 100 ms per round, once it has heard from the peripherals
+            // that advertise. A stalled peer only makes a round longer, never a peripheral expire.
+            // (The estimate itself is checked exactly in ScanTrackerTests.)
+            let clock = ManualClock()
+            try await withBluejay(peripherals: 2, clock: .manual(clock)) { rig, bluejay in
                 let staying = try rig.peripheral(1).identifier()
                 let leaving = try rig.peripheral(2).identifier()
-                let discovered = Collected<PeripheralIdentifier>()
-                let expired = Collected<(ScanDiscovery, [PeripheralIdentifier], ContinuousClock.Instant)>()
-                let stopped = Mutex<BluejayError??>(nil)
+                let heard = Collected<(id: PeripheralIdentifier, at: Duration)>()
+                let expired = Collected<(ScanDiscovery, [PeripheralIdentifier], Duration)>()
+                let scanEnd = Mutex<BluejayError??>(nil)
                 bluejay.scan(
-                    duration: 15, allowDuplicates: true, serviceIdentifiers: nil,
+                    duration: 60, allowDuplicates: true, throttleRSSIDelta: 0, serviceIdentifiers: nil,
                     discovery: { discovery, _ in
-                        discovered.append(discovery.peripheralIdentifier)
+                        heard.append((discovery.peripheralIdentifier, clock.now))
                         return .continue
                     },
                     expired: { lost, discoveries in
-                        expired.append((lost, discoveries.map(\.peripheralIdentifier), .now))
+                        expired.append((lost, discoveries.map(\.peripheralIdentifier), clock.now))
                         return .continue
                     },
-                    stopped: { _, error in stopped.withLock { $0 = .some(error) } })
-                try await waitUntil("both discovered") { Set(discovered.all).isSuperset(of: [staying, leaving]) }
-                try await Task.sleep(for: .seconds(1))
-                let stoppedAt = ContinuousClock.now
+                    stopped: { _, error in scanEnd.withLock { $0 = .some(error) } })
+                /// Moves time by 100 ms once each of `peripherals` was heard again.
+                func round(hearing peripherals: [PeripheralIdentifier]) async throws {
+                    let before = heard.count
+                    try await waitUntil("\(peripherals) heard again") {
+                        let since = heard.all.dropFirst(before)
+                        return peripherals.allSatisfy { id in since.contains { $0.id == id } }
+                    }
+                    clock.advance(by: .milliseconds(100))
+                }
+                // Both heard every 100 ms for a second: the estimate is 4 × 100 ms, at least 2 s.
+                for _ in 0..<10 { try await round(hearing: [staying, leaving]) }
+                // The leaving one was last heard in the round that ended at `stopped`, or later.
+                let stopped = clock.now
                 try await rig.request(.stopAdvertising(peripheral: 2))
-                try await waitUntil("the expiry", timeout: .seconds(12)) { expired.count >= 1 }
-                let (lost, remaining, when) = try #require(expired.all.first)
-                let delay = stoppedAt.duration(to: when)
+                #expect(expired.count == 0)
+                var rounds = 0
+                while expired.count == 0, rounds < 40 {
+                    try await round(hearing: [staying])
+                    rounds += 1
+                }
+                let (lost, remaining, when) = try #require(expired.all.first, "no expiry within \(rounds) rounds of 100 ms")
                 #expect(lost.peripheralIdentifier == leaving)
                 #expect(remaining == [staying], "the discoveries left")
-                #expect(delay >= .seconds(1) && delay < .seconds(8), "expired after \(delay)")
-                print("Bluejay monitoring: expired \(delay) after the peripheral stopped advertising (50 ms interval)")
-                try await Task.sleep(for: .seconds(2))
+                // Not before its last advertisement (at `stopped` - 100 ms at the earliest) plus the 2 s estimate.
+                #expect(when - stopped >= .milliseconds(1900), "expired \(when - stopped) after it stopped advertising")
+                // The one that keeps advertising never expires.
+                for _ in 0..<25 { try await round(hearing: [staying]) }
                 #expect(expired.count == 1, "the peripheral that keeps advertising never expires")
                 bluejay.stopScanning()
-                try await waitUntil("stopped") { stopped.withLock { $0 } != nil }
-                #expect(stopped.withLock { $0 } == .some(nil))
+                try await waitUntil("stopped") { scanEnd.withLock { $0 } != nil }
+                #expect(scanEnd.withLock { $0 } == .some(nil))
             }
         }
     }

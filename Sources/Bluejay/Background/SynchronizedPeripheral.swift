@@ -146,13 +146,17 @@ public final class SynchronizedPeripheral: Sendable {
     public func flushListen(to characteristic: CharacteristicIdentifier, nonZeroTimeout: Timeout, completion: () -> Void) throws {
         guard let window = nonZeroTimeout.duration, window > .zero else { throw BluejayError.indefiniteFlush }
         try check()
-        let inbox = BlockingInbox<Result<Data, BluejayError>>()
+        let clock = bluejay.clock
+        let inbox = BlockingInbox<Result<Data, BluejayError>>(clock: clock)
         try installSynchronousListen(characteristic, inbox: inbox)
         defer { endListenQuietly(characteristic) }
         var flushed = 0
-        while let next = inbox.take(until: .now + window) {
-            _ = try next.get()
+        // The window restarts when each value arrives (not when this thread gets to it).
+        var deadline = clock.now + window
+        while let next = inbox.take(until: deadline) {
+            _ = try next.value.get()
             flushed += 1
+            deadline = next.time + window
         }
         bluejay.log(.info, "flushed \(flushed) value(s) from \(characteristic)")
         completion()
@@ -191,8 +195,9 @@ public final class SynchronizedPeripheral: Sendable {
     private func listenLoop(_ characteristic: CharacteristicIdentifier, timeout: Timeout, name: String,
                             before: () throws -> Void, handle: (Data) throws -> ListenAction) throws {
         try check()
-        let deadline = timeout.duration.map { ContinuousClock.now + $0 }
-        let inbox = BlockingInbox<Result<Data, BluejayError>>()
+        let clock = bluejay.clock
+        let deadline = timeout.duration.map { clock.now + $0 }
+        let inbox = BlockingInbox<Result<Data, BluejayError>>(clock: clock)
         try installSynchronousListen(characteristic, inbox: inbox)
         defer { endListenQuietly(characteristic) }
         try before()
@@ -200,7 +205,7 @@ public final class SynchronizedPeripheral: Sendable {
             guard let next = inbox.take(until: deadline) else {
                 throw BluejayError.timedOut(operation: name, after: timeout.duration ?? .zero)
             }
-            if try handle(try next.get()) == .done { return }
+            if try handle(try next.value.get()) == .done { return }
         }
     }
 }

@@ -103,12 +103,12 @@ public final class BluejayCentral: Sendable {
     /// ATT MTU is exchanged and Service Changed indications are on. Cancelling the calling
     /// task abandons the attempt.
     public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .seconds(30)) async throws(BluejayError) -> RemotePeripheral {
-        let connection = try await connectWithDeadline(host: host, to: peripheral, timeout: timeout)
+        let connection = try await host.connect(to: peripheral, timeout: timeout)
         let link = PeripheralLink(connection: connection, identifier: peripheral)
         await link.refreshMTU()
         let changes = await connection.gatt.serviceChanges()
         do {
-            try await withTimeLimit(operationTimeout.duration, operation: "enabling Service Changed indications") {
+            try await withTimeLimit(operationTimeout.duration, clock: host.configuration.clock, operation: "enabling Service Changed indications") {
                 _ = try await connection.gatt.enableServiceChangedIndications()
             }
         } catch {
@@ -116,7 +116,8 @@ public final class BluejayCentral: Sendable {
         }
         var peripheralLogger = logger
         peripheralLogger[metadataKey: "peripheral"] = "\(peripheral)"
-        let remote = RemotePeripheral(link: link, changes: changes, operationTimeout: operationTimeout, logger: peripheralLogger)
+        let remote = RemotePeripheral(link: link, changes: changes, operationTimeout: operationTimeout, clock: host.configuration.clock,
+                                      logger: peripheralLogger)
         state.withLock { $0.peripherals[ObjectIdentifier(remote)] = remote }
         Task { [weak self, remote] in
             _ = await remote.waitForDisconnection()

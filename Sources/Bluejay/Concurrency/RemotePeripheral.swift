@@ -1,3 +1,4 @@
+import BluetoothCore
 import BluetoothHCI
 import BluetoothHost
 import Foundation
@@ -12,12 +13,14 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     private let link: PeripheralLink
     private let runner: OperationRunner
     private let limit: Duration?
+    private let clock: BluetoothClock
     private let serviceChangeStream: AsyncStream<[ServiceIdentifier]>
 
-    init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, logger: Logger) {
+    init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, clock: BluetoothClock, logger: Logger) {
         self.link = link
         identifier = link.identifier
         limit = operationTimeout.duration
+        self.clock = clock
         runner = OperationRunner { message in logger.debug("\(message)") }
         let (stream, continuation) = AsyncStream.makeStream(of: [ServiceIdentifier].self, bufferingPolicy: .unbounded)
         serviceChangeStream = stream
@@ -115,12 +118,13 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     private func perform<T: Sendable>(_ name: String, _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
         let link = self.link
         let limit = self.limit
+        let clock = self.clock
         let peripheral = identifier
         return try await runner.perform(name, kind: .gatt) {
             guard link.connection.isConnected else {
                 throw BluejayError.disconnected(peripheral, reason: link.connection.disconnectReason)
             }
-            return try await withTimeLimit(limit, operation: name) { try await work(link) }
+            return try await withTimeLimit(limit, clock: clock, operation: name) { try await work(link) }
         }
     }
 }

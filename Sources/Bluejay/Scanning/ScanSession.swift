@@ -100,29 +100,35 @@ final class ScanSession: Sendable {
                 inputs.yield(.ended(BluejayError(error, operation: "scanning")))
             }
         }
+        let clock = host.configuration.clock
         let ticker = Task {
-            while await sleepUnlessCancelled(Self.tickInterval) { inputs.yield(.tick) }
+            // Every tick interval from the start: a late wake-up does not shift the next ones.
+            var next = clock.now + Self.tickInterval
+            while (try? await clock.sleep(until: next)) != nil {
+                inputs.yield(.tick)
+                next = next + Self.tickInterval
+            }
         }
         defer {
             pump.cancel()
             ticker.cancel()
         }
-        let deadline = request.duration.map { ContinuousClock.now + $0 }
+        let deadline = request.duration.map { clock.now + $0 }
         var ending: (error: BluejayError?, connect: ConnectRequest?)?
 
         loop: for await input in stream {
             var events: [ScanEvent] = []
             switch input {
             case let .advertisement(advertisement):
-                if let discovery = tracker.receive(advertisement, at: .now) { events.append(.discovered(discovery)) }
+                if let discovery = tracker.receive(advertisement, at: clock.now) { events.append(.discovered(discovery)) }
             case .tick:
-                for event in tracker.tick(at: .now) {
+                for event in tracker.tick(at: clock.now) {
                     switch event {
                     case let .discovered(discovery): events.append(.discovered(discovery))
                     case let .expired(discovery): events.append(.expired(discovery))
                     }
                 }
-                if let deadline, ContinuousClock.now >= deadline { ending = (nil, nil) }
+                if let deadline, clock.now >= deadline { ending = (nil, nil) }
             case let .stop(error):
                 ending = (error, nil)
             case let .ended(error):

@@ -1,3 +1,4 @@
+import BluetoothCore
 import BluetoothHost
 
 /// The bookkeeping of one scan, without I/O or clock: which peripherals were found, which
@@ -43,7 +44,7 @@ struct ScanTracker: Sendable {
     }
 
     private struct Sighting: Sendable {
-        var lastSeen: ContinuousClock.Instant
+        var lastSeen: BluetoothClock.Instant
         var gaps: [Duration] = []
     }
 
@@ -52,7 +53,7 @@ struct ScanTracker: Sendable {
     private(set) var discoveries: [ScanDiscovery] = []
     private var sightings: [PeripheralIdentifier: Sighting] = [:]
     private var blacklisted: Set<PeripheralIdentifier> = []
-    private var held: [PeripheralIdentifier: (discovery: ScanDiscovery, deadline: ContinuousClock.Instant)] = [:]
+    private var held: [PeripheralIdentifier: (discovery: ScanDiscovery, deadline: BluetoothClock.Instant)] = [:]
     private var heldOrder: [PeripheralIdentifier] = []
 
     init(configuration: Configuration) {
@@ -61,7 +62,7 @@ struct ScanTracker: Sendable {
 
     /// An advertisement (merged with its scan response, as the host assembles it). Returns
     /// the discovery to report now, if any.
-    mutating func receive(_ advertisement: Advertisement, at now: ContinuousClock.Instant) -> ScanDiscovery? {
+    mutating func receive(_ advertisement: Advertisement, at now: BluetoothClock.Instant) -> ScanDiscovery? {
         let discovery = ScanDiscovery(advertisement: advertisement)
         let id = discovery.peripheralIdentifier
         guard !blacklisted.contains(id) else { return nil }
@@ -95,7 +96,7 @@ struct ScanTracker: Sendable {
 
     /// What the passing of time reports: held discoveries whose scan response did not come,
     /// and (with duplicates allowed) peripherals not heard for longer than their estimate.
-    mutating func tick(at now: ContinuousClock.Instant) -> [Event] {
+    mutating func tick(at now: BluetoothClock.Instant) -> [Event] {
         var events: [Event] = []
         for id in heldOrder {
             guard let entry = held[id], entry.deadline <= now else { continue }
@@ -122,13 +123,13 @@ struct ScanTracker: Sendable {
     func isBlacklisted(_ id: PeripheralIdentifier) -> Bool { blacklisted.contains(id) }
 
     /// When the peripheral will be reported gone, if it is being tracked.
-    func expiryDeadline(of id: PeripheralIdentifier) -> ContinuousClock.Instant? {
+    func expiryDeadline(of id: PeripheralIdentifier) -> BluetoothClock.Instant? {
         guard let sighting = sightings[id] else { return nil }
         return sighting.lastSeen + configuration.expiry.timeout(recentGaps: sighting.gaps)
     }
 
     /// The earliest moment ``tick(at:)`` may report something.
-    var nextDeadline: ContinuousClock.Instant? {
+    var nextDeadline: BluetoothClock.Instant? {
         var deadlines = held.values.map(\.deadline)
         if configuration.allowDuplicates {
             deadlines += discoveries.compactMap { expiryDeadline(of: $0.peripheralIdentifier) }
@@ -136,7 +137,7 @@ struct ScanTracker: Sendable {
         return deadlines.min()
     }
 
-    private mutating func recordSighting(of id: PeripheralIdentifier, at now: ContinuousClock.Instant) {
+    private mutating func recordSighting(of id: PeripheralIdentifier, at now: BluetoothClock.Instant) {
         guard var sighting = sightings[id] else {
             sightings[id] = Sighting(lastSeen: now)
             return

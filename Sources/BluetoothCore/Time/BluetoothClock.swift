@@ -35,6 +35,14 @@ public struct BluetoothClock: Clock, CustomStringConvertible {
             lhs.offset < rhs.offset
         }
 
+        public static func + (lhs: Instant, rhs: Duration) -> Instant {
+            lhs.advanced(by: rhs)
+        }
+
+        public static func - (lhs: Instant, rhs: Instant) -> Duration {
+            rhs.duration(to: lhs)
+        }
+
         public var description: String { "\(offset)" }
     }
 

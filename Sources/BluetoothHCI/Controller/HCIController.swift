@@ -101,6 +101,8 @@ public final class HCIController: Sendable {
             state.nextCommandID += 1
             return state.nextCommandID
         }
+        // Fixed now, however late the timer task starts.
+        let deadline = clock.now + timeout
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CommandAnswer, any Error>) in
                 let refusal: HCIError? = state.withLock { state in
@@ -112,7 +114,7 @@ public final class HCIController: Sendable {
                     // finds the command registered when it fires.
                     let clock = clock
                     let timer = Task { [weak self] in
-                        do { try await clock.sleep(for: timeout) } catch { return }
+                        do { try await clock.sleep(until: deadline) } catch { return }
                         self?.abandonCommand(id: id, error: .commandTimeout(opcode))
                     }
                     state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)

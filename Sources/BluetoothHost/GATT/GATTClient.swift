@@ -144,25 +144,27 @@ public actor GATTClient {
     }
 
     private func startWatchdog() {
-        let timeout = transactionTimeout
         let clock = clock
-        watchdog = Task { [weak self] in
-            var wait = timeout
+        var wake = clock.now + transactionTimeout
+        if let since = outstandingSince { wake = since + transactionTimeout }
+        watchdog = Task { [weak self, wake] in
+            var next = wake
             while true {
-                do { try await clock.sleep(for: wait) } catch { return }
-                guard let self, let next = await self.checkTransactionDeadline() else { return }
-                wait = next
+                do { try await clock.sleep(until: next) } catch { return }
+                guard let self, let later = await self.checkTransactionDeadline() else { return }
+                next = later
             }
         }
     }
 
-    /// Fails the bearer if the outstanding request is past its deadline; otherwise returns how
-    /// long the watchdog may sleep (`nil` once the bearer is closed).
-    private func checkTransactionDeadline() -> Duration? {
+    /// Fails the bearer if the outstanding request is past its deadline; otherwise returns when
+    /// the watchdog looks again (`nil` once the bearer is closed).
+    private func checkTransactionDeadline() -> BluetoothClock.Instant? {
         guard closedError == nil else { return nil }
-        guard let since = outstandingSince, transactions.outstanding != nil else { return transactionTimeout }
-        let elapsed = since.duration(to: clock.now)
-        guard elapsed >= transactionTimeout else { return transactionTimeout - elapsed }
+        let now = clock.now
+        guard let since = outstandingSince, transactions.outstanding != nil else { return now + transactionTimeout }
+        let deadline = since + transactionTimeout
+        guard now >= deadline else { return deadline }
         transactionDidTimeOut()
         return nil
     }

@@ -161,11 +161,11 @@ extension GATTServer {
         guard var bearer = bearers[connectionHandle] else { return }
         send(.handleValueIndication(ATTHandleValueIndication(handle: item.handle, value: item.value)), to: connectionHandle)
         let bearerID = bearer.id
-        let timeout = settings.indicationTimeout
         let clock = clock
+        let deadline = clock.now + settings.indicationTimeout
         bearer.indicationTimer?.cancel()
         bearer.indicationTimer = Task { [weak self] in
-            do { try await clock.sleep(for: timeout) } catch { return }
+            do { try await clock.sleep(until: deadline) } catch { return }
             await self?.indicationDidTimeOut(bearerID: bearerID, connectionHandle: connectionHandle, itemID: item.id)
         }
         bearers[connectionHandle] = bearer

@@ -32,11 +32,12 @@ enum HandlerDeadline {
     /// The handler's answer, or `nil` if it took longer than `timeout`.
     static func run<Value: Sendable>(timeout: Duration, clock: BluetoothClock, _ handler: @escaping @Sendable () async -> Value) async -> Value? {
         let once = Once<Value>()
+        let deadline = clock.now + timeout
         return await withCheckedContinuation { continuation in
             once.arm(continuation)
             Task { once.resume(await handler()) }
             once.setTimer(Task {
-                do { try await clock.sleep(for: timeout) } catch { return }
+                do { try await clock.sleep(until: deadline) } catch { return }
                 once.resume(nil)
             })
         }

@@ -33,52 +33,100 @@ struct ConnectionCompletion: Sendable {
     }
 }
 
-/// The connection this host is creating as a central. The controller runs one LE Create
-/// Connection at a time (Core 6.0, Vol 4, Part E, 7.8.12), so there is at most one.
+/// The connection attempt this host runs as a central. The controller runs one LE Create
+/// Connection at a time (Core 6.0, Vol 4, Part E, 7.8.12), so there is at most one; later
+/// attempts wait for their turn in ``LEHost/connectQueue``.
 struct PendingConnection: Sendable {
     let id: UInt64
     let peer: DeviceAddress
-    var continuation: CheckedContinuation<Connection, any Error>?
-    var outcome: Result<Connection, HostError>?
-    /// Why the attempt was given up (timeout or cancellation), once LE Create Connection
-    /// Cancel has been sent.
-    var abandonment: HostError?
+    /// The caller, while it waits for the answer.
+    var caller: CheckedContinuation<Connection, any Error>?
+    /// An answer given before the caller started waiting for it.
+    var earlyAnswer: Result<Connection, HostError>?
+    var isAnswered = false
     /// The controller accepted LE Create Connection and is trying.
     var isInitiating = false
+    /// Why the caller gave up (timeout or cancellation). The attempt stays until the
+    /// controller reports its end, so that the next one is not refused.
+    var abandonment: HostError?
+    /// Ends the attempt should the controller never report it after LE Create Connection Cancel.
+    var endGuard: Task<Void, Never>?
+}
+
+/// A connect call waiting for the controller to finish the attempt before it.
+struct QueuedConnect: Sendable {
+    let id: UInt64
+    let continuation: CheckedContinuation<Void, any Error>
 }
 
 extension LEHost {
-    /// Whether the controller is trying to connect (it accepted LE Create Connection and has
-    /// not reported the end of the attempt).
-    public var isConnecting: Bool { pendingConnection?.isInitiating == true }
+    /// Whether a ``connect(to:request:timeout:)`` call is waiting for a connection the
+    /// controller is trying to make (it accepted LE Create Connection).
+    public var isConnecting: Bool {
+        guard let pending = pendingConnection else { return false }
+        return pending.isInitiating && !pending.isAnswered
+    }
 
     /// Connects to a peripheral as the central and returns once the link is up and ready
     /// (ATT MTU exchanged, longest data length requested).
     ///
-    /// - Parameter timeout: how long to try; `nil` tries until cancelled. On timeout the
-    ///   attempt is cancelled in the controller and ``HostError/connectionTimeout(_:)`` thrown.
-    /// Cancelling the calling task cancels the attempt the same way (``HostError/cancelled``).
+    /// - Parameter timeout: how long to try, waiting for an earlier attempt included; `nil`
+    ///   tries until cancelled. On timeout the caller gets ``HostError/connectionTimeout(_:)``
+    ///   at once, and the attempt is cancelled in the controller.
+    /// Cancelling the calling task gives up the same way, with ``HostError/cancelled``.
     /// Connection requests wait for each other: the controller creates one at a time.
     public func connect(to peer: DeviceAddress, request: ConnectionRequest = ConnectionRequest(), timeout: Duration? = .seconds(30)) async throws -> Connection {
         try requirePoweredOn()
-        do { try await connectionGate.enter() } catch { throw HostError.cancelled }
-        defer { connectionGate.leave() }
         let id = makeIdentifier()
-        // Registered before the command goes out, so the completion event cannot be missed.
+        let clock = configuration.clock
+        let timer = timeout.map { limit in
+            let deadline = clock.now + limit
+            return Task { [weak self] in
+                do { try await clock.sleep(until: deadline) } catch { return }
+                await self?.giveUp(id, reason: .connectionTimeout(peer))
+            }
+        }
+        defer { timer?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await attemptConnection(id: id, to: peer, request: request)
+        } onCancel: {
+            Task { await self.giveUp(id, reason: .cancelled) }
+        }
+    }
+
+    private func attemptConnection(id: UInt64, to peer: DeviceAddress, request: ConnectionRequest) async throws -> Connection {
+        if Task.isCancelled { throw HostError.cancelled }
+        try await waitForTurn(id)
         pendingConnection = PendingConnection(id: id, peer: peer)
         do {
             try await sendCreateConnection(to: peer, request: request)
         } catch {
-            pendingConnection = nil
-            if case let .hci(.commandFailed(_, status)) = error {
-                throw HostError.connectionFailed(peer, status)
-            }
+            let abandonment = pendingConnection?.abandonment
+            endAttempt(id)
+            if let abandonment { throw abandonment }
+            if case let .hci(.commandFailed(_, status)) = error { throw HostError.connectionFailed(peer, status) }
             throw error
         }
         pendingConnection?.isInitiating = true
-        let connection = try await waitForPendingConnection(id: id, peer: peer, timeout: timeout)
+        if pendingConnection?.abandonment != nil {
+            // Given up while the command was on its way.
+            Task { await self.cancelInController(id) }
+        }
+        let connection = try await waitForAnswer(id)
         await prepare(connection)
         return connection
+    }
+
+    /// Waits until no other attempt runs in the controller; throws why the caller gave up if it
+    /// did meanwhile.
+    private func waitForTurn(_ id: UInt64) async throws {
+        guard connectTurn != nil else {
+            connectTurn = id
+            return
+        }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            connectQueue.append(QueuedConnect(id: id, continuation: continuation))
+        }
     }
 
     private func sendCreateConnection(to peer: DeviceAddress, request: ConnectionRequest) async throws(HostError) {
@@ -99,83 +147,118 @@ extension LEHost {
         }
     }
 
-    private func waitForPendingConnection(id: UInt64, peer: DeviceAddress, timeout: Duration?) async throws -> Connection {
-        let clock = configuration.clock
-        let timer = timeout.map { timeout in
-            Task { [weak self] in
-                do { try await clock.sleep(for: timeout) } catch { return }
-                await self?.abandonPendingConnection(id: id, reason: .connectionTimeout(peer))
+    private func waitForAnswer(_ id: UInt64) async throws -> Connection {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connection, any Error>) in
+            guard var pending = pendingConnection, pending.id == id else {
+                continuation.resume(throwing: HostError.cancelled)
+                return
             }
-        }
-        defer { timer?.cancel() }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connection, any Error>) in
-                guard var pending = pendingConnection, pending.id == id else {
-                    continuation.resume(throwing: HostError.cancelled)
-                    return
-                }
-                if let outcome = pending.outcome {
-                    pendingConnection = nil
-                    continuation.resume(with: outcome.mapError { $0 as any Error })
-                    return
-                }
-                pending.continuation = continuation
+            if let early = pending.earlyAnswer {
+                pending.earlyAnswer = nil
                 pendingConnection = pending
+                continuation.resume(with: early.mapError { $0 as any Error })
+                return
             }
-        } onCancel: {
-            Task { await self.abandonPendingConnection(id: id, reason: .cancelled) }
-        }
-    }
-
-    /// Gives up on a connection attempt: LE Create Connection Cancel makes the controller
-    /// report the attempt as failed with Unknown Connection Identifier (Core 6.0, Vol 4,
-    /// Part E, 7.8.13), which then resolves it with `reason`.
-    private func abandonPendingConnection(id: UInt64, reason: HostError) async {
-        guard var pending = pendingConnection, pending.id == id, pending.outcome == nil, pending.abandonment == nil else { return }
-        pending.abandonment = reason
-        pendingConnection = pending
-        logger.info("giving up connecting to \(pending.peer): \(reason)")
-        do {
-            _ = try await controller.send(LECreateConnectionCancelCommand())
-        } catch {
-            // Command Disallowed: the connection completed meanwhile; its event resolves it.
-            logger.debug("LE Create Connection Cancel: \(error)")
-        }
-        // Should the controller never report the end of the attempt, do not wait forever.
-        try? await configuration.clock.sleep(for: .seconds(2))
-        resolvePendingConnection(id: id, with: .failure(reason))
-    }
-
-    private func resolvePendingConnection(id: UInt64, with outcome: Result<Connection, HostError>) {
-        guard var pending = pendingConnection, pending.id == id, pending.outcome == nil else { return }
-        if let continuation = pending.continuation {
-            pendingConnection = nil
-            continuation.resume(with: outcome.mapError { $0 as any Error })
-        } else {
-            pending.outcome = outcome
+            pending.caller = continuation
             pendingConnection = pending
         }
     }
 
+    /// Answers the caller of attempt `id` once (later answers are ignored).
+    private func answer(_ id: UInt64, with outcome: Result<Connection, HostError>) {
+        guard var pending = pendingConnection, pending.id == id, !pending.isAnswered else { return }
+        pending.isAnswered = true
+        let caller = pending.caller
+        pending.caller = nil
+        if caller == nil { pending.earlyAnswer = outcome }
+        pendingConnection = pending
+        caller?.resume(with: outcome.mapError { $0 as any Error })
+    }
+
+    /// The caller gave up (timeout or cancellation): it hears `reason` now, and the controller
+    /// is told to stop trying. An attempt still waiting for its turn just leaves the line.
+    private func giveUp(_ id: UInt64, reason: HostError) async {
+        if let index = connectQueue.firstIndex(where: { $0.id == id }) {
+            connectQueue.remove(at: index).continuation.resume(throwing: reason)
+            return
+        }
+        guard var pending = pendingConnection, pending.id == id, !pending.isAnswered else { return }
+        pending.abandonment = reason
+        pendingConnection = pending
+        logger.info("giving up connecting to \(pending.peer): \(reason)")
+        answer(id, with: .failure(reason))
+        if pending.isInitiating { await cancelInController(id) }
+    }
+
+    /// LE Create Connection Cancel. The controller then owes an LE Connection Complete: Unknown
+    /// Connection Identifier, or success when the link won the race (Core 6.0, Vol 4, Part E,
+    /// 7.8.13); that event ends the attempt.
+    private func cancelInController(_ id: UInt64) async {
+        do {
+            _ = try await controller.send(LECreateConnectionCancelCommand())
+        } catch {
+            // Command Disallowed: the attempt ended meanwhile; its event ends it here too.
+            logger.debug("LE Create Connection Cancel: \(error)")
+            return
+        }
+        guard pendingConnection?.id == id else { return }
+        // Should the controller never report the end, later attempts must not wait for ever.
+        let clock = configuration.clock
+        let limit = configuration.commandTimeout
+        pendingConnection?.endGuard = Task { [weak self] in
+            do { try await clock.sleep(for: limit) } catch { return }
+            await self?.controllerNeverEnded(id)
+        }
+    }
+
+    private func controllerNeverEnded(_ id: UInt64) {
+        guard pendingConnection?.id == id else { return }
+        logger.warning("the controller did not report the end of a cancelled connection attempt within \(configuration.commandTimeout)")
+        endAttempt(id)
+    }
+
+    /// The controller is done with attempt `id`: the next one may start.
+    private func endAttempt(_ id: UInt64) {
+        guard let pending = pendingConnection, pending.id == id else { return }
+        pending.endGuard?.cancel()
+        pendingConnection = nil
+        if !pending.isAnswered { pending.caller?.resume(throwing: pending.abandonment ?? HostError.cancelled) }
+        if connectQueue.isEmpty {
+            connectTurn = nil
+        } else {
+            let next = connectQueue.removeFirst()
+            connectTurn = next.id
+            next.continuation.resume()
+        }
+    }
+
+    /// The transport is gone: the attempt and every waiting one fail with `error`.
     func failPendingConnection(with error: HostError) {
-        if let pending = pendingConnection { resolvePendingConnection(id: pending.id, with: .failure(error)) }
+        if let pending = pendingConnection {
+            answer(pending.id, with: .failure(error))
+            endAttempt(pending.id)
+        }
+        let waiting = connectQueue
+        connectQueue.removeAll()
+        connectTurn = nil
+        waiting.forEach { $0.continuation.resume(throwing: error) }
     }
 
     /// An LE (Enhanced) Connection Complete event.
     func didComplete(connection completion: ConnectionCompletion) {
-        if completion.role == .central, let pending = pendingConnection, pending.outcome == nil {
-            guard completion.status.isSuccess else {
-                resolvePendingConnection(id: pending.id, with: .failure(pending.abandonment ?? .connectionFailed(pending.peer, completion.status)))
-                return
-            }
-            let connection = establish(completion)
-            if let abandonment = pending.abandonment {
-                // The link came up as the attempt was given up: keep the caller's decision.
-                resolvePendingConnection(id: pending.id, with: .failure(abandonment))
-                Task { try? await disconnect(connection, reason: .remoteUserTerminatedConnection) }
+        if completion.role == .central, let pending = pendingConnection {
+            if completion.status.isSuccess {
+                let connection = establish(completion)
+                if pending.isAnswered {
+                    // The link came up as the caller gave up: keep the caller's decision.
+                    Task { try? await disconnect(connection, reason: .remoteUserTerminatedConnection) }
+                } else {
+                    answer(pending.id, with: .success(connection))
+                }
             } else {
-                resolvePendingConnection(id: pending.id, with: .success(connection))
+                answer(pending.id, with: .failure(pending.abandonment ?? .connectionFailed(pending.peer, completion.status)))
             }
+            endAttempt(pending.id)
             return
         }
         guard completion.status.isSuccess else {

@@ -1,6 +1,7 @@
 import BluetoothCore
 import BluetoothHCI
 import BluetoothTransport
+import DequeModule
 import Logging
 
 /// A Bluetooth LE host on one controller: GAP (scan, connect), L2CAP fixed channels, ATT and
@@ -16,7 +17,7 @@ import Logging
 /// ```
 public actor LEHost {
     public let controller: HCIController
-    public let configuration: HostConfiguration
+    public nonisolated let configuration: HostConfiguration
     /// This device's GATT server, shared by every connection.
     public let server: GATTServer
     let logger: Logger
@@ -34,7 +35,9 @@ public actor LEHost {
     // GAP central state (see LEHost+Scanning.swift and LEHost+Connecting.swift).
     var scanState: ScanState?
     var pendingConnection: PendingConnection?
-    let connectionGate = AsyncSerialGate()
+    /// The attempt whose turn it is in the controller, and those waiting for theirs.
+    var connectTurn: UInt64?
+    var connectQueue: Deque<QueuedConnect> = []
     var parameterUpdateWaiters: [UInt16: [CheckedContinuation<ConnectionParameters, any Error>]] = [:]
     var signalingIdentifier: UInt8 = 0
     // GAP peripheral state (see LEHost+Advertising.swift).

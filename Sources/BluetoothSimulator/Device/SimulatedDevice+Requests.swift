@@ -93,7 +93,7 @@ extension SimulatedDevice {
         let (delay, failure) = state.withLock { state in
             (state.delays[uuid] ?? state.defaultDelay, state.failures.take(characteristic: uuid, kind: kind))
         }
-        if delay > .zero { try? await Task.sleep(for: delay) }
+        if delay > .zero { try? await clock.sleep(for: delay) }
         guard let failure else { return .proceed }
         logger.info("\(uuid): injected failure: \(failure)")
         emit(.failureInjected(failure, characteristic: uuid))
@@ -105,7 +105,7 @@ extension SimulatedDevice {
             // Never delivered: the link is gone.
             return .refuse(.unlikelyError)
         case let .delay(extra):
-            try? await Task.sleep(for: extra)
+            try? await clock.sleep(for: extra)
             return .proceed
         }
     }

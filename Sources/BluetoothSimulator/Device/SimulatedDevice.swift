@@ -51,6 +51,10 @@ public final class SimulatedDevice: Sendable {
     }
 
 
+    /// The clock of its behaviour's timers: notification rates, response delays, chunk
+    /// delays. (Its host's protocol timeouts stay in real time.)
+    public let clock: BluetoothClock
+
     /// How a Bluejay central names it: its public address and name.
     public var peripheralIdentifier: PeripheralIdentifier {
         PeripheralIdentifier(address: deviceAddress, name: declaration.name)
@@ -60,8 +64,9 @@ public final class SimulatedDevice: Sendable {
     public var deviceAddress: DeviceAddress { DeviceAddress(address, type: .public) }
 
     init(declaration: SimulatedPeripheral, host: LEHost, manager: PeripheralManager, controller: VirtualController?, address: BluetoothAddress,
-         logger: Logger) {
+         clock: BluetoothClock, logger: Logger) {
         self.declaration = declaration
+        self.clock = clock
         self.host = host
         self.manager = manager
         self.controller = controller
@@ -85,13 +90,15 @@ public final class SimulatedDevice: Sendable {
     // MARK: Starting
 
     /// Starts a peripheral on a new controller of `link`, at its declared position, and
-    /// (unless the declaration says otherwise) advertises.
-    public static func start(_ declaration: SimulatedPeripheral, on link: VirtualLink,
+    /// (unless the declaration says otherwise) advertises. Its behaviour's timers run on
+    /// `clock`, by default the link's (``VirtualLink/hostClock``).
+    public static func start(_ declaration: SimulatedPeripheral, on link: VirtualLink, clock: BluetoothClock? = nil,
                              logger: Logger = Logger(label: "bluejay.simulator")) async throws(SimulatorError) -> SimulatedDevice {
         let address = declaration.address ?? SimulatedPeripheral.address(forName: declaration.name)
         let controller = link.addController(name: declaration.name, address: address, position: declaration.position)
         do {
-            return try await start(declaration, transport: controller.makeTransport(), controller: controller, logger: logger)
+            return try await start(declaration, transport: controller.makeTransport(), controller: controller, clock: clock ?? link.hostClock,
+                                   logger: logger)
         } catch {
             link.removeController(controller)
             throw error
@@ -101,13 +108,13 @@ public final class SimulatedDevice: Sendable {
     /// Starts a peripheral on any controller (a real adapter, Bumble over TCP…): the
     /// transport is opened and the controller reset. Moving and link faults are not
     /// available there.
-    public static func start(_ declaration: SimulatedPeripheral, transport: any HCITransport,
+    public static func start(_ declaration: SimulatedPeripheral, transport: any HCITransport, clock: BluetoothClock = .continuous,
                              logger: Logger = Logger(label: "bluejay.simulator")) async throws(SimulatorError) -> SimulatedDevice {
-        try await start(declaration, transport: transport, controller: nil, logger: logger)
+        try await start(declaration, transport: transport, controller: nil, clock: clock, logger: logger)
     }
 
     private static func start(_ declaration: SimulatedPeripheral, transport: any HCITransport, controller: VirtualController?,
-                              logger: Logger) async throws(SimulatorError) -> SimulatedDevice {
+                              clock: BluetoothClock, logger: Logger) async throws(SimulatorError) -> SimulatedDevice {
         var configuration = HostConfiguration()
         configuration.deviceName = declaration.name
         configuration.preferredATTMTU = declaration.preferredATTMTU
@@ -123,7 +130,8 @@ public final class SimulatedDevice: Sendable {
         }
         await host.server.configure(declaration.serverSettings)
         let address = await host.controllerInfo?.address ?? controller?.address ?? .zero
-        let device = SimulatedDevice(declaration: declaration, host: host, manager: manager, controller: controller, address: address, logger: hostLogger)
+        let device = SimulatedDevice(declaration: declaration, host: host, manager: manager, controller: controller, address: address,
+                                     clock: clock, logger: hostLogger)
         do {
             await device.startObserving()
             try await device.publishServices()

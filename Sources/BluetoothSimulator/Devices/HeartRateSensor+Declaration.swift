@@ -57,6 +57,11 @@ extension HeartRateSensor {
     /// ``SimulatedDevice/start(_:transport:)`` and wrap it, or use
     /// ``Simulator/addHeartRateSensor(_:)``.
     public static func declaration(_ configuration: Configuration) -> SimulatedPeripheral {
+        declaration(configuration, energy: EnergyExpendedCounter())
+    }
+
+    /// The declaration whose control point resets `energy`, before the write is answered.
+    static func declaration(_ configuration: Configuration, energy: EnergyExpendedCounter) -> SimulatedPeripheral {
         let text: (String) -> [UInt8] = { Array($0.utf8) }
         let heartRate = SimulatedService(HeartRateProfile.Service.self, characteristics: [
             SimulatedCharacteristic(HeartRateProfile.Measurement.self,
@@ -73,6 +78,7 @@ extension HeartRateSensor {
                 guard write.value == [HeartRateProfile.ControlPoint.resetEnergyExpended.rawValue] else {
                     return .error(controlPointNotSupported)
                 }
+                energy.reset()
                 return .success
             }),
         ])

@@ -28,16 +28,17 @@ public final class HeartRateSensor: Sendable {
         var generator: HeartRateGenerator
         var uses16BitFormat: Bool
         var current: UInt16?
-        var energyExpended: UInt16 = 0
         var measurementsSent = 0
         var loop: Task<Void, Never>?
     }
 
-    init(device: SimulatedDevice, configuration: Configuration) {
+    private let energy: EnergyExpendedCounter
+
+    init(device: SimulatedDevice, configuration: Configuration, energy: EnergyExpendedCounter) {
         self.device = device
         self.configuration = configuration
+        self.energy = energy
         state = Mutex(State(generator: HeartRateGenerator(configuration.heartRate), uses16BitFormat: configuration.uses16BitFormat))
-        watchControlPoint()
         if let interval = configuration.measurementInterval { startGenerating(every: interval) }
     }
 
@@ -48,14 +49,17 @@ public final class HeartRateSensor: Sendable {
     /// Starts a sensor on a new controller of `link`.
     public static func start(on link: VirtualLink, configuration: Configuration = Configuration(),
                              logger: Logger = Logger(label: "bluejay.simulator")) async throws(SimulatorError) -> HeartRateSensor {
-        HeartRateSensor(device: try await SimulatedDevice.start(declaration(configuration), on: link, logger: logger), configuration: configuration)
+        let energy = EnergyExpendedCounter()
+        return HeartRateSensor(device: try await SimulatedDevice.start(declaration(configuration, energy: energy), on: link, logger: logger),
+                               configuration: configuration, energy: energy)
     }
 
     /// Starts a sensor on any controller (a real adapter, Bumble…), e.g. for `bluejay sensor`.
     public static func start(transport: any HCITransport, configuration: Configuration = Configuration(),
                              logger: Logger = Logger(label: "bluejay.simulator")) async throws(SimulatorError) -> HeartRateSensor {
-        HeartRateSensor(device: try await SimulatedDevice.start(declaration(configuration), transport: transport, logger: logger),
-                        configuration: configuration)
+        let energy = EnergyExpendedCounter()
+        return HeartRateSensor(device: try await SimulatedDevice.start(declaration(configuration, energy: energy), transport: transport, logger: logger),
+                               configuration: configuration, energy: energy)
     }
 
     /// Stops the measurements and the peripheral.
@@ -93,9 +97,9 @@ public final class HeartRateSensor: Sendable {
         let (bpm, bytes) = state.withLock { state -> (UInt16, [UInt8]) in
             let bpm = state.generator.next()
             state.current = bpm
-            if configuration.reportsEnergyExpended { state.energyExpended &+= 1 }
+            let energyExpended = configuration.reportsEnergyExpended ? energy.increment() : nil
             let bytes = Self.measurementBytes(heartRate: bpm, uses16BitFormat: state.uses16BitFormat, sensorContact: configuration.sensorContact,
-                                              energyExpended: configuration.reportsEnergyExpended ? state.energyExpended : nil)
+                                              energyExpended: energyExpended)
             return (bpm, bytes)
         }
         let delivered = try await device.notify(bytes, on: HeartRateProfile.Measurement.uuid)
@@ -124,15 +128,21 @@ public final class HeartRateSensor: Sendable {
         try await device.notify([min(level, 100)], on: BatteryProfile.Level.uuid)
     }
 
-    /// The energy expended reported so far, in kJ.
-    public var energyExpended: UInt16 { state.withLock { $0.energyExpended } }
+    /// The energy expended reported so far, in kJ (one per measurement; the control point
+    /// resets it).
+    public var energyExpended: UInt16 { energy.value }
 
     // MARK: Machinery
 
     private func startGenerating(every interval: Duration) {
+        let clock = device.clock
         let task = Task { [weak self] in
+            // Every `interval` from the start, on the device's clock: a late wake-up does not
+            // shift the measurements after it.
+            var next = clock.now + interval
             while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
+                do { try await clock.sleep(until: next) } catch { return }
+                next = next + interval
                 guard let self else { return }
                 do {
                     try await self.sendMeasurement()
@@ -151,16 +161,24 @@ public final class HeartRateSensor: Sendable {
     func stopGenerating() {
         state.withLock { $0.loop }?.cancel()
     }
+}
 
-    /// A successful write of 0x01 to the control point resets the energy expended.
-    private func watchControlPoint() {
-        let events = device.events()
-        device.own(Task { [weak self] in
-            for await event in events {
-                guard case let .written(_, uuid, value, _, .success) = event, uuid == HeartRateProfile.ControlPoint.uuid,
-                      value == [HeartRateProfile.ControlPoint.resetEnergyExpended.rawValue] else { continue }
-                self?.state.withLock { $0.energyExpended = 0 }
-            }
-        })
+/// The energy expended of a sensor, shared with its control point's write handler, which
+/// resets it before the write is answered.
+final class EnergyExpendedCounter: Sendable {
+    private let count = Mutex<UInt16>(0)
+
+    var value: UInt16 { count.withLock { $0 } }
+
+    /// Counts one measurement and returns the new total.
+    func increment() -> UInt16 {
+        count.withLock { count in
+            count &+= 1
+            return count
+        }
+    }
+
+    func reset() {
+        count.withLock { $0 = 0 }
     }
 }

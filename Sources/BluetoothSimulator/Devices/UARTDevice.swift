@@ -102,7 +102,7 @@ public final class UARTDevice: Sendable {
         let chunks = state.withLock { $0.sizer.split(answer.bytes, maximum: maximum) }
         do {
             for chunk in chunks {
-                if configuration.chunkDelay > .zero { try await Task.sleep(for: configuration.chunkDelay) }
+                if configuration.chunkDelay > .zero { try await device.clock.sleep(for: configuration.chunkDelay) }
                 try await device.notify(chunk, on: Self.txUUID, to: answer.central)
             }
             state.withLock { $0.answeredChunkSizes.append(chunks.map(\.count)) }

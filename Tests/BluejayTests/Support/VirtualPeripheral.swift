@@ -114,17 +114,13 @@ func startBluejay(on link: VirtualLink, name: String = "central", options: (inou
 
 /// Waits for a callback to deliver one value.
 func callback<T: Sendable>(timeout: Duration = .seconds(10), _ body: (@escaping @Sendable (T) -> Void) -> Void) async throws -> T {
-    let box = BlockingInbox<T>()
-    body { box.put($0) }
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if let value = box.take(until: ContinuousClock.now + .milliseconds(1)) { return value }
-        guard ContinuousClock.now < deadline else {
-            Issue.record("no callback within \(timeout)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(5))
+    let delivered = AwaitableLog<T>()
+    body { delivered.append($0) }
+    guard let value = await delivered.wait(forCount: 1, timeout: timeout)?.first else {
+        Issue.record("no callback within \(timeout)")
+        throw CancellationError()
     }
+    return value
 }
 
 /// Collects what observers and handlers are told.

@@ -5,11 +5,16 @@ import Synchronization
 import Testing
 
 /// A simulator and a Bluejay started on its central controller; both are always shut down.
-func withSimulator(timeScale: Double = 1, operationTimeout: TimeInterval = 3,
+/// `simulatorClock` runs the peripherals' timers (notification rates, response delays) and
+/// `bluejayClock` Bluejay's and its host's (operation limits, ATT and connect timeouts): a
+/// test whose subject is one of those moves a manual clock instead of waiting.
+func withSimulator(timeScale: Double = 1, operationTimeout: TimeInterval = 15,
+                   simulatorClock: BluetoothClock = .continuous, bluejayClock: BluetoothClock = .continuous,
                    configure: (inout StartOptions) -> Void = { _ in },
                    _ body: (Simulator, Bluejay) async throws -> Void) async throws {
-    let simulator = Simulator(timeScale: timeScale, seed: 7)
+    let simulator = Simulator(timeScale: timeScale, seed: 7, clock: simulatorClock)
     var options = StartOptions(transport: .transport(simulator.centralTransport()), operationTimeout: .seconds(operationTimeout))
+    options.hostConfiguration.clock = bluejayClock
     configure(&options)
     let bluejay = Bluejay()
     bluejay.start(mode: .new(options))
