@@ -1,9 +1,13 @@
 # `make` or `make test`: the one test command (scripts/test.sh): venv, build without warnings, all tests.
 .DEFAULT_GOAL := test
-.PHONY: test venv rig-selftest bench bench-compare
+.PHONY: test stress-test venv rig-selftest bench bench-compare
 
 test:
 	bash scripts/test.sh
+
+# The test command with one core kept busy, as on a loaded CI machine; STRESS_RUNS=5 for five runs.
+stress-test:
+	bash scripts/stress-test.sh
 
 # Only the Python venv with the pinned Bumble of the interop tests (.venv).
 venv:

@@ -1,7 +1,7 @@
 @testable import Bluejay
 import Testing
 
-@Suite("Auto-reconnect rules")
+@Suite("Auto-reconnect rules", .timeLimit(.minutes(1)))
 struct AutoReconnectPolicyTests {
     @Test("On by default; an unexpected disconnection reconnects")
     func unexpected() {

@@ -10,27 +10,32 @@ import Testing
 struct EngineDetailTests {
     @Test("Every GATT request has a time limit; the queue goes on after it")
     func operationTimeLimit() async throws {
+        // Bluejay's time is simulated: the limit passes when the test moves the clock, while
+        // the peripheral holds its answer until the test lets it go.
+        let clock = ManualClock()
         let link = VirtualLink()
         let peripheral = try await VirtualPeripheral.start(on: link, name: "Sensor", address: "D1:00:00:00:00:01")
-        let bluejay = try await startBluejay(on: link) { $0.operationTimeout = .seconds(0.5) }
-        try await bluejay.connect(peripheral.identifier, timeout: .seconds(10))
-        // Discover first, so that the limit applies to the read alone.
-        await #expect(throws: BluejayError.self) { try await bluejay.read(from: HeartRate.slow) as UInt8 }
-        try await Task.sleep(for: .seconds(2))
-        let started = ContinuousClock.now
-        let result: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.slow) { done($0) } }
-        let elapsed = started.duration(to: .now)
-        guard case let .failure(.timedOut(operation, after)) = result else {
-            Issue.record("expected timedOut, got \(result)")
-            return
+        let bluejay = try await startBluejay(on: link) { options in
+            options.operationTimeout = .seconds(0.5)
+            options.hostConfiguration.clock = .manual(clock)
         }
-        #expect(operation.contains("FFF1") && after == .milliseconds(500))
-        #expect(elapsed < .seconds(1), "reported at the limit, not when the peripheral answers: \(elapsed)")
+        try await bluejay.connect(peripheral.identifier, timeout: .seconds(10))
+        let slow = Task { try await bluejay.read(from: HeartRate.slow) as UInt8 }
+        try await peripheral.slowAnswers.waitForArrivals(1)
+        clock.advance(by: .milliseconds(499))
+        let next = Task { try await bluejay.read(from: HeartRate.bodySensorLocation) as UInt8 }
+        clock.advance(by: .milliseconds(1))
+        do {
+            _ = try await slow.value
+            Issue.record("the read did not time out")
+        } catch let BluejayError.timedOut(operation, after) {
+            // Reported at the limit: the peripheral has not answered yet.
+            #expect(operation.contains("FFF1") && after == .milliseconds(500))
+        }
         // ATT allows one outstanding request: the abandoned read keeps the bearer until the
         // peripheral answers it (Core 6.0, Vol 3, Part F, 3.3.2), then requests flow again.
-        try await Task.sleep(for: .milliseconds(1500))
-        let next: UInt8 = try await bluejay.read(from: HeartRate.bodySensorLocation)
-        #expect(next == 1, "the bearer still works once the slow answer came")
+        peripheral.slowAnswers.open()
+        #expect(try await next.value == 1, "the bearer works again once the slow answer came")
         await bluejay.stop()
         await peripheral.shutdown()
     }
@@ -87,7 +92,9 @@ struct EngineDetailTests {
         bluejay.listen(to: HeartRate.batteryLevel) { (result: ReadResult<UInt8>) in quiet.append(result) }
         let _: UInt8 = try await bluejay.read(from: HeartRate.batteryLevel)
         bluejay.cancelEverything(shouldDisconnect: false)
-        try await Task.sleep(for: .milliseconds(200))
+        // A request's callback comes on the same queue after anything cancelEverything told.
+        let after: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.batteryLevel) { done($0) } }
+        #expect(after == .success(87))
         #expect(quiet.all.isEmpty, "off by default: listens are not told")
 
         bluejay.broadcastErrorsToListeners = true

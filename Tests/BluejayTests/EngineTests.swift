@@ -235,11 +235,14 @@ struct EngineTests {
         try await eventually("unsubscribed") { await peripheral.subscriberCount(0x2A37) == 0 }
 
         // A request queued behind a slow one, cancelled through its task, never runs.
-        let blocker = Task { try await bluejay.read(from: HeartRate.bodySensorLocation) as UInt8 }
+        let blocker = Task { try await bluejay.read(from: HeartRate.slow) as UInt8 }
+        try await peripheral.slowAnswers.waitForArrivals(1)
         let victim = Task { try await bluejay.write(to: HeartRate.bodySensorLocation, value: UInt8(9)) }
+        try await eventually("the write queued") { bluejay.runner.count == 2 }
         victim.cancel()
-        _ = try await blocker.value
         await #expect(throws: BluejayError.cancelled) { try await victim.value }
+        peripheral.slowAnswers.open()
+        #expect(try await blocker.value == 0x5A)
         let unchanged: UInt8 = try await bluejay.read(from: HeartRate.bodySensorLocation)
         #expect(unchanged == 4)
 

@@ -5,7 +5,7 @@ struct Item: Identifiable, Equatable {
     let id: UInt64
 }
 
-@Suite("FIFO queue")
+@Suite("FIFO queue", .timeLimit(.minutes(1)))
 struct FIFOQueueTests {
     @Test("Runs one element at a time in arrival order")
     func order() {

@@ -7,7 +7,7 @@ private let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRat
 private let location = CharacteristicIdentifier(uuid: "2A38", service: heartRateService)
 private let ignore: ListenHandler = { _ in }
 
-@Suite("Listen bookkeeping")
+@Suite("Listen bookkeeping", .timeLimit(.minutes(1)))
 struct ListenRegistryTests {
     @Test("A trap listen refuses a second listen on the same characteristic")
     func trap() {

@@ -28,15 +28,21 @@ func eventually(_ what: String, timeout: Duration = .seconds(5), _ condition: ()
     }
 }
 
-@Suite("Operation runner")
+@Suite("Operation runner", .timeLimit(.minutes(1)))
 struct OperationRunnerTests {
-    private func operation(_ runner: OperationRunner, _ name: String, journal: Journal, duration: Duration = .milliseconds(20),
+    /// An operation that records its steps; it holds at `gate` (when given) until the test
+    /// opens it, and otherwise yields once, so that nothing depends on how long it sleeps.
+    private func operation(_ runner: OperationRunner, _ name: String, journal: Journal, gate: TestGate? = nil,
                            kind: OperationKind = .gatt) -> QueuedOperation {
         QueuedOperation.make(id: runner.makeID(), name: name, kind: kind, work: {
             journal.enter()
             journal.add("start \(name)")
             defer { journal.leave() }
-            try await Task.sleep(for: duration)
+            if let gate {
+                try await gate.wait()
+            } else {
+                await Task.yield()
+            }
             journal.add("end \(name)")
             return name
         }, deliver: { result in
@@ -62,7 +68,7 @@ struct OperationRunnerTests {
         let runner = OperationRunner()
         let journal = Journal()
         DispatchQueue.concurrentPerform(iterations: 50) { index in
-            runner.submit(operation(runner, "\(index)", journal: journal, duration: .microseconds(100)))
+            runner.submit(operation(runner, "\(index)", journal: journal))
         }
         try await eventually("fifty completions") { journal.all.filter { $0.hasPrefix("done") }.count == 50 }
         #expect(journal.maximumConcurrency == 1)
@@ -72,11 +78,14 @@ struct OperationRunnerTests {
     func cancelWaiting() async throws {
         let runner = OperationRunner()
         let journal = Journal()
-        runner.submit(operation(runner, "a", journal: journal, duration: .milliseconds(50)))
+        let gate = TestGate()
+        runner.submit(operation(runner, "a", journal: journal, gate: gate))
         let b = operation(runner, "b", journal: journal)
         runner.submit(b)
         runner.submit(operation(runner, "c", journal: journal))
+        try await gate.waitForArrivals(1)
         runner.cancel(b.id)
+        gate.open()
         try await eventually("c done") { journal.all.contains("done c") }
         #expect(journal.all.contains("failed b: cancelled"))
         #expect(!journal.all.contains("start b"))
@@ -86,7 +95,7 @@ struct OperationRunnerTests {
     func cancelRunning() async throws {
         let runner = OperationRunner()
         let journal = Journal()
-        let a = operation(runner, "a", journal: journal, duration: .seconds(10))
+        let a = operation(runner, "a", journal: journal, gate: TestGate())
         runner.submit(a)
         runner.submit(operation(runner, "b", journal: journal))
         try await eventually("a started") { journal.all.contains("start a") }
@@ -94,7 +103,7 @@ struct OperationRunnerTests {
         try await eventually("b done") { journal.all.contains("done b") }
         let entries = journal.all
         #expect(entries.contains("failed a: a timed out after 1.0 s"))
-        #expect(!entries.contains("end a"), "the sleep was cancelled")
+        #expect(!entries.contains("end a"), "the work was cancelled")
         #expect(journal.maximumConcurrency == 1)
     }
 
@@ -102,32 +111,39 @@ struct OperationRunnerTests {
     func failAllWithPredicate() async throws {
         let runner = OperationRunner()
         let journal = Journal()
-        runner.submit(operation(runner, "scan", journal: journal, duration: .milliseconds(100), kind: .scan))
+        let gate = TestGate()
+        runner.submit(operation(runner, "scan", journal: journal, gate: gate, kind: .scan))
         runner.submit(operation(runner, "read", journal: journal))
         runner.submit(operation(runner, "disconnect", journal: journal, kind: .disconnect))
+        try await gate.waitForArrivals(1)
         runner.failAll(.notConnected) { $0.kind == .gatt }
+        gate.open()
         try await eventually("disconnect done") { journal.all.contains("done disconnect") }
         #expect(journal.all.contains("failed read: not connected to a peripheral"))
         #expect(journal.all.contains("done scan"))
+        #expect(!journal.all.contains("start read"))
     }
 
     @Test("Cancelling the awaiting task cancels a queued operation")
     func taskCancellation() async throws {
         let runner = OperationRunner()
         let journal = Journal()
-        runner.submit(operation(runner, "blocker", journal: journal, duration: .milliseconds(200)))
+        let gate = TestGate()
+        runner.submit(operation(runner, "blocker", journal: journal, gate: gate))
+        try await gate.waitForArrivals(1)
         let task = Task {
             try await runner.perform("queued", kind: .gatt) {
                 journal.add("queued ran")
                 return 1
             }
         }
-        try await Task.sleep(for: .milliseconds(20))
+        try await eventually("queued") { runner.count == 2 }
         task.cancel()
         let result = await task.result
         #expect(throws: BluejayError.cancelled) { try result.get() }
+        gate.open()
         try await eventually("blocker done") { journal.all.contains("done blocker") }
-        try await Task.sleep(for: .milliseconds(20))
+        try await eventually("the queue empty") { runner.count == 0 }
         #expect(!journal.all.contains("queued ran"))
     }
 
@@ -147,8 +163,8 @@ struct OperationRunnerTests {
         let runner = OperationRunner(suspended: true)
         let journal = Journal()
         runner.submit(operation(runner, "a", journal: journal))
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(journal.all.isEmpty)
+        #expect(runner.runningKind == nil, "nothing starts while suspended")
+        #expect(runner.count == 1)
         runner.resume()
         try await eventually("a done") { journal.all.contains("done a") }
     }

@@ -13,7 +13,7 @@ private func advertisement(_ last: UInt8, rssi: Int8 = -50, scannable: Bool = fa
                   scanResponse: scanResponse ? AdvertisingData([.completeLocalName("Peer \(last)")]) : nil)
 }
 
-@Suite("Scan bookkeeping")
+@Suite("Scan bookkeeping", .timeLimit(.minutes(1)))
 struct ScanTrackerTests {
     let start = BluetoothClock.Instant(offset: .seconds(100))
 

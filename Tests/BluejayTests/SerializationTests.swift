@@ -13,7 +13,7 @@ struct WriteRequest: Transmittable {
     }
 }
 
-@Suite("Receivable and Transmittable")
+@Suite("Receivable and Transmittable", .timeLimit(.minutes(1)))
 struct SerializationTests {
     @Test("Fixed-width integers travel little-endian and round-trip")
     func integers() throws {

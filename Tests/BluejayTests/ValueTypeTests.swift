@@ -5,7 +5,7 @@ import BluetoothHost
 import Foundation
 import Testing
 
-@Suite("Identifiers, timeouts, errors and options")
+@Suite("Identifiers, timeouts, errors and options", .timeLimit(.minutes(1)))
 struct ValueTypeTests {
     @Test("Identifiers compare by UUID, whatever its spelling")
     func identifiers() {

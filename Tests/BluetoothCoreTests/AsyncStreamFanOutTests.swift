@@ -1,7 +1,7 @@
 import BluetoothCore
 import Testing
 
-@Suite struct AsyncStreamFanOutTests {
+@Suite(.timeLimit(.minutes(1))) struct AsyncStreamFanOutTests {
     @Test func everyStreamGetsEveryElementInOrderAndFinishEndsThem() async {
         let fanOut = AsyncStreamFanOut<Int>()
         let first = fanOut.makeStream()

@@ -2,7 +2,7 @@ import BluetoothCore
 import Foundation
 import Testing
 
-@Suite struct ByteCodingTests {
+@Suite(.timeLimit(.minutes(1))) struct ByteCodingTests {
     @Test func readsLittleEndianFieldsAndReportsTruncation() throws {
         var reader = ByteReader([0x01, 0x34, 0x12, 0x78, 0x56, 0x34, 0x12, 0xAA], context: "test packet")
         #expect(try reader.readUInt8() == 0x01)
@@ -54,7 +54,7 @@ import Testing
     }
 }
 
-@Suite struct AddressTests {
+@Suite(.timeLimit(.minutes(1))) struct AddressTests {
     @Test func parsesFormatsAndWritesLeastSignificantByteFirst() throws {
         let address = try #require(BluetoothAddress("C0:FF:EE:00:11:22"))
         #expect(address.description == "C0:FF:EE:00:11:22")
@@ -94,7 +94,7 @@ import Testing
     }
 }
 
-@Suite struct UUIDTests {
+@Suite(.timeLimit(.minutes(1))) struct UUIDTests {
     @Test func shortAndFullFormsAreTheSameUUID() throws {
         // Texts in variables: `BluetoothUUID("180D")` with a literal is a literal coercion
         // (SE-0213), not the failable parser under test.

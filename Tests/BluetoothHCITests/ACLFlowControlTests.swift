@@ -1,7 +1,7 @@
 import Testing
 @testable import BluetoothHCI
 
-@Suite struct ACLFlowControlTests {
+@Suite(.timeLimit(.minutes(1))) struct ACLFlowControlTests {
     typealias Flow = ACLFlowControl<String>
 
     func fragments(_ handle: UInt16, _ tags: [UInt8], completion: String? = nil) -> [Flow.Fragment] {

@@ -4,7 +4,7 @@ import Testing
 
 /// ACL data packets, fragmentation and reassembly (Core 6.0, Vol 4, Part E, 5.4.2; Vol 3,
 /// Part A, 3.1 for the L2CAP length that ends a PDU).
-@Suite struct ACLTests {
+@Suite(.timeLimit(.minutes(1))) struct ACLTests {
     /// An L2CAP basic frame: length, CID 0x0004 (ATT), then `payloadLength` octets 0, 1, 2, ….
     func l2capPDU(payloadLength: Int, cid: UInt16 = 0x0004) -> [UInt8] {
         [UInt8(payloadLength & 0xFF), UInt8(payloadLength >> 8), UInt8(cid & 0xFF), UInt8(cid >> 8)]

@@ -4,7 +4,7 @@ import Testing
 
 /// LE Advertising Report and LE Extended Advertising Report (Core 6.0, Vol 4, Part E,
 /// 7.7.65.2 and 7.7.65.13). Each report's fields are laid out together, report after report.
-@Suite struct AdvertisingReportTests {
+@Suite(.timeLimit(.minutes(1))) struct AdvertisingReportTests {
     @Test func legacyReports() throws {
         // Two reports:
         //   ADV_IND (00), random (01), C0:FF:EE:00:11:22, 3 octets of data 02 01 06, RSSI -70 (BA);

@@ -1,7 +1,7 @@
 import Testing
 @testable import BluetoothHCI
 
-@Suite struct CommandFlowControlTests {
+@Suite(.timeLimit(.minutes(1))) struct CommandFlowControlTests {
     typealias Flow = CommandFlowControl<String>
 
     static let reset = HCIOpcode(rawValue: 0x0C03)

@@ -5,7 +5,7 @@ import Testing
 /// Link control, controller & baseband, informational and status parameter commands
 /// (Core 6.0, Vol 4, Part E, 7.1, 7.3, 7.4, 7.5). Opcodes: OGF in the top 6 bits, OCF in the
 /// low 10, sent least significant octet first; e.g. Reset = 0x03 << 10 | 0x003 = 0x0C03 → 03 0C.
-@Suite struct ControllerCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct ControllerCommandTests {
     @Test func reset() throws {
         // Core 6.0, Vol 4, Part E, 7.3.2: opcode 0x0C03, no parameters.
         try expectCommand(ResetCommand(), "03 0c 00")

@@ -47,7 +47,7 @@ struct ScriptedController: Sendable {
     }
 }
 
-@Suite struct ControllerInitializationTests {
+@Suite(.timeLimit(.minutes(1))) struct ControllerInitializationTests {
     func initialize(_ script: ScriptedController) async throws -> (Result<ControllerInfo, any Error>, HCIController, FakeTransport) {
         let transport = FakeTransport { script.answer($0) }
         let controller = HCIController(transport: transport)

@@ -3,7 +3,7 @@ import BluetoothHCI
 import Testing
 
 /// Status codes, opcodes, the command catalogue and the bit-field value types.
-@Suite struct FoundationTests {
+@Suite(.timeLimit(.minutes(1))) struct FoundationTests {
     @Test func statusNames() {
         #expect(HCIStatus.success.name == "Success")
         #expect(HCIStatus.success.isSuccess)

@@ -5,7 +5,7 @@ import Testing
 @testable import BluetoothHCI
 
 /// `HCIController` against a scripted controller (``FakeTransport``).
-@Suite struct HCIControllerCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct HCIControllerCommandTests {
     static let version = ReadLocalVersionInformationCommand.ReturnParameters(
         hciVersion: 0x0D, hciSubversion: 0x1234, lmpVersion: 0x0D, companyIdentifier: 0x05F1, lmpSubversion: 0x5678)
 
@@ -205,7 +205,7 @@ import Testing
     }
 }
 
-@Suite struct HCIControllerTransportClosedTests {
+@Suite(.timeLimit(.minutes(1))) struct HCIControllerTransportClosedTests {
     @Test func closingFailsPendingCommandsAndQueuedACLAndEndsInbound() async throws {
         let transport = FakeTransport()
         let controller = HCIController(transport: transport)
@@ -267,7 +267,7 @@ import Testing
     }
 }
 
-@Suite struct HCIControllerACLTests {
+@Suite(.timeLimit(.minutes(1))) struct HCIControllerACLTests {
     func makeController(dataLength: Int = 27, buffers: Int) -> (HCIController, FakeTransport, AwaitableLog<HCIInbound>) {
         let transport = FakeTransport()
         let controller = HCIController(transport: transport)

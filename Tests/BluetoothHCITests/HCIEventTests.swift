@@ -3,7 +3,7 @@ import BluetoothHCI
 import Testing
 
 /// Events other than LE Meta (Core 6.0, Vol 4, Part E, 7.7): code, parameter length, parameters.
-@Suite struct HCIEventTests {
+@Suite(.timeLimit(.minutes(1))) struct HCIEventTests {
     @Test func commandComplete() throws {
         // Core 6.0, Vol 4, Part E, 7.7.14: Reset complete, 1 credit, status success.
         try expectEvent(.commandComplete(CommandCompleteEvent(numberOfHCICommandPackets: 1, opcode: ResetCommand.opcode, returnParameters: [0x00])),

@@ -3,7 +3,7 @@ import BluetoothHCI
 import Testing
 
 /// Legacy advertising (Core 6.0, Vol 4, Part E, 7.8.5–7.8.9).
-@Suite struct LEAdvertisingCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct LEAdvertisingCommandTests {
     @Test func leSetAdvertisingParameters() throws {
         // Interval 0x0800 (1.28 s) both, ADV_IND, own random, peer public 0, all channels
         // (0x07), accept all; length 2 + 2 + 1 + 1 + 1 + 6 + 1 + 1 = 15.

@@ -4,7 +4,7 @@ import Testing
 
 /// Initiating and connection management (Core 6.0, Vol 4, Part E, 7.8.12, 7.8.13, 7.8.18,
 /// 7.8.21, 7.8.31, 7.8.32, 7.8.66).
-@Suite struct LEConnectionCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct LEConnectionCommandTests {
     @Test func leCreateConnection() throws {
         // Scan 0x0060/0x0030, use peer address, peer random C0:FF:EE:00:11:22 (LSB first), own
         // public, interval 0x0018...0x0028 (30–50 ms), latency 0, timeout 0x01F4 (5 s), CE 0/0;

@@ -3,7 +3,7 @@ import BluetoothHCI
 import Testing
 
 /// LE controller commands (Core 6.0, Vol 4, Part E, 7.8): OGF 0x08, so opcodes are 0x20xx.
-@Suite struct LEControllerCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct LEControllerCommandTests {
     @Test func leSetEventMask() throws {
         // The reset default: the first five subevents.
         try expectCommand(LESetEventMaskCommand(mask: .default), "01 20 08 1f 00 00 00 00 00 00 00")

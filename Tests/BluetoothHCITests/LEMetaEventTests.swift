@@ -4,7 +4,7 @@ import Testing
 
 /// LE Meta subevents (Core 6.0, Vol 4, Part E, 7.7.65): event code 0x3E, length, subevent code,
 /// parameters.
-@Suite struct LEMetaEventTests {
+@Suite(.timeLimit(.minutes(1))) struct LEMetaEventTests {
     @Test func connectionComplete() throws {
         // Handle 0x0040, peripheral, peer random C0:FF:EE:00:11:22, interval 0x0028, latency 0,
         // timeout 0x01F4, 50 ppm (0x05); length 1 + 18 = 19.

@@ -3,7 +3,7 @@ import BluetoothHCI
 import Testing
 
 /// Legacy and extended scanning (Core 6.0, Vol 4, Part E, 7.8.10, 7.8.11, 7.8.64, 7.8.65).
-@Suite struct LEScanningCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct LEScanningCommandTests {
     @Test func leSetScanParameters() throws {
         // Active (0x01), interval and window 0x0010 (10 ms), own public, basic unfiltered; length 7.
         try expectCommand(LESetScanParametersCommand(scanType: .active, scanInterval: 0x0010, scanWindow: 0x0010),

@@ -4,7 +4,7 @@ import Testing
 
 /// LE encryption commands (Core 6.0, Vol 4, Part E, 7.8.22–7.8.26). Keys are held least
 /// significant octet first, as on the wire.
-@Suite struct LESecurityCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct LESecurityCommandTests {
     @Test func leEncryptWithTheFIPS197Vector() throws {
         // FIPS-197 Appendix C.1: key 000102…0F, plaintext 00112233…FF, ciphertext
         // 69C4E0D86A7B0430D8CDB78070B4C55A, all most significant octet first. HCI sends them

@@ -3,7 +3,7 @@ import BluetoothHCI
 import Testing
 
 /// Malformed packets throw ``PacketDecodingError``; nothing traps.
-@Suite struct MalformedInputTests {
+@Suite(.timeLimit(.minutes(1))) struct MalformedInputTests {
     @Test func emptyAndShortEventPackets() {
         #expect(throws: PacketDecodingError.truncated(context: "HCI event", needed: 1, available: 0)) {
             _ = try HCIEvent.decode([])

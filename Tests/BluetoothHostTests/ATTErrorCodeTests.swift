@@ -1,7 +1,7 @@
 import Testing
 import BluetoothHost
 
-@Suite struct ATTErrorCodeTests {
+@Suite(.timeLimit(.minutes(1))) struct ATTErrorCodeTests {
     @Test func specificationNames() {
         let expected: [UInt8: String] = [
             0x01: "Invalid Handle", 0x02: "Read Not Permitted", 0x03: "Write Not Permitted", 0x04: "Invalid PDU",

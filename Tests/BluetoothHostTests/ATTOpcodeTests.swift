@@ -1,7 +1,7 @@
 import Testing
 import BluetoothHost
 
-@Suite struct ATTOpcodeTests {
+@Suite(.timeLimit(.minutes(1))) struct ATTOpcodeTests {
     @Test func flagBits() {
         #expect(ATTOpcode.writeCommand.isCommand)
         #expect(!ATTOpcode.writeCommand.hasAuthenticationSignature)

@@ -12,7 +12,7 @@ private let nusLittleEndian: [UInt8] = [0x9E, 0xCA, 0xDC, 0x24, 0x0E, 0xE5, 0xA9
                                         0x93, 0xF3, 0xA3, 0xB5, 0x01, 0x00, 0x40, 0x6E]
 private let nus: BluetoothUUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 
-@Suite struct ATTPDUDiscoveryTests {
+@Suite(.timeLimit(.minutes(1))) struct ATTPDUDiscoveryTests {
     @Test func errorResponse() throws {
         // Request opcode 0x0A (Read Request), handle 0x0012, error 0x02.
         let pdu = ATTPDU.errorResponse(.init(requestOpcode: .readRequest, handle: 0x0012, code: .readNotPermitted))

@@ -2,7 +2,7 @@ import BluetoothCore
 import Testing
 import BluetoothHost
 
-@Suite struct ATTPDUMalformedTests {
+@Suite(.timeLimit(.minutes(1))) struct ATTPDUMalformedTests {
     @Test func emptyPDU() {
         #expect(throws: PacketDecodingError.truncated(context: "ATT PDU", needed: 1, available: 0)) { try ATTPDU.decode([]) }
         #expect(ATTPDU.serverErrorResponse(toUndecodable: []) == nil)

@@ -7,7 +7,7 @@ private func expectRoundTrip(_ pdu: ATTPDU, _ bytes: [UInt8], sourceLocation: So
     #expect(try ATTPDU.decode(bytes) == pdu, sourceLocation: sourceLocation)
 }
 
-@Suite struct ATTPDUReadWriteTests {
+@Suite(.timeLimit(.minutes(1))) struct ATTPDUReadWriteTests {
     @Test func read() throws {
         try expectRoundTrip(.readRequest(.init(handle: 0x0003)), [0x0A, 0x03, 0x00])
         try expectRoundTrip(.readResponse(.init(value: [0x48, 0x69])), [0x0B, 0x48, 0x69])

@@ -6,7 +6,7 @@ private func expectRoundTrip(_ pdu: ATTPDU, _ bytes: [UInt8], sourceLocation: So
     #expect(try ATTPDU.decode(bytes) == pdu, sourceLocation: sourceLocation)
 }
 
-@Suite struct ATTPDUValueUpdatesTests {
+@Suite(.timeLimit(.minutes(1))) struct ATTPDUValueUpdatesTests {
     @Test func notificationIndicationConfirmation() throws {
         let notification = ATTPDU.handleValueNotification(.init(handle: 0x0003, value: [0x64]))
         try expectRoundTrip(notification, [0x1B, 0x03, 0x00, 0x64])

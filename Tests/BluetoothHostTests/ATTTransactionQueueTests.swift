@@ -1,7 +1,7 @@
 import Testing
 @testable import BluetoothHost
 
-@Suite struct ATTTransactionQueueTests {
+@Suite(.timeLimit(.minutes(1))) struct ATTTransactionQueueTests {
     typealias Queue = ATTTransactionQueue<String>
 
     func read(_ id: UInt64, handle: UInt16 = 0x0003) -> Queue.Transaction {

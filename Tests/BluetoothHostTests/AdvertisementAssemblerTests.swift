@@ -3,7 +3,7 @@ import BluetoothHCI
 import Testing
 @testable import BluetoothHost
 
-@Suite struct AdvertisementAssemblerTests {
+@Suite(.timeLimit(.minutes(1))) struct AdvertisementAssemblerTests {
     static let peerA = DeviceAddress(BluetoothAddress("AA:BB:CC:DD:EE:01") ?? .zero, type: .random)
     static let peerB = DeviceAddress(BluetoothAddress("AA:BB:CC:DD:EE:02") ?? .zero, type: .public)
     static let heartRate = BluetoothUUID(UInt16(0x180D))

@@ -12,7 +12,7 @@ private let nus: BluetoothUUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 private let nusLittleEndian: [UInt8] = [0x9E, 0xCA, 0xDC, 0x24, 0x0E, 0xE5, 0xA9, 0xE0,
                                         0x93, 0xF3, 0xA3, 0xB5, 0x01, 0x00, 0x40, 0x6E]
 
-@Suite struct AdvertisingDataFieldTests {
+@Suite(.timeLimit(.minutes(1))) struct AdvertisingDataFieldTests {
     @Test func flags() throws {
         try expectRoundTrip(.flags(.leOnlyGeneralDiscoverable), [0x02, 0x01, 0x06])
         try expectRoundTrip(.flags([.leLimitedDiscoverableMode, .simultaneousLEAndBREDRController]), [0x02, 0x01, 0x09])

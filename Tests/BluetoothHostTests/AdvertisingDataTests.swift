@@ -10,7 +10,7 @@ import BluetoothHost
 private let heartRateAdvertisement: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0x0D, 0x18,
                                                0x05, 0x09, 0x42, 0x6C, 0x75, 0x65, 0x02, 0x0A, 0xF4]
 
-@Suite struct AdvertisingDataTests {
+@Suite(.timeLimit(.minutes(1))) struct AdvertisingDataTests {
     @Test func parsesStructuresInOrder() throws {
         let data = try AdvertisingData.decode(heartRateAdvertisement)
         #expect(data.structures == [

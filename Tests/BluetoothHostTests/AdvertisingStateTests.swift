@@ -3,7 +3,7 @@ import BluetoothHCI
 @testable import BluetoothHost
 import Testing
 
-@Suite("Advertising state and configuration")
+@Suite("Advertising state and configuration", .timeLimit(.minutes(1)))
 struct AdvertisingStateTests {
     private func configuration(restarts: Bool = false, connectable: Bool = true) throws -> AdvertisingConfiguration {
         try AdvertisingConfiguration(data: AdvertisingData([.flags(.leOnlyGeneralDiscoverable), .completeLocalName("Bluejay")]),

@@ -1,7 +1,7 @@
 import Testing
 @testable import BluetoothHost
 
-@Suite struct AsyncSerialGateTests {
+@Suite(.timeLimit(.minutes(1))) struct AsyncSerialGateTests {
     @available(macOS 26, *)
     @Test func letsOneTaskThroughAtATimeInArrivalOrder() async throws {
         let gate = AsyncSerialGate()

@@ -4,7 +4,7 @@ import Testing
 @testable import BluetoothHost
 
 /// Subscriptions, notifications, indications and Service Changed, against ``ScriptedATTServer``.
-@Suite struct GATTClientNotificationTests {
+@Suite(.timeLimit(.minutes(1))) struct GATTClientNotificationTests {
     static let notificationOn: [UInt8] = [0x01, 0x00]
     static let indicationOn: [UInt8] = [0x02, 0x00]
     static let off: [UInt8] = [0x00, 0x00]

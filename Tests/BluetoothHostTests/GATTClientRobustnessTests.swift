@@ -4,7 +4,7 @@ import Testing
 @testable import BluetoothHost
 
 /// Peers that misbehave, and callers that race, against ``ScriptedATTServer``.
-@Suite struct GATTClientRobustnessTests {
+@Suite(.timeLimit(.minutes(1))) struct GATTClientRobustnessTests {
     @Test func aMalformedIndicationIsStillConfirmed() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         // Handle Value Indication with a one-byte handle: too short to decode.

@@ -72,7 +72,7 @@ extension ATTPDU {
 
 // MARK: - Discovery
 
-@Suite struct GATTClientDiscoveryTests {
+@Suite(.timeLimit(.minutes(1))) struct GATTClientDiscoveryTests {
     @Test func discoversPrimaryServicesPageByPageUntilAttributeNotFound() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let services = try await withTestTimeout { try await client.discoverAllPrimaryServices() }
@@ -236,7 +236,7 @@ extension ATTPDU {
 
 // MARK: - Reading and writing
 
-@Suite struct GATTClientReadWriteTests {
+@Suite(.timeLimit(.minutes(1))) struct GATTClientReadWriteTests {
     @Test func readsAShortValue() async throws {
         let (client, _) = ScriptedATTServer.connect(database: SampleDatabase.make())
         #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == Array("Bluejay".utf8))
@@ -434,7 +434,7 @@ extension ATTPDU {
 
 // MARK: - MTU
 
-@Suite struct GATTClientMTUTests {
+@Suite(.timeLimit(.minutes(1))) struct GATTClientMTUTests {
     @Test func theMTUIsTheSmallerOfBothAndExchangedOnce() async throws {
         var database = SampleDatabase.make()
         database.serverMTU = 100

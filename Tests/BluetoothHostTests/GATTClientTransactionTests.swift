@@ -5,7 +5,7 @@ import Testing
 
 /// How a ``GATTClient``'s requests end when the peer misbehaves, the link drops, or the
 /// caller gives up, against ``ScriptedATTServer``.
-@Suite struct GATTClientTransactionTests {
+@Suite(.timeLimit(.minutes(1))) struct GATTClientTransactionTests {
     /// The server answers nothing about `handle`.
     func silence(on handle: UInt16, _ server: ScriptedATTServer) {
         server.script { request in

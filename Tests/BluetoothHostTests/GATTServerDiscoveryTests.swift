@@ -2,7 +2,7 @@ import BluetoothCore
 @testable import BluetoothHost
 import Testing
 
-@Suite("GATT server: discovery requests")
+@Suite("GATT server: discovery requests", .timeLimit(.minutes(1)))
 struct GATTServerDiscoveryTests {
     @Test("Our client discovers the whole database, with the descriptors the server adds")
     func discoverDatabase() async throws {

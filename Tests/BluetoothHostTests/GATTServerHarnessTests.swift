@@ -18,9 +18,9 @@ final class ServerHarness: Sendable {
         var heldCompletions: [HCIController.ACLCompletion] = []
     }
 
-    init(settings: GATTServerSettings = GATTServerSettings()) async {
+    init(settings: GATTServerSettings = GATTServerSettings(), clock: BluetoothClock = .continuous) async {
         let box = Box()
-        server = GATTServer(preferredMTU: 517) { handle, pdu, completion in
+        server = GATTServer(preferredMTU: 517, clock: clock) { handle, pdu, completion in
             box.harness?.deliver(pdu, to: handle, completion: completion)
         }
         box.set(self)
@@ -207,7 +207,7 @@ enum TestDatabase {
     }
 }
 
-@Suite("GATT server harness and mandatory services")
+@Suite("GATT server harness and mandatory services", .timeLimit(.minutes(1)))
 struct GATTServerHarnessTests {
     @Test("A server always has the GAP and GATT services, at fixed handles")
     func mandatoryServices() async throws {

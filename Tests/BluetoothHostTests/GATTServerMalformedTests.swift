@@ -2,7 +2,7 @@ import BluetoothCore
 @testable import BluetoothHost
 import Testing
 
-@Suite("GATT server: malformed and unknown PDUs")
+@Suite("GATT server: malformed and unknown PDUs", .timeLimit(.minutes(1)))
 struct GATTServerMalformedTests {
     @Test("An unknown request is Request Not Supported; an unknown command is ignored")
     func unknownOpcodes() async throws {

@@ -2,7 +2,7 @@ import BluetoothCore
 @testable import BluetoothHost
 import Testing
 
-@Suite("GATT server: notifications and indications")
+@Suite("GATT server: notifications and indications", .timeLimit(.minutes(1)))
 struct GATTServerNotificationTests {
     private func streaming(_ harness: ServerHarness) async throws -> GATTPublishedCharacteristic {
         let published = try await harness.server.addService(TestDatabase.definition)

@@ -2,7 +2,7 @@ import BluetoothCore
 @testable import BluetoothHost
 import Testing
 
-@Suite("GATT server: adding and removing services")
+@Suite("GATT server: adding and removing services", .timeLimit(.minutes(1)))
 struct GATTServerServiceChangedTests {
     @Test("Adding and removing a service indicates Service Changed with its range to a client that asked")
     func serviceChangedToOurClient() async throws {

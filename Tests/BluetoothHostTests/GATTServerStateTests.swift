@@ -2,7 +2,7 @@ import BluetoothCore
 @testable import BluetoothHost
 import Testing
 
-@Suite("GATT server state machines: database, prepare queue, indication queue")
+@Suite("GATT server state machines: database, prepare queue, indication queue", .timeLimit(.minutes(1)))
 struct GATTServerStateTests {
     @Test("The database lays out declarations, values and descriptors as Core 6.0, Vol 3, Part G, 3 says")
     func databaseLayout() throws {

@@ -3,7 +3,7 @@ import BluetoothCore
 import Synchronization
 import Testing
 
-@Suite("GATT server: writes")
+@Suite("GATT server: writes", .timeLimit(.minutes(1)))
 struct GATTServerWriteTests {
     @Test("A write is stored and read back; errors for unknown, read-only and too long")
     func writeRequest() async throws {
@@ -85,7 +85,7 @@ struct GATTServerWriteTests {
     }
 }
 
-@Suite("GATT server: prepared writes")
+@Suite("GATT server: prepared writes", .timeLimit(.minutes(1)))
 struct GATTServerPreparedWriteTests {
     @Test("Our client's long write goes through prepared writes and is read back whole")
     func longWrite() async throws {

@@ -14,7 +14,7 @@ private let beaconBytes: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x
                                     0x00, 0x01, 0x00, 0x02, 0xC5]
 private let beacon = IBeacon(proximityUUID: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 2, measuredPower: -59)
 
-@Suite struct IBeaconTests {
+@Suite(.timeLimit(.minutes(1))) struct IBeaconTests {
     @Test func encodesTheAdvertisement() throws {
         #expect(try beacon.advertisingData.encoded() == beaconBytes)
         #expect(beaconBytes.count == 30)

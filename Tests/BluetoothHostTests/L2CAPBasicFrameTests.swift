@@ -2,7 +2,7 @@ import BluetoothCore
 import Testing
 import BluetoothHost
 
-@Suite struct L2CAPBasicFrameTests {
+@Suite(.timeLimit(.minutes(1))) struct L2CAPBasicFrameTests {
     @Test func encodesLengthChannelAndPayload() throws {
         // Length 0x0003, CID 0x0004 (ATT), payload = ATT Read Request for handle 0x0003.
         let bytes: [UInt8] = [0x03, 0x00, 0x04, 0x00, 0x0A, 0x03, 0x00]

@@ -5,7 +5,7 @@ private func request(_ min: UInt16, _ max: UInt16, latency: UInt16, timeout: UIn
     L2CAPConnectionParameterUpdateRequest(intervalMin: min, intervalMax: max, peripheralLatency: latency, timeoutMultiplier: timeout)
 }
 
-@Suite struct L2CAPConnectionParameterValidationTests {
+@Suite(.timeLimit(.minutes(1))) struct L2CAPConnectionParameterValidationTests {
     @Test func typicalAndBoundaryRequestsAreValid() {
         #expect(request(24, 40, latency: 0, timeout: 42).isValid)
         // The smallest values: 7.5 ms interval, 100 ms timeout.

@@ -12,7 +12,7 @@ private func expectRoundTrip(_ bytes: [UInt8], identifier: UInt8, _ command: LES
     #expect(LESignalingPacket(identifier: identifier, command: command).encode() == bytes, sourceLocation: sourceLocation)
 }
 
-@Suite struct LESignalingCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct LESignalingCommandTests {
     @Test func commandRejectReasons() throws {
         // Code 0x01, id, length, reason 0x0000 and no reason data.
         try expectRoundTrip([0x01, 0x01, 0x02, 0x00, 0x00, 0x00], identifier: 1, .commandReject(.commandNotUnderstood))

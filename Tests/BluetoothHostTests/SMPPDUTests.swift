@@ -12,7 +12,7 @@ private let value128: UInt128 = 0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF
 private let value128Wire: [UInt8] = [0xFF, 0xEE, 0xDD, 0xCC, 0xBB, 0xAA, 0x99, 0x88,
                                      0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00]
 
-@Suite struct SMPPDUTests {
+@Suite(.timeLimit(.minutes(1))) struct SMPPDUTests {
     @Test func pairingRequestAndResponseFromTheC1Example() throws {
         // Core 6.0, Vol 3, Part H, 2.2.3 (c1 example): preq = 0x07071000000101 and
         // pres = 0x05000800000302, i.e. on the wire (least significant octet first):

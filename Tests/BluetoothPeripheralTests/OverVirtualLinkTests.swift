@@ -161,12 +161,7 @@ struct OverVirtualLinkTests {
         #expect(await pair.manager.isAdvertising == false)
         try await first.disconnect()
         // The peripheral's host sees the disconnection and advertises again.
-        var advertising = false
-        for _ in 0..<200 where !advertising {
-            advertising = await pair.manager.isAdvertising
-            if !advertising { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(advertising)
+        #expect(await eventually(timeout: .seconds(10)) { await pair.manager.isAdvertising }, "advertising again")
         let second = try await pair.connect()
         #expect(second.isConnected)
         try await second.disconnect()

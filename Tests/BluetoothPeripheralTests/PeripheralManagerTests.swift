@@ -114,7 +114,7 @@ struct PeripheralManagerTests {
                                                                        endHandle: characteristic.valueHandle))
         }
         #expect(try await connection.gatt.readValue(handle: characteristic.valueHandle) == [1])
-        for _ in 0..<100 where !seen.withLock({ $0.contains("connected") }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await eventually(timeout: .seconds(10)) { seen.withLock { $0.contains("connected") } })
         #expect(seen.withLock { $0 } .contains("[5]"))
         #expect(seen.withLock { $0 } .contains("connected"))
         let update = await withCheckedContinuation { continuation in

@@ -32,15 +32,22 @@ struct VirtualPair {
     var peripheralDeviceAddress: DeviceAddress { DeviceAddress(Self.peripheralAddress, type: .public) }
 
     /// Scans until the peripheral's advertisement (with its scan response, when it has one) arrives.
+    /// The scan has stopped when this returns, so the next scan may start at once.
     func findPeripheral(requireScanResponse: Bool = false, timeout: Duration = .seconds(10)) async throws -> Advertisement {
         let stream = try await central.scan(ScanOptions(active: true, filterDuplicates: false))
-        defer { Task { await central.stopScanning() } }
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        for try await advertisement in stream where advertisement.peer.address == Self.peripheralAddress {
-            if !requireScanResponse || advertisement.scanResponse != nil { return advertisement }
-            if ContinuousClock.now > deadline { break }
+        do {
+            let found = try await withTestTimeout(timeout, "the peripheral's advertisement") {
+                for try await advertisement in stream where advertisement.peer.address == Self.peripheralAddress {
+                    if !requireScanResponse || advertisement.scanResponse != nil { return advertisement }
+                }
+                throw PairFailure.notFound
+            }
+            await central.stopScanning()
+            return found
+        } catch {
+            await central.stopScanning()
+            throw error
         }
-        throw PairFailure.notFound
     }
 
     func connect() async throws -> Connection {

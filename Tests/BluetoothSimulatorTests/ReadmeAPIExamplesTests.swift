@@ -7,7 +7,7 @@ import Testing
 
 /// The API examples of the README, as printed there, run against a simulated heart-rate
 /// sensor (only the transport differs: the README names a real adapter).
-@Suite("README: the API examples")
+@Suite("README: the API examples", .timeLimit(.minutes(1)))
 struct ReadmeAPIExamplesTests {
     @Test("The Bluejay callback example: scan with .connect, read, write, listen, background task")
     func bluejayCallbacks() async throws {
@@ -119,7 +119,8 @@ struct ReadmeAPIExamplesTests {
         }
         // --- end ---
 
-        #expect(values == [[0x00, 61], [0x00, 61]] || values.allSatisfy { $0.count >= 2 && $0[1] == 61 })
+        #expect(values.count == 2, "the loop ends after two values, not with the stream")
+        #expect(values.allSatisfy { $0.count >= 2 && $0[1] == 61 }, "\(values)")
         await host.shutdown()
         await simulator.shutdown()
     }

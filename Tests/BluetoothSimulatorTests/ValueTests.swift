@@ -2,7 +2,7 @@
 import Testing
 
 /// The plain values under the simulator: failure plans, chunk sizes, heart rates, encodings.
-@Suite("Simulator values")
+@Suite("Simulator values", .timeLimit(.minutes(1)))
 struct ValueTests {
     @Test("A failure plan hands out failures in order, per characteristic and kind, and uses them up")
     func failurePlan() {

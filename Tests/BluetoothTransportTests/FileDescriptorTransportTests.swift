@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// The transport contract of `HCITransport`, checked over socket pairs.
-@Suite("File descriptor transport")
+@Suite("File descriptor transport", .timeLimit(.minutes(1)))
 struct FileDescriptorTransportTests {
     @Test func datagramFramingDeliversOnePacketPerRead() async throws {
         let (local, peer) = try TestDescriptor.socketPair(type: SOCK_SEQPACKET)

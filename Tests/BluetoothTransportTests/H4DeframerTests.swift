@@ -2,7 +2,7 @@ import BluetoothCore
 import BluetoothTransport
 import Testing
 
-@Suite("H4 framing")
+@Suite("H4 framing", .timeLimit(.minutes(1)))
 struct H4DeframerTests {
     /// HCI_Reset (Core 6.0, Vol 4, Part E, 7.3.2): opcode 0x0C03, no parameters.
     static let reset = H4Packet(.command, [0x03, 0x0C, 0x00])

@@ -4,7 +4,7 @@ import Testing
 
 /// No adapter is available where these tests run, so opening one must fail cleanly with an
 /// error that tells the user what to do.
-@Suite("HCI user channel transport")
+@Suite("HCI user channel transport", .timeLimit(.minutes(1)))
 struct HCIUserChannelTransportTests {
     @Test func openingAMissingAdapterFailsWithAnActionableHint() throws {
         let error = try #require(throws: TransportError.self) { _ = try SystemTransports.open("hci99") }

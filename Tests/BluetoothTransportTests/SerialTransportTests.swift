@@ -4,7 +4,7 @@ import Testing
 
 /// A pseudo-terminal pair stands in for the UART: the transport opens the slave like a
 /// `/dev/ttyACM0`, and the test plays the controller on the master side.
-@Suite("Serial transport")
+@Suite("Serial transport", .timeLimit(.minutes(1)))
 struct SerialTransportTests {
     struct PseudoTerminal {
         let master: TestDescriptor

@@ -1,7 +1,7 @@
 import BluetoothTransport
 import Testing
 
-@Suite("System transports entry point")
+@Suite("System transports entry point", .timeLimit(.minutes(1)))
 struct SystemTransportsTests {
     @Test(arguments: ["virtual", "virtual:peripheral"])
     func virtualIsLeftToTheHigherLayers(text: String) throws {

@@ -3,7 +3,7 @@ import BluetoothTransport
 import Glibc
 import Testing
 
-@Suite("TCP transport")
+@Suite("TCP transport", .timeLimit(.minutes(1)))
 struct TCPTransportTests {
     /// A transport connected to a test server, and the server's side of the connection.
     struct Connection {

@@ -1,7 +1,7 @@
 import BluetoothTransport
 import Testing
 
-@Suite("Transport specification strings")
+@Suite("Transport specification strings", .timeLimit(.minutes(1)))
 struct TransportSpecificationTests {
     @Test(arguments: [
         ("tcp:127.0.0.1:9000", TransportSpecification.tcp(host: "127.0.0.1", port: 9000)),

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite("Unix socket transport")
+@Suite("Unix socket transport", .timeLimit(.minutes(1)))
 struct UnixSocketTransportTests {
     @Test func roundTrip() async throws {
         let directory = try TestDescriptor.makeTemporaryDirectory()

@@ -3,7 +3,7 @@ import BluetoothHCI
 @testable import BluetoothVirtual
 import Testing
 
-@Suite("AES-128")
+@Suite("AES-128", .timeLimit(.minutes(1)))
 struct AES128Tests {
     /// FIPS-197, Appendix C.1.
     @Test func fips197Vector() throws {

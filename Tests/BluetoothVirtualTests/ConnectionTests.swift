@@ -3,7 +3,7 @@ import BluetoothHCI
 @testable import BluetoothVirtual
 import Testing
 
-@Suite("Virtual link: connections")
+@Suite("Virtual link: connections", .timeLimit(.minutes(1)))
 struct ConnectionTests {
     @Test func connectionCompleteOnBothSides() async throws {
         let link = VirtualLink.manual()

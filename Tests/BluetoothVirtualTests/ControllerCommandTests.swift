@@ -4,7 +4,7 @@ import BluetoothTransport
 @testable import BluetoothVirtual
 import Testing
 
-@Suite("Virtual controller: HCI commands")
+@Suite("Virtual controller: HCI commands", .timeLimit(.minutes(1)))
 struct ControllerCommandTests {
     let link = VirtualLink.manual()
 

@@ -20,7 +20,7 @@ func withTimeout<T: Sendable>(_ description: String, _ timeout: Duration = .seco
     }
 }
 
-@Suite("Our host on both ends of the virtual link")
+@Suite("Our host on both ends of the virtual link", .timeLimit(.minutes(1)))
 struct HostEndToEndTests {
     static let name = "Virtual Peripheral"
 

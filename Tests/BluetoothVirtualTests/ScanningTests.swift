@@ -3,7 +3,7 @@ import BluetoothHCI
 @testable import BluetoothVirtual
 import Testing
 
-@Suite("Virtual link: advertising and scanning")
+@Suite("Virtual link: advertising and scanning", .timeLimit(.minutes(1)))
 struct ScanningTests {
     static let advertisingData: [UInt8] = [0x02, 0x01, 0x06, 0x05, 0x09, 0x56, 0x49, 0x52, 0x54] // flags, "VIRT"
     static let scanResponse: [UInt8] = [0x03, 0x19, 0x40, 0x02] // appearance

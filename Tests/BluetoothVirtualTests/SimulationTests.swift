@@ -7,7 +7,7 @@ import Testing
 
 /// The simulation as a plain value, stepped by hand through simulated time: no clock, no
 /// threads, exact times.
-@Suite("Link simulation, stepped by hand")
+@Suite("Link simulation, stepped by hand", .timeLimit(.minutes(1)))
 struct SimulationTests {
     struct Output {
         var time: Duration

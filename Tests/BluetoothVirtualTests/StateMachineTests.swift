@@ -3,7 +3,7 @@ import BluetoothHCI
 @testable import BluetoothVirtual
 import Testing
 
-@Suite("Simulation state machines")
+@Suite("Simulation state machines", .timeLimit(.minutes(1)))
 struct StateMachineTests {
     @Test func timerQueueOrdersByDeadlineThenScheduling() {
         var timers = TimerQueue<String>()

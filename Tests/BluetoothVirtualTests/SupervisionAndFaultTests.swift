@@ -3,7 +3,7 @@ import BluetoothHCI
 @testable import BluetoothVirtual
 import Testing
 
-@Suite("Virtual link: supervision timeout and fault injection")
+@Suite("Virtual link: supervision timeout and fault injection", .timeLimit(.minutes(1)))
 struct SupervisionAndFaultTests {
     @Test func movingOutOfRangeEndsTheConnectionAfterTheSupervisionTimeout() async throws {
         // 200 ms supervision timeout.

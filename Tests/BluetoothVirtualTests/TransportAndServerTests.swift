@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("Virtual controller: transport contract and HCI/TCP server")
+@Suite("Virtual controller: transport contract and HCI/TCP server", .timeLimit(.minutes(1)))
 struct TransportAndServerTests {
     @Test func closeDeliversExactlyOneClosedAndSendThenThrows() async throws {
         let link = VirtualLink()

@@ -1,7 +1,7 @@
 import GATTProfiles
 import Testing
 
-@Suite("Serde: fixed-width numbers")
+@Suite("Serde: fixed-width numbers", .timeLimit(.minutes(1)))
 struct DeserializableTests {
     @Test("Integers are little-endian and round-trip at their extremes")
     func integers() throws {

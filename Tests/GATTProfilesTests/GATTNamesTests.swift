@@ -2,7 +2,7 @@ import BluetoothCore
 import GATTProfiles
 import Testing
 
-@Suite("GATT names")
+@Suite("GATT names", .timeLimit(.minutes(1)))
 struct GATTNamesTests {
     @Test("Well-known services, characteristics and descriptors have their SIG names")
     func sigNames() {

@@ -34,7 +34,7 @@ private struct Label: CharacteristicConfigurable {
     static let initialValue: [UInt8]? = Array("AAA11".utf8)
 }
 
-@Suite("Profiles: configuration, text conversion, registry")
+@Suite("Profiles: configuration, text conversion, registry", .timeLimit(.minutes(1)))
 struct ProfileTests {
     @Test("A raw characteristic profile carries its configuration and converts values to text and back")
     func rawProfile() throws {

@@ -51,7 +51,7 @@ private struct MixedArrays: RawArrayPairDeserializable {
     }
 }
 
-@Suite("Serde: the raw families")
+@Suite("Serde: the raw families", .timeLimit(.minutes(1)))
 struct RawDeserializableTests {
     @Test("An enum conforms with its raw type and round-trips; an unknown raw value throws")
     func enums() throws {

@@ -2,7 +2,7 @@ import BluetoothCore
 import GATTProfiles
 import Testing
 
-@Suite("Shipped profiles")
+@Suite("Shipped profiles", .timeLimit(.minutes(1)))
 struct ShippedProfileTests {
     @Test("The shipped services have the SIG's UUIDs and names")
     func uuidsAndNames() {

@@ -1,7 +1,7 @@
 import GATTProfiles
 import Testing
 
-@Suite("Serde: text in an encoding")
+@Suite("Serde: text in an encoding", .timeLimit(.minutes(1)))
 struct StringEncodingTests {
     @Test("UTF-8 round-trips and rejects invalid sequences")
     func utf8() throws {

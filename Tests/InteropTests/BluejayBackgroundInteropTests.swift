@@ -98,7 +98,6 @@ extension InteropSuites.BluejayInteropTests {
                 #expect(mismatches.map(\.peripheralIdentifier) == [try rig.peripheral(1).identifier()])
                 #expect(finder.scans.withLock { $0 } == 2)
                 #expect(finder.blacklistReturns.withLock { $0 } >= 1, "the second scan met the first device again and blacklisted it")
-                print("Bluejay serial number search: \(finder.scans.withLock { $0 }) scan(s), \(mismatches.count) mismatch(es)")
             }
         }
 
@@ -170,7 +169,6 @@ extension InteropSuites.BluejayInteropTests {
                 let chunks = answered["chunks"]?.arrayValue?.compactMap(\.intValue) ?? []
                 #expect(chunks.reduce(0, +) == FirmwareBlob.length)
                 #expect(chunks.count > 1 && Set(chunks).count > 1, "random sizes: \(chunks)")
-                print("Bluejay writeAndAssemble: \(FirmwareBlob.length) bytes assembled from \(chunks.count) notifications \(chunks)")
             }
         }
 

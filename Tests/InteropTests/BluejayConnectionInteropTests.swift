@@ -113,11 +113,9 @@ extension InteropSuites.BluejayInteropTests {
                 #expect(bluejay.shouldAutoReconnect, "on by default")
                 try await rig.waitForEvent(named: "connected")
 
-                let dropped = ContinuousClock.now
                 try await rig.request(.disconnect())
                 try await rig.waitForEvent(named: "connected", timeout: .seconds(15))
                 try await waitUntil("reconnected") { bluejay.isConnected && recorder.count("connected") == 2 }
-                print("Bluejay auto-reconnect: link back \(dropped.duration(to: .now)) after the peripheral dropped it")
                 #expect(recorder.events.all.contains("handler unexpected willReconnect=true"))
                 #expect(recorder.logLines.all.contains { $0.contains("unexpected disconnection") })
                 #expect(recorder.logLines.all.contains { $0.contains("auto-reconnecting") })

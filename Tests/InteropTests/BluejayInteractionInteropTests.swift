@@ -27,13 +27,11 @@ extension InteropSuites.BluejayInteropTests {
 
                 // Fifty reads queued at once: each waits its turn, all answer in order.
                 let reads = Collected<ReadResult<UInt8>>()
-                let started = ContinuousClock.now
                 for _ in 0..<50 {
                     bluejay.read(from: Peer.bodySensorLocation) { (result: ReadResult<UInt8>) in reads.append(result) }
                 }
                 try await waitUntil("fifty reads") { reads.count == 50 }
                 #expect(reads.all.allSatisfy { $0 == .success(1) })
-                print("Bluejay queued reads: 50 in \(started.duration(to: .now)) over Bumble")
             }
         }
 
@@ -147,12 +145,10 @@ extension InteropSuites.BluejayInteropTests {
                 let count = 200
                 let values = (0..<count).map { index in Data((0..<20).map { UInt8(truncatingIfNeeded: index &+ $0) }) }
                 let results = Collected<WriteResult>()
-                let started = ContinuousClock.now
                 for value in values {
                     bluejay.write(to: Peer.writeSink, value: value, type: .withoutResponse) { results.append($0) }
                 }
                 try await waitUntil("every write", timeout: .seconds(30)) { results.count == count }
-                let elapsed = started.duration(to: .now)
                 #expect(results.all.allSatisfy { (try? $0.get()) != nil })
                 var received: [[UInt8]] = []
                 try await waitUntil("the peripheral got them all", timeout: .seconds(10)) {
@@ -161,8 +157,6 @@ extension InteropSuites.BluejayInteropTests {
                     return received.count == count
                 }
                 #expect(received == values.map { Array($0) }, "in order, none lost")
-                let bytesPerSecond = Double(count * 20) / elapsed.bluejaySecondsValue
-                print("Bluejay write without response: \(count) x 20 bytes in \(elapsed) (\(Int(bytesPerSecond)) B/s of payload over Bumble)")
 
                 let tooLong: WriteResult = try await callback { done in
                     bluejay.write(to: Peer.writeSink, value: Data(count: maximum + 1), type: .withoutResponse) { done($0) }

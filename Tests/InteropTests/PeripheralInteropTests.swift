@@ -235,12 +235,7 @@ extension InteropSuites {
                 }
                 #expect(await manager.isAdvertising == false)
                 try await central.request("disconnect")
-                var advertising = false
-                for _ in 0..<300 where !advertising {
-                    advertising = await manager.isAdvertising
-                    if !advertising { try await Task.sleep(for: .milliseconds(10)) }
-                }
-                #expect(advertising)
+                #expect(await eventually(timeout: .seconds(10)) { await manager.isAdvertising }, "advertising again")
                 let again = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
                 #expect(again.int("handle") != nil)
                 try await central.request("disconnect")

@@ -134,13 +134,71 @@ public final class AwaitableLog<Element: Sendable>: Sendable {
     }
 }
 
-/// Waits until `condition` holds, checking it each time other tasks have had a turn; for
-/// state with no event to wait on. `false` after `timeout`.
-public func eventually(timeout: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async -> Bool {
+/// Waits until `condition` holds, checking it every 2 ms (without spinning a thread of a
+/// loaded machine); for state with no event to wait on. `false` after `timeout`, a hang guard.
+public func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {
         if await condition() { return true }
-        await Task.yield()
+        do { try await Task.sleep(for: .milliseconds(2)) } catch { return await condition() }
     }
     return await condition()
+}
+
+/// A gate a test opens by hand: work that reaches ``wait()`` holds there until ``open()``, and
+/// the test knows when it got there (``waitForArrivals(_:timeout:)``), so nothing sleeps to
+/// keep something busy.
+public final class TestGate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let arrivals = AwaitableLog<Void>()
+
+    public init() {}
+
+    /// Holds until the gate is open (at once if it is); throws `CancellationError` when the
+    /// waiting task is cancelled first.
+    public func wait() async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = state.withLock { state -> Result<Void, any Error>? in
+                    if state.isOpen { return .success(()) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters[id] = continuation
+                    return nil
+                }
+                arrivals.append(())
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Lets every waiter through, and later ones at once.
+    public func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.isOpen = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Waits until `count` calls of ``wait()`` have arrived in all; throws ``TestTimeout``
+    /// after `timeout`.
+    public func waitForArrivals(_ count: Int = 1, timeout: Duration = .seconds(10)) async throws {
+        guard await arrivals.wait(forCount: count, timeout: timeout) != nil else {
+            throw TestTimeout(description: "\(count) arrival(s) at the gate did not come within \(timeout)")
+        }
+    }
 }

@@ -24,14 +24,17 @@ final class VirtualPeripheral: Sendable {
     let host: LEHost
     let controller: VirtualController
     let name: String
+    /// Holds every read of the slow characteristic (FFF1) until the test opens it.
+    let slowAnswers: TestGate
     private let handles: Mutex<[BluetoothUUID: UInt16]> = Mutex([:])
 
     var identifier: PeripheralIdentifier { PeripheralIdentifier(address: DeviceAddress(controller.address, type: .public), name: name) }
 
-    private init(host: LEHost, controller: VirtualController, name: String) {
+    private init(host: LEHost, controller: VirtualController, name: String, slowAnswers: TestGate) {
         self.host = host
         self.controller = controller
         self.name = name
+        self.slowAnswers = slowAnswers
     }
 
     static func start(on link: VirtualLink, name: String, address: String) async throws -> VirtualPeripheral {
@@ -40,7 +43,8 @@ final class VirtualPeripheral: Sendable {
         configuration.deviceName = name
         let host = LEHost(transport: controller.makeTransport(), configuration: configuration)
         try await host.powerOn()
-        let peripheral = VirtualPeripheral(host: host, controller: controller, name: name)
+        let slowAnswers = TestGate()
+        let peripheral = VirtualPeripheral(host: host, controller: controller, name: name, slowAnswers: slowAnswers)
         let heartRate = try await host.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), characteristics: [
             GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A37)), properties: [.notify]),
             GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A38)), properties: [.read, .write], value: [0x01],
@@ -49,10 +53,10 @@ final class VirtualPeripheral: Sendable {
         let battery = try await host.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180F)), characteristics: [
             GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A19)), properties: [.read, .notify], value: [87]),
         ]))
-        // A characteristic that takes its time to answer (1.5 s), for time limits.
+        // A characteristic that answers when the test opens its gate, for time limits.
         let slow = try await host.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0xFFF0)), characteristics: [
             GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFFF1)), properties: [.read], onRead: { _ in
-                try? await Task.sleep(for: .milliseconds(1500))
+                do { try await slowAnswers.wait() } catch { return .error(.unlikelyError) }
                 return .value([0x5A])
             }),
         ]))
@@ -104,7 +108,7 @@ final class VirtualPeripheral: Sendable {
 /// A Bluejay on its own controller of `link`, started and ready.
 func startBluejay(on link: VirtualLink, name: String = "central", options: (inout StartOptions) -> Void = { _ in }) async throws -> Bluejay {
     let controller = link.addController(name: name, address: try #require(BluetoothAddress("C0:00:00:00:00:01")))
-    var startOptions = StartOptions(transport: .transport(controller.makeTransport()), operationTimeout: .seconds(5))
+    var startOptions = StartOptions(transport: .transport(controller.makeTransport()))
     options(&startOptions)
     let bluejay = Bluejay()
     bluejay.start(mode: .new(startOptions))
