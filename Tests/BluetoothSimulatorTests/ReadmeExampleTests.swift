@@ -81,4 +81,42 @@ struct ReadmeExampleTests {
         await bluejay.stop()
         await simulator.shutdown()
     }
+
+    @Test("The simulated-time example: Bluejay's operation limit passes while the peripheral still delays")
+    func simulatedTime() async throws {
+        let thermometer = SimulatedPeripheral(name: "Thermo", services: [
+            SimulatedService(uuid: "1809", characteristics: [
+                SimulatedCharacteristic(uuid: "2A6E", properties: [.read], value: [0x2C, 0x09]),
+            ]),
+        ])
+        let temperature = CharacteristicIdentifier(uuid: "2A6E", service: ServiceIdentifier(uuid: "1809"))
+
+        // --- README ---
+        let peripheralTime = ManualClock()
+        let appTime = ManualClock()
+        let simulator = Simulator(clock: .manual(peripheralTime))   // the peripherals' rates and delays
+        let device = try await simulator.add(thermometer)
+        device.setResponseDelay(.seconds(5), for: "2A6E")            // holds its answers 5 s
+
+        var options = StartOptions(transport: .transport(simulator.centralTransport()), operationTimeout: .seconds(2))
+        options.hostConfiguration.clock = .manual(appTime)           // Bluejay's and its host's timers
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(options))
+        try await bluejay.connect(device.peripheralIdentifier, timeout: .seconds(5))
+
+        let read = Task { try await bluejay.read(from: temperature) as Int16 }
+        try await peripheralTime.waitForSleepingTasks(1)             // the request arrived; its answer waits
+        appTime.advance(by: .seconds(2))                             // Bluejay's limit passes first
+        await #expect(throws: BluejayError.self) { try await read.value }    // timedOut(operation:after: 2 s)
+        // --- end ---
+
+        do {
+            _ = try await read.value
+        } catch let BluejayError.timedOut(operation, after) {
+            #expect(operation.contains("2A6E") && after == .seconds(2))
+        }
+        #expect(peripheralTime.now == .zero, "no time passed for the peripheral: it timed out on Bluejay's clock")
+        await bluejay.stop()
+        await simulator.shutdown()
+    }
 }
