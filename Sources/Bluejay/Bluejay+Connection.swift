@@ -61,8 +61,7 @@ extension Bluejay {
     /// ServiceObserver (subscribed to before they are enabled, so none is missed).
     func prepareLink(_ connection: Connection, identifier: PeripheralIdentifier) async -> (PeripheralLink, AsyncStream<GATTServiceChange>) {
         let link = PeripheralLink(connection: connection, identifier: identifier)
-        await link.refreshMTU()
-        let changes = await connection.gatt.serviceChanges()
+        let changes = connection.gatt.serviceChanges()
         do {
             try await withTimeLimit(operationTimeLimit, clock: clock, operation: "enabling Service Changed indications") {
                 _ = try await connection.gatt.enableServiceChangedIndications()
@@ -117,7 +116,7 @@ extension Bluejay {
         }
         let serviceChanges = Task { [weak self] in
             for await change in changes {
-                let invalidated = await link.invalidate(change)
+                let invalidated = link.invalidate(change)
                 self?.servicesDidChange(on: link, invalidated: invalidated)
             }
         }

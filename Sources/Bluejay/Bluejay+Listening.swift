@@ -13,11 +13,15 @@ extension Bluejay {
                                       completion: @escaping @Sendable (ReadResult<R>) -> Void) {
         let queue = state.withLock { $0.callbackQueue }
         let handler: ListenHandler = { result in queue.async { completion(result.decoded()) } }
+        // The values of one transport batch reach the callback queue in one hop.
+        let batchHandler: ListenBatchHandler = { values in
+            queue.async { for value in values { completion(Result<Data, BluejayError>.success(value).decoded()) } }
+        }
         if let refusal = refusal(for: "listen") {
             handler(.failure(refusal))
             return
         }
-        installListen(on: characteristic, handler: handler, option: multipleListenOption, synchronous: false) { _ in }
+        installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption, synchronous: false) { _ in }
     }
 
     /// Turns the notifications of a characteristic off and removes its listen callback.
@@ -41,11 +45,12 @@ extension Bluejay {
     /// Registers a listen and queues the enabling of its notifications. `installed` gets the
     /// outcome of the set-up (the handler gets set-up failures too).
     @discardableResult
-    func installListen(on characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, option: MultipleListenOption,
-                       synchronous: Bool, onRemoval: (@Sendable () -> Void)? = nil, operationID: UInt64? = nil,
+    func installListen(on characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, batchHandler: ListenBatchHandler? = nil,
+                       option: MultipleListenOption, synchronous: Bool, onRemoval: (@Sendable () -> Void)? = nil, operationID: UInt64? = nil,
                        installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) -> UInt64? {
         let admission = state.withLock {
-            $0.listens.admit(characteristic, handler: handler, option: option, synchronous: synchronous, onRemoval: onRemoval)
+            $0.listens.admit(characteristic, handler: handler, batchHandler: batchHandler, option: option, synchronous: synchronous,
+                             onRemoval: onRemoval)
         }
         let generation: UInt64
         switch admission {
@@ -66,7 +71,7 @@ extension Bluejay {
         }, deliver: { [self] result in
             if case let .failure(error) = result {
                 let removed = self.state.withLock { $0.listens.remove(characteristic, generation: generation) }
-                removed?.forwarder?.cancel()
+                removed?.subscription?.cancel()
                 handler(.failure(error))
                 removed?.onRemoval?()
             } else {
@@ -86,7 +91,7 @@ extension Bluejay {
             deliver(.success(()))
             return
         }
-        removed?.forwarder?.cancel()
+        removed?.subscription?.cancel()
         removed?.onRemoval?()
         saveCurrentRestorationState()
         submitGATT("end listen to \(characteristic)", privileged: privileged, id: operationID, work: { link in
@@ -103,22 +108,20 @@ extension Bluejay {
             return !record.isSubscribed
         }
         guard needed else { return }
-        let values = try await link.subscribe(characteristic)
-        let forwarder = Task { [weak self] in
-            do {
-                for try await bytes in values { self?.didReceive(Data(bytes), on: characteristic, from: link) }
-            } catch {
-                // The link dropped or the listen ended: the disconnection is handled elsewhere.
-            }
+        // The values come on the transport's reader thread, one call per batch: the one copy
+        // from the receive buffer is into their Data. (A dropped link ends the subscription;
+        // the disconnection is handled elsewhere.)
+        let subscription = try await link.subscribe(characteristic) { [weak self] values in
+            self?.didReceive(values.map { Data($0.value) }, on: characteristic, from: link)
         }
         let kept = state.withLock { state -> Bool in
             guard state.link.link === link, state.listens.record(for: characteristic) != nil else { return false }
-            state.listens.setSubscribed(characteristic, forwarder: forwarder)
+            state.listens.setSubscribed(characteristic, subscription: subscription)
             return true
         }
         if !kept {
             // Ended while being set up: turn it off again.
-            forwarder.cancel()
+            subscription.cancel()
             try? await link.unsubscribe(characteristic)
         }
     }
@@ -136,7 +139,7 @@ extension Bluejay {
                 let failure = BluejayError(error, peripheral: link.identifier, operation: "listen to \(characteristic)")
                 log(.warning, "listen on \(characteristic) could not be enabled again: \(failure)")
                 let removed = state.withLock { $0.listens.remove(characteristic) }
-                removed?.forwarder?.cancel()
+                removed?.subscription?.cancel()
                 removed?.handler?(.failure(failure))
                 removed?.onRemoval?()
                 if case .disconnected = failure { return }
@@ -144,26 +147,33 @@ extension Bluejay {
         }
     }
 
-    /// A notification or indication arrived for a listen.
-    private func didReceive(_ value: Data, on characteristic: CharacteristicIdentifier, from link: PeripheralLink) {
+    /// Notifications or indications arrived for a listen (one transport batch).
+    private func didReceive(_ values: [Data], on characteristic: CharacteristicIdentifier, from link: PeripheralLink) {
         let (record, restorer, queue) = state.withLock { state in
             (state.listens.record(for: characteristic), state.restoration?.config.listenRestorer, state.callbackQueue)
         }
         guard let record else { return }
-        if let handler = record.handler {
-            handler(.success(value))
+        if let batchHandler = record.batchHandler {
+            batchHandler(values)
             return
         }
+        if let handler = record.handler {
+            for value in values { handler(.success(value)) }
+            return
+        }
+        // No callback: the listen restorer decides what to do with each value.
         guard let restorer else {
             log(.info, "a value arrived on \(characteristic), which has no listen callback and no listen restorer: ending the listen")
             removeListen(on: characteristic, privileged: true) { _ in }
             return
         }
-        queue.async { [self] in
-            let action = restorer.didReceiveUnhandledListen(from: link.identifier, on: characteristic, with: value)
-            self.log(.info, "unhandled value on \(characteristic): the listen restorer answered \(action)")
-            if action == .stopListen, self.state.withLock({ $0.listens.record(for: characteristic)?.handler == nil }) {
-                self.removeListen(on: characteristic, privileged: true) { _ in }
+        for value in values {
+            queue.async { [self] in
+                let action = restorer.didReceiveUnhandledListen(from: link.identifier, on: characteristic, with: value)
+                self.log(.info, "unhandled value on \(characteristic): the listen restorer answered \(action)")
+                if action == .stopListen, self.state.withLock({ $0.listens.record(for: characteristic)?.handler == nil }) {
+                    self.removeListen(on: characteristic, privileged: true) { _ in }
+                }
             }
         }
     }
@@ -172,7 +182,7 @@ extension Bluejay {
     func endAllListens(notifying error: BluejayError?) {
         let records = state.withLock { $0.listens.removeAll() }
         for record in records.values {
-            record.forwarder?.cancel()
+            record.subscription?.cancel()
             if let error { record.handler?(.failure(error)) }
             record.onRemoval?()
         }

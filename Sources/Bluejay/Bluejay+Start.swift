@@ -192,7 +192,7 @@ extension Bluejay {
             let scan = state.scan
             state.scan = nil
             let listens = Array(state.listens.removeAll().values)
-            listens.forEach { $0.forwarder?.cancel() }
+            listens.forEach { $0.subscription?.cancel() }
             let tasks = state.watchers + [state.hostEvents].compactMap { $0 }
             state.watchers = []
             state.hostEvents = nil

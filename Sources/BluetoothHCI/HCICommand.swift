@@ -92,6 +92,10 @@ public struct HCICommandPacket: Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func decode(_ bytes: [UInt8]) throws(PacketDecodingError) -> HCICommandPacket {
+        try decode(bytes[...])
+    }
+
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(PacketDecodingError) -> HCICommandPacket {
         var reader = ByteReader(bytes, context: "HCI command packet")
         let opcode = HCIOpcode(rawValue: try reader.readUInt16())
         let length = Int(try reader.readUInt8())

@@ -55,13 +55,17 @@ public enum HCIEvent: Sendable, Equatable, CustomStringConvertible {
     /// trailing bytes, a length field that disagrees, a value the specification does not
     /// allow); returns ``unknown(code:parameters:)`` for an event code this stack does not know.
     public static func decode(_ bytes: [UInt8]) throws(PacketDecodingError) -> HCIEvent {
+        try decode(bytes[...])
+    }
+
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(PacketDecodingError) -> HCIEvent {
         var header = ByteReader(bytes, context: "HCI event")
         let code = try header.readUInt8()
         let length = Int(try header.readUInt8())
         guard header.remainingCount == length else {
             throw .lengthMismatch(context: "HCI event 0x\(String(code, radix: 16))", declared: length, actual: header.remainingCount)
         }
-        let parameters = header.readRemaining()
+        let parameters = header.remaining
         func decode<E: HCIEventParameters>(_ type: E.Type) throws(PacketDecodingError) -> E {
             var reader = ByteReader(parameters, context: E.name)
             let event = try E(parameters: &reader)
@@ -81,7 +85,7 @@ public enum HCIEvent: Sendable, Equatable, CustomStringConvertible {
             return .readRemoteVersionInformationComplete(try decode(ReadRemoteVersionInformationCompleteEvent.self))
         case DataBufferOverflowEvent.eventCode: return .dataBufferOverflow(try decode(DataBufferOverflowEvent.self))
         case HCILEMetaEvent.eventCode: return .le(try HCILEMetaEvent.decode(parameters: parameters))
-        default: return .unknown(code: code, parameters: parameters)
+        default: return .unknown(code: code, parameters: Array(parameters))
         }
     }
 

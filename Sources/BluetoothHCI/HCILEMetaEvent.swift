@@ -63,9 +63,13 @@ public enum HCILEMetaEvent: Sendable, Equatable, CustomStringConvertible {
 
     /// Decodes the parameters of an LE Meta event (subevent code first).
     public static func decode(parameters: [UInt8]) throws(PacketDecodingError) -> HCILEMetaEvent {
+        try decode(parameters: parameters[...])
+    }
+
+    public static func decode(parameters: ArraySlice<UInt8>) throws(PacketDecodingError) -> HCILEMetaEvent {
         var reader = ByteReader(parameters, context: "LE Meta event")
         let subevent = try reader.readUInt8()
-        let rest = reader.readRemaining()
+        let rest = reader.remaining
         func decode<E: HCILEMetaEventParameters>(_ type: E.Type) throws(PacketDecodingError) -> E {
             var reader = ByteReader(rest, context: E.name)
             let event = try E(parameters: &reader)
@@ -91,7 +95,7 @@ public enum HCILEMetaEvent: Sendable, Equatable, CustomStringConvertible {
             return .scanTimeout
         case LEAdvertisingSetTerminatedEvent.subeventCode: return .advertisingSetTerminated(try decode(LEAdvertisingSetTerminatedEvent.self))
         case LEChannelSelectionAlgorithmEvent.subeventCode: return .channelSelectionAlgorithm(try decode(LEChannelSelectionAlgorithmEvent.self))
-        default: return .unknown(subevent: subevent, parameters: rest)
+        default: return .unknown(subevent: subevent, parameters: Array(rest))
         }
     }
 

@@ -194,10 +194,11 @@ public final class FileDescriptorTransport: HCITransport {
             }
 
             let (packets, framingError) = decode(buffer[0..<count], with: &deframer)
-            for packet in packets {
+            if !packets.isEmpty {
                 // After close() the receiver hears nothing but `.closed(nil)`.
                 if state.withLock({ $0.closeRequested }) { return nil }
-                receiver(.packet(packet))
+                // One batch per read: the receiver hands the app one delivery for all of it.
+                receiver(.packets(packets))
             }
             if let framingError { return .framing(name, framingError) }
         }
@@ -210,7 +211,7 @@ public final class FileDescriptorTransport: HCITransport {
         switch framing {
         case .datagram:
             do throws(PacketDecodingError) {
-                return ([try H4Packet(framed: Array(bytes))], nil)
+                return ([try H4Packet(framed: bytes)], nil)
             } catch {
                 return ([], error)
             }

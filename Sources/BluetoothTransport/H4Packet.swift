@@ -34,23 +34,43 @@ public enum HCIPacketIndicator: UInt8, Sendable, CaseIterable, CustomStringConve
 }
 
 /// One HCI packet as a transport carries it: the indicator and the packet itself
-/// (header and parameters, without the indicator byte).
+/// (header and parameters, without the indicator byte). The bytes are a slice: a transport
+/// hands out views of its read buffer rather than a copy per packet.
 public struct H4Packet: Sendable, Equatable, CustomStringConvertible {
     public var indicator: HCIPacketIndicator
-    public var bytes: [UInt8]
+    public var bytes: ArraySlice<UInt8>
 
     public init(_ indicator: HCIPacketIndicator, _ bytes: [UInt8]) {
+        self.indicator = indicator
+        self.bytes = bytes[...]
+    }
+
+    public init(_ indicator: HCIPacketIndicator, _ bytes: ArraySlice<UInt8>) {
         self.indicator = indicator
         self.bytes = bytes
     }
 
     /// The indicator followed by the packet, as written to a byte stream.
-    public var framed: [UInt8] { [indicator.rawValue] + bytes }
+    public var framed: [UInt8] {
+        var framed = [UInt8]()
+        framed.reserveCapacity(bytes.count + 1)
+        framed.append(indicator.rawValue)
+        framed.append(contentsOf: bytes)
+        return framed
+    }
 
     public var description: String { "\(indicator) \(Hex.encode(bytes, separator: " "))" }
 
+    public static func == (lhs: H4Packet, rhs: H4Packet) -> Bool {
+        lhs.indicator == rhs.indicator && lhs.bytes.elementsEqual(rhs.bytes)
+    }
+
     /// Decodes one whole framed packet, as a datagram transport (the Linux HCI socket) delivers it.
     public init(framed: [UInt8]) throws(PacketDecodingError) {
+        try self.init(framed: framed[...])
+    }
+
+    public init(framed: ArraySlice<UInt8>) throws(PacketDecodingError) {
         var deframer = H4Deframer()
         let packets = try deframer.append(framed)
         guard packets.count == 1, let packet = packets.first, deframer.bufferedByteCount == 0 else {
@@ -61,6 +81,8 @@ public struct H4Packet: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Cuts a byte stream into H4 packets, however the bytes were split by the operating system.
+/// Whole packets come out as slices of the bytes given (no copy); only a packet cut across
+/// two reads is copied, into the deframer's own buffer.
 public struct H4Deframer: Sendable {
     private var buffer: [UInt8] = []
 
@@ -71,27 +93,44 @@ public struct H4Deframer: Sendable {
 
     /// Appends received bytes and returns every packet they complete, in order.
     /// Throws on an unknown packet indicator: the stream cannot be resynchronised after that.
-    public mutating func append(_ bytes: some Collection<UInt8>) throws(PacketDecodingError) -> [H4Packet] {
-        buffer.append(contentsOf: bytes)
+    public mutating func append(_ bytes: ArraySlice<UInt8>) throws(PacketDecodingError) -> [H4Packet] {
         var packets: [H4Packet] = []
-        var start = 0
-        while start < buffer.count {
-            guard let indicator = HCIPacketIndicator(rawValue: buffer[start]) else {
-                throw .unknownOpcode(context: "H4 packet indicator", opcode: UInt64(buffer[start]))
+        if buffer.isEmpty {
+            let rest = try Self.cut(bytes, into: &packets)
+            if !rest.isEmpty { buffer.append(contentsOf: rest) }
+        } else {
+            buffer.append(contentsOf: bytes)
+            let rest = try Self.cut(buffer[...], into: &packets)
+            // The packets keep the old storage alive; the buffer keeps only the unfinished tail.
+            buffer = Array(rest)
+        }
+        return packets
+    }
+
+    /// Appends received bytes of any collection (a copy); see ``append(_:)-(ArraySlice<UInt8>)``.
+    public mutating func append(_ bytes: some Collection<UInt8>) throws(PacketDecodingError) -> [H4Packet] {
+        try append(ArraySlice(bytes))
+    }
+
+    /// Cuts whole packets off the front of `bytes` and returns what is left.
+    private static func cut(_ bytes: ArraySlice<UInt8>, into packets: inout [H4Packet]) throws(PacketDecodingError) -> ArraySlice<UInt8> {
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            guard let indicator = HCIPacketIndicator(rawValue: bytes[start]) else {
+                throw .unknownOpcode(context: "H4 packet indicator", opcode: UInt64(bytes[start]))
             }
             let header = indicator.header
-            let available = buffer.count - start - 1
+            let available = bytes.endIndex - start - 1
             guard available >= header.size else { break }
             let lengthStart = start + 1 + header.lengthOffset
-            var length = Int(buffer[lengthStart])
-            if header.lengthSize == 2 { length |= Int(buffer[lengthStart + 1]) << 8 }
+            var length = Int(bytes[lengthStart])
+            if header.lengthSize == 2 { length |= Int(bytes[lengthStart + 1]) << 8 }
             length &= header.lengthMask
             let total = header.size + length
             guard available >= total else { break }
-            packets.append(H4Packet(indicator, Array(buffer[(start + 1)..<(start + 1 + total)])))
+            packets.append(H4Packet(indicator, bytes[(start + 1)..<(start + 1 + total)]))
             start += 1 + total
         }
-        if start > 0 { buffer.removeFirst(start) }
-        return packets
+        return bytes[start...]
     }
 }

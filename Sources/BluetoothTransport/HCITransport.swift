@@ -1,7 +1,9 @@
 /// What a transport reports to the HCI layer above it.
 public enum TransportEvent: Sendable {
-    /// A packet from the controller.
-    case packet(H4Packet)
+    /// The packets from the controller that one read completed (one or more), in order. The
+    /// receiver handles a batch at once and hands the app one delivery per batch; the packets'
+    /// bytes are slices of the read buffer, valid to keep but cheapest when not kept.
+    case packets([H4Packet])
     /// The transport is closed; `nil` when it was closed by ``HCITransport/close()``.
     case closed(TransportError?)
 }
@@ -11,7 +13,8 @@ public enum TransportEvent: Sendable {
 ///
 /// Contract, relied on by the HCI layer:
 /// - ``start(receiver:)`` is called once. The receiver gets packets in the order the
-///   controller sent them, from one thread at a time, and exactly one `.closed` at the end.
+///   controller sent them, in batches (never empty), from one thread at a time, and exactly
+///   one `.closed` at the end.
 /// - ``send(_:)`` is thread-safe, keeps the order of calls, and never calls the receiver
 ///   synchronously (so the caller may hold a lock that the receiver also takes).
 /// - ``close()`` is idempotent; after it the receiver gets `.closed(nil)` if it has not

@@ -153,8 +153,8 @@ struct LinkSimulation: Sendable {
     mutating func receive(_ packet: H4Packet, from controller: ControllerID) {
         guard controllers[controller] != nil else { return }
         switch packet.indicator {
-        case .command: handleCommand(packet.bytes, from: controller)
-        case .acl: receiveACL(packet.bytes, from: controller)
+        case .command: handleCommand(Array(packet.bytes), from: controller)
+        case .acl: receiveACL(Array(packet.bytes), from: controller)
         default: logger.debug("controller \(controller): ignoring \(packet.indicator) packet from the host")
         }
     }

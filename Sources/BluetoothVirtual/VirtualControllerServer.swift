@@ -231,13 +231,13 @@ private final class ClientBridge: Sendable {
         let controllerSide = self.controllerSide
         controllerSide.start { event in
             switch event {
-            case let .packet(packet): try? client.send(packet)
+            case let .packets(packets): for packet in packets { try? client.send(packet) }
             case .closed: client.close()
             }
         }
         client.start { event in
             switch event {
-            case let .packet(packet): try? controllerSide.send(packet)
+            case let .packets(packets): for packet in packets { try? controllerSide.send(packet) }
             case .closed:
                 controllerSide.close()
                 onClientLeft()

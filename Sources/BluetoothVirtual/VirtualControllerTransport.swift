@@ -42,7 +42,7 @@ public final class VirtualControllerTransport: HCITransport {
             state.receiver = receiver
             let pending = state.pending
             state.pending.removeAll()
-            for packet in pending { deliveryQueue.async { receiver(.packet(packet)) } }
+            if !pending.isEmpty { deliveryQueue.async { receiver(.packets(pending)) } }
             if state.isClosed, !state.closedDelivered {
                 state.closedDelivered = true
                 let reason = state.closeReason
@@ -76,14 +76,16 @@ public final class VirtualControllerTransport: HCITransport {
         deliveryQueue.sync {}
     }
 
-    /// A packet from the controller (called on the link's queue).
-    func deliver(_ packet: H4Packet) {
+    /// Packets from the controller, produced by one step of the link (called on the link's
+    /// queue): one batch for the receiver.
+    func deliver(_ packets: [H4Packet]) {
+        guard !packets.isEmpty else { return }
         state.withLock { state in
             guard !state.isClosed else { return }
             if let receiver = state.receiver {
-                deliveryQueue.async { receiver(.packet(packet)) }
+                deliveryQueue.async { receiver(.packets(packets)) }
             } else {
-                state.pending.append(packet)
+                state.pending.append(contentsOf: packets)
             }
         }
     }

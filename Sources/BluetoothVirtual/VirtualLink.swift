@@ -349,8 +349,15 @@ public final class VirtualLink: Sendable {
     private func deliver(_ deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
         let attached = attachments.withLock { $0 }
+        // One batch per controller and step, in the order the link produced them.
+        var batches: [ControllerID: [H4Packet]] = [:]
+        var order: [ControllerID] = []
         for delivery in deliveries {
-            attached[delivery.controller]?.transport?.deliver(delivery.packet)
+            if batches[delivery.controller] == nil { order.append(delivery.controller) }
+            batches[delivery.controller, default: []].append(delivery.packet)
+        }
+        for controller in order {
+            attached[controller]?.transport?.deliver(batches[controller] ?? [])
         }
     }
 }

@@ -1,5 +1,6 @@
 @testable import Bluejay
 import Foundation
+import Synchronization
 import Testing
 
 private let heartRateService = ServiceIdentifier(uuid: "180D")
@@ -57,12 +58,19 @@ struct ListenRegistryTests {
         var registry = ListenRegistry()
         _ = registry.admit(heartRate, handler: ignore, option: .trap)
         _ = registry.admit(location, handler: ignore, option: .trap, synchronous: true)
-        registry.setSubscribed(heartRate, forwarder: Task {})
-        registry.setSubscribed(location, forwarder: Task {})
+        registry.setSubscribed(heartRate, subscription: FakeSubscription())
+        registry.setSubscribed(location, subscription: FakeSubscription())
         #expect(registry.toResubscribe.isEmpty)
         let ended = registry.linkDidDrop()
         #expect(ended.count == 1 && ended.first?.isSynchronous == true)
         #expect(registry.toResubscribe == [heartRate])
         #expect(registry.persistable == [heartRate])
     }
+}
+
+/// A subscription that only records its cancellation.
+private final class FakeSubscription: ListenSubscription {
+    private let cancelled = Mutex(false)
+    var isCancelled: Bool { cancelled.withLock { $0 } }
+    func cancel() { cancelled.withLock { $0 = true } }
 }

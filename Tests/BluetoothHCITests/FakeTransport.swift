@@ -78,7 +78,7 @@ final class FakeTransport: HCITransport {
                     }
                     return state.receiver
                 }
-                receiver?(.packet(packet))
+                receiver?(.packets([packet]))
             }
         }
     }
@@ -159,7 +159,7 @@ extension HCIInbound {
     }
 
     var receivedPDU: (handle: UInt16, pdu: [UInt8])? {
-        if case let .l2cap(handle, pdu) = self { return (handle, pdu) }
+        if case let .l2cap(handle, pdu) = self { return (handle, Array(pdu)) }
         return nil
     }
 

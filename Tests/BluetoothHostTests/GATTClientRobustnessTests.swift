@@ -23,7 +23,7 @@ import Testing
             return try await [first, second]
         }
         #expect(results == [247, 247])
-        #expect(await client.mtu == 247)
+        #expect(client.mtu == 247)
         let exchanges = server.requests.filter { if case .exchangeMTURequest = $0 { return true } else { return false } }
         #expect(exchanges.count == 1, "the MTU is exchanged once per connection (Core 6.0, Vol 3, Part F, 3.4.2.1)")
     }

@@ -79,7 +79,7 @@ extension ATTPDU {
         #expect(services == [SampleDatabase.gapService, SampleDatabase.gattService, SampleDatabase.heartRateService, SampleDatabase.custom])
         // Pages of two, then one (16-bit and 128-bit UUIDs do not share a response), then nothing.
         #expect(server.requests.compactMap(\.readByGroupTypeStart) == [0x0001, 0x000A, 0x0013, 0x0017])
-        #expect(await client.cachedServices == services)
+        #expect(client.cachedServices == services)
     }
 
     @Test func stopsWhenAServiceEndsAtTheLastHandle() async throws {
@@ -408,7 +408,7 @@ extension ATTPDU {
 
     @Test func writeWithoutResponseLongerThanOnePDUIsRefused() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        #expect(await client.maximumWriteWithoutResponseLength == 20)
+        #expect(client.maximumWriteWithoutResponseLength == 20)
         let error = await #expect(throws: HostError.self) {
             try await withTestTimeout { try await client.writeWithoutResponse(Array(repeating: 0, count: 21), handle: 0x0015) }
         }
@@ -439,12 +439,12 @@ extension ATTPDU {
         var database = SampleDatabase.make()
         database.serverMTU = 100
         let (client, server) = ScriptedATTServer.connect(database: database)
-        #expect(await client.mtu == 23)
+        #expect(client.mtu == 23)
         #expect(try await withTestTimeout { try await client.exchangeMTU(247) } == 100)
-        #expect(await client.mtu == 100)
+        #expect(client.mtu == 100)
         #expect(try await withTestTimeout { try await client.exchangeMTU(517) } == 100)
         #expect(server.requests == [.exchangeMTURequest(.init(clientRxMTU: 247))])
-        #expect(await client.maximumWriteWithoutResponseLength == 97)
+        #expect(client.maximumWriteWithoutResponseLength == 97)
     }
 
     @Test func theClientsPreferenceLimitsTheMTU() async throws {

@@ -52,9 +52,9 @@ import Testing
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .seconds(30))
         let (values, valuesTask) = collect(try await withTestTimeout { try await client.subscribe(to: SampleDatabase.measurementCharacteristic) })
         defer { valuesTask.cancel() }
-        let (all, allTask) = collect(await client.notifications())
+        let (all, allTask) = collect(client.notifications())
         defer { allTask.cancel() }
-        let (changes, changesTask) = collect(await client.serviceChanges())
+        let (changes, changesTask) = collect(client.serviceChanges())
         defer { changesTask.cancel() }
         silence(on: 0x0012, server)
         let running = Task { try await client.readValue(handle: 0x0012) }
@@ -73,7 +73,7 @@ import Testing
 
         await #expect(throws: error) { try await withTestTimeout { try await client.readValue(handle: 0x0003) } }
         await #expect(throws: error) { try await withTestTimeout { try await client.writeWithoutResponse([1], handle: 0x0015) } }
-        let lateTap = await client.notifications()
+        let lateTap = client.notifications()
         let (late, lateTask) = collect(lateTap)
         defer { lateTask.cancel() }
         #expect(try #require(await late.wait(forCount: 1)).first?.isEnd == true)

@@ -9,7 +9,7 @@ struct GATTServerServiceChangedTests {
         let harness = await ServerHarness()
         let client = harness.connectClient()
         #expect(try await client.enableServiceChangedIndications())
-        var changes = await client.serviceChanges().makeAsyncIterator()
+        var changes = client.serviceChanges().makeAsyncIterator()
         let battery = try await harness.server.addService(TestDatabase.batteryDefinition)
         let next = await changes.next()
         #expect(next?.affectedHandles == battery.handleRange)

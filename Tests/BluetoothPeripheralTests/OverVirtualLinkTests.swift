@@ -139,7 +139,7 @@ struct OverVirtualLinkTests {
         let connection = try await pair.connect()
         let gatt = connection.gatt
         #expect(try await gatt.enableServiceChangedIndications())
-        var changes = await gatt.serviceChanges().makeAsyncIterator()
+        var changes = gatt.serviceChanges().makeAsyncIterator()
         let battery = try await pair.manager.add(PeripheralService(profile: BatteryProfile.service))
         let change = await changes.next()
         #expect(change?.affectedHandles == battery.handleRange)

@@ -41,7 +41,7 @@ struct TransportAndServerTests {
             if let sender = sendingThread.withLock({ $0 }), pthread_equal(sender, pthread_self()) != 0 {
                 calledFromSend.withLock { $0 = true }
             }
-            if case let .packet(packet) = event { inbox.append(packet) }
+            if case let .packets(packets) = event { packets.forEach(inbox.append) }
         }
         _ = try await inbox.next("Command Complete of the early Reset")
         for _ in 0..<20 {

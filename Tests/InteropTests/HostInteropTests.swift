@@ -122,7 +122,7 @@ extension InteropSuites {
                 try await withHost(on: rig) { host in
                     let connection = try await host.connect(to: try rig.peer, timeout: .seconds(10))
                     #expect(connection.role == .central)
-                    #expect(await connection.gatt.mtu == 517)
+                    #expect(connection.gatt.mtu == 517)
                     let database = try await connection.gatt.discoverDatabase()
                     let services = database.map(\.service.uuid)
                     for expected in ["1800", "1801", "180D", "180A", "180F", Self.custom] {
@@ -272,7 +272,7 @@ extension InteropSuites {
                     let connection = try await host.connect(to: try rig.peer)
                     #expect(try await connection.gatt.enableServiceChangedIndications())
                     _ = try await connection.gatt.discoverAllPrimaryServices()
-                    let changes = await connection.gatt.serviceChanges()
+                    let changes = connection.gatt.serviceChanges()
                     let ack = try await rig.request(.addService())
                     let change = try #require(try await collect(1, from: changes, timeout: .seconds(5)).first)
                     let start = try #require(ack.int("start"))

@@ -147,7 +147,7 @@ struct RawAdvertisingReport: Equatable {
     /// parameters are arrays field by field: Event_Type[n], Address_Type[n], Address[n],
     /// Data_Length[n], Data[n], RSSI[n].
     static func decode(_ packet: H4Packet) -> [RawAdvertisingReport]? {
-        let bytes = packet.bytes
+        let bytes = Array(packet.bytes)
         guard packet.indicator == .event, bytes.count >= 4, bytes[0] == 0x3E, bytes[2] == 0x02 else { return nil }
         let count = Int(bytes[3])
         var offset = 4

@@ -28,7 +28,7 @@ public final class CompletingTransport: HCITransport {
     public func send(_ packet: H4Packet) throws(TransportError) {
         guard packet.indicator == .acl, packet.bytes.count >= 2 else { return }
         // Number Of Completed Packets: one handle, one packet.
-        let event: [UInt8] = [0x13, 0x05, 0x01, packet.bytes[0], packet.bytes[1] & 0x0F, 0x01, 0x00]
+        let event: [UInt8] = [0x13, 0x05, 0x01, packet.bytes.first ?? 0, packet.bytes.dropFirst().first ?? 0 & 0x0F, 0x01, 0x00]
         queue.async { [self] in
             let receiver = state.withLock { $0.receiver }
             receiver?(.packet(H4Packet(.event, event)))

@@ -105,8 +105,7 @@ public final class BluejayCentral: Sendable {
     public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .seconds(30)) async throws(BluejayError) -> RemotePeripheral {
         let connection = try await host.connect(to: peripheral, timeout: timeout)
         let link = PeripheralLink(connection: connection, identifier: peripheral)
-        await link.refreshMTU()
-        let changes = await connection.gatt.serviceChanges()
+        let changes = connection.gatt.serviceChanges()
         do {
             try await withTimeLimit(operationTimeout.duration, clock: host.configuration.clock, operation: "enabling Service Changed indications") {
                 _ = try await connection.gatt.enableServiceChangedIndications()

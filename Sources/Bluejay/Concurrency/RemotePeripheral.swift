@@ -32,7 +32,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
             runner.failAll(.disconnected(peripheral, reason: reason)) { $0.kind != .disconnect }
         }
         Task {
-            for await change in changes { continuation.yield(await link.invalidate(change)) }
+            for await change in changes { continuation.yield(link.invalidate(change)) }
             continuation.finish()
         }
     }

@@ -7,35 +7,31 @@ import Synchronization
 /// descriptors by UUID (discovering them on first use and caching them until the peer's
 /// database changes) and runs the GATT procedures, reporting ``BluejayError``s.
 ///
-/// Operations on one link are serialized by the FIFO queue that owns it; the actor only
-/// protects the caches.
-actor PeripheralLink {
-    nonisolated let connection: Connection
-    nonisolated let identifier: PeripheralIdentifier
-    private nonisolated let mtuValue: Mutex<Int>
+/// Operations on one link are serialized by the FIFO queue that owns it; a lock protects
+/// the caches. Not an actor: a read runs in its caller's task, so it costs no extra hop.
+final class PeripheralLink: Sendable {
+    let connection: Connection
+    let identifier: PeripheralIdentifier
 
-    private var services: [ServiceIdentifier: GATTService] = [:]
-    private var characteristics: [ServiceIdentifier: [GATTCharacteristic]] = [:]
-    private var descriptors: [CharacteristicIdentifier: [GATTDescriptor]] = [:]
+    private struct Caches {
+        var services: [ServiceIdentifier: GATTService] = [:]
+        var characteristics: [ServiceIdentifier: [GATTCharacteristic]] = [:]
+        var descriptors: [CharacteristicIdentifier: [GATTDescriptor]] = [:]
+    }
+
+    private let caches = Mutex(Caches())
 
     init(connection: Connection, identifier: PeripheralIdentifier) {
         self.connection = connection
         self.identifier = identifier
-        mtuValue = Mutex(23)
     }
 
-    /// Reads the bearer's MTU into ``mtu`` (after the exchange made when connecting).
-    func refreshMTU() async {
-        let mtu = Int(await connection.gatt.mtu)
-        mtuValue.withLock { $0 = mtu }
-    }
-
-    /// The ATT MTU negotiated with the peripheral.
-    nonisolated var mtu: Int { mtuValue.withLock { $0 } }
+    /// The ATT MTU negotiated with the peripheral (the bearer's).
+    var mtu: Int { Int(connection.gatt.mtu) }
 
     /// The longest value one write of `type` carries: MTU - 3 without response; 512 with
     /// response (a long write, Core 6.0, Vol 3, Part F, 3.2.9).
-    nonisolated func maximumWriteValueLength(for type: WriteType) -> Int {
+    func maximumWriteValueLength(for type: WriteType) -> Int {
         switch type {
         case .withResponse: return GATTClient.maximumAttributeValueLength
         case .withoutResponse: return mtu - 3
@@ -45,36 +41,36 @@ actor PeripheralLink {
     // MARK: Finding things
 
     func service(_ id: ServiceIdentifier) async throws -> GATTService {
-        if let service = services[id] { return service }
+        if let service = caches.withLock({ $0.services[id] }) { return service }
         let uuid = try id.requireUUID()
         let found = try await mapErrors("discovering service \(id)") {
             try await connection.gatt.discoverPrimaryServices(uuid: uuid)
         }
         guard let service = found.first else { throw BluejayError.missingService(id) }
-        services[id] = service
+        caches.withLock { $0.services[id] = service }
         return service
     }
 
     func characteristic(_ id: CharacteristicIdentifier) async throws -> GATTCharacteristic {
         let uuid = try id.requireUUID()
-        if let known = characteristics[id.service]?.first(where: { $0.uuid == uuid }) { return known }
+        if let known = caches.withLock({ $0.characteristics[id.service]?.first { $0.uuid == uuid } }) { return known }
         let container = try await service(id.service)
         let found = try await mapErrors("discovering the characteristics of \(id.service)") {
             try await connection.gatt.discoverCharacteristics(of: container)
         }
-        characteristics[id.service] = found
+        caches.withLock { $0.characteristics[id.service] = found }
         guard let characteristic = found.first(where: { $0.uuid == uuid }) else { throw BluejayError.missingCharacteristic(id) }
         return characteristic
     }
 
     func descriptor(_ id: DescriptorIdentifier) async throws -> GATTDescriptor {
         let uuid = try id.requireUUID()
-        if let known = descriptors[id.characteristic]?.first(where: { $0.uuid == uuid }) { return known }
+        if let known = caches.withLock({ $0.descriptors[id.characteristic]?.first { $0.uuid == uuid } }) { return known }
         let owner = try await characteristic(id.characteristic)
         let found = try await mapErrors("discovering the descriptors of \(id.characteristic)") {
             try await connection.gatt.discoverDescriptors(of: owner)
         }
-        descriptors[id.characteristic] = found
+        caches.withLock { $0.descriptors[id.characteristic] = found }
         guard let descriptor = found.first(where: { $0.uuid == uuid }) else { throw BluejayError.missingDescriptor(id) }
         return descriptor
     }
@@ -122,19 +118,34 @@ actor PeripheralLink {
 
     /// Enables notifications (or indications) and returns the values as they come.
     func subscribe(_ id: CharacteristicIdentifier) async throws -> AsyncThrowingStream<[UInt8], any Error> {
-        let target = try await characteristic(id)
-        guard !target.properties.isDisjoint(with: [.notify, .indicate]) else {
-            throw BluejayError.notSupported("\(id) neither notifies nor indicates (its properties: \(target.properties))")
-        }
-        let cccd = descriptors[id]?.first { $0.uuid == GATTAttributeType.clientCharacteristicConfiguration }?.handle
+        let (target, cccd) = try await notifying(id)
         return try await mapErrors("enabling notifications of \(id)") {
             try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd)
         }
     }
 
+    /// Enables notifications (or indications); `handler` gets each transport batch's values
+    /// on the transport's reader thread, until the subscription is cancelled.
+    func subscribe(_ id: CharacteristicIdentifier, handler: @escaping @Sendable ([GATTValue]) -> Void) async throws -> GATTNotificationSubscription {
+        let (target, cccd) = try await notifying(id)
+        return try await mapErrors("enabling notifications of \(id)") {
+            try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd, handler: handler)
+        }
+    }
+
+    /// The characteristic, which must notify or indicate, and its configuration descriptor if known.
+    private func notifying(_ id: CharacteristicIdentifier) async throws -> (GATTCharacteristic, UInt16?) {
+        let target = try await characteristic(id)
+        guard !target.properties.isDisjoint(with: [.notify, .indicate]) else {
+            throw BluejayError.notSupported("\(id) neither notifies nor indicates (its properties: \(target.properties))")
+        }
+        let cccd = caches.withLock { $0.descriptors[id]?.first { $0.uuid == GATTAttributeType.clientCharacteristicConfiguration }?.handle }
+        return (target, cccd)
+    }
+
     /// Turns notifications off. A characteristic that cannot be found has none on.
     func unsubscribe(_ id: CharacteristicIdentifier) async throws {
-        guard let uuid = id.uuid, let target = characteristics[id.service]?.first(where: { $0.uuid == uuid }) else { return }
+        guard let uuid = id.uuid, let target = caches.withLock({ $0.characteristics[id.service]?.first { $0.uuid == uuid } }) else { return }
         try await mapErrors("disabling notifications of \(id)") { try await connection.gatt.unsubscribe(from: target) }
     }
 
@@ -145,16 +156,18 @@ actor PeripheralLink {
     /// The peer's database changed in `change.affectedHandles`: forgets what was found
     /// there. Returns the services that were in use there.
     func invalidate(_ change: GATTServiceChange) -> [ServiceIdentifier] {
-        var invalidated = Set(change.invalidatedServices.map { ServiceIdentifier(uuid: $0.uuid) })
-        for (id, service) in services where service.handleRange.overlaps(change.affectedHandles) {
-            invalidated.insert(id)
+        caches.withLock { caches in
+            var invalidated = Set(change.invalidatedServices.map { ServiceIdentifier(uuid: $0.uuid) })
+            for (id, service) in caches.services where service.handleRange.overlaps(change.affectedHandles) {
+                invalidated.insert(id)
+            }
+            for id in invalidated {
+                caches.services[id] = nil
+                caches.characteristics[id] = nil
+                caches.descriptors = caches.descriptors.filter { $0.key.service != id }
+            }
+            return invalidated.sorted { $0.description < $1.description }
         }
-        for id in invalidated {
-            services[id] = nil
-            characteristics[id] = nil
-            descriptors = descriptors.filter { $0.key.service != id }
-        }
-        return invalidated.sorted { $0.description < $1.description }
     }
 
     private func mapErrors<T: Sendable>(_ operation: String, _ body: () async throws -> T) async throws -> T {
@@ -165,3 +178,5 @@ actor PeripheralLink {
         }
     }
 }
+
+extension GATTNotificationSubscription: ListenSubscription {}

@@ -4,6 +4,15 @@ import Foundation
 /// that created the listen (it decodes and hops to the right queue itself).
 typealias ListenHandler = @Sendable (Result<Data, BluejayError>) -> Void
 
+/// Receives the values of one transport batch for a listen, at once (the callback API hops
+/// to its queue once for them).
+typealias ListenBatchHandler = @Sendable ([Data]) -> Void
+
+/// What keeps a listen's values coming; cancelling it stops them at once.
+protocol ListenSubscription: Sendable {
+    func cancel()
+}
+
 /// Which characteristics Bluejay listens to, and who receives their values: the
 /// bookkeeping of listens, without I/O. One record per characteristic, as in Bluejay.
 struct ListenRegistry: Sendable {
@@ -11,6 +20,9 @@ struct ListenRegistry: Sendable {
         /// `nil` for a listen restored after a restart or kept across a reconnection whose
         /// callback has not been installed again: its values go to the ``ListenRestorer``.
         var handler: ListenHandler?
+        /// Takes a batch of values at once, when the listen's API has a cheaper path for that
+        /// than one ``handler`` call per value.
+        var batchHandler: ListenBatchHandler?
         /// The option the listen was installed with (the existing listen's option decides).
         var option: MultipleListenOption
         /// Created by a background task's synchronous listen: never persisted.
@@ -20,8 +32,8 @@ struct ListenRegistry: Sendable {
         var generation: UInt64
         /// The notifications are enabled on the current link.
         var isSubscribed = false
-        /// The task forwarding the current subscription's values.
-        var forwarder: Task<Void, Never>?
+        /// The current subscription, which hands the values over.
+        var subscription: (any ListenSubscription)?
         /// Called when the listen ends, whichever way (the `async` API finishes its stream).
         var onRemoval: (@Sendable () -> Void)?
     }
@@ -40,20 +52,21 @@ struct ListenRegistry: Sendable {
     private var nextGeneration: UInt64 = 0
 
     /// A listen request.
-    mutating func admit(_ characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler,
+    mutating func admit(_ characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, batchHandler: ListenBatchHandler? = nil,
                         option: MultipleListenOption, synchronous: Bool = false,
                         onRemoval: (@Sendable () -> Void)? = nil) -> Admission {
         nextGeneration += 1
         let generation = nextGeneration
         guard var record = records[characteristic] else {
-            records[characteristic] = Record(handler: handler, option: option, isSynchronous: synchronous, generation: generation,
-                                             onRemoval: onRemoval)
+            records[characteristic] = Record(handler: handler, batchHandler: batchHandler, option: option, isSynchronous: synchronous,
+                                             generation: generation, onRemoval: onRemoval)
             return .installed(generation: generation)
         }
         if record.handler != nil, record.option == .trap { return .trapped }
         let previous = record.handler
         let previousRemoval = record.onRemoval
         record.handler = handler
+        record.batchHandler = batchHandler
         record.onRemoval = onRemoval
         record.generation = generation
         record.isSynchronous = synchronous
@@ -90,12 +103,12 @@ struct ListenRegistry: Sendable {
         return records
     }
 
-    /// Marks a subscription made (with its forwarding task) or lost.
-    mutating func setSubscribed(_ characteristic: CharacteristicIdentifier, forwarder: Task<Void, Never>?) {
+    /// Marks a subscription made or lost.
+    mutating func setSubscribed(_ characteristic: CharacteristicIdentifier, subscription: (any ListenSubscription)?) {
         guard records[characteristic] != nil else { return }
-        records[characteristic]?.forwarder?.cancel()
-        records[characteristic]?.forwarder = forwarder
-        records[characteristic]?.isSubscribed = forwarder != nil
+        records[characteristic]?.subscription?.cancel()
+        records[characteristic]?.subscription = subscription
+        records[characteristic]?.isSubscribed = subscription != nil
     }
 
     /// The link dropped: no subscription survives it (the peer clears its Client
@@ -105,8 +118,8 @@ struct ListenRegistry: Sendable {
     mutating func linkDidDrop() -> [Record] {
         var ended: [Record] = []
         for (characteristic, var record) in records {
-            record.forwarder?.cancel()
-            record.forwarder = nil
+            record.subscription?.cancel()
+            record.subscription = nil
             record.isSubscribed = false
             if record.isSynchronous {
                 records[characteristic] = nil

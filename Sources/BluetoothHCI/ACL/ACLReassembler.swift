@@ -23,7 +23,16 @@ public enum ACLReassemblyError: Error, Equatable, Sendable, CustomStringConverti
 
 /// Joins ACL fragments back into whole L2CAP PDUs, per connection. The L2CAP basic header's
 /// length field (Core 6.0, Vol 3, Part A, 3.1) says when a PDU is complete.
+///
+/// A PDU that arrives in one fragment (the common case) is returned as that fragment's slice,
+/// without a copy; only fragmented PDUs are assembled in a buffer.
 public struct ACLReassembler: Sendable {
+    /// What one fragment produced: a whole PDU, and a partial PDU it made the reassembler drop.
+    public struct Outcome: Sendable {
+        public var pdu: ArraySlice<UInt8>?
+        public var dropped: ACLReassemblyError?
+    }
+
     private struct Partial: Sendable {
         var bytes: [UInt8]
         var expected: Int?
@@ -42,46 +51,63 @@ public struct ACLReassembler: Sendable {
 
     public init() {}
 
-    /// Adds a fragment; returns the whole PDU (basic header included) when this fragment
-    /// completes one, `nil` while more fragments are needed.
-    public mutating func append(_ packet: ACLDataPacket) throws(ACLReassemblyError) -> [UInt8]? {
-        let handle = packet.connectionHandle
-        var partial: Partial
-        if packet.packetBoundary.startsPDU {
+    /// Adds a fragment. A start fragment while a PDU is incomplete drops the incomplete one
+    /// (reported in ``Outcome/dropped``) and still counts as a start, so one lost fragment
+    /// costs one PDU, not the ones after it.
+    public mutating func append(connectionHandle handle: UInt16, boundary: ACLPacketBoundary, data: ArraySlice<UInt8>) -> Outcome {
+        var outcome = Outcome()
+        if boundary.startsPDU {
             if let previous = partials.removeValue(forKey: handle) {
-                // Start the new PDU anyway, but report the loss.
-                partials[handle] = Self.start(packet.data)
-                throw .incompletePDUReplaced(connectionHandle: handle, received: previous.bytes.count, expected: previous.expected ?? 0)
+                outcome.dropped = .incompletePDUReplaced(connectionHandle: handle, received: previous.bytes.count, expected: previous.expected ?? 0)
             }
-            partial = Self.start(packet.data)
-        } else {
-            guard var existing = partials.removeValue(forKey: handle) else {
-                throw .unexpectedContinuation(connectionHandle: handle)
+            // The whole PDU in one fragment: hand out the fragment itself.
+            if data.count >= 4 {
+                let expected = 4 + (Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8)
+                if data.count == expected {
+                    outcome.pdu = data
+                    return outcome
+                }
+                if data.count > expected {
+                    outcome.dropped = .overflow(connectionHandle: handle, received: data.count, expected: expected)
+                    return outcome
+                }
             }
-            existing.bytes.append(contentsOf: packet.data)
-            existing.updateExpected()
-            partial = existing
+            var partial = Partial(bytes: Array(data), expected: nil)
+            partial.updateExpected()
+            partials[handle] = partial
+            return outcome
         }
+        guard var partial = partials.removeValue(forKey: handle) else {
+            outcome.dropped = .unexpectedContinuation(connectionHandle: handle)
+            return outcome
+        }
+        partial.bytes.append(contentsOf: data)
+        partial.updateExpected()
         guard let expected = partial.expected else {
             partials[handle] = partial
-            return nil
+            return outcome
         }
-        if partial.bytes.count == expected { return partial.bytes }
-        if partial.bytes.count > expected {
-            throw .overflow(connectionHandle: handle, received: partial.bytes.count, expected: expected)
+        if partial.bytes.count == expected {
+            outcome.pdu = partial.bytes[...]
+        } else if partial.bytes.count > expected {
+            outcome.dropped = .overflow(connectionHandle: handle, received: partial.bytes.count, expected: expected)
+        } else {
+            partials[handle] = partial
         }
-        partials[handle] = partial
-        return nil
+        return outcome
+    }
+
+    /// Adds a fragment; returns the whole PDU (basic header included) when this fragment
+    /// completes one, `nil` while more fragments are needed; throws when it made the
+    /// reassembler drop a partial PDU (a new start is kept even then).
+    public mutating func append(_ packet: ACLDataPacket) throws(ACLReassemblyError) -> [UInt8]? {
+        let outcome = append(connectionHandle: packet.connectionHandle, boundary: packet.packetBoundary, data: packet.data[...])
+        if let dropped = outcome.dropped, outcome.pdu == nil { throw dropped }
+        return outcome.pdu.map(Array.init)
     }
 
     /// Forgets a partial PDU, when its connection ends.
     public mutating func discard(connectionHandle: UInt16) {
         partials[connectionHandle] = nil
-    }
-
-    private static func start(_ data: [UInt8]) -> Partial {
-        var partial = Partial(bytes: data, expected: nil)
-        partial.updateExpected()
-        return partial
     }
 }

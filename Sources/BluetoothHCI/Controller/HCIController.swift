@@ -5,11 +5,12 @@ import Synchronization
 
 /// The controller as the host sees it over HCI: sends commands under command flow control,
 /// sends L2CAP PDUs as ACL fragments under the controller's buffer credits, reassembles
-/// incoming ACL data, and hands everything else to the host through ``inbound`` in the order
-/// the controller sent it.
+/// incoming ACL data, and hands everything else to the host in the order the controller sent
+/// it: to a receiver called on the transport's reader thread, one batch per transport read
+/// (``start(receiver:)``), or through ``inbound`` (``start()``).
 ///
-/// Thread-safe. Incoming packets are processed on the transport's reader thread; outgoing
-/// packets are written in the order they were submitted.
+/// Thread-safe. Incoming packets are processed on the transport's reader thread, a whole
+/// batch under one lock; outgoing packets are written in the order they were submitted.
 public final class HCIController: Sendable {
     public typealias ACLCompletion = @Sendable (Result<Void, HCIError>) -> Void
 
@@ -55,9 +56,24 @@ public final class HCIController: Sendable {
         (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// Starts receiving from the transport. Call once, before sending anything.
+    /// Starts receiving from the transport; what the host gets goes to ``inbound``. Call once,
+    /// before sending anything.
     public func start() {
-        transport.start { [self] event in receive(event) }
+        let continuation = inboundContinuation
+        start { batch in
+            for item in batch {
+                continuation.yield(item)
+                if case .transportClosed = item { continuation.finish() }
+            }
+        }
+    }
+
+    /// Starts receiving from the transport: `receiver` gets what the host gets, on the
+    /// transport's reader thread, one batch per transport read, in controller order; the last
+    /// batch ends with `.transportClosed`. It runs synchronously: the host routes the batch
+    /// and hands the app one delivery for it. Call once, before sending anything.
+    public func start(receiver: @escaping @Sendable ([HCIInbound]) -> Void) {
+        transport.start { [self] event in receive(event, receiver: receiver) }
     }
 
     /// Closes the transport; pending operations fail with ``HCIError/transportClosed(_:)``.
@@ -227,20 +243,46 @@ public final class HCIController: Sendable {
 
     // MARK: Receiving
 
-    private func receive(_ event: TransportEvent) {
-        switch event {
-        case let .packet(packet):
-            switch packet.indicator {
-            case .event: receiveEvent(packet.bytes)
-            case .acl: receiveACL(packet.bytes)
-            default: logger.debug("ignoring \(packet.indicator) packet from the controller")
+    /// What a batch does once the lock is released.
+    private struct Effects {
+        var answers: [(PendingCommand, CommandAnswer)] = []
+        var written: [ACLCompletion] = []
+        var dropped: [(ACLCompletion, UInt16)] = []
+        var inbound: [HCIInbound] = []
+
+        func run() {
+            for (pending, answer) in answers {
+                pending.timer?.cancel()
+                pending.continuation.resume(returning: answer)
             }
-        case let .closed(reason):
-            shutdown(reason: reason)
+            for (completion, handle) in dropped { completion(.failure(.connectionClosed(connectionHandle: handle))) }
+            for completion in written { completion(.success(())) }
         }
     }
 
-    private func receiveEvent(_ bytes: [UInt8]) {
+    private func receive(_ event: TransportEvent, receiver: @Sendable ([HCIInbound]) -> Void) {
+        switch event {
+        case let .packets(packets):
+            var effects = Effects()
+            effects.inbound.reserveCapacity(packets.count)
+            state.withLock { state in
+                for packet in packets {
+                    switch packet.indicator {
+                    case .event: receiveEvent(packet.bytes, state: &state, effects: &effects)
+                    case .acl: receiveACL(packet.bytes, state: &state, effects: &effects)
+                    default: logger.debug("ignoring \(packet.indicator) packet from the controller")
+                    }
+                }
+            }
+            effects.run()
+            if !effects.inbound.isEmpty { receiver(effects.inbound) }
+        case let .closed(reason):
+            shutdown(reason: reason)
+            receiver([.transportClosed(reason)])
+        }
+    }
+
+    private func receiveEvent(_ bytes: ArraySlice<UInt8>, state: inout State, effects: inout Effects) {
         let event: HCIEvent
         do {
             event = try HCIEvent.decode(bytes)
@@ -251,60 +293,55 @@ public final class HCIController: Sendable {
         logger.trace("event \(event)")
         switch event {
         case let .commandComplete(complete):
-            acknowledge(opcode: complete.opcode, credits: complete.numberOfHCICommandPackets, answer: .complete(returnParameters: complete.returnParameters))
+            acknowledge(opcode: complete.opcode, credits: complete.numberOfHCICommandPackets,
+                        answer: .complete(returnParameters: complete.returnParameters), state: &state, effects: &effects)
         case let .commandStatus(status):
-            acknowledge(opcode: status.opcode, credits: status.numberOfHCICommandPackets, answer: .status(status.status))
+            acknowledge(opcode: status.opcode, credits: status.numberOfHCICommandPackets, answer: .status(status.status),
+                        state: &state, effects: &effects)
         case let .numberOfCompletedPackets(completed):
-            let written: [ACLCompletion] = state.withLock { state in
-                var ready: [ACLFlowControl<ACLCompletion>.Fragment] = []
-                for entry in completed.entries {
-                    ready += state.acl.complete(connectionHandle: entry.connectionHandle, count: Int(entry.completedPackets))
-                }
-                return writeACL(ready, state: &state)
+            var ready: [ACLFlowControl<ACLCompletion>.Fragment] = []
+            for entry in completed.entries {
+                ready += state.acl.complete(connectionHandle: entry.connectionHandle, count: Int(entry.completedPackets))
             }
-            written.forEach { $0(.success(())) }
+            effects.written += writeACL(ready, state: &state)
         case let .disconnectionComplete(disconnection):
             if disconnection.status.isSuccess {
                 let handle = disconnection.connectionHandle
-                let (dropped, written): ([ACLCompletion], [ACLCompletion]) = state.withLock { state in
-                    state.reassembler.discard(connectionHandle: handle)
-                    let (dropped, ready) = state.acl.disconnect(connectionHandle: handle)
-                    return (dropped.compactMap(\.completion), writeACL(ready, state: &state))
-                }
-                dropped.forEach { $0(.failure(.connectionClosed(connectionHandle: handle))) }
-                written.forEach { $0(.success(())) }
+                state.reassembler.discard(connectionHandle: handle)
+                let (dropped, ready) = state.acl.disconnect(connectionHandle: handle)
+                effects.dropped += dropped.compactMap { fragment in fragment.completion.map { ($0, handle) } }
+                effects.written += writeACL(ready, state: &state)
             }
-            inboundContinuation.yield(.event(event))
+            effects.inbound.append(.event(event))
         default:
             if case let .unknown(code, _) = event {
                 logger.debug("unknown HCI event 0x\(String(code, radix: 16)) passed on")
             }
-            inboundContinuation.yield(.event(event))
+            effects.inbound.append(.event(event))
         }
     }
 
-    private func acknowledge(opcode: HCIOpcode, credits: UInt8, answer: CommandAnswer) {
-        let pending = state.withLock { state -> PendingCommand? in
-            let (answered, ready) = state.commands.acknowledge(opcode: opcode, credits: credits)
-            writeCommands(ready, state: &state)
-            return answered.flatMap { state.pendingCommands.removeValue(forKey: $0.id) }
-        }
-        guard let pending else {
+    private func acknowledge(opcode: HCIOpcode, credits: UInt8, answer: CommandAnswer, state: inout State, effects: inout Effects) {
+        let (answered, ready) = state.commands.acknowledge(opcode: opcode, credits: credits)
+        writeCommands(ready, state: &state)
+        guard let pending = answered.flatMap({ state.pendingCommands.removeValue(forKey: $0.id) }) else {
             if opcode != .noOperation { logger.debug("unsolicited answer for \(opcode)") }
             return
         }
-        pending.timer?.cancel()
-        pending.continuation.resume(returning: answer)
+        effects.answers.append((pending, answer))
     }
 
-    private func receiveACL(_ bytes: [UInt8]) {
+    private func receiveACL(_ bytes: ArraySlice<UInt8>, state: inout State, effects: inout Effects) {
+        let packet: (connectionHandle: UInt16, boundary: ACLPacketBoundary, data: ArraySlice<UInt8>)
         do {
-            let packet = try ACLDataPacket.decode(bytes)
-            let pdu = try state.withLock { state throws(ACLReassemblyError) in try state.reassembler.append(packet) }
-            if let pdu { inboundContinuation.yield(.l2cap(connectionHandle: packet.connectionHandle, pdu: pdu)) }
+            packet = try ACLDataPacket.parse(bytes)
         } catch {
             logger.warning("dropping ACL data: \(error)")
+            return
         }
+        let outcome = state.reassembler.append(connectionHandle: packet.connectionHandle, boundary: packet.boundary, data: packet.data)
+        if let dropped = outcome.dropped { logger.warning("dropping ACL data: \(dropped)") }
+        if let pdu = outcome.pdu { effects.inbound.append(.l2cap(connectionHandle: packet.connectionHandle, pdu: pdu)) }
     }
 
     private func shutdown(reason: TransportError?) {
@@ -323,7 +360,5 @@ public final class HCIController: Sendable {
             command.continuation.resume(throwing: HCIError.transportClosed(reason))
         }
         fragments.forEach { $0(.failure(.transportClosed(reason))) }
-        inboundContinuation.yield(.transportClosed(reason))
-        inboundContinuation.finish()
     }
 }

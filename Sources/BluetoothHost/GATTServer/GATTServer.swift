@@ -60,16 +60,16 @@ public actor GATTServer {
 
     // MARK: Entry points (any thread, in link order)
 
-    /// A server-bound ATT PDU (request, command, confirmation) from a connected client.
-    nonisolated func receive(_ pdu: [UInt8], from connection: Connection) {
-        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connection.handle, peer: connection.peer, client: connection.gatt)))
+    /// A server-bound ATT PDU (request, command, confirmation) from a connection's bearer.
+    nonisolated func receive(_ pdu: [UInt8], from bearer: ATTBearer) {
+        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer)))
     }
 
     /// A server-bound ATT PDU from a client on a bearer that is not a Host connection, e.g. a
     /// ``GATTClient`` wired to this server in memory. Answers go to the server's sender with
     /// `connectionHandle`.
     public nonisolated func receive(_ pdu: [UInt8], connectionHandle: UInt16, peer: DeviceAddress? = nil) {
-        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, client: nil)))
+        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: nil)))
     }
 
     /// The connection ended: forget its configurations, prepare queue and indications.
@@ -132,12 +132,9 @@ public actor GATTServer {
         return bearer
     }
 
-    /// The bearer's ATT MTU: exchanged with this server, else the one this device's client
-    /// exchanged on the same bearer, else the default 23.
+    /// The connection's ATT MTU: the bearer's, which both roles share.
     func mtu(of bearer: ServerBearer) async -> UInt16 {
-        if bearer.hasExchangedMTU { return bearer.mtu }
-        if let client = bearer.link.client { return max(bearer.mtu, await client.mtu) }
-        return bearer.mtu
+        bearer.link.bearer?.mtu ?? bearer.mtu
     }
 
     /// The ATT MTU of a connection as this server uses it (23 for an unknown connection).

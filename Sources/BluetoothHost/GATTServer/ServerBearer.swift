@@ -1,12 +1,12 @@
 import BluetoothCore
 
-/// Where a server-bound PDU came from: a Host connection, or a bearer wired in memory.
+/// Where a server-bound PDU came from: a connection's ATT bearer, or a client wired in memory.
 struct ServerLink: Sendable {
     let connectionHandle: UInt16
     let peer: DeviceAddress?
-    /// The connection's GATT client: both roles share the bearer's MTU (Core 6.0, Vol 3,
-    /// Part F, 3.4.2), so when this device exchanged it as the client, the server uses it.
-    let client: GATTClient?
+    /// The connection's ATT bearer, which owns the MTU both roles share (Core 6.0, Vol 3,
+    /// Part F, 3.4.2); `nil` for a client wired in memory (the server then keeps the MTU).
+    let bearer: ATTBearer?
 }
 
 /// What the server keeps for one connected client: the bearer's MTU, the client's
@@ -19,6 +19,7 @@ struct ServerBearer: Sendable {
     /// Tells this bearer from a later one on a reused connection handle.
     let id: UInt64
     let link: ServerLink
+    /// The MTU of a link without an ``ATTBearer`` (wired in memory).
     var mtu: UInt16 = ATTPDU.defaultLEMTU
     var hasExchangedMTU = false
     /// By characteristic value handle; empty configurations are removed.

@@ -271,20 +271,7 @@ extension LEHost {
 
     private func establish(_ completion: ConnectionCompletion) -> Connection {
         let handle = completion.handle
-        let controller = self.controller
-        var gattLogger = logger
-        gattLogger[metadataKey: "connection"] = "0x\(String(handle, radix: 16))"
-        let gatt = GATTClient(
-            transactionTimeout: configuration.attTransactionTimeout,
-            clock: configuration.clock,
-            logger: gattLogger,
-            send: { pdu, completion in
-                controller.sendACL(connectionHandle: handle, pdu: L2CAPBasicFrame(channelID: .att, payload: pdu).encode(), completion: completion)
-            },
-            closeLink: { [weak self] in
-                Task { [weak self] in await self?.disconnectAfterATTTimeout(handle: handle) }
-            }
-        )
+        let gatt = GATTClient(bearer: l2cap.bearer(for: handle) ?? closedBearer(completion))
         let connection = Connection(handle: handle, peer: completion.peer, role: completion.role,
                                     parameters: completion.parameters, gatt: gatt, host: self)
         connectionsByHandle[handle] = connection
@@ -312,8 +299,15 @@ extension LEHost {
         }
     }
 
+    /// The bearer of a link that went down before the host heard it came up.
+    private func closedBearer(_ completion: ConnectionCompletion) -> ATTBearer {
+        let bearer = ATTBearer(connectionHandle: completion.handle, peer: completion.peer, logger: logger, send: { _, _ in })
+        bearer.close(with: .disconnected(reason: .connectionTimeout))
+        return bearer
+    }
+
     /// A link whose ATT bearer timed out cannot carry ATT again (Core 6.0, Vol 3, Part F, 3.3.3).
-    private func disconnectAfterATTTimeout(handle: UInt16) async {
+    func disconnectAfterATTTimeout(handle: UInt16) async {
         guard let connection = connectionsByHandle[handle] else { return }
         logger.warning("ATT transaction timeout on \(connection); disconnecting")
         try? await disconnect(connection, reason: .remoteUserTerminatedConnection)

@@ -17,8 +17,7 @@ extension LEHost {
         case .pairingRequest, .securityRequest:
             logger.info("\(connection.peer) asked to pair; pairing is not supported")
             let reply = SMPPDU.pairingFailed(.pairingNotSupported)
-            controller.sendACL(connectionHandle: connection.handle,
-                               pdu: L2CAPBasicFrame(channelID: .securityManager, payload: reply.encode()).encode())
+            l2cap.send(reply.encode(), channel: .securityManager, connectionHandle: connection.handle)
         default:
             logger.debug("SMP \(pdu) ignored")
         }

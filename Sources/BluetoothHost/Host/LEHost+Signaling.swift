@@ -72,7 +72,6 @@ extension LEHost {
 
     func sendSignaling(_ command: LESignalingCommand, identifier: UInt8, on connection: Connection) {
         let packet = LESignalingPacket(identifier: identifier, command: command)
-        controller.sendACL(connectionHandle: connection.handle,
-                           pdu: L2CAPBasicFrame(channelID: .leSignaling, payload: packet.encode()).encode())
+        l2cap.send(packet.encode(), channel: .leSignaling, connectionHandle: connection.handle)
     }
 }

@@ -20,6 +20,8 @@ public actor LEHost {
     public nonisolated let configuration: HostConfiguration
     /// This device's GATT server, shared by every connection.
     public let server: GATTServer
+    /// L2CAP: routes the controller's batches on its reader thread, ATT to the bearers.
+    let l2cap: L2CAPRouter
     let logger: Logger
 
     /// What the controller reported during ``powerOn()``.
@@ -54,9 +56,14 @@ public actor LEHost {
         self.controller = controller
         var serverLogger = logger
         serverLogger[metadataKey: "layer"] = "gatt-server"
-        server = GATTServer(preferredMTU: configuration.preferredATTMTU, clock: configuration.clock, logger: serverLogger) { handle, pdu, completion in
-            controller.sendACL(connectionHandle: handle, pdu: L2CAPBasicFrame(channelID: .att, payload: pdu).encode(), completion: completion)
+        let server = GATTServer(preferredMTU: configuration.preferredATTMTU, clock: configuration.clock, logger: serverLogger) { handle, pdu, completion in
+            controller.sendACL(connectionHandle: handle, pdu: L2CAPBasicFrame.encode(channelID: .att, payload: pdu), completion: completion)
         }
+        self.server = server
+        var l2capLogger = logger
+        l2capLogger[metadataKey: "layer"] = "l2cap"
+        l2cap = L2CAPRouter(controller: controller, server: server,
+                            settings: .init(transactionTimeout: configuration.attTransactionTimeout, clock: configuration.clock), logger: l2capLogger)
     }
 
     /// Starts the transport and initializes the controller. Calling it again returns the same
@@ -68,9 +75,10 @@ public actor LEHost {
         if inboundTask == nil {
             // Named before any central can connect and read the GAP Device Name.
             await server.setDeviceName(configuration.deviceName)
-            controller.start()
-            let inbound = controller.inbound
-            inboundTask = Task { await self.process(inbound) }
+            let l2cap = self.l2cap
+            controller.start(receiver: { batch in l2cap.process(batch) })
+            let items = l2cap.hostItems
+            inboundTask = Task { await self.process(items) }
         }
         do {
             let info = try await controller.initialize()
@@ -130,12 +138,19 @@ public actor LEHost {
 
     // MARK: Inbound
 
-    private func process(_ inbound: AsyncStream<HCIInbound>) async {
-        for await item in inbound {
-            switch item {
-            case let .event(event): handle(event)
-            case let .l2cap(handle, pdu): route(l2capPDU: pdu, connectionHandle: handle)
-            case let .transportClosed(reason): transportDidClose(reason)
+    /// The control plane: events, signalling and SMP, one batch of the controller at a time
+    /// (ATT was routed on the transport's thread already).
+    private func process(_ batches: AsyncStream<[L2CAPRouter.HostItem]>) async {
+        for await batch in batches {
+            for item in batch {
+                switch item {
+                case let .event(event): handle(event)
+                case let .signaling(handle, payload): connectionsByHandle[handle].map { receiveSignaling(payload, on: $0) }
+                case let .securityManager(handle, payload): connectionsByHandle[handle].map { receiveSecurityManager(payload, on: $0) }
+                // Not awaited here: the disconnection completes through this loop.
+                case let .attTransactionTimeout(handle): Task { await self.disconnectAfterATTTimeout(handle: handle) }
+                case let .transportClosed(reason): transportDidClose(reason)
+                }
             }
         }
     }

@@ -15,11 +15,29 @@ public struct L2CAPBasicFrame: Sendable, Equatable, CustomStringConvertible {
     public var length: UInt16 { UInt16(truncatingIfNeeded: payload.count) }
 
     public func encode() -> [UInt8] {
+        Self.encode(channelID: channelID, payload: payload)
+    }
+
+    /// The B-frame of `payload` on `channelID`, without making a frame value first.
+    public static func encode(channelID: L2CAPChannelID, payload: [UInt8]) -> [UInt8] {
         var writer = ByteWriter(capacity: 4 + payload.count)
-        writer.write(length)
+        writer.write(UInt16(truncatingIfNeeded: payload.count))
         writer.write(channelID.rawValue)
         writer.write(contentsOf: payload)
         return writer.bytes
+    }
+
+    /// The channel ID and payload of a complete B-frame, read in place: the payload is a
+    /// slice of `bytes` (the receive path's form of ``decode(_:)``).
+    public static func parse(_ bytes: ArraySlice<UInt8>) throws(PacketDecodingError) -> (channelID: L2CAPChannelID, payload: ArraySlice<UInt8>) {
+        guard bytes.count >= 4 else { throw .truncated(context: "L2CAP B-frame", needed: 4, available: bytes.count) }
+        let start = bytes.startIndex
+        let length = Int(bytes[start]) | Int(bytes[start + 1]) << 8
+        let channelID = L2CAPChannelID(rawValue: UInt16(bytes[start + 2]) | UInt16(bytes[start + 3]) << 8)
+        guard bytes.count - 4 == length else {
+            throw .lengthMismatch(context: "L2CAP B-frame", declared: length, actual: bytes.count - 4)
+        }
+        return (channelID, bytes[(start + 4)...])
     }
 
     /// Decodes a complete (reassembled) B-frame; the length field must match the payload.

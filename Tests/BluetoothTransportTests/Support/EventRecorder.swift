@@ -36,10 +36,13 @@ final class EventRecorder: Sendable {
 
     var closeReasons: [TransportError?] { events.compactMap(\.closeReason) }
 
+    /// Records an event; a batch of packets counts as one event per packet.
     func record(_ event: TransportEvent) {
         let thread = pthread_self()
+        let events: [TransportEvent]
+        if case let .packets(packets) = event { events = packets.map { .packets([$0]) } } else { events = [event] }
         let satisfied = state.withLock { state -> [Waiter] in
-            state.events.append(event)
+            state.events.append(contentsOf: events)
             if !state.threads.contains(where: { pthread_equal($0, thread) != 0 }) { state.threads.append(thread) }
             let satisfied = state.waiters.filter { $0.count <= state.events.count }
             state.waiters.removeAll { $0.count <= state.events.count }
@@ -96,8 +99,9 @@ final class EventRecorder: Sendable {
 }
 
 extension TransportEvent {
+    /// The packet of a one-packet batch (the recorder splits batches).
     var packet: H4Packet? {
-        if case let .packet(packet) = self { return packet }
+        if case let .packets(packets) = self, packets.count == 1 { return packets.first }
         return nil
     }
 

@@ -60,14 +60,16 @@ final class HCITestHost: Sendable {
         self.inbox = inbox
         self.transport.start { event in
             switch event {
-            case let .packet(packet):
-                switch packet.indicator {
-                case .event:
-                    if let event = try? HCIEvent.decode(packet.bytes) { inbox.append(.event(event)) } else { inbox.append(.undecodable(packet.bytes)) }
-                case .acl:
-                    if let acl = try? ACLDataPacket.decode(packet.bytes) { inbox.append(.acl(acl)) } else { inbox.append(.undecodable(packet.bytes)) }
-                default:
-                    inbox.append(.undecodable(packet.bytes))
+            case let .packets(packets):
+                for packet in packets {
+                    switch packet.indicator {
+                    case .event:
+                        if let event = try? HCIEvent.decode(packet.bytes) { inbox.append(.event(event)) } else { inbox.append(.undecodable(Array(packet.bytes))) }
+                    case .acl:
+                        if let acl = try? ACLDataPacket.decode(packet.bytes) { inbox.append(.acl(acl)) } else { inbox.append(.undecodable(Array(packet.bytes))) }
+                    default:
+                        inbox.append(.undecodable(Array(packet.bytes)))
+                    }
                 }
             case let .closed(reason):
                 inbox.append(.closed(reason))

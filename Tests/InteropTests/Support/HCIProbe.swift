@@ -27,7 +27,7 @@ final class HCIProbe: Sendable {
         transport.start { [box] event in
             box.state.withLock { state in
                 switch event {
-                case let .packet(packet): state.packets.append(packet)
+                case let .packets(packets): state.packets.append(contentsOf: packets)
                 case let .closed(error):
                     state.isClosed = true
                     state.closed = error

@@ -6,24 +6,37 @@ extension GATTClient {
     /// never changes). Changes are then reported by ``serviceChanges()``.
     @discardableResult
     public func enableServiceChangedIndications() async throws -> Bool {
-        if serviceChangedValueHandle != nil { return true }
+        if state.withLock({ $0.serviceChangedValueHandle }) != nil { return true }
         guard let gattService = try await discoverPrimaryServices(uuid: GATTAttributeType.gattService).first,
               let characteristic = try await discoverCharacteristics(of: gattService, uuid: GATTAttributeType.serviceChanged).first else {
             return false
         }
-        serviceChangedValueHandle = characteristic.valueHandle
         let descriptors = try await discoverDescriptors(of: characteristic)
         guard let cccd = descriptors.first(where: { $0.uuid == GATTAttributeType.clientCharacteristicConfiguration }) else {
-            serviceChangedValueHandle = nil
             return false
+        }
+        let valueHandle = characteristic.valueHandle
+        let listeners = serviceChangeListeners
+        let sink = NotificationSink(deliver: { [weak self] values in
+            for value in values { self?.didReceiveServiceChanged(value.value) }
+        }, finish: { _ in listeners.finish() })
+        // Watching before the descriptor is written: the first indication may follow at once.
+        try bearer.addSubscriber(sink, valueHandle: valueHandle)
+        state.withLock { state in
+            state.serviceChangedValueHandle = valueHandle
+            state.serviceChangedSink = sink
         }
         do {
             try await writeValue(ClientCharacteristicConfiguration.indication.bytes, handle: cccd.handle)
         } catch {
-            serviceChangedValueHandle = nil
+            bearer.removeSubscriber(sink, valueHandle: valueHandle)
+            state.withLock { state in
+                state.serviceChangedValueHandle = nil
+                state.serviceChangedSink = nil
+            }
             throw error
         }
-        subscriptionConfigurations[characteristic.valueHandle] = SubscriptionConfiguration(descriptorHandle: cccd.handle, value: .indication)
+        state.withLock { $0.subscriptionConfigurations[valueHandle] = SubscriptionConfiguration(descriptorHandle: cccd.handle, value: .indication) }
         return true
     }
 
@@ -33,18 +46,20 @@ extension GATTClient {
     }
 
     /// The services discovered so far that are still valid.
-    public var cachedServices: [GATTService] { discoveredServices }
+    public var cachedServices: [GATTService] { state.withLock { $0.discoveredServices } }
 
     /// The Service Changed value is the affected handle range (start, end), little-endian.
-    func didReceiveServiceChanged(_ value: [UInt8]) {
+    func didReceiveServiceChanged(_ value: ArraySlice<UInt8>) {
         var reader = ByteReader(value, context: "Service Changed")
         guard let start = try? reader.readUInt16(), let end = try? reader.readUInt16(), start <= end else {
             logger.warning("malformed Service Changed value ignored")
             return
         }
         let affected = start...end
-        let invalidated = discoveredServices.filter { $0.handleRange.overlaps(affected) }
-        discoveredServices.removeAll { $0.handleRange.overlaps(affected) }
+        let invalidated = state.withLock { state in
+            defer { state.discoveredServices.removeAll { $0.handleRange.overlaps(affected) } }
+            return state.discoveredServices.filter { $0.handleRange.overlaps(affected) }
+        }
         logger.info("peer database changed in 0x\(String(start, radix: 16))-0x\(String(end, radix: 16)); \(invalidated.count) service(s) invalidated")
         let change = GATTServiceChange(affectedHandles: affected, invalidatedServices: invalidated)
         serviceChangeListeners.yield(change)

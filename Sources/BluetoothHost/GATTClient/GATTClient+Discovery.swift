@@ -188,8 +188,10 @@ extension GATTClient {
     }
 
     private func remember(_ services: [GATTService]) {
-        for service in services where !discoveredServices.contains(service) {
-            discoveredServices.append(service)
+        state.withLock { state in
+            for service in services where !state.discoveredServices.contains(service) {
+                state.discoveredServices.append(service)
+            }
         }
     }
 }

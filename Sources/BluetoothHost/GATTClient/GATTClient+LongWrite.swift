@@ -12,7 +12,7 @@ extension GATTClient {
         do {
             while offset < value.count {
                 // Prepare Write Request: opcode, handle, offset, then MTU - 5 bytes of value.
-                let end = min(value.count, offset + Int(mtu) - 5)
+                let end = min(value.count, offset + Int(bearer.mtu) - 5)
                 let part = Array(value[offset..<end])
                 let response = try await request(.prepareWriteRequest(.init(handle: handle, offset: UInt16(offset), partValue: part)))
                 guard case let .prepareWriteResponse(echo) = response else { throw unexpected(response) }

@@ -1,0 +1,359 @@
+import BluetoothCore
+import BluetoothHCI
+import Logging
+import Synchronization
+
+/// The ATT bearer of one connection (Core 6.0, Vol 3, Part F, 3.2.11): the one place that owns
+/// its MTU, splits its traffic between this device's client and server roles, runs the
+/// client's sequential transactions with their 30 s timeout, and sends its PDUs.
+///
+/// Incoming PDUs are handled on the transport's reader thread, synchronously: a response
+/// resumes its caller, a notification goes to its subscribers' sinks (collected per batch of
+/// the transport, so an app hears once per batch), a server-bound PDU goes to the GATT server.
+/// Its state is a plain value under its own lock; PDUs are sent once the lock is released
+/// (the transaction rule already orders requests: the next leaves only after a response), so a
+/// sender may hand a response straight back.
+public final class ATTBearer: Sendable {
+    /// The caller of a request, waiting for its response.
+    typealias Ticket = CheckedContinuation<ATTPDU, any Error>
+
+    private struct State {
+        var mtu = ATTPDU.defaultLEMTU
+        var hasExchangedMTU = false
+        var transactions = ATTTransactionQueue<Ticket>()
+        var nextTransactionID: UInt64 = 0
+        /// When the outstanding request went out.
+        var outstandingSince: BluetoothClock.Instant?
+        /// One watchdog per bearer checks the outstanding request's deadline (a timer per
+        /// request would cost more than the request).
+        var watchdog: Task<Void, Never>?
+        /// Set once the bearer can no longer carry requests.
+        var closedError: HostError?
+        var subscribers: [UInt16: [NotificationSink]] = [:]
+        /// Sinks of every notification and indication, whatever its handle.
+        var listeners: [NotificationSink] = []
+    }
+
+    /// The connection's handle.
+    public let connectionHandle: UInt16
+    /// The peer, as the controller reported it.
+    public let peer: DeviceAddress
+    private let state = Mutex(State())
+    private let sendFrame: @Sendable (_ pdu: [UInt8], _ completion: HCIController.ACLCompletion?) -> Void
+    private let serverInbox: @Sendable (_ pdu: [UInt8], _ bearer: ATTBearer) -> Void
+    private let onTransactionTimeout: @Sendable () -> Void
+    private let transactionTimeout: Duration
+    private let clock: BluetoothClock
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - send: writes an ATT PDU as a B-frame on the ATT channel; the completion runs once
+    ///     the controller has it.
+    ///   - server: receives the server-bound PDUs (requests, commands, confirmations).
+    ///   - onTransactionTimeout: the bearer timed out: the link must go (Vol 3, Part F, 3.3.3).
+    init(connectionHandle: UInt16, peer: DeviceAddress, transactionTimeout: Duration = .seconds(30), clock: BluetoothClock = .continuous,
+         logger: Logger, send: @escaping @Sendable ([UInt8], HCIController.ACLCompletion?) -> Void,
+         server: @escaping @Sendable ([UInt8], ATTBearer) -> Void = { _, _ in },
+         onTransactionTimeout: @escaping @Sendable () -> Void = {}) {
+        self.connectionHandle = connectionHandle
+        self.peer = peer
+        self.transactionTimeout = transactionTimeout
+        self.clock = clock
+        self.logger = logger
+        sendFrame = send
+        serverInbox = server
+        self.onTransactionTimeout = onTransactionTimeout
+    }
+
+    deinit {
+        state.withLock { $0.watchdog }?.cancel()
+    }
+
+    // MARK: MTU
+
+    /// The bearer's ATT_MTU, shared by both roles (Core 6.0, Vol 3, Part F, 3.4.2): 23 until an
+    /// exchange.
+    public var mtu: UInt16 { state.withLock { $0.mtu } }
+
+    /// Whether the MTU was exchanged (at most once per bearer, in either role).
+    public var hasExchangedMTU: Bool { state.withLock { $0.hasExchangedMTU } }
+
+    /// Claims the bearer's one MTU exchange; `false` when it happened already.
+    func beginMTUExchange() -> Bool {
+        state.withLock { state in
+            guard !state.hasExchangedMTU else { return false }
+            state.hasExchangedMTU = true
+            return true
+        }
+    }
+
+    /// Sets the MTU an exchange agreed on: the smaller of both sides' receive MTUs, at least
+    /// 23 and at most 517 (Core 6.0, Vol 3, Part F, 3.4.2.2).
+    func setExchangedMTU(clientMTU: UInt16, serverMTU: UInt16) {
+        let agreed = max(ATTPDU.defaultLEMTU, min(clientMTU, serverMTU, 517))
+        state.withLock { state in
+            state.hasExchangedMTU = true
+            state.mtu = agreed
+        }
+    }
+
+    // MARK: Client: requests
+
+    /// Sends a request and returns the peer's response, after the requests queued before it
+    /// (one is outstanding at a time, Core 6.0, Vol 3, Part F, 3.3.2). An Error Response throws
+    /// ``HostError/att(_:)``. Cancelling the calling task makes it throw
+    /// ``HostError/cancelled`` at once; the request, if sent, still holds the bearer until its
+    /// response comes.
+    public func request(_ pdu: ATTPDU) async throws -> ATTPDU {
+        let id = state.withLock { state -> UInt64 in
+            state.nextTransactionID &+= 1
+            return state.nextTransactionID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (ticket: Ticket) in
+                let outcome = state.withLock { state -> Result<[UInt8]?, HostError> in
+                    if let closedError = state.closedError { return .failure(closedError) }
+                    if Task.isCancelled { return .failure(.cancelled) }
+                    let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket))
+                    return .success(ready.map { startTransaction($0, state: &state) })
+                }
+                switch outcome {
+                case let .failure(refusal): ticket.resume(throwing: refusal)
+                case let .success(bytes): if let bytes { sendFrame(bytes, nil) }
+                }
+            }
+        } onCancel: {
+            let ticket = state.withLock { $0.transactions.cancel(id: id) }
+            ticket?.resume(throwing: HostError.cancelled)
+        }
+    }
+
+    /// Sends a PDU that gets no response (a command, a confirmation, a notification);
+    /// returns once the controller has taken it under its buffer credits.
+    public func send(_ pdu: ATTPDU) async throws {
+        if let closedError = state.withLock({ $0.closedError }) { throw closedError }
+        let bytes = pdu.encode()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            sendFrame(bytes) { result in continuation.resume(with: result.mapError { HostError.wrap($0) as any Error }) }
+        }
+    }
+
+    /// Sends PDU bytes without waiting (the server's responses, confirmations).
+    func send(_ bytes: [UInt8], completion: HCIController.ACLCompletion? = nil) {
+        sendFrame(bytes, completion)
+    }
+
+    /// Whether requests can still go out, and why not.
+    var closedError: HostError? { state.withLock { $0.closedError } }
+
+    /// Marks `transaction` outstanding and returns its bytes, to send once the lock is released.
+    private func startTransaction(_ transaction: ATTTransactionQueue<Ticket>.Transaction, state: inout State) -> [UInt8] {
+        state.outstandingSince = clock.now
+        if state.watchdog == nil { state.watchdog = startWatchdog(firstDeadline: clock.now + transactionTimeout) }
+        return transaction.request.encode()
+    }
+
+    private func startWatchdog(firstDeadline: BluetoothClock.Instant) -> Task<Void, Never> {
+        let clock = clock
+        return Task { [weak self] in
+            var next = firstDeadline
+            while true {
+                do { try await clock.sleep(until: next) } catch { return }
+                guard let self, let later = self.checkTransactionDeadline() else { return }
+                next = later
+            }
+        }
+    }
+
+    /// Closes the bearer if the outstanding request is past its deadline; otherwise returns
+    /// when to look again (`nil` once the bearer is closed).
+    private func checkTransactionDeadline() -> BluetoothClock.Instant? {
+        let now = clock.now
+        let expired = state.withLock { state -> (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)? in
+            guard state.closedError == nil else { return nil }
+            guard let since = state.outstandingSince, state.transactions.outstanding != nil, now >= since + transactionTimeout else { return nil }
+            let request = state.transactions.outstanding?.request.opcode
+            state.closedError = .attBearerClosed
+            state.watchdog = nil
+            return (state.transactions.removeAll(), Self.removeSinks(&state), request)
+        }
+        guard let expired else {
+            return state.withLock { state in
+                guard state.closedError == nil else { return nil }
+                guard let since = state.outstandingSince, state.transactions.outstanding != nil else { return now + transactionTimeout }
+                return since + transactionTimeout
+            }
+        }
+        // No response within the transaction timeout: the bearer is unusable
+        // (Core 6.0, Vol 3, Part F, 3.3.3), so it closes and the link is dropped.
+        logger.error("ATT transaction timeout waiting for \(expired.request.map { "\($0)" } ?? "?")")
+        expired.tickets.forEach { $0.resume(throwing: HostError.attTransactionTimeout) }
+        expired.sinks.forEach { $0.finish(.attTransactionTimeout) }
+        onTransactionTimeout()
+        return nil
+    }
+
+    // MARK: Client: notifications and indications
+
+    /// Adds a sink for the values notified or indicated on `valueHandle`.
+    func addSubscriber(_ sink: NotificationSink, valueHandle: UInt16) throws(HostError) {
+        try state.withLock { state throws(HostError) in
+            if let closedError = state.closedError { throw closedError }
+            state.subscribers[valueHandle, default: []].append(sink)
+        }
+    }
+
+    /// Removes a sink; returns how many sinks the value handle has left.
+    @discardableResult
+    func removeSubscriber(_ sink: NotificationSink, valueHandle: UInt16) -> Int {
+        state.withLock { state in
+            state.subscribers[valueHandle]?.removeAll { $0 === sink }
+            let left = state.subscribers[valueHandle]?.count ?? 0
+            if left == 0 { state.subscribers[valueHandle] = nil }
+            return left
+        }
+    }
+
+    /// How many sinks the value handle has.
+    func subscriberCount(valueHandle: UInt16) -> Int {
+        state.withLock { $0.subscribers[valueHandle]?.count ?? 0 }
+    }
+
+    /// Removes every sink of the value handle and returns them.
+    func removeSubscribers(valueHandle: UInt16) -> [NotificationSink] {
+        state.withLock { $0.subscribers.removeValue(forKey: valueHandle) ?? [] }
+    }
+
+    /// Adds a sink for every notification and indication.
+    func addListener(_ sink: NotificationSink) throws(HostError) {
+        try state.withLock { state throws(HostError) in
+            if let closedError = state.closedError { throw closedError }
+            state.listeners.append(sink)
+        }
+    }
+
+    func removeListener(_ sink: NotificationSink) {
+        state.withLock { $0.listeners.removeAll { $0 === sink } }
+    }
+
+    // MARK: Receiving (the transport's reader thread)
+
+    /// An ATT PDU from the peer. Client-bound ones are handled here; the others go to the
+    /// GATT server. Values for sinks are added to `deliveries`, which the caller flushes
+    /// once the transport's batch is done.
+    func receive(_ pdu: ArraySlice<UInt8>, deliveries: inout NotificationDeliveries) {
+        guard let opcode = pdu.first else { return }
+        switch opcode {
+        case ATTOpcode.handleValueNotification.rawValue:
+            // The hot path, decoded in place: opcode, handle, value (Vol 3, Part F, 3.4.7.1).
+            guard pdu.count >= 3 else { return dropMalformed(pdu) }
+            let start = pdu.startIndex
+            let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
+            route(handle: handle, value: pdu[(start + 3)...], isIndication: false, deliveries: &deliveries)
+        case ATTOpcode.handleValueIndication.rawValue:
+            guard pdu.count >= 3 else { return dropMalformed(pdu) }
+            let start = pdu.startIndex
+            let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
+            route(handle: handle, value: pdu[(start + 3)...], isIndication: true, deliveries: &deliveries)
+            // The server sends no other indication until this confirmation (Vol 3, Part F, 3.4.7.2).
+            confirmIndication()
+        case ATTOpcode.multipleHandleValueNotification.rawValue:
+            guard case let .multipleHandleValueNotification(notifications)? = try? ATTPDU.decode(Array(pdu)) else { return dropMalformed(pdu) }
+            for entry in notifications.values {
+                route(handle: entry.handle, value: entry.value[...], isIndication: false, deliveries: &deliveries)
+            }
+        default:
+            switch ATTOpcode(rawValue: opcode).kind {
+            case .response?:
+                receiveResponse(pdu)
+            default:
+                serverInbox(Array(pdu), self)
+            }
+        }
+    }
+
+    private func route(handle: UInt16, value: ArraySlice<UInt8>, isIndication: Bool, deliveries: inout NotificationDeliveries) {
+        let (subscribers, listeners) = state.withLock { state in (state.subscribers[handle] ?? [], state.listeners) }
+        for sink in subscribers { deliveries.add(GATTValue(handle: handle, value: value, isIndication: isIndication), to: sink) }
+        for sink in listeners { deliveries.add(GATTValue(handle: handle, value: value, isIndication: isIndication), to: sink) }
+    }
+
+    private func confirmIndication() {
+        let open = state.withLock { $0.closedError == nil }
+        if open { sendFrame(ATTPDU.handleValueConfirmation(.init()).encode(), nil) }
+    }
+
+    private func receiveResponse(_ bytes: ArraySlice<UInt8>) {
+        let pdu: ATTPDU
+        do {
+            pdu = try ATTPDU.decode(Array(bytes))
+        } catch {
+            logger.warning("malformed ATT response dropped: \(error)")
+            // It still ends the outstanding transaction when its opcode is the one expected,
+            // so that the bearer does not stall until the timeout.
+            failOutstanding(answeredBy: bytes.first, error: .protocolViolation("malformed ATT response: \(error)"))
+            return
+        }
+        let (answered, next) = state.withLock { state -> (ATTTransactionQueue<Ticket>.Transaction?, [UInt8]?) in
+            guard let (answered, next) = state.transactions.receive(pdu) else { return (nil, nil) }
+            state.outstandingSince = nil
+            return (answered, next.map { startTransaction($0, state: &state) })
+        }
+        if let next { sendFrame(next, nil) }
+        guard let answered else {
+            logger.warning("unexpected ATT \(pdu.opcode) dropped (no matching request)")
+            return
+        }
+        if case let .errorResponse(error) = pdu {
+            answered.ticket?.resume(throwing: HostError.att(ATTError(error)))
+        } else {
+            answered.ticket?.resume(returning: pdu)
+        }
+    }
+
+    private func failOutstanding(answeredBy opcodeByte: UInt8?, error: HostError) {
+        guard let opcodeByte else { return }
+        let opcode = ATTOpcode(rawValue: opcodeByte)
+        let (answered, next) = state.withLock { state -> (ATTTransactionQueue<Ticket>.Transaction?, [UInt8]?) in
+            guard let current = state.transactions.outstanding,
+                  opcode == current.request.expectedResponseOpcode || opcode == .errorResponse,
+                  let (answered, next) = state.transactions.finishOutstanding() else { return (nil, nil) }
+            state.outstandingSince = nil
+            return (answered, next.map { startTransaction($0, state: &state) })
+        }
+        if let next { sendFrame(next, nil) }
+        answered?.ticket?.resume(throwing: error)
+    }
+
+    private func dropMalformed(_ pdu: ArraySlice<UInt8>) {
+        logger.warning("malformed ATT \(ATTOpcode(rawValue: pdu.first ?? 0)) dropped [\(Hex.encode(pdu, separator: " "))]")
+        // Even a malformed indication is confirmed, or the server could send no other
+        // (Core 6.0, Vol 3, Part F, 3.4.7.2).
+        if pdu.first == ATTOpcode.handleValueIndication.rawValue { confirmIndication() }
+    }
+
+    // MARK: Closing
+
+    /// The link is gone (or the transport): every pending and later request fails with
+    /// `error`, and every sink ends with it.
+    func close(with error: HostError) {
+        let closed = state.withLock { state -> (tickets: [Ticket], sinks: [NotificationSink], watchdog: Task<Void, Never>?)? in
+            guard state.closedError == nil || state.closedError == .attBearerClosed else { return nil }
+            state.closedError = error
+            defer { state.watchdog = nil }
+            return (state.transactions.removeAll(), Self.removeSinks(&state), state.watchdog)
+        }
+        guard let closed else { return }
+        closed.watchdog?.cancel()
+        closed.tickets.forEach { $0.resume(throwing: error) }
+        closed.sinks.forEach { $0.finish(error) }
+    }
+
+    private static func removeSinks(_ state: inout State) -> [NotificationSink] {
+        defer {
+            state.subscribers.removeAll()
+            state.listeners.removeAll()
+        }
+        return state.subscribers.values.flatMap { $0 } + state.listeners
+    }
+}

@@ -1,0 +1,156 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothTransport
+import Logging
+import Synchronization
+
+/// L2CAP on the LE links of one host (Core 6.0, Vol 3, Part A): takes each batch the
+/// ``HCIController`` hands over on the transport's reader thread and routes it at once, by
+/// connection handle and channel ID. ATT goes to the connection's ``ATTBearer`` in place (no
+/// copy, no task switch); LE signalling, the Security Manager and the events go to the host
+/// actor as one element per batch. It is also the one place B-frames are built.
+///
+/// The table of bearers follows the controller's own order: a bearer exists from the LE
+/// Connection Complete event on, before the host actor hears of the link, so no PDU that
+/// follows the event can miss it; it closes at Disconnection Complete, failing what waits on
+/// it, before anything later is routed.
+final class L2CAPRouter: Sendable {
+    /// What the host actor handles: the control plane.
+    enum HostItem: Sendable {
+        case event(HCIEvent)
+        case signaling(connectionHandle: UInt16, payload: [UInt8])
+        case securityManager(connectionHandle: UInt16, payload: [UInt8])
+        /// A bearer's transaction timed out: the link must be dropped.
+        case attTransactionTimeout(connectionHandle: UInt16)
+        case transportClosed(TransportError?)
+    }
+
+    /// What a new bearer needs besides its link.
+    struct BearerSettings: Sendable {
+        var transactionTimeout: Duration
+        var clock: BluetoothClock
+    }
+
+    private let controller: HCIController
+    private let server: GATTServer
+    private let settings: BearerSettings
+    private let logger: Logger
+    private let bearers = Mutex<[UInt16: ATTBearer]>([:])
+    /// One element per transport batch, for the host actor.
+    let hostItems: AsyncStream<[HostItem]>
+    private let hostItemsContinuation: AsyncStream<[HostItem]>.Continuation
+
+    init(controller: HCIController, server: GATTServer, settings: BearerSettings, logger: Logger) {
+        self.controller = controller
+        self.server = server
+        self.settings = settings
+        self.logger = logger
+        (hostItems, hostItemsContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    // MARK: Sending
+
+    /// Sends `payload` on a fixed channel of a connection as one B-frame (Core 6.0, Vol 3,
+    /// Part A, 3.1), cut into ACL fragments under the controller's credits.
+    func send(_ payload: [UInt8], channel: L2CAPChannelID, connectionHandle: UInt16, completion: HCIController.ACLCompletion? = nil) {
+        controller.sendACL(connectionHandle: connectionHandle, pdu: L2CAPBasicFrame.encode(channelID: channel, payload: payload), completion: completion)
+    }
+
+    // MARK: Bearers
+
+    /// The ATT bearer of a connection, while it is up.
+    func bearer(for connectionHandle: UInt16) -> ATTBearer? {
+        bearers.withLock { $0[connectionHandle] }
+    }
+
+    private func openBearer(connectionHandle: UInt16, peer: DeviceAddress) {
+        var bearerLogger = logger
+        bearerLogger[metadataKey: "connection"] = "0x\(String(connectionHandle, radix: 16))"
+        let server = self.server
+        let items = hostItemsContinuation
+        let bearer = ATTBearer(
+            connectionHandle: connectionHandle, peer: peer, transactionTimeout: settings.transactionTimeout, clock: settings.clock,
+            logger: bearerLogger,
+            send: { [weak self] pdu, completion in self?.send(pdu, channel: .att, connectionHandle: connectionHandle, completion: completion) },
+            server: { pdu, bearer in server.receive(pdu, from: bearer) },
+            onTransactionTimeout: { items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)]) })
+        let replaced = bearers.withLock { bearers in
+            defer { bearers[connectionHandle] = bearer }
+            return bearers[connectionHandle]
+        }
+        replaced?.close(with: .disconnected(reason: .connectionTimeout))
+    }
+
+    private func closeBearer(connectionHandle: UInt16, error: HostError) {
+        bearers.withLock { $0.removeValue(forKey: connectionHandle) }?.close(with: error)
+    }
+
+    // MARK: Receiving (the transport's reader thread)
+
+    /// Routes one batch from the controller, in its order, then hands every notification
+    /// sink its values once and the host actor its part once.
+    func process(_ batch: [HCIInbound]) {
+        var deliveries = NotificationDeliveries()
+        var items: [HostItem] = []
+        for inbound in batch {
+            switch inbound {
+            case let .event(event):
+                track(event)
+                items.append(.event(event))
+            case let .l2cap(connectionHandle, pdu):
+                route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, items: &items)
+            case let .transportClosed(reason):
+                let open = bearers.withLock { bearers in
+                    defer { bearers.removeAll() }
+                    return Array(bearers.values)
+                }
+                open.forEach { $0.close(with: .transportClosed(reason)) }
+                items.append(.transportClosed(reason))
+            }
+        }
+        deliveries.flush()
+        guard !items.isEmpty else { return }
+        hostItemsContinuation.yield(items)
+        if case .transportClosed? = items.last { hostItemsContinuation.finish() }
+    }
+
+    /// Opens and closes bearers as the controller reports links.
+    private func track(_ event: HCIEvent) {
+        switch event {
+        case let .le(.connectionComplete(complete)) where complete.status.isSuccess:
+            openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
+        case let .le(.enhancedConnectionComplete(complete)) where complete.status.isSuccess:
+            openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
+        case let .le(.enhancedConnectionCompleteV2(complete)) where complete.status.isSuccess:
+            openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
+        case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
+            closeBearer(connectionHandle: disconnection.connectionHandle, error: .disconnected(reason: disconnection.reason))
+        default:
+            break
+        }
+    }
+
+    private func route(_ pdu: ArraySlice<UInt8>, connectionHandle: UInt16, deliveries: inout NotificationDeliveries, items: inout [HostItem]) {
+        let frame: (channelID: L2CAPChannelID, payload: ArraySlice<UInt8>)
+        do {
+            frame = try L2CAPBasicFrame.parse(pdu)
+        } catch {
+            logger.warning("malformed L2CAP PDU on connection 0x\(String(connectionHandle, radix: 16)) dropped: \(error)")
+            return
+        }
+        switch frame.channelID {
+        case .att:
+            guard let bearer = bearer(for: connectionHandle) else {
+                logger.debug("ATT data for unknown connection 0x\(String(connectionHandle, radix: 16)) dropped")
+                return
+            }
+            bearer.receive(frame.payload, deliveries: &deliveries)
+        case .leSignaling:
+            items.append(.signaling(connectionHandle: connectionHandle, payload: Array(frame.payload)))
+        case .securityManager:
+            items.append(.securityManager(connectionHandle: connectionHandle, payload: Array(frame.payload)))
+        default:
+            logger.debug("L2CAP data on unsupported channel \(frame.channelID) dropped")
+        }
+    }
+}
