@@ -40,6 +40,36 @@ import Testing
         #expect(server.linkCloses.count == 1)
     }
 
+    @Test func aCallersDeadlineLetsItGoWhileTheRequestKeepsTheBearer() async throws {
+        let clock = ManualClock()
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), clock: .manual(clock))
+        silence(on: 0x0012, server)
+        let start = BluetoothClock.manual(clock).now
+        let late = Task {
+            try await ATTDeadline.$current.withValue(start + .seconds(2)) { try await client.readValue(handle: 0x0012) }
+        }
+        _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
+        // Queued behind it, with a later deadline.
+        let queued = Task {
+            try await ATTDeadline.$current.withValue(start + .seconds(5)) { try await client.readValue(handle: 0x0003) }
+        }
+        try await withTestTimeout { try await clock.waitForSleepingTasks(1) }
+        clock.advance(by: .milliseconds(1999))
+        #expect(clock.sleepingTaskCount == 1, "the one watchdog still waits")
+        clock.advance(by: .milliseconds(1))
+        await #expect(throws: HostError.deadlineExceeded) { try await withTestTimeout { try await late.value } }
+        // The abandoned request still holds the bearer (Core 6.0, Vol 3, Part F, 3.3.2): its
+        // late response lets the queued one go out.
+        #expect(!server.requests.contains(.readRequest(.init(handle: 0x0003))))
+        server.push(.readResponse(.init(value: [1])))
+        #expect(try await withTestTimeout { try await queued.value }.isEmpty == false)
+        // A deadline already past fails at once, without a request.
+        await #expect(throws: HostError.deadlineExceeded) {
+            try await ATTDeadline.$current.withValue(start) { try await client.readValue(handle: 0x0003) }
+        }
+        #expect(server.requests.filter { $0 == .readRequest(.init(handle: 0x0003)) }.count == 1)
+    }
+
     @Test func aLateResponseAfterTheTimeoutIsIgnored() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .milliseconds(100))
         silence(on: 0x0012, server)

@@ -42,9 +42,9 @@ final class ScriptedATTServer: Sendable {
 
     /// A client wired to a new server.
     static func connect(database: FakeAttributeDatabase = FakeAttributeDatabase(),
-                        transactionTimeout: Duration = .seconds(10)) -> (GATTClient, ScriptedATTServer) {
+                        transactionTimeout: Duration = .seconds(10), clock: BluetoothClock = .continuous) -> (GATTClient, ScriptedATTServer) {
         let server = ScriptedATTServer(database: database)
-        let client = GATTClient(transactionTimeout: transactionTimeout, send: { pdu, completion in
+        let client = GATTClient(transactionTimeout: transactionTimeout, clock: clock, send: { pdu, completion in
             server.clientSent(pdu, completion: completion)
         }, closeLink: {
             server.linkCloses.append(())

@@ -1,25 +1,24 @@
 import BluetoothCore
+import BluetoothHost
 
-/// Runs `body` with a time limit on `clock`: when `limit` passes first, `body` is cancelled
-/// and ``BluejayError/timedOut(operation:after:)`` thrown. `nil` means no limit.
-/// Cancellation of the calling task cancels `body` and throws ``BluejayError/cancelled``.
+/// Runs `body` with a time limit on `clock`: when `limit` passes before `body` is done,
+/// ``BluejayError/timedOut(operation:after:)`` is thrown. `nil` means no limit. Cancellation
+/// of the calling task throws ``BluejayError/cancelled``.
+///
+/// The limit is not a timer of its own racing the ATT bearer's: it is handed down as the
+/// task's ``ATTDeadline``, which the bearer's one watchdog keeps together with the 30 s
+/// transaction timeout. A request past the deadline lets go of its caller at once and keeps
+/// the bearer until its response (Core 6.0, Vol 3, Part F, 3.3.2), so the queue goes on.
 func withTimeLimit<T: Sendable>(_ limit: Duration?, clock: BluetoothClock, operation: String,
                                 _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    guard let limit else {
-        do { return try await body() } catch is CancellationError { throw BluejayError.cancelled }
-    }
-    // The deadline is fixed now, however late the timer task starts.
-    let deadline = clock.now + limit
     do {
-        return try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await clock.sleep(until: deadline)
+        guard let limit else { return try await body() }
+        return try await ATTDeadline.$current.withValue(clock.now + limit) {
+            do {
+                return try await body()
+            } catch HostError.deadlineExceeded, BluejayError.host(.deadlineExceeded) {
                 throw BluejayError.timedOut(operation: operation, after: limit)
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw BluejayError.cancelled }
-            return first
         }
     } catch is CancellationError {
         throw BluejayError.cancelled

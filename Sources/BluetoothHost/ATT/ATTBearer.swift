@@ -24,9 +24,11 @@ public final class ATTBearer: Sendable {
         var nextTransactionID: UInt64 = 0
         /// When the outstanding request went out.
         var outstandingSince: BluetoothClock.Instant?
-        /// One watchdog per bearer checks the outstanding request's deadline (a timer per
-        /// request would cost more than the request).
+        /// One watchdog per bearer checks the outstanding request's transaction timeout and the
+        /// callers' deadlines (a timer per request would cost more than the request).
         var watchdog: Task<Void, Never>?
+        /// When the watchdog wakes up next.
+        var watchdogWake: BluetoothClock.Instant?
         /// Set once the bearer can no longer carry requests.
         var closedError: HostError?
         var subscribers: [UInt16: [NotificationSink]] = [:]
@@ -104,18 +106,26 @@ public final class ATTBearer: Sendable {
     /// ``HostError/att(_:)``. Cancelling the calling task makes it throw
     /// ``HostError/cancelled`` at once; the request, if sent, still holds the bearer until its
     /// response comes.
+    ///
+    /// The caller's deadline, when it set one with ``ATTDeadline``, is kept by the same
+    /// watchdog as the transaction timeout: past it the caller gets
+    /// ``HostError/deadlineExceeded``, with no timer of its own.
     public func request(_ pdu: ATTPDU) async throws -> ATTPDU {
         let id = state.withLock { state -> UInt64 in
             state.nextTransactionID &+= 1
             return state.nextTransactionID
         }
+        let deadline = ATTDeadline.current
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (ticket: Ticket) in
                 let outcome = state.withLock { state -> Result<[UInt8]?, HostError> in
                     if let closedError = state.closedError { return .failure(closedError) }
                     if Task.isCancelled { return .failure(.cancelled) }
-                    let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket))
-                    return .success(ready.map { startTransaction($0, state: &state) })
+                    if let deadline, deadline <= clock.now { return .failure(.deadlineExceeded) }
+                    let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket, deadline: deadline))
+                    let bytes = ready.map { startTransaction($0, state: &state) }
+                    armWatchdog(&state)
+                    return .success(bytes)
                 }
                 switch outcome {
                 case let .failure(refusal): ticket.resume(throwing: refusal)
@@ -149,48 +159,59 @@ public final class ATTBearer: Sendable {
     /// Marks `transaction` outstanding and returns its bytes, to send once the lock is released.
     private func startTransaction(_ transaction: ATTTransactionQueue<Ticket>.Transaction, state: inout State) -> [UInt8] {
         state.outstandingSince = clock.now
-        if state.watchdog == nil { state.watchdog = startWatchdog(firstDeadline: clock.now + transactionTimeout) }
         return transaction.request.encode()
     }
 
-    private func startWatchdog(firstDeadline: BluetoothClock.Instant) -> Task<Void, Never> {
+    /// When the watchdog must look next: the outstanding request's transaction timeout or a
+    /// caller's deadline, whichever comes first.
+    private func nextWake(_ state: State) -> BluetoothClock.Instant? {
+        guard state.closedError == nil else { return nil }
+        let timeout = state.transactions.outstanding != nil ? state.outstandingSince.map { $0 + transactionTimeout } : nil
+        return [timeout, state.transactions.earliestDeadline].compactMap { $0 }.min()
+    }
+
+    /// Starts, moves or stops the one watchdog so that it wakes at ``nextWake(_:)``.
+    private func armWatchdog(_ state: inout State) {
+        let wake = nextWake(state)
+        if let current = state.watchdogWake, let wake, current <= wake, state.watchdog != nil { return }
+        state.watchdog?.cancel()
+        state.watchdogWake = wake
+        guard let wake else {
+            state.watchdog = nil
+            return
+        }
         let clock = clock
-        return Task { [weak self] in
-            var next = firstDeadline
-            while true {
-                do { try await clock.sleep(until: next) } catch { return }
-                guard let self, let later = self.checkTransactionDeadline() else { return }
-                next = later
-            }
+        state.watchdog = Task { [weak self] in
+            do { try await clock.sleep(until: wake) } catch { return }
+            self?.watchdogDidWake()
         }
     }
 
-    /// Closes the bearer if the outstanding request is past its deadline; otherwise returns
-    /// when to look again (`nil` once the bearer is closed).
-    private func checkTransactionDeadline() -> BluetoothClock.Instant? {
+    /// Lets go of the callers past their deadline, and closes the bearer if the outstanding
+    /// request is past its transaction timeout.
+    private func watchdogDidWake() {
         let now = clock.now
-        let expired = state.withLock { state -> (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)? in
-            guard state.closedError == nil else { return nil }
-            guard let since = state.outstandingSince, state.transactions.outstanding != nil, now >= since + transactionTimeout else { return nil }
-            let request = state.transactions.outstanding?.request.opcode
-            state.closedError = .attBearerClosed
+        let (late, expired) = state.withLock { state -> ([Ticket], (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)?) in
             state.watchdog = nil
-            return (state.transactions.removeAll(), Self.removeSinks(&state), request)
-        }
-        guard let expired else {
-            return state.withLock { state in
-                guard state.closedError == nil else { return nil }
-                guard let since = state.outstandingSince, state.transactions.outstanding != nil else { return now + transactionTimeout }
-                return since + transactionTimeout
+            state.watchdogWake = nil
+            guard state.closedError == nil else { return ([], nil) }
+            let late = state.transactions.expireDeadlines(at: now)
+            if let since = state.outstandingSince, state.transactions.outstanding != nil, now >= since + transactionTimeout {
+                let request = state.transactions.outstanding?.request.opcode
+                state.closedError = .attBearerClosed
+                return (late, (state.transactions.removeAll(), Self.removeSinks(&state), request))
             }
+            armWatchdog(&state)
+            return (late, nil)
         }
+        late.forEach { $0.resume(throwing: HostError.deadlineExceeded) }
+        guard let expired else { return }
         // No response within the transaction timeout: the bearer is unusable
         // (Core 6.0, Vol 3, Part F, 3.3.3), so it closes and the link is dropped.
         logger.error("ATT transaction timeout waiting for \(expired.request.map { "\($0)" } ?? "?")")
         expired.tickets.forEach { $0.resume(throwing: HostError.attTransactionTimeout) }
         expired.sinks.forEach { $0.finish(.attTransactionTimeout) }
         onTransactionTimeout()
-        return nil
     }
 
     // MARK: Client: notifications and indications
@@ -297,7 +318,9 @@ public final class ATTBearer: Sendable {
         let (answered, next) = state.withLock { state -> (ATTTransactionQueue<Ticket>.Transaction?, [UInt8]?) in
             guard let (answered, next) = state.transactions.receive(pdu) else { return (nil, nil) }
             state.outstandingSince = nil
-            return (answered, next.map { startTransaction($0, state: &state) })
+            let bytes = next.map { startTransaction($0, state: &state) }
+            armWatchdog(&state)
+            return (answered, bytes)
         }
         if let next { sendFrame(next, nil) }
         guard let answered else {
@@ -319,7 +342,9 @@ public final class ATTBearer: Sendable {
                   opcode == current.request.expectedResponseOpcode || opcode == .errorResponse,
                   let (answered, next) = state.transactions.finishOutstanding() else { return (nil, nil) }
             state.outstandingSince = nil
-            return (answered, next.map { startTransaction($0, state: &state) })
+            let bytes = next.map { startTransaction($0, state: &state) }
+            armWatchdog(&state)
+            return (answered, bytes)
         }
         if let next { sendFrame(next, nil) }
         answered?.ticket?.resume(throwing: error)
@@ -340,7 +365,10 @@ public final class ATTBearer: Sendable {
         let closed = state.withLock { state -> (tickets: [Ticket], sinks: [NotificationSink], watchdog: Task<Void, Never>?)? in
             guard state.closedError == nil || state.closedError == .attBearerClosed else { return nil }
             state.closedError = error
-            defer { state.watchdog = nil }
+            defer {
+                state.watchdog = nil
+                state.watchdogWake = nil
+            }
             return (state.transactions.removeAll(), Self.removeSinks(&state), state.watchdog)
         }
         guard let closed else { return }
@@ -356,4 +384,18 @@ public final class ATTBearer: Sendable {
         }
         return state.subscribers.values.flatMap { $0 } + state.listeners
     }
+}
+
+/// A deadline for the ATT requests of the current task, kept by each bearer's one watchdog
+/// together with the transaction timeout: a request still waiting for its response (or for its
+/// turn) at the deadline fails with ``HostError/deadlineExceeded``. An app's operation time
+/// limit is set this way instead of racing a timer of its own against the request:
+///
+/// ```swift
+/// try await ATTDeadline.$current.withValue(clock.now + .seconds(5)) {
+///     try await connection.gatt.read(characteristic)
+/// }
+/// ```
+public enum ATTDeadline {
+    @TaskLocal public static var current: BluetoothClock.Instant?
 }

@@ -1,3 +1,4 @@
+import BluetoothCore
 import DequeModule
 
 /// The client side of ATT's sequential protocol (Core 6.0, Vol 3, Part F, 3.3.2): one request
@@ -9,6 +10,8 @@ struct ATTTransactionQueue<Ticket: Sendable>: Sendable {
         /// `nil` once the caller stopped waiting (cancelled): the response is still awaited,
         /// because no other request may go out before it.
         var ticket: Ticket?
+        /// When the caller stops waiting, if it set a deadline.
+        var deadline: BluetoothClock.Instant? = nil
     }
 
     private var waiting: Deque<Transaction> = []
@@ -58,6 +61,28 @@ struct ATTTransactionQueue<Ticket: Sendable>: Sendable {
             outstanding = current
         }
         return current.ticket
+    }
+
+    /// The earliest deadline of a caller still waiting.
+    var earliestDeadline: BluetoothClock.Instant? {
+        ([outstanding].compactMap { $0 } + waiting).filter { $0.ticket != nil }.compactMap(\.deadline).min()
+    }
+
+    /// Lets go of the callers whose deadline is at or before `now`: a waiting request is
+    /// removed, the outstanding one keeps its place until its response. Returns their tickets.
+    mutating func expireDeadlines(at now: BluetoothClock.Instant) -> [Ticket] {
+        var tickets: [Ticket] = []
+        waiting.removeAll { transaction in
+            guard let deadline = transaction.deadline, deadline <= now else { return false }
+            if let ticket = transaction.ticket { tickets.append(ticket) }
+            return true
+        }
+        if var current = outstanding, let deadline = current.deadline, deadline <= now, let ticket = current.ticket {
+            tickets.append(ticket)
+            current.ticket = nil
+            outstanding = current
+        }
+        return tickets
     }
 
     /// Removes everything, for when the bearer closes; returns the tickets to fail.

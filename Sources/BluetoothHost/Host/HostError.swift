@@ -25,6 +25,9 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case attBearerClosed
     /// The operation was cancelled by the caller.
     case cancelled
+    /// The caller's deadline for its ATT requests (``ATTDeadline``) passed before the
+    /// response; the request keeps the bearer until its response comes.
+    case deadlineExceeded
     /// Only one scan runs at a time.
     case scanInProgress
     /// The peer sent something that breaks the protocol.
@@ -48,6 +51,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .attTransactionTimeout: return "the peer did not answer an ATT request within the transaction timeout; the ATT bearer is closed"
         case .attBearerClosed: return "the ATT bearer is closed after a transaction timeout; reconnect to use GATT again"
         case .cancelled: return "cancelled"
+        case .deadlineExceeded: return "the deadline passed before the peer answered"
         case .scanInProgress: return "a scan is already running"
         case let .protocolViolation(what): return "protocol violation: \(what)"
         case let .notFound(what): return "\(what) not found"
