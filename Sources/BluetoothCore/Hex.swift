@@ -1,5 +1,13 @@
-/// Hexadecimal text for bytes, as used in logs, the CLI and test vectors.
+/// Hexadecimal text for bytes and protocol values, as used in logs, descriptions, the CLI and
+/// test vectors: the one formatter of the package.
 public enum Hex {
+    /// A protocol value as `0x` and uppercase digits, padded to `digits`:
+    /// `Hex.format(0x12, digits: 4)` → `"0x0012"`, `Hex.format(0x3E)` → `"0x3E"`.
+    public static func format(_ value: some BinaryInteger, digits: Int = 0) -> String {
+        let text = String(value, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+
     /// `[0x01, 0xAB]` → `"01ab"`.
     public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {
         bytes.map { byte in

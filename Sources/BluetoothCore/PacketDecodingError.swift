@@ -44,9 +44,9 @@ public enum PacketDecodingError: Error, Equatable, Sendable, CustomStringConvert
         case let .lengthMismatch(context, declared, actual):
             return "\(context): length field says \(declared) byte(s) but \(actual) follow"
         case let .invalidValue(context, field, value):
-            return "\(context): invalid \(field) 0x\(String(value, radix: 16))"
+            return "\(context): invalid \(field) \(Hex.format(value))"
         case let .unknownOpcode(context, opcode):
-            return "\(context): unknown opcode 0x\(String(opcode, radix: 16))"
+            return "\(context): unknown opcode \(Hex.format(opcode))"
         }
     }
 }

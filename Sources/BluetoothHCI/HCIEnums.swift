@@ -1,3 +1,4 @@
+import BluetoothCore
 /// The role of the local device on a connection (Core 6.0, Vol 4, Part E, 7.7.65.1, Role).
 public enum ConnectionRole: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case central = 0x00
@@ -70,7 +71,7 @@ public struct DataBufferOverflowLinkType: RawRepresentable, Sendable, Hashable, 
         switch self {
         case .synchronous: return "synchronous"
         case .acl: return "ACL"
-        default: return "link type 0x\(String(rawValue, radix: 16))"
+        default: return "link type \(Hex.format(rawValue))"
         }
     }
 }

@@ -63,7 +63,7 @@ public enum HCIEvent: Sendable, Equatable, CustomStringConvertible {
         let code = try header.readUInt8()
         let length = Int(try header.readUInt8())
         guard header.remainingCount == length else {
-            throw .lengthMismatch(context: "HCI event 0x\(String(code, radix: 16))", declared: length, actual: header.remainingCount)
+            throw .lengthMismatch(context: "HCI event \(Hex.format(code))", declared: length, actual: header.remainingCount)
         }
         let parameters = header.remaining
         func decode<E: HCIEventParameters>(_ type: E.Type) throws(PacketDecodingError) -> E {
@@ -102,7 +102,7 @@ public enum HCIEvent: Sendable, Equatable, CustomStringConvertible {
         case let .readRemoteVersionInformationComplete(event): return "\(event)"
         case let .dataBufferOverflow(event): return "\(event)"
         case let .le(event): return "\(event)"
-        case let .unknown(code, parameters): return "Unknown event 0x\(String(code, radix: 16)) [\(Hex.encode(parameters, separator: " "))]"
+        case let .unknown(code, parameters): return "Unknown event \(Hex.format(code)) [\(Hex.encode(parameters, separator: " "))]"
         }
     }
 }

@@ -102,8 +102,3 @@ enum HCIPowerLevel {
     static let notAvailable: Int8 = 127
 }
 
-/// Connection handles in descriptions: `0x0040`.
-func hexHandle(_ handle: UInt16) -> String {
-    let hex = String(handle, radix: 16)
-    return "0x" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-}

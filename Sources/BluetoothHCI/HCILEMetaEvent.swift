@@ -116,7 +116,7 @@ public enum HCILEMetaEvent: Sendable, Equatable, CustomStringConvertible {
         case let .advertisingSetTerminated(event): return "\(event)"
         case let .channelSelectionAlgorithm(event): return "\(event)"
         case let .unknown(subevent, parameters):
-            return "Unknown LE subevent 0x\(String(subevent, radix: 16)) [\(Hex.encode(parameters, separator: " "))]"
+            return "Unknown LE subevent \(Hex.format(subevent)) [\(Hex.encode(parameters, separator: " "))]"
         }
     }
 }

@@ -46,7 +46,7 @@ public enum ExtendedReportAddressType: UInt8, Sendable, Hashable, CaseIterable, 
         switch self {
         case .unresolvedRandom: return "unresolved-random"
         case .anonymous: return "anonymous"
-        default: return addressType?.description ?? "0x\(String(rawValue, radix: 16))"
+        default: return addressType?.description ?? "\(Hex.format(rawValue))"
         }
     }
 }

@@ -1,3 +1,4 @@
+import BluetoothCore
 /// One LE PHY, as reported by LE Read PHY, LE PHY Update Complete and advertising reports
 /// (Core 6.0, Vol 4, Part E, 7.8.47 and 7.7.65.12).
 public enum LEPhy: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
@@ -37,7 +38,7 @@ public struct LEPhySet: OptionSet, Sendable, Hashable, CustomStringConvertible {
         if contains(.le2M) { names.append("2M") }
         if contains(.leCoded) { names.append("Coded") }
         let reserved = rawValue & ~LEPhySet.all.rawValue
-        if reserved != 0 { names.append("0x\(String(reserved, radix: 16))") }
+        if reserved != 0 { names.append("\(Hex.format(reserved))") }
         return "[" + names.joined(separator: ",") + "]"
     }
 }

@@ -15,7 +15,7 @@ extension LinkSimulation {
         guard var state = controllers[id] else { return }
         guard let connectionID = state.connections[packet.connectionHandle], var connection = connections[connectionID],
               let role = connection.role(of: id) else {
-            logger.debug("controller \(id): dropping ACL data for unknown handle 0x\(String(packet.connectionHandle, radix: 16))")
+            logger.debug("controller \(id): dropping ACL data for unknown handle \(Hex.format(packet.connectionHandle))")
             return
         }
         guard packet.data.count <= Int(state.configuration.aclDataLength) else {

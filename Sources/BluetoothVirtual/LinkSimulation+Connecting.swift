@@ -150,7 +150,7 @@ extension LinkSimulation {
         }
         connection.timer = timers.schedule(at: connection.nextAnchor, .connectionEvent(id))
         connections[id] = connection
-        logger.debug("connection \(id.value): \(central) (0x\(String(centralHandle, radix: 16))) → \(peripheral) (0x\(String(peripheralHandle, radix: 16))), interval \(initiating.parameters.intervalDuration)")
+        logger.debug("connection \(id.value): \(central) (\(Hex.format(centralHandle))) → \(peripheral) (\(Hex.format(peripheralHandle))), interval \(initiating.parameters.intervalDuration)")
 
         emitConnectionComplete(to: central, status: .success, handle: centralHandle, role: .central, peer: peripheralAddress,
                                parameters: initiating.parameters)

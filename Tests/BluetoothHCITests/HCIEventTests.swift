@@ -73,6 +73,6 @@ import Testing
     @Test func descriptionsNameTheEvent() throws {
         let event = try HCIEvent.decode(bytes("08 04 00 40 00 01"))
         #expect(event.description == "Encryption Change handle=0x0040 Success (0x00) encryption=on")
-        #expect(HCIEvent.unknown(code: 0xFF, parameters: [1]).description == "Unknown event 0xff [01]")
+        #expect(HCIEvent.unknown(code: 0xFF, parameters: [1]).description == "Unknown event 0xFF [01]")
     }
 }

@@ -130,7 +130,7 @@ public enum BluejayError: Error, Sendable, Equatable, CustomStringConvertible, L
         case let .timedOut(operation, after): return "\(operation) timed out after \(after.bluejaySeconds)"
         case .peripheralNotResponding: return "the peripheral stopped answering GATT requests; the link was closed"
         case let .attError(code, operation, handle):
-            return "\(operation) failed: the peripheral answered \(code) (handle 0x\(String(handle, radix: 16, uppercase: true)))"
+            return "\(operation) failed: the peripheral answered \(code) (handle \(Hex.format(handle)))"
         case let .missingService(service): return "the peripheral has no service \(service)"
         case let .missingCharacteristic(characteristic): return "the peripheral has no characteristic \(characteristic)"
         case let .missingDescriptor(descriptor): return "the peripheral has no \(descriptor)"
@@ -138,7 +138,7 @@ public enum BluejayError: Error, Sendable, Equatable, CustomStringConvertible, L
         case let .notSupported(what): return "not supported: \(what)"
         case let .valueTooLong(length, maximum): return "a value of \(length) bytes is longer than the \(maximum) bytes one write can carry"
         case let .deserializationFailed(type, data, reason):
-            return "cannot make \(type) from \(data.count) byte\(data.count == 1 ? "" : "s") [\(data.bluejayHex)]: \(reason)"
+            return "cannot make \(type) from \(data.count) byte\(data.count == 1 ? "" : "s") [\(Hex.encode(data, separator: " "))]: \(reason)"
         case let .dataOutOfBounds(start, length, count):
             return "cannot extract \(length) byte\(length == 1 ? "" : "s") at offset \(start) from \(count) byte\(count == 1 ? "" : "s")"
         case let .assembledTooMuchData(expected, received): return "expected \(expected) bytes, received \(received)"
@@ -220,7 +220,3 @@ extension Duration {
     }
 }
 
-extension Data {
-    /// `"01 02 ff"`.
-    var bluejayHex: String { map { String(format: "%02x", $0) }.joined(separator: " ") }
-}

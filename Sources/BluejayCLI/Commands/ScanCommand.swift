@@ -78,7 +78,7 @@ extension Advertisement {
         let data = self.data
         var extras: [String] = []
         for manufacturer in data.allManufacturerData {
-            extras.append("mfr 0x\(String(manufacturer.companyID, radix: 16, uppercase: true)): \(Hex.encode(manufacturer.data))")
+            extras.append("mfr \(Hex.format(manufacturer.companyID)): \(Hex.encode(manufacturer.data))")
         }
         for service in data.serviceData { extras.append("svc \(service.uuid): \(Hex.encode(service.data))") }
         if let tx = txPower { extras.append("tx \(tx) dBm") }

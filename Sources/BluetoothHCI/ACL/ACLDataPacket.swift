@@ -70,6 +70,6 @@ public struct ACLDataPacket: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "ACL handle=0x\(String(connectionHandle, radix: 16)) pb=\(packetBoundary) \(Hex.encode(data, separator: " "))"
+        "ACL handle=\(Hex.format(connectionHandle)) pb=\(packetBoundary) \(Hex.encode(data, separator: " "))"
     }
 }

@@ -12,11 +12,11 @@ public enum ACLReassemblyError: Error, Equatable, Sendable, CustomStringConverti
     public var description: String {
         switch self {
         case let .unexpectedContinuation(handle):
-            return "ACL continuation on handle 0x\(String(handle, radix: 16)) without a start fragment"
+            return "ACL continuation on handle \(Hex.format(handle)) without a start fragment"
         case let .incompletePDUReplaced(handle, received, expected):
-            return "ACL start on handle 0x\(String(handle, radix: 16)) while a PDU had \(received) of \(expected) bytes"
+            return "ACL start on handle \(Hex.format(handle)) while a PDU had \(received) of \(expected) bytes"
         case let .overflow(handle, received, expected):
-            return "ACL fragments on handle 0x\(String(handle, radix: 16)) carried \(received) bytes for a \(expected)-byte PDU"
+            return "ACL fragments on handle \(Hex.format(handle)) carried \(received) bytes for a \(expected)-byte PDU"
         }
     }
 }

@@ -315,7 +315,7 @@ public final class HCIController: Sendable {
             effects.inbound.append(.event(event))
         default:
             if case let .unknown(code, _) = event {
-                logger.debug("unknown HCI event 0x\(String(code, radix: 16)) passed on")
+                logger.debug("unknown HCI event \(Hex.format(code)) passed on")
             }
             effects.inbound.append(.event(event))
         }

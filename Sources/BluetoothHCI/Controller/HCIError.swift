@@ -24,7 +24,7 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .commandTimeout(opcode): return "\(opcode) got no answer from the controller"
         case let .malformedResponse(opcode, error): return "\(opcode) returned a malformed answer: \(error)"
         case let .transportClosed(error): return error.map { "\($0)" } ?? "the HCI transport is closed"
-        case let .connectionClosed(handle): return "connection 0x\(String(handle, radix: 16)) closed before the data was sent"
+        case let .connectionClosed(handle): return "connection \(Hex.format(handle)) closed before the data was sent"
         case let .unsupported(what): return "the controller does not support \(what)"
         case .cancelled: return "cancelled"
         }

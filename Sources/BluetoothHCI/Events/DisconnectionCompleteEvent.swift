@@ -28,5 +28,5 @@ public struct DisconnectionCompleteEvent: HCIEventParameters, CustomStringConver
         writer.write(reason.rawValue)
     }
 
-    public var description: String { "Disconnection Complete handle=0x\(String(connectionHandle, radix: 16)) status=\(status) reason=\(reason)" }
+    public var description: String { "Disconnection Complete handle=\(Hex.format(connectionHandle)) status=\(status) reason=\(reason)" }
 }

@@ -30,7 +30,7 @@ public struct EncryptionChangeEvent: HCIEventParameters, CustomStringConvertible
     }
 
     public var description: String {
-        "Encryption Change handle=\(hexHandle(connectionHandle)) \(status) encryption=\(encryptionEnabled)"
+        "Encryption Change handle=\(Hex.format(connectionHandle, digits: 4)) \(status) encryption=\(encryptionEnabled)"
     }
 }
 
@@ -69,7 +69,7 @@ public struct EncryptionChangeV2Event: HCIEventParameters, CustomStringConvertib
     }
 
     public var description: String {
-        "Encryption Change [v2] handle=\(hexHandle(connectionHandle)) \(status) encryption=\(encryptionEnabled) keySize=\(encryptionKeySize)"
+        "Encryption Change [v2] handle=\(Hex.format(connectionHandle, digits: 4)) \(status) encryption=\(encryptionEnabled) keySize=\(encryptionKeySize)"
     }
 }
 
@@ -98,5 +98,5 @@ public struct EncryptionKeyRefreshCompleteEvent: HCIEventParameters, CustomStrin
         writer.writeConnectionHandle(connectionHandle)
     }
 
-    public var description: String { "Encryption Key Refresh Complete handle=\(hexHandle(connectionHandle)) \(status)" }
+    public var description: String { "Encryption Key Refresh Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status)" }
 }

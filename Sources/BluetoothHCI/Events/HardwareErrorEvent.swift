@@ -19,5 +19,5 @@ public struct HardwareErrorEvent: HCIEventParameters, CustomStringConvertible {
         writer.write(hardwareCode)
     }
 
-    public var description: String { "Hardware Error code=0x\(String(hardwareCode, radix: 16))" }
+    public var description: String { "Hardware Error code=\(Hex.format(hardwareCode))" }
 }

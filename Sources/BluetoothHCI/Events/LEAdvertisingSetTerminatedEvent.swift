@@ -36,6 +36,6 @@ public struct LEAdvertisingSetTerminatedEvent: HCILEMetaEventParameters, CustomS
     }
 
     public var description: String {
-        "LE Advertising Set Terminated set=\(advertisingHandle) \(status) handle=\(hexHandle(connectionHandle)) events=\(numCompletedExtendedAdvertisingEvents)"
+        "LE Advertising Set Terminated set=\(advertisingHandle) \(status) handle=\(Hex.format(connectionHandle, digits: 4)) events=\(numCompletedExtendedAdvertisingEvents)"
     }
 }

@@ -62,7 +62,7 @@ public struct LEConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringC
     }
 
     public var description: String {
-        "LE Connection Complete handle=\(hexHandle(connectionHandle)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
+        "LE Connection Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
     }
 }
 
@@ -139,7 +139,7 @@ public struct LEEnhancedConnectionCompleteEvent: HCILEMetaEventParameters, Custo
     }
 
     public var description: String {
-        "LE Enhanced Connection Complete handle=\(hexHandle(connectionHandle)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
+        "LE Enhanced Connection Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
     }
 }
 
@@ -229,6 +229,6 @@ public struct LEEnhancedConnectionCompleteV2Event: HCILEMetaEventParameters, Cus
     }
 
     public var description: String {
-        "LE Enhanced Connection Complete [v2] handle=\(hexHandle(connectionHandle)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout) advertisingHandle=\(advertisingHandle)"
+        "LE Enhanced Connection Complete [v2] handle=\(Hex.format(connectionHandle, digits: 4)) \(status) role=\(role) peer=\(peer) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout) advertisingHandle=\(advertisingHandle)"
     }
 }

@@ -40,7 +40,7 @@ public struct LEConnectionUpdateCompleteEvent: HCILEMetaEventParameters, CustomS
     }
 
     public var description: String {
-        "LE Connection Update Complete handle=\(hexHandle(connectionHandle)) \(status) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
+        "LE Connection Update Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) interval=\(connectionInterval) latency=\(peripheralLatency) timeout=\(supervisionTimeout)"
     }
 }
 
@@ -73,7 +73,7 @@ public struct LEReadRemoteFeaturesCompleteEvent: HCILEMetaEventParameters, Custo
         writer.write(features.rawValue)
     }
 
-    public var description: String { "LE Read Remote Features Complete handle=\(hexHandle(connectionHandle)) \(status) \(features)" }
+    public var description: String { "LE Read Remote Features Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) \(features)" }
 }
 
 /// LE Remote Connection Parameter Request (Core 6.0, Vol 4, Part E, 7.7.65.6): the peer asks
@@ -118,7 +118,7 @@ public struct LERemoteConnectionParameterRequestEvent: HCILEMetaEventParameters,
     }
 
     public var description: String {
-        "LE Remote Connection Parameter Request handle=\(hexHandle(connectionHandle)) interval=\(intervalMin)...\(intervalMax) latency=\(maxLatency) timeout=\(timeout)"
+        "LE Remote Connection Parameter Request handle=\(Hex.format(connectionHandle, digits: 4)) interval=\(intervalMin)...\(intervalMax) latency=\(maxLatency) timeout=\(timeout)"
     }
 }
 
@@ -162,7 +162,7 @@ public struct LEDataLengthChangeEvent: HCILEMetaEventParameters, CustomStringCon
     }
 
     public var description: String {
-        "LE Data Length Change handle=\(hexHandle(connectionHandle)) tx=\(maxTxOctets)/\(maxTxTime)us rx=\(maxRxOctets)/\(maxRxTime)us"
+        "LE Data Length Change handle=\(Hex.format(connectionHandle, digits: 4)) tx=\(maxTxOctets)/\(maxTxTime)us rx=\(maxRxOctets)/\(maxRxTime)us"
     }
 }
 
@@ -199,7 +199,7 @@ public struct LEPHYUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringCo
         writer.write(rxPHY.rawValue)
     }
 
-    public var description: String { "LE PHY Update Complete handle=\(hexHandle(connectionHandle)) \(status) tx=\(txPHY) rx=\(rxPHY)" }
+    public var description: String { "LE PHY Update Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) tx=\(txPHY) rx=\(rxPHY)" }
 }
 
 /// LE Channel Selection Algorithm (Core 6.0, Vol 4, Part E, 7.7.65.20): which channel
@@ -227,5 +227,5 @@ public struct LEChannelSelectionAlgorithmEvent: HCILEMetaEventParameters, Custom
         writer.write(channelSelectionAlgorithm.rawValue)
     }
 
-    public var description: String { "LE Channel Selection Algorithm handle=\(hexHandle(connectionHandle)) \(channelSelectionAlgorithm)" }
+    public var description: String { "LE Channel Selection Algorithm handle=\(Hex.format(connectionHandle, digits: 4)) \(channelSelectionAlgorithm)" }
 }

@@ -33,6 +33,6 @@ public struct LELongTermKeyRequestEvent: HCILEMetaEventParameters, CustomStringC
     }
 
     public var description: String {
-        "LE Long Term Key Request handle=\(hexHandle(connectionHandle)) rand=0x\(String(randomNumber, radix: 16)) ediv=0x\(String(encryptedDiversifier, radix: 16))"
+        "LE Long Term Key Request handle=\(Hex.format(connectionHandle, digits: 4)) rand=\(Hex.format(randomNumber)) ediv=\(Hex.format(encryptedDiversifier))"
     }
 }

@@ -43,6 +43,6 @@ public struct NumberOfCompletedPacketsEvent: HCIEventParameters, CustomStringCon
     }
 
     public var description: String {
-        "Number Of Completed Packets " + entries.map { "0x\(String($0.connectionHandle, radix: 16)):\($0.completedPackets)" }.joined(separator: " ")
+        "Number Of Completed Packets " + entries.map { "\(Hex.format($0.connectionHandle)):\($0.completedPackets)" }.joined(separator: " ")
     }
 }

@@ -40,6 +40,6 @@ public struct ReadRemoteVersionInformationCompleteEvent: HCIEventParameters, Cus
     }
 
     public var description: String {
-        "Read Remote Version Information Complete handle=\(hexHandle(connectionHandle)) \(status) version=\(version) company=0x\(String(companyIdentifier, radix: 16)) subversion=0x\(String(subversion, radix: 16))"
+        "Read Remote Version Information Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) version=\(version) company=\(Hex.format(companyIdentifier)) subversion=\(Hex.format(subversion))"
     }
 }

@@ -1,3 +1,4 @@
+import BluetoothCore
 /// The peer answered an ATT request with an Error Response (Core 6.0, Vol 3, Part F, 3.4.1.1).
 ///
 /// The description names the error, the request and the handle, e.g.
@@ -21,6 +22,6 @@ public struct ATTError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(code) for \(requestOpcode.name) on handle \(WireHex.format(handle, digits: 4))"
+        "\(code) for \(requestOpcode.name) on handle \(Hex.format(handle, digits: 4))"
     }
 }

@@ -1,3 +1,4 @@
+import BluetoothCore
 /// An ATT Error Code (Core 6.0, Vol 3, Part F, 3.4.1.1, Table 3.4), including the
 /// application range and the common profile and service error codes (Core Specification
 /// Supplement, Part B, 1).
@@ -59,7 +60,7 @@ public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     }
 
     /// `"Read Not Permitted (0x02)"`.
-    public var description: String { "\(name) (\(WireHex.format(rawValue, digits: 2)))" }
+    public var description: String { "\(name) (\(Hex.format(rawValue, digits: 2)))" }
 
     private static let names: [UInt8: String] = [
         0x01: "Invalid Handle", 0x02: "Read Not Permitted", 0x03: "Write Not Permitted", 0x04: "Invalid PDU",

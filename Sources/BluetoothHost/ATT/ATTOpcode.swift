@@ -1,3 +1,4 @@
+import BluetoothCore
 /// How an ATT PDU travels (Core 6.0, Vol 3, Part F, 3.3, Table 3.1).
 public enum ATTPDUKind: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// Client to server; the server answers with a response or an Error Response.
@@ -86,7 +87,7 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The PDU name in the specification's notation, e.g. `ATT_READ_REQ`.
     public var specificationName: String? { Self.table[rawValue]?.specificationName }
 
-    public var description: String { "\(name) (\(WireHex.format(rawValue, digits: 2)))" }
+    public var description: String { "\(name) (\(Hex.format(rawValue, digits: 2)))" }
 
     private struct Entry: Sendable {
         let name: String

@@ -113,6 +113,6 @@ public struct ATTSignedWriteCommand: ATTPDUParameters {
     }
 
     public var description: String {
-        "\(ATTWire.hex(handle))=\(ATTWire.bytes(value)) counter=\(signCounter) MAC=\(WireHex.format(mac, digits: 16))"
+        "\(ATTWire.hex(handle))=\(ATTWire.bytes(value)) counter=\(signCounter) MAC=\(Hex.format(mac, digits: 16))"
     }
 }

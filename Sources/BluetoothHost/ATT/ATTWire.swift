@@ -45,7 +45,7 @@ enum ATTWire {
         }
     }
 
-    static func hex(_ handle: UInt16) -> String { WireHex.format(handle, digits: 4) }
+    static func hex(_ handle: UInt16) -> String { Hex.format(handle, digits: 4) }
 
     static func bytes(_ value: [UInt8]) -> String { "[\(Hex.encode(value, separator: " "))]" }
 }

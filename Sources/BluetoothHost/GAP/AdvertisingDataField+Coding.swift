@@ -178,13 +178,13 @@ extension ADField {
         case let .serviceData128(uuid, data): return "\(uuid) \(Hex.encode(data, separator: " "))"
         case let .publicTargetAddresses(addresses), let .randomTargetAddresses(addresses):
             return addresses.map(\.description).joined(separator: ", ")
-        case let .appearance(value): return WireHex.format(value, digits: 4)
+        case let .appearance(value): return Hex.format(value, digits: 4)
         case let .advertisingInterval(value): return "\(value) × 0.625 ms"
         case let .advertisingIntervalLong(value): return "\(value) × 0.625 ms"
         case let .leBluetoothDeviceAddress(address): return "\(address)"
         case let .leRole(role): return "\(role)"
         case let .manufacturerSpecificData(companyID, data):
-            return "company \(WireHex.format(companyID, digits: 4)) \(Hex.encode(data, separator: " "))"
+            return "company \(Hex.format(companyID, digits: 4)) \(Hex.encode(data, separator: " "))"
         case let .other(_, data): return Hex.encode(data, separator: " ")
         }
     }

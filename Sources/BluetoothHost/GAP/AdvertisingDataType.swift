@@ -1,3 +1,4 @@
+import BluetoothCore
 /// The AD Type of an advertising data structure (Assigned Numbers, 2.3; formats in the Core
 /// Specification Supplement, Part A, 1). Any value is representable, so structures of types
 /// this stack does not interpret survive decoding and re-encoding unchanged.
@@ -39,7 +40,7 @@ public struct AdvertisingDataType: RawRepresentable, Hashable, Sendable, Compara
     /// The name in Assigned Numbers 2.3, or "Unknown".
     public var name: String { Self.names[rawValue] ?? "Unknown" }
 
-    public var description: String { "\(name) (\(WireHex.format(rawValue, digits: 2)))" }
+    public var description: String { "\(name) (\(Hex.format(rawValue, digits: 2)))" }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 

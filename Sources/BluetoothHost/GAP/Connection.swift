@@ -67,7 +67,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         try await host.updateParameters(self, intervalRange: intervalRange, peripheralLatency: peripheralLatency, supervisionTimeout: supervisionTimeout)
     }
 
-    public var description: String { "connection 0x\(String(handle, radix: 16)) to \(peer) as \(role)" }
+    public var description: String { "connection \(Hex.format(handle)) to \(peer) as \(role)" }
 
     public static func == (lhs: Connection, rhs: Connection) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }

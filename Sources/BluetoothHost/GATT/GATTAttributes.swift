@@ -61,7 +61,7 @@ public struct GATTService: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(isPrimary ? "service" : "secondary service") \(uuid) [0x\(String(handleRange.lowerBound, radix: 16))-0x\(String(handleRange.upperBound, radix: 16))]"
+        "\(isPrimary ? "service" : "secondary service") \(uuid) [\(Hex.format(handleRange.lowerBound))-\(Hex.format(handleRange.upperBound))]"
     }
 }
 
@@ -100,7 +100,7 @@ public struct GATTCharacteristic: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "characteristic \(uuid) value=0x\(String(valueHandle, radix: 16)) [\(properties)]"
+        "characteristic \(uuid) value=\(Hex.format(valueHandle)) [\(properties)]"
     }
 }
 
@@ -114,7 +114,7 @@ public struct GATTDescriptor: Hashable, Sendable, CustomStringConvertible {
         self.handle = handle
     }
 
-    public var description: String { "descriptor \(uuid) handle=0x\(String(handle, radix: 16))" }
+    public var description: String { "descriptor \(uuid) handle=\(Hex.format(handle))" }
 }
 
 /// The Client Characteristic Configuration value (Core 6.0, Vol 3, Part G, 3.3.3.3).

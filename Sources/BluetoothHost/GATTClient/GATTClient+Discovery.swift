@@ -16,10 +16,10 @@ extension GATTClient {
             guard case let .readByGroupTypeResponse(groups) = response else { throw unexpected(response) }
             for group in groups.entries {
                 guard let uuid = BluetoothUUID(littleEndianBytes: group.value) else {
-                    throw HostError.protocolViolation("service declaration 0x\(String(group.handle, radix: 16)) holds no UUID")
+                    throw HostError.protocolViolation("service declaration \(Hex.format(group.handle)) holds no UUID")
                 }
                 guard group.handle >= start, group.endGroupHandle >= group.handle else {
-                    throw HostError.protocolViolation("service handle range 0x\(String(group.handle, radix: 16))-0x\(String(group.endGroupHandle, radix: 16)) is out of order")
+                    throw HostError.protocolViolation("service handle range \(Hex.format(group.handle))-\(Hex.format(group.endGroupHandle)) is out of order")
                 }
                 services.append(GATTService(uuid: uuid, isPrimary: true, handleRange: group.handle...group.endGroupHandle))
             }
@@ -68,7 +68,7 @@ extension GATTClient {
                 start = try reader.readUInt16()
                 end = try reader.readUInt16()
             } catch {
-                throw HostError.protocolViolation("malformed include declaration at 0x\(String(entry.handle, radix: 16)): \(error)")
+                throw HostError.protocolViolation("malformed include declaration at \(Hex.format(entry.handle)): \(error)")
             }
             guard end >= start else { throw HostError.protocolViolation("included service range out of order") }
             let uuid: BluetoothUUID?
@@ -77,7 +77,7 @@ extension GATTClient {
             } else {
                 uuid = BluetoothUUID(littleEndianBytes: try await readValue(handle: start))
             }
-            guard let uuid else { throw HostError.protocolViolation("included service 0x\(String(start, radix: 16)) holds no UUID") }
+            guard let uuid else { throw HostError.protocolViolation("included service \(Hex.format(start)) holds no UUID") }
             included.append(GATTIncludedService(declarationHandle: entry.handle,
                                                 service: GATTService(uuid: uuid, isPrimary: false, handleRange: start...end)))
         }
@@ -95,11 +95,11 @@ extension GATTClient {
                 properties = CharacteristicProperties(rawValue: try reader.readUInt8())
                 valueHandle = try reader.readUInt16()
             } catch {
-                throw HostError.protocolViolation("malformed characteristic declaration at 0x\(String(entry.handle, radix: 16)): \(error)")
+                throw HostError.protocolViolation("malformed characteristic declaration at \(Hex.format(entry.handle)): \(error)")
             }
             guard let characteristicUUID = BluetoothUUID(littleEndianBytes: reader.readRemaining()),
                   valueHandle > entry.handle, service.handleRange.contains(valueHandle) else {
-                throw HostError.protocolViolation("malformed characteristic declaration at 0x\(String(entry.handle, radix: 16))")
+                throw HostError.protocolViolation("malformed characteristic declaration at \(Hex.format(entry.handle))")
             }
             declarations.append((entry.handle, properties, valueHandle, characteristicUUID))
         }

@@ -60,7 +60,7 @@ extension GATTClient {
             defer { state.discoveredServices.removeAll { $0.handleRange.overlaps(affected) } }
             return state.discoveredServices.filter { $0.handleRange.overlaps(affected) }
         }
-        logger.info("peer database changed in 0x\(String(start, radix: 16))-0x\(String(end, radix: 16)); \(invalidated.count) service(s) invalidated")
+        logger.info("peer database changed in \(Hex.format(start))-\(Hex.format(end)); \(invalidated.count) service(s) invalidated")
         let change = GATTServiceChange(affectedHandles: affected, invalidatedServices: invalidated)
         serviceChangeListeners.yield(change)
     }

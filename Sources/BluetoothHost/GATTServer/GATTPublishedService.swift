@@ -22,7 +22,7 @@ public struct GATTPublishedService: Sendable, Hashable, CustomStringConvertible 
     }
 
     public var description: String {
-        "\(isPrimary ? "service" : "secondary service") \(uuid) [\(WireHex.format(handleRange.lowerBound, digits: 4))-\(WireHex.format(handleRange.upperBound, digits: 4))]"
+        "\(isPrimary ? "service" : "secondary service") \(uuid) [\(Hex.format(handleRange.lowerBound, digits: 4))-\(Hex.format(handleRange.upperBound, digits: 4))]"
     }
 }
 
@@ -49,6 +49,6 @@ public struct GATTPublishedCharacteristic: Sendable, Hashable, CustomStringConve
     }
 
     public var description: String {
-        "characteristic \(uuid) value=\(WireHex.format(valueHandle, digits: 4)) [\(properties)]"
+        "characteristic \(uuid) value=\(Hex.format(valueHandle, digits: 4)) [\(properties)]"
     }
 }

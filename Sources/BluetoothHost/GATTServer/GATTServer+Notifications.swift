@@ -200,7 +200,7 @@ extension GATTServer {
     private func indicationDidTimeOut(bearerID: UInt64, connectionHandle: UInt16, itemID: UInt64) {
         guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle),
               bearer.indications.outstanding?.id == itemID else { return }
-        logger.error("connection \(WireHex.format(connectionHandle, digits: 4)) did not confirm an indication within \(settings.indicationTimeout); no more indications go to it")
+        logger.error("connection \(Hex.format(connectionHandle, digits: 4)) did not confirm an indication within \(settings.indicationTimeout); no more indications go to it")
         bearer.indicationTimedOut = true
         bearer.indicationTimer = nil
         let items = bearer.indications.removeAll()

@@ -17,11 +17,11 @@ extension GATTServer {
     /// answered, not even an error.
     func write(_ command: ATTWriteCommand, _ context: RequestContext) async {
         guard let attribute = database.attribute(at: command.handle) else {
-            logger.debug("Write Command to unknown handle \(WireHex.format(command.handle, digits: 4)) ignored")
+            logger.debug("Write Command to unknown handle \(Hex.format(command.handle, digits: 4)) ignored")
             return
         }
         if let code = await writeValue(command.value, to: attribute, kind: .command, context) {
-            logger.debug("Write Command to \(WireHex.format(command.handle, digits: 4)) not done: \(code)")
+            logger.debug("Write Command to \(Hex.format(command.handle, digits: 4)) not done: \(code)")
         }
     }
 }

@@ -50,5 +50,5 @@ public enum GATTServerError: Error, Hashable, Sendable, CustomStringConvertible 
         }
     }
 
-    private func hex(_ value: UInt16) -> String { WireHex.format(value, digits: 4) }
+    private func hex(_ value: UInt16) -> String { Hex.format(value, digits: 4) }
 }

@@ -36,7 +36,7 @@ public struct GATTSubscription: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let what = isNotifying && isIndicating ? "notifications and indications"
             : isNotifying ? "notifications" : isIndicating ? "indications" : "nothing"
-        return "connection \(WireHex.format(connectionHandle, digits: 4)) wants \(what) of \(characteristicUUID)"
+        return "connection \(Hex.format(connectionHandle, digits: 4)) wants \(what) of \(characteristicUUID)"
     }
 }
 

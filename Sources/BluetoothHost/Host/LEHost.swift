@@ -162,7 +162,7 @@ public actor LEHost {
         case let .le(event):
             handle(event)
         case let .hardwareError(error):
-            logger.error("controller hardware error 0x\(String(error.hardwareCode, radix: 16))")
+            logger.error("controller hardware error \(Hex.format(error.hardwareCode))")
             broadcast(.hardwareError(code: error.hardwareCode))
         case let .dataBufferOverflow(overflow):
             logger.error("controller reports a data buffer overflow: \(overflow)")

@@ -1,3 +1,4 @@
+import BluetoothCore
 /// An L2CAP channel identifier (Core 6.0, Vol 3, Part A, 2.1).
 ///
 /// On LE the fixed channels are ATT, LE signalling and the Security Manager; CIDs
@@ -24,7 +25,7 @@ public struct L2CAPChannelID: RawRepresentable, Hashable, Sendable, Comparable, 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public var description: String {
-        let hex = WireHex.format(rawValue, digits: 4)
+        let hex = Hex.format(rawValue, digits: 4)
         switch self {
         case .att: return "\(hex) (ATT)"
         case .leSignaling: return "\(hex) (LE signaling)"

@@ -52,7 +52,7 @@ public enum L2CAPCommandRejectReason: LESignalingCommandData, CustomStringConver
         case .commandNotUnderstood: return "Command not understood"
         case let .signalingMTUExceeded(mtu): return "Signaling MTU exceeded (MTU \(mtu))"
         case let .invalidCID(local, remote): return "Invalid CID in request (local \(local), remote \(remote))"
-        case let .other(reason, data): return "Reason \(WireHex.format(reason, digits: 4)) [\(Hex.encode(data, separator: " "))]"
+        case let .other(reason, data): return "Reason \(Hex.format(reason, digits: 4)) [\(Hex.encode(data, separator: " "))]"
         }
     }
 }

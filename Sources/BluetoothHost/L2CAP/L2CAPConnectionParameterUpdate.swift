@@ -56,7 +56,7 @@ public struct L2CAPConnectionParameterUpdateResult: RawRepresentable, Hashable, 
         switch self {
         case .accepted: return "Connection Parameters accepted"
         case .rejected: return "Connection Parameters rejected"
-        default: return "Reserved result \(WireHex.format(rawValue, digits: 4))"
+        default: return "Reserved result \(Hex.format(rawValue, digits: 4))"
         }
     }
 }

@@ -52,7 +52,7 @@ public struct L2CAPCreditBasedConnectionRequest: LESignalingCommandData, CustomS
     }
 
     public var description: String {
-        "SPSM=\(WireHex.format(spsm, digits: 4)) MTU=\(mtu) MPS=\(mps) credits=\(initialCredits) sources=\(sourceCIDs)"
+        "SPSM=\(Hex.format(spsm, digits: 4)) MTU=\(mtu) MPS=\(mps) credits=\(initialCredits) sources=\(sourceCIDs)"
     }
 }
 

@@ -1,3 +1,4 @@
+import BluetoothCore
 /// The Result of L2CAP_LE_CREDIT_BASED_CONNECTION_RSP (Core 6.0, Vol 3, Part A, 4.23) and
 /// of L2CAP_CREDIT_BASED_CONNECTION_RSP (4.26), which share their code points.
 public struct L2CAPCreditBasedConnectionResult: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -36,7 +37,7 @@ public struct L2CAPCreditBasedConnectionResult: RawRepresentable, Hashable, Send
         }
     }
 
-    public var description: String { "\(name) (\(WireHex.format(rawValue, digits: 4)))" }
+    public var description: String { "\(name) (\(Hex.format(rawValue, digits: 4)))" }
 }
 
 /// The Result of L2CAP_CREDIT_BASED_RECONFIGURE_RSP (Core 6.0, Vol 3, Part A, 4.28).
@@ -61,5 +62,5 @@ public struct L2CAPCreditBasedReconfigureResult: RawRepresentable, Hashable, Sen
         }
     }
 
-    public var description: String { "\(name) (\(WireHex.format(rawValue, digits: 4)))" }
+    public var description: String { "\(name) (\(Hex.format(rawValue, digits: 4)))" }
 }

@@ -40,7 +40,7 @@ public struct L2CAPLECreditBasedConnectionRequest: LESignalingCommandData, Custo
     }
 
     public var description: String {
-        "SPSM=\(WireHex.format(spsm, digits: 4)) source=\(sourceCID) MTU=\(mtu) MPS=\(mps) credits=\(initialCredits)"
+        "SPSM=\(Hex.format(spsm, digits: 4)) source=\(sourceCID) MTU=\(mtu) MPS=\(mps) credits=\(initialCredits)"
     }
 }
 

@@ -65,7 +65,7 @@ final class L2CAPRouter: Sendable {
 
     private func openBearer(connectionHandle: UInt16, peer: DeviceAddress) {
         var bearerLogger = logger
-        bearerLogger[metadataKey: "connection"] = "0x\(String(connectionHandle, radix: 16))"
+        bearerLogger[metadataKey: "connection"] = "\(Hex.format(connectionHandle))"
         let server = self.server
         let items = hostItemsContinuation
         let bearer = ATTBearer(
@@ -135,13 +135,13 @@ final class L2CAPRouter: Sendable {
         do {
             frame = try L2CAPBasicFrame.parse(pdu)
         } catch {
-            logger.warning("malformed L2CAP PDU on connection 0x\(String(connectionHandle, radix: 16)) dropped: \(error)")
+            logger.warning("malformed L2CAP PDU on connection \(Hex.format(connectionHandle)) dropped: \(error)")
             return
         }
         switch frame.channelID {
         case .att:
             guard let bearer = bearer(for: connectionHandle) else {
-                logger.debug("ATT data for unknown connection 0x\(String(connectionHandle, radix: 16)) dropped")
+                logger.debug("ATT data for unknown connection \(Hex.format(connectionHandle)) dropped")
                 return
             }
             bearer.receive(frame.payload, deliveries: &deliveries)

@@ -1,3 +1,4 @@
+import BluetoothCore
 /// The Code of an L2CAP signalling command (Core 6.0, Vol 3, Part A, 4).
 ///
 /// Kept as a raw value so that codes this stack does not handle (including BR/EDR-only
@@ -24,7 +25,7 @@ public struct LESignalingCode: RawRepresentable, Hashable, Sendable, CustomStrin
     public var name: String { Self.names[rawValue] ?? "Unknown" }
 
     public var description: String {
-        "\(name) (\(WireHex.format(rawValue, digits: 2)))"
+        "\(name) (\(Hex.format(rawValue, digits: 2)))"
     }
 
     private static let names: [UInt8: String] = [

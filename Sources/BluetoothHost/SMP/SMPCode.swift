@@ -1,3 +1,4 @@
+import BluetoothCore
 /// The Code of a Security Manager Protocol command (Core 6.0, Vol 3, Part H, 3.3).
 ///
 /// Kept as a raw value: a packet with a code reserved for future use shall be ignored
@@ -44,5 +45,5 @@ public struct SMPCode: RawRepresentable, Hashable, Sendable, CustomStringConvert
         }
     }
 
-    public var description: String { "\(name) (\(WireHex.format(rawValue, digits: 2)))" }
+    public var description: String { "\(name) (\(Hex.format(rawValue, digits: 2)))" }
 }

@@ -134,7 +134,7 @@ public enum SMPPDU: Sendable, Hashable, CustomStringConvertible {
             return "\(code.name) \(SMPWire.hex(value))"
         case let .pairingFailed(reason): return "Pairing Failed: \(reason)"
         case let .centralIdentification(ediv, rand):
-            return "Central Identification EDIV=\(WireHex.format(ediv, digits: 4)) Rand=\(WireHex.format(rand, digits: 16))"
+            return "Central Identification EDIV=\(Hex.format(ediv, digits: 4)) Rand=\(Hex.format(rand, digits: 16))"
         case let .identityAddressInformation(address): return "Identity Address Information \(address)"
         case let .securityRequest(authReq): return "Security Request AuthReq=\(authReq)"
         case let .pairingPublicKey(key): return "Pairing Public Key \(key)"

@@ -1,3 +1,4 @@
+import BluetoothCore
 /// The Reason of a Pairing Failed command (Core 6.0, Vol 3, Part H, 3.5.5).
 /// Unknown values are kept so a peer's future reason is still reported.
 public struct SMPPairingFailureReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -45,5 +46,5 @@ public struct SMPPairingFailureReason: RawRepresentable, Hashable, Sendable, Cus
     }
 
     /// `"Pairing Not Supported (0x05)"`.
-    public var description: String { "\(name) (\(WireHex.format(rawValue, digits: 2)))" }
+    public var description: String { "\(name) (\(Hex.format(rawValue, digits: 2)))" }
 }

@@ -57,7 +57,7 @@ extension LEHost {
         let parameters = ConnectionParameters(interval: event.connectionInterval, peripheralLatency: event.peripheralLatency,
                                               supervisionTimeout: event.supervisionTimeout)
         connectionsByHandle[event.connectionHandle]?.update(parameters: parameters)
-        logger.debug("connection 0x\(String(event.connectionHandle, radix: 16)) parameters now \(parameters)")
+        logger.debug("connection \(Hex.format(event.connectionHandle)) parameters now \(parameters)")
         waiters.forEach { $0.resume(returning: parameters) }
     }
 

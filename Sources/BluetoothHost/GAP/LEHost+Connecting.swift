@@ -275,7 +275,7 @@ extension LEHost {
         let connection = Connection(handle: handle, peer: completion.peer, role: completion.role,
                                     parameters: completion.parameters, gatt: gatt, host: self)
         connectionsByHandle[handle] = connection
-        logger.info("connected to \(completion.peer) as \(completion.role), handle 0x\(String(handle, radix: 16)), \(completion.parameters)")
+        logger.info("connected to \(completion.peer) as \(completion.role), handle \(Hex.format(handle)), \(completion.parameters)")
         broadcast(.connected(connection))
         return connection
     }
@@ -339,7 +339,7 @@ extension LEHost {
 
     func didDisconnect(_ event: DisconnectionCompleteEvent) {
         guard event.status.isSuccess else {
-            logger.warning("disconnection of handle 0x\(String(event.connectionHandle, radix: 16)) failed: \(event.status)")
+            logger.warning("disconnection of handle \(Hex.format(event.connectionHandle)) failed: \(event.status)")
             return
         }
         guard let connection = connectionsByHandle.removeValue(forKey: event.connectionHandle) else { return }

@@ -46,7 +46,7 @@ extension LEHost {
             sendSignaling(.leCreditBasedConnectionResponse(.init(
                 destinationCID: .null, mtu: 0, mps: 0, initialCredits: 0, result: .spsmNotSupported)),
                 identifier: packet.identifier, on: connection)
-            logger.debug("refused L2CAP channel for SPSM 0x\(String(request.spsm, radix: 16))")
+            logger.debug("refused L2CAP channel for SPSM \(Hex.format(request.spsm))")
         case let .creditBasedConnectionRequest(request):
             sendSignaling(.creditBasedConnectionResponse(.init(
                 mtu: 0, mps: 0, initialCredits: 0, result: .spsmNotSupported,
