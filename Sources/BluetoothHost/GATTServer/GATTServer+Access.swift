@@ -24,8 +24,7 @@ extension GATTServer {
     func readValue(of attribute: ServerAttribute, offset: Int = 0, _ context: RequestContext) async -> GATTReadResponse {
         if let refusal = Self.readRefusal(attribute) { return .error(refusal) }
         if case let .clientConfiguration(valueHandle, _) = attribute.kind {
-            let configuration = bearer(id: context.bearerID, connectionHandle: context.connectionHandle)?.configurations[valueHandle]
-            return .value((configuration ?? []).bytes)
+            return .value(clientConfiguration(of: valueHandle, context).bytes)
         }
         guard let onRead = attribute.onRead else { return .value(attribute.value) }
         let request = GATTReadRequest(connectionHandle: context.connectionHandle, peer: context.peer, handle: attribute.handle,
@@ -64,27 +63,4 @@ extension GATTServer {
         return nil
     }
 
-    /// A client writes its Client Characteristic Configuration (Core 6.0, Vol 3, Part G,
-    /// 3.3.3.3): two octets; a bit the characteristic's properties do not allow is refused
-    /// with CCCD Improperly Configured (Core Specification Supplement, Part B, 1.2).
-    private func configure(valueHandle: UInt16, properties: CharacteristicProperties, value: [UInt8], _ context: RequestContext) -> ATTErrorCode? {
-        guard value.count == 2 else { return .invalidAttributeValueLength }
-        let requested = ClientCharacteristicConfiguration(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
-        // Bits other than notification and indication are reserved for future use: ignored.
-        let configuration = requested.intersection([.notification, .indication])
-        if configuration.contains(.notification) && !properties.contains(.notify)
-            || configuration.contains(.indication) && !properties.contains(.indicate) {
-            return .cccdImproperlyConfigured
-        }
-        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return nil }
-        let previous = bearer.configurations[valueHandle] ?? []
-        bearer.configurations[valueHandle] = configuration.isEmpty ? nil : configuration
-        bearers[context.connectionHandle] = bearer
-        if previous != configuration {
-            let subscription = subscription(bearer, valueHandle: valueHandle, configuration: configuration)
-            logger.debug("\(subscription)")
-            broadcast(.subscriptionChanged(subscription))
-        }
-        return nil
-    }
 }

@@ -84,14 +84,6 @@ extension GATTServer {
         }
     }
 
-    /// The clients subscribed to a characteristic, with what each asked for.
-    public func subscriptions(forHandle valueHandle: UInt16) -> [GATTSubscription] {
-        bearers.values.sorted { $0.connectionHandle < $1.connectionHandle }.compactMap { bearer in
-            guard let configuration = bearer.configurations[valueHandle], !configuration.isEmpty else { return nil }
-            return subscription(bearer, valueHandle: valueHandle, configuration: configuration)
-        }
-    }
-
     private func checkSubscription(valueHandle: UInt16, connectionHandle: UInt16, needs bit: ClientCharacteristicConfiguration) throws(GATTServerError) {
         guard let attribute = database.attribute(at: valueHandle), case let .value(properties) = attribute.kind else {
             throw .unknownAttribute(valueHandle)

@@ -172,10 +172,4 @@ public actor GATTServer {
     func broadcast(_ event: GATTServerEvent) {
         eventListeners.yield(event)
     }
-
-    func subscription(_ bearer: ServerBearer, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration) -> GATTSubscription {
-        let uuid = database.attribute(at: valueHandle)?.type ?? BluetoothUUID(UInt16(0))
-        return GATTSubscription(connectionHandle: bearer.connectionHandle, peer: bearer.link.peer, valueHandle: valueHandle,
-                                characteristicUUID: uuid, configuration: configuration)
-    }
 }

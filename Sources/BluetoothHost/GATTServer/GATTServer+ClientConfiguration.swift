@@ -1,0 +1,49 @@
+import BluetoothCore
+
+/// The Client Characteristic Configuration descriptors (Core 6.0, Vol 3, Part G, 3.3.3.3):
+/// each client has its own value of each one, kept with its bearer for as long as the
+/// connection lasts (no client is bonded), and the subscriptions they make.
+extension GATTServer {
+    /// A client's configuration of a characteristic (none for an unknown client).
+    func clientConfiguration(of valueHandle: UInt16, _ context: RequestContext) -> ClientCharacteristicConfiguration {
+        bearer(id: context.bearerID, connectionHandle: context.connectionHandle)?.configurations[valueHandle] ?? []
+    }
+
+    /// A client writes its Client Characteristic Configuration (Core 6.0, Vol 3, Part G,
+    /// 3.3.3.3): two octets; a bit the characteristic's properties do not allow is refused
+    /// with CCCD Improperly Configured (Core Specification Supplement, Part B, 1.2).
+    func configure(valueHandle: UInt16, properties: CharacteristicProperties, value: [UInt8], _ context: RequestContext) -> ATTErrorCode? {
+        guard value.count == 2 else { return .invalidAttributeValueLength }
+        let requested = ClientCharacteristicConfiguration(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
+        // Bits other than notification and indication are reserved for future use: ignored.
+        let configuration = requested.intersection([.notification, .indication])
+        if configuration.contains(.notification) && !properties.contains(.notify)
+            || configuration.contains(.indication) && !properties.contains(.indicate) {
+            return .cccdImproperlyConfigured
+        }
+        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return nil }
+        let previous = bearer.configurations[valueHandle] ?? []
+        bearer.configurations[valueHandle] = configuration.isEmpty ? nil : configuration
+        bearers[context.connectionHandle] = bearer
+        if previous != configuration {
+            let subscription = subscription(bearer, valueHandle: valueHandle, configuration: configuration)
+            logger.debug("\(subscription)")
+            broadcast(.subscriptionChanged(subscription))
+        }
+        return nil
+    }
+
+    /// The clients subscribed to a characteristic, with what each asked for.
+    public func subscriptions(forHandle valueHandle: UInt16) -> [GATTSubscription] {
+        bearers.values.sorted { $0.connectionHandle < $1.connectionHandle }.compactMap { bearer in
+            guard let configuration = bearer.configurations[valueHandle], !configuration.isEmpty else { return nil }
+            return subscription(bearer, valueHandle: valueHandle, configuration: configuration)
+        }
+    }
+
+    func subscription(_ bearer: ServerBearer, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration) -> GATTSubscription {
+        let uuid = database.attribute(at: valueHandle)?.type ?? BluetoothUUID(UInt16(0))
+        return GATTSubscription(connectionHandle: bearer.connectionHandle, peer: bearer.link.peer, valueHandle: valueHandle,
+                                characteristicUUID: uuid, configuration: configuration)
+    }
+}
