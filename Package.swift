@@ -33,42 +33,57 @@ let package = Package(
         .target(name: "BluetoothCore"),
         .target(name: "BluetoothTransport", dependencies: ["BluetoothCore", logging]),
         .target(name: "BluetoothHCI", dependencies: ["BluetoothCore", "BluetoothTransport", logging, deque]),
-        .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothHCI", logging, deque]),
+        .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "BluetoothVirtual", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "GATTProfiles", dependencies: ["BluetoothCore"]),
-        .target(name: "BluetoothPeripheral", dependencies: ["BluetoothCore", "BluetoothHost", "GATTProfiles", logging]),
+        .target(
+            name: "BluetoothPeripheral",
+            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "GATTProfiles", logging]
+        ),
         .target(
             name: "BluetoothSimulator",
-            dependencies: ["BluetoothCore", "BluetoothHost", "BluetoothVirtual", "BluetoothPeripheral", "GATTProfiles", logging]
+            dependencies: [
+                "BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "BluetoothVirtual", "BluetoothPeripheral",
+                "GATTProfiles", logging,
+            ]
         ),
         .target(
             name: "Bluejay",
-            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHost", "BluetoothVirtual", logging, deque]
+            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "BluetoothVirtual", logging, deque]
         ),
         .executableTarget(
             name: "BluejayCLI",
             dependencies: [
-                "Bluejay", "BluetoothHost", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothVirtual", "GATTProfiles",
-                "BluetoothTransport",
+                "Bluejay", "BluetoothCore", "BluetoothHost", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothVirtual",
+                "GATTProfiles", "BluetoothTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging,
             ]
         ),
         .target(name: "TestSupport", dependencies: ["Bluejay", "BluetoothPeripheral"], path: "Tests/TestSupport"),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"]),
-        .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothTransport"]),
-        .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothHCI", "TestSupport"]),
-        .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost", "TestSupport"]),
-        .testTarget(name: "BluetoothVirtualTests", dependencies: ["BluetoothVirtual", "BluetoothHost"]),
-        .testTarget(name: "GATTProfilesTests", dependencies: ["GATTProfiles"]),
-        .testTarget(name: "BluetoothPeripheralTests", dependencies: ["BluetoothPeripheral", "BluetoothVirtual", "TestSupport"]),
-        .testTarget(name: "BluejayTests", dependencies: ["Bluejay", "BluetoothVirtual", "TestSupport"]),
-        .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothSimulator", "Bluejay", "TestSupport"]),
+        .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothCore", "BluetoothTransport"]),
+        .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "TestSupport"]),
+        .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "TestSupport"]),
+        .testTarget(
+            name: "BluetoothVirtualTests",
+            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothVirtual", "BluetoothHost", logging]
+        ),
+        .testTarget(name: "GATTProfilesTests", dependencies: ["BluetoothCore", "GATTProfiles"]),
+        .testTarget(
+            name: "BluetoothPeripheralTests",
+            dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "BluetoothPeripheral", "BluetoothVirtual", "TestSupport"]
+        ),
+        .testTarget(
+            name: "BluejayTests",
+            dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "Bluejay", "BluetoothVirtual", "TestSupport"]
+        ),
+        .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothTransport", "BluetoothSimulator", "Bluejay", "TestSupport"]),
         .testTarget(
             name: "InteropTests",
             dependencies: [
-                "Bluejay", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothHost", "BluetoothHCI", "BluetoothTransport",
-                "BluetoothVirtual", "TestSupport",
+                "Bluejay", "BluetoothCore", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothHost", "BluetoothHCI",
+                "BluetoothTransport", "BluetoothVirtual", "TestSupport",
             ],
             exclude: ["bumble"]
         ),

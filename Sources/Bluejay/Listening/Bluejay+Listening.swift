@@ -149,30 +149,32 @@ extension Bluejay {
 
     /// Notifications or indications arrived for a listen (one transport batch).
     private func didReceive(_ values: [Data], on characteristic: CharacteristicIdentifier, from link: PeripheralLink) {
-        let (record, restorer, queue) = state.withLock { state in
-            (state.listens.record(for: characteristic), state.restoration?.config.listenRestorer, state.callbackQueue)
+        // Only the receiver is taken under the lock: this runs once per batch on the reader thread.
+        let receiver = state.withLock { state -> ListenReceiver? in
+            guard let record = state.listens.record(for: characteristic) else { return nil }
+            if let batchHandler = record.batchHandler { return .batch(batchHandler) }
+            if let handler = record.handler { return .each(handler) }
+            return .restorer(state.restoration?.config.listenRestorer, state.callbackQueue)
         }
-        guard let record else { return }
-        if let batchHandler = record.batchHandler {
+        switch receiver {
+        case nil:
+            return
+        case let .batch(batchHandler):
             batchHandler(values)
-            return
-        }
-        if let handler = record.handler {
+        case let .each(handler):
             for value in values { handler(.success(value)) }
-            return
-        }
-        // No callback: the listen restorer decides what to do with each value.
-        guard let restorer else {
+        case .restorer(nil, _):
             log(.info, "a value arrived on \(characteristic), which has no listen callback and no listen restorer: ending the listen")
             removeListen(on: characteristic, privileged: true) { _ in }
-            return
-        }
-        for value in values {
-            queue.async { [self] in
-                let action = restorer.didReceiveUnhandledListen(from: link.identifier, on: characteristic, with: value)
-                self.log(.info, "unhandled value on \(characteristic): the listen restorer answered \(action)")
-                if action == .stopListen, self.state.withLock({ $0.listens.record(for: characteristic)?.handler == nil }) {
-                    self.removeListen(on: characteristic, privileged: true) { _ in }
+        case let .restorer(restorer?, queue):
+            // No callback: the listen restorer decides what to do with each value.
+            for value in values {
+                queue.async { [self] in
+                    let action = restorer.didReceiveUnhandledListen(from: link.identifier, on: characteristic, with: value)
+                    self.log(.info, "unhandled value on \(characteristic): the listen restorer answered \(action)")
+                    if action == .stopListen, self.state.withLock({ $0.listens.record(for: characteristic)?.handler == nil }) {
+                        self.removeListen(on: characteristic, privileged: true) { _ in }
+                    }
                 }
             }
         }

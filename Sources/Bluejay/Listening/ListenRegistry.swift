@@ -8,6 +8,14 @@ typealias ListenHandler = @Sendable (Result<Data, BluejayError>) -> Void
 /// to its queue once for them).
 typealias ListenBatchHandler = @Sendable ([Data]) -> Void
 
+/// Who takes a listen's values: its batch path, its per-value handler, or (a listen without
+/// a callback) the listen restorer on the callback queue.
+enum ListenReceiver: Sendable {
+    case batch(ListenBatchHandler)
+    case each(ListenHandler)
+    case restorer((any ListenRestorer)?, DispatchQueue)
+}
+
 /// What keeps a listen's values coming; cancelling it stops them at once.
 protocol ListenSubscription: Sendable {
     func cancel()
