@@ -22,6 +22,10 @@ rig-selftest: venv
 bench:
 	cd Benchmarks && swift package benchmark
 
-# Bluejay and Bumble side by side on the same bytes, interleaved rounds, median ratios.
+# Bluejay and Bumble side by side: first on the same bytes in memory, then end to end on
+# Bumble's virtual radio (notifications, reads, scanning), interleaved rounds, median ratios;
+# then our in-memory pipeline and memory per connection (bluejay-compare pipeline / memory).
 bench-compare:
 	bash scripts/bench-compare.sh
+	bash scripts/bench-rig.sh
+	bash scripts/bench-pipeline.sh

@@ -3,7 +3,8 @@ import PackageDescription
 
 /// Bluejay's benchmarks, kept out of the main package so that `swift build` and `make test`
 /// never build them. `make bench` runs the ordo-one benchmarks (targets under
-/// Benchmarks/<Name>/); `make bench-compare` runs bluejay-compare against Bumble.
+/// Benchmarks/<Name>/); `make bench-compare` runs bluejay-compare against Bumble;
+/// scripts/bench-rig.sh runs bluejay-rig-bench against Bumble's central on Bumble's virtual radio.
 let bluejay = [
     Target.Dependency.product(name: "BluetoothCore", package: "Bluejay"),
     .product(name: "BluetoothTransport", package: "Bluejay"),
@@ -30,8 +31,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
-        .target(name: "BenchmarkSupport", dependencies: bluejay + [.product(name: "Logging", package: "swift-log")]),
+        // glibc's heap statistics, for MemoryBench.
+        .target(name: "CHeapUsage"),
+        .target(name: "BenchmarkSupport", dependencies: bluejay + [
+            "CHeapUsage",
+            .product(name: "Bluejay", package: "Bluejay"), .product(name: "BluetoothVirtual", package: "Bluejay"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "bluejay-compare", dependencies: ["BenchmarkSupport"]),
+        // Bluejay's central against Bumble's on Bumble's virtual radio (scripts/bench-rig.sh).
+        .executableTarget(
+            name: "bluejay-rig-bench",
+            dependencies: [.product(name: "Bluejay", package: "Bluejay"), .product(name: "Logging", package: "swift-log")]
+        ),
         benchmark("Decoding"),
         benchmark("Encoding"),
         benchmark("ACLPath"),

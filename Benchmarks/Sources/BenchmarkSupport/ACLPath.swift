@@ -31,7 +31,7 @@ public final class CompletingTransport: HCITransport {
         let event: [UInt8] = [0x13, 0x05, 0x01, packet.bytes.first ?? 0, packet.bytes.dropFirst().first ?? 0 & 0x0F, 0x01, 0x00]
         queue.async { [self] in
             let receiver = state.withLock { $0.receiver }
-            receiver?(.packet(H4Packet(.event, event)))
+            receiver?(.packets([H4Packet(.event, event)]))
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 state.completed += 1
                 guard state.completed >= state.target, let waiter = state.waiter else { return nil }

@@ -15,6 +15,34 @@ struct BluejayCompare {
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             switch arguments.first {
+            case "pipeline":
+                // H4 bytes injected into our central's transport, through to Bluejay's listen callback.
+                let count = Int(arguments.dropFirst().first ?? "") ?? 200_000
+                let size = Int(arguments.dropFirst(2).first ?? "") ?? 20
+                let perRead = Int(arguments.dropFirst(3).first ?? "") ?? 32
+                let bench = try await PipelineBench.make()
+                let chunks = bench.notificationChunks(count: count, size: size, perRead: perRead)
+                _ = await bench.deliver(bench.notificationChunks(count: 10_000, size: size, perRead: perRead), count: 10_000)
+                let cpuStart = ProcessCPU.now()
+                let start = ContinuousClock.now
+                _ = await bench.deliver(chunks, count: count)
+                let elapsed = start.duration(to: .now)
+                let cpu = ProcessCPU.now() - cpuStart
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                print("pipeline: \(count) notifications of \(size) B, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
+                      + "\(String(format: "%.3f", cpu * 1e6 / Double(count))) µs CPU each")
+                await bench.shutdown()
+            case "memory":
+                // Our central's memory per connection; the peripherals run in a child process.
+                let count = Int(arguments.dropFirst().first ?? "") ?? 20
+                let result = try await MemoryBench.measure(count: count, executable: CommandLine.arguments[0])
+                func kib(_ bytes: Double) -> String { String(format: "%.1f KiB", bytes / 1024) }
+                print("memory: \(result.connections) connections, database discovered: heap \(kib(result.heapPerConnection)), "
+                      + "resident \(kib(result.residentPerConnection)) per connection")
+                print("memory: with \(result.subscriptionsPerConnection) subscriptions each: heap \(kib(result.heapPerConnectionSubscribed)), "
+                      + "resident \(kib(result.residentPerConnectionSubscribed)) per connection")
+            case "memory-serve":
+                try await MemoryBench.serve(count: Int(arguments.dropFirst().first ?? "") ?? 20)
             case "generate" where arguments.count == 2:
                 try Corpus().write(to: URL(fileURLWithPath: arguments[1]))
             case "run" where arguments.count >= 2:

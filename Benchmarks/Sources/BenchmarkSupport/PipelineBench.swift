@@ -1,0 +1,189 @@
+import Bluejay
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+import BluetoothTransport
+import BluetoothVirtual
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The whole receive path as an app runs it, with the radio taken out: a central (our host,
+/// and Bluejay on it) connects to a peripheral over the in-process virtual link, subscribes,
+/// and then the benchmark hands the central's transport ready-made H4 bytes (Handle Value
+/// Notifications, advertising reports) exactly as a socket read would, in chunks. What is
+/// measured is everything between those bytes and the app's callback: H4 framing, HCI, ACL,
+/// L2CAP, ATT, GATT, Bluejay's listen and its hop to the callback queue.
+public final class PipelineBench: Sendable {
+    /// The central's transport: the virtual controller's, with an injection point beside it.
+    final class InjectingTransport: HCITransport {
+        let inner: VirtualControllerTransport
+        private let receiver = Mutex<(@Sendable (TransportEvent) -> Void)?>(nil)
+        var name: String { inner.name }
+
+        init(_ inner: VirtualControllerTransport) {
+            self.inner = inner
+        }
+
+        func start(receiver: @escaping @Sendable (TransportEvent) -> Void) {
+            self.receiver.withLock { $0 = receiver }
+            inner.start(receiver: receiver)
+        }
+
+        func send(_ packet: H4Packet) throws(TransportError) { try inner.send(packet) }
+        func close() { inner.close() }
+
+        /// Delivers `chunks` as a stream transport would: each chunk is one read, deframed
+        /// into one batch.
+        func inject(_ chunks: [[UInt8]]) {
+            guard let receiver = receiver.withLock({ $0 }) else { return }
+            var deframer = H4Deframer()
+            for chunk in chunks {
+                guard let packets = try? deframer.append(chunk[...]), !packets.isEmpty else { continue }
+                receiver(.packets(packets))
+            }
+        }
+    }
+
+    public static let serviceUUID = BluetoothUUID(UInt16(0xFFF0))
+    public static let notifyUUID = BluetoothUUID(UInt16(0xFFF2))
+
+    let link: VirtualLink
+    let peripheral: LEHost
+    let transport: InjectingTransport
+    public let bluejay: Bluejay
+    public let connectionHandle: UInt16
+    public let valueHandle: UInt16
+    let counter = DeliveryCounter()
+
+    private init(link: VirtualLink, peripheral: LEHost, transport: InjectingTransport, bluejay: Bluejay, connectionHandle: UInt16, valueHandle: UInt16) {
+        self.link = link
+        self.peripheral = peripheral
+        self.transport = transport
+        self.bluejay = bluejay
+        self.connectionHandle = connectionHandle
+        self.valueHandle = valueHandle
+    }
+
+    /// Connects, subscribes through Bluejay (a `listen` with `Data` values whose callback
+    /// counts), and returns once the subscription is on.
+    public static func make() async throws -> PipelineBench {
+        let link = VirtualLink(configuration: .init(timeScale: 100))
+        let peripheralController = link.addController(name: "peripheral", address: BluetoothAddress("C0:00:00:00:00:02") ?? .zero)
+        var configuration = HostConfiguration()
+        configuration.deviceName = "Bench"
+        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration, logger: quietLogger("bench.peripheral"))
+        try await peripheral.powerOn()
+        let published = try await peripheral.server.addService(GATTServiceDefinition(uuid: serviceUUID, characteristics: [
+            GATTCharacteristicDefinition(uuid: notifyUUID, properties: [.notify], value: [0]),
+        ]))
+        guard let valueHandle = published.characteristics.first?.valueHandle else { throw BenchmarkSetupError("no value handle") }
+        try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
+                                              parameters: AdvertisingParameters(intervalRange: 0x0020...0x0020))
+
+        let centralController = link.addController(name: "central", address: BluetoothAddress("C0:00:00:00:00:01") ?? .zero)
+        let transport = InjectingTransport(centralController.makeTransport())
+        let bluejay = Bluejay(logger: quietLogger("bench.bluejay"))
+        bluejay.start(mode: .new(StartOptions(transport: .transport(transport))))
+        try await bluejay.waitUntilReady()
+        let peer = PeripheralIdentifier(address: DeviceAddress(peripheralController.address, type: .public))
+        try await bluejay.connect(peer, timeout: .seconds(10))
+        guard let handle = await bluejay.host?.connections.first?.handle else { throw BenchmarkSetupError("no connection") }
+        let bench = PipelineBench(link: link, peripheral: peripheral, transport: transport, bluejay: bluejay, connectionHandle: handle,
+                                  valueHandle: valueHandle)
+        let counter = bench.counter
+        let characteristic = CharacteristicIdentifier(uuid: notifyUUID.description, service: ServiceIdentifier(uuid: serviceUUID.description))
+        bluejay.listen(to: characteristic) { (result: ReadResult<Data>) in
+            if case let .success(value) = result { counter.add(value.count) }
+        }
+        while await peripheral.server.subscriptions(forHandle: valueHandle).isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        return bench
+    }
+
+    /// The H4 bytes of `count` Handle Value Notifications of `size` value bytes, cut into
+    /// reads of `perRead` packets (as a socket read returns what has arrived).
+    public func notificationChunks(count: Int, size: Int, perRead: Int) -> [[UInt8]] {
+        let value = (0..<size).map { UInt8(truncatingIfNeeded: $0) }
+        let attLength = 3 + size
+        let l2capLength = 4 + attLength
+        var packet: [UInt8] = [0x02, UInt8(connectionHandle & 0xFF), UInt8(connectionHandle >> 8) | 0x20,
+                               UInt8(l2capLength & 0xFF), UInt8(l2capLength >> 8),
+                               UInt8(attLength & 0xFF), UInt8(attLength >> 8), 0x04, 0x00,
+                               0x1B, UInt8(valueHandle & 0xFF), UInt8(valueHandle >> 8)]
+        packet += value
+        var chunks: [[UInt8]] = []
+        var remaining = count
+        while remaining > 0 {
+            let n = min(perRead, remaining)
+            var chunk: [UInt8] = []
+            chunk.reserveCapacity(n * packet.count)
+            for _ in 0..<n { chunk += packet }
+            chunks.append(chunk)
+            remaining -= n
+        }
+        return chunks
+    }
+
+    /// Injects the chunks and returns once the app's callback has seen every notification
+    /// they carry; returns how many.
+    public func deliver(_ chunks: [[UInt8]], count: Int) async -> Int {
+        let target = counter.count + count
+        transport.inject(chunks)
+        await counter.wait(until: target)
+        return count
+    }
+
+    /// Shuts everything down.
+    public func shutdown() async {
+        await bluejay.stop()
+        await peripheral.shutdown()
+        link.shutdown()
+    }
+}
+
+/// Counts what the app's callback received and lets the benchmark wait for a total.
+final class DeliveryCounter: Sendable {
+    private struct State {
+        var count = 0
+        var bytes = 0
+        var target = Int.max
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    var count: Int { state.withLock { $0.count } }
+
+    func add(_ bytes: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.count += 1
+            state.bytes += bytes
+            guard state.count >= state.target, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait(until target: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state -> Bool in
+                if state.count >= target { return true }
+                state.target = target
+                state.waiter = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+/// CPU time of this process (user + system), from getrusage.
+public enum ProcessCPU {
+    public static func now() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+}

@@ -1,0 +1,213 @@
+// bluejay-rig-bench: Bluejay's central in the end-to-end benchmark (scripts/bench-rig.sh).
+// The same workloads as Benchmarks/rig/bumble_central.py, through Bluejay's public `async`
+// API, on a slot of Benchmarks/rig/radio.py (Bumble's virtual radio) over H4/TCP.
+//
+//     bluejay-rig-bench --port P --peer ADDR/random [--notify-small N] [--notify-large N]
+//                       [--reads N] [--scan-reports R] [--advertisers K] [--adv-interval-ms I]
+//
+// Protocol with the driver: a line on stdout with "cmd" is a command for the radio, answered
+// by one line on stdin; a line with "workload" is a result (fields as in bumble_central.py).
+// Logs go to stderr.
+import Bluejay
+import Foundation
+import Glibc
+import Logging
+
+// The peer's database (Benchmarks/rig/radio.py).
+let service = ServiceIdentifier(uuid: "5B1E0001-6A79-4B2C-9D3E-0F1A2B3C4D5E")
+let notifying = CharacteristicIdentifier(uuid: "5B1E0002-6A79-4B2C-9D3E-0F1A2B3C4D5E", service: service)
+let readable = CharacteristicIdentifier(uuid: "5B1E0003-6A79-4B2C-9D3E-0F1A2B3C4D5E", service: service)
+let readWarmup = 20
+
+struct Options {
+    var port = 0
+    var peer = ""
+    var notifySmall = 5000
+    var notifyLarge = 2000
+    var reads = 1000
+    var scanReports = 5000
+    var advertisers = 50
+    var advertisingIntervalMs = 20.0
+
+    init(_ arguments: [String]) {
+        var rest = arguments.makeIterator()
+        while let option = rest.next() {
+            let value = rest.next() ?? ""
+            func number<T: LosslessStringConvertible>() -> T {
+                guard let number = T(value) else { fail("\(option): not a number: \(value)") }
+                return number
+            }
+            switch option {
+            case "--port": port = number()
+            case "--peer": peer = value
+            case "--notify-small": notifySmall = number()
+            case "--notify-large": notifyLarge = number()
+            case "--reads": reads = number()
+            case "--scan-reports": scanReports = number()
+            case "--advertisers": advertisers = number()
+            case "--adv-interval-ms": advertisingIntervalMs = number()
+            default: fail("unknown option \(option)")
+            }
+        }
+        if port == 0 || peer.isEmpty { fail("usage: bluejay-rig-bench --port P --peer ADDR/random [options]") }
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("bluejay-rig-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+let clock = ContinuousClock()
+
+/// User + system CPU time (every thread) and context switches of this process so far, and the time.
+struct Snapshot {
+    var cpu: Double
+    var contextSwitches: Int
+    var time: ContinuousClock.Instant
+
+    static func now() -> Snapshot {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return Snapshot(cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime), contextSwitches: usage.ru_nvcsw + usage.ru_nivcsw,
+                        time: clock.now)
+    }
+}
+
+/// Nearest-rank p50, p90, p99 in microseconds (bumble_central.py computes them the same way).
+func percentiles(_ samples: [Duration]) -> [Double] {
+    let ordered = samples.sorted()
+    return [50.0, 90.0, 99.0].map { p in
+        let sample = ordered[max(0, Int((p / 100 * Double(ordered.count)).rounded(.up)) - 1)]
+        return (sample.seconds * 1e7).rounded() / 10
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// The driver script at the other end of stdin and stdout.
+enum Driver {
+    /// Reads stdin on a thread of its own, off Swift's cooperative pool.
+    static let stdinQueue = DispatchQueue(label: "driver.stdin")
+
+    static func send(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object), let line = String(data: data, encoding: .utf8) else {
+            fail("cannot encode \(object)")
+        }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))  // unbuffered: one write per line
+    }
+
+    /// The radio's answer to the last command.
+    static func reply() async -> [String: Any] {
+        let line: String? = await withCheckedContinuation { continuation in
+            stdinQueue.async { continuation.resume(returning: readLine()) }
+        }
+        guard let line, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            fail("no answer from the driver")
+        }
+        if object["event"] as? String == "error" { fail("radio: \(object["message"] ?? "")") }
+        return object
+    }
+
+    static func radio(_ command: [String: Any]) async -> [String: Any] {
+        send(command)
+        return await reply()
+    }
+
+    static func radioStats() async -> [String: Any] {
+        await radio(["cmd": "stats"])
+    }
+
+    static func result(_ workload: String, items: Int, from start: Snapshot, to end: Snapshot, radio: [[String: Any]],
+                       latency: [Double]? = nil) {
+        send(["workload": workload, "items": items, "cpu_s": end.cpu - start.cpu, "wall_s": start.time.duration(to: end.time).seconds,
+              "context_switches": end.contextSwitches - start.contextSwitches,
+              "latency_us": latency.map { $0 as Any } ?? NSNull(), "radio": radio])
+    }
+}
+
+func notify(_ bluejay: Bluejay, size: Int, count: Int) async throws {
+    let values: AsyncThrowingStream<Data, any Error> = try await bluejay.listen(to: notifying)
+    var iterator = values.makeAsyncIterator()
+    let radio0 = await Driver.radioStats()
+    let start = Snapshot.now()
+    Driver.send(["cmd": "stream", "count": count, "size": size])
+    for _ in 0..<count {
+        guard let value = try await iterator.next() else { fail("the listen ended early") }
+        if value.count != size { fail("a notification of \(value.count) bytes, not \(size)") }
+    }
+    let end = Snapshot.now()
+    let streamed = await Driver.reply()
+    if streamed["count"] as? Int != count { fail("the radio streamed \(streamed)") }
+    let radio1 = await Driver.radioStats()
+    try await bluejay.endListen(to: notifying)
+    Driver.result("notify_\(size)B", items: count, from: start, to: end, radio: [radio0, radio1])
+}
+
+func read(_ bluejay: Bluejay, count: Int) async throws {
+    for _ in 0..<readWarmup {
+        let _: Data = try await bluejay.read(from: readable)
+    }
+    var latencies: [Duration] = []
+    latencies.reserveCapacity(count)
+    var value = Data()
+    let radio0 = await Driver.radioStats()
+    let start = Snapshot.now()
+    for _ in 0..<count {
+        let began = clock.now
+        value = try await bluejay.read(from: readable)
+        latencies.append(began.duration(to: clock.now))
+    }
+    let end = Snapshot.now()
+    let radio1 = await Driver.radioStats()
+    if value.count != 20 { fail("read \(value.count) bytes, not 20") }
+    Driver.result("read_20B", items: count, from: start, to: end, radio: [radio0, radio1],
+                  latency: percentiles(latencies))
+}
+
+func scan(_ bluejay: Bluejay, advertisers: Int, intervalMs: Double, reports: Int) async throws {
+    _ = await Driver.radio(["cmd": "advertisers", "count": advertisers, "interval_ms": intervalMs])
+    let radio0 = await Driver.radioStats()
+    let start = Snapshot.now()
+    // Every advertising report, as Bumble's filter_duplicates=False gives them (the virtual
+    // radio's RSSI is always -50, so any RSSI throttle above 0 would report each advertiser once).
+    var received = 0
+    for try await event in bluejay.scan(allowDuplicates: true, throttleRSSIDelta: 0) {
+        guard case .discovered = event else { continue }
+        received += 1
+        if received == reports { break }  // ends the iteration, which stops the scan
+    }
+    let end = Snapshot.now()
+    if received != reports { fail("the scan ended after \(received) reports") }
+    let radio1 = await Driver.radioStats()
+    _ = await Driver.radio(["cmd": "stop_advertisers"])
+    Driver.result("scan_\(advertisers)adv", items: reports, from: start, to: end, radio: [radio0, radio1])
+}
+
+func run(_ options: Options) async {
+    guard let peer = PeripheralIdentifier(string: options.peer) else { fail("not a peripheral: \(options.peer)") }
+    var logger = Logger(label: "bluejay") { StreamLogHandler.standardError(label: $0) }
+    logger.logLevel = .warning
+    let bluejay = Bluejay(logger: logger)
+    bluejay.start(mode: .new(StartOptions(transport: .specification("tcp:127.0.0.1:\(options.port)"))))
+    do {
+        try await bluejay.waitUntilReady()
+        try await bluejay.connect(peer, timeout: .seconds(15))  // exchanges ATT MTU 517 on connect
+        for (size, count) in [(20, options.notifySmall), (244, options.notifyLarge)] where count > 0 {
+            try await notify(bluejay, size: size, count: count)
+        }
+        if options.reads > 0 { try await read(bluejay, count: options.reads) }
+        if options.scanReports > 0 {
+            try await scan(bluejay, advertisers: options.advertisers, intervalMs: options.advertisingIntervalMs, reports: options.scanReports)
+        }
+        try await bluejay.disconnect()
+    } catch {
+        fail("\(error)")
+    }
+    await bluejay.stop()
+}
+
+await run(Options(Array(CommandLine.arguments.dropFirst())))

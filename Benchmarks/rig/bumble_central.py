@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+'''Bumble's central in the end-to-end benchmark (scripts/bench-rig.sh): the same workloads as
+Sources/bluejay-rig-bench/main.swift, through Bumble's Device, Peer and GATT client, on a
+slot of radio.py.
+
+Protocol with the driver: a line on stdout with "cmd" is a command for the radio, answered
+by one line on stdin; a line with "workload" is a result. Logs go to stderr.
+
+Each result: {"workload", "items", "cpu_s" (this process, user+sys, from just before the
+workload starts to its last item), "wall_s", "context_switches" (voluntary + involuntary,
+same span), "latency_us" ([p50, p90, p99] of each read, or null), "radio" (radio.py's
+`stats` just before and just after that span)}.
+'''
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import math
+import resource
+import sys
+import time
+from typing import Any
+
+from bumble import hci
+from bumble.core import UUID
+from bumble.device import Device, Peer
+from bumble.transport import open_transport
+from radio import NOTIFY_UUID, READ_UUID, SERVICE_UUID  # this script's folder is on sys.path
+
+CENTRAL_ADDRESS = 'C0:00:00:00:00:BC'  # random static, set by Bumble's host
+READ_WARMUP = 20
+
+
+def snapshot() -> tuple[float, int, float]:
+    '''CPU seconds (user+sys) and context switches of this process so far, and the time.'''
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime, usage.ru_nvcsw + usage.ru_nivcsw, time.perf_counter()
+
+
+def percentiles(samples: list[float]) -> list[float]:
+    '''Nearest-rank p50, p90, p99 (the Swift client computes them the same way).'''
+    ordered = sorted(samples)
+    return [ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] for p in (50, 90, 99)]
+
+
+class Driver:
+    '''Talks to the radio through the driver script (stdout out, stdin in).'''
+
+    def __init__(self, reader: asyncio.StreamReader):
+        self.reader = reader
+
+    def send(self, **command: Any) -> None:
+        sys.stdout.write(json.dumps(command) + '\n')
+        sys.stdout.flush()
+
+    async def reply(self) -> dict[str, Any]:
+        line = await self.reader.readline()
+        if not line:
+            raise RuntimeError('the driver closed stdin')
+        reply = json.loads(line)
+        if reply.get('event') == 'error':
+            raise RuntimeError(f'radio: {reply.get("message")}')
+        return reply
+
+    async def radio(self, **command: Any) -> dict[str, Any]:
+        self.send(**command)
+        return await self.reply()
+
+    async def radio_stats(self) -> dict[str, Any]:
+        return await self.radio(cmd='stats')
+
+    def result(self, workload: str, items: int, start: tuple, end: tuple, radio: list[dict[str, Any]],
+               latency_us: list[float] | None = None) -> None:
+        (cpu0, switches0, wall0), (cpu1, switches1, wall1) = start, end
+        self.send(workload=workload, items=items, cpu_s=cpu1 - cpu0, wall_s=wall1 - wall0,
+                  context_switches=switches1 - switches0, latency_us=latency_us, radio=radio)
+
+
+async def notify(driver: Driver, peer: Peer, size: int, count: int) -> None:
+    characteristic = peer.get_characteristics_by_uuid(UUID(NOTIFY_UUID))[0]
+    received = wrong_sizes = 0
+    done = asyncio.get_running_loop().create_future()
+
+    def on_value(value: bytes) -> None:
+        nonlocal received, wrong_sizes
+        received += 1
+        if len(value) != size:
+            wrong_sizes += 1
+        if received == count:
+            done.set_result(snapshot())
+
+    await characteristic.subscribe(on_value)
+    radio0 = await driver.radio_stats()
+    start = snapshot()
+    driver.send(cmd='stream', count=count, size=size)
+    end = await done
+    streamed = await driver.reply()
+    assert streamed['count'] == count and wrong_sizes == 0, (streamed, wrong_sizes)
+    radio1 = await driver.radio_stats()
+    await characteristic.unsubscribe(on_value, force=True)
+    driver.result(f'notify_{size}B', count, start, end, [radio0, radio1])
+
+
+async def read(driver: Driver, peer: Peer, count: int) -> None:
+    characteristic = peer.get_characteristics_by_uuid(UUID(READ_UUID))[0]
+    for _ in range(READ_WARMUP):
+        await characteristic.read_value()
+    latencies = []
+    radio0 = await driver.radio_stats()
+    start = snapshot()
+    for _ in range(count):
+        began = time.perf_counter()
+        value = await characteristic.read_value()
+        latencies.append(time.perf_counter() - began)
+    end = snapshot()
+    radio1 = await driver.radio_stats()
+    assert len(value) == 20, value
+    driver.result('read_20B', count, start, end, [radio0, radio1],
+                  [round(s * 1e6, 1) for s in percentiles(latencies)])
+
+
+async def scan(driver: Driver, device: Device, advertisers: int, interval_ms: float, reports: int) -> None:
+    await driver.radio(cmd='advertisers', count=advertisers, interval_ms=interval_ms)
+    received = 0
+    done = asyncio.get_running_loop().create_future()
+
+    def on_advertisement(_advertisement) -> None:
+        nonlocal received
+        received += 1
+        if received == reports:
+            done.set_result(snapshot())
+
+    device.on('advertisement', on_advertisement)
+    radio0 = await driver.radio_stats()
+    start = snapshot()
+    # Active, as Bluejay's scan always is; the advertisers are not scannable anyway.
+    await device.start_scanning(active=True, filter_duplicates=False)
+    end = await done
+    radio1 = await driver.radio_stats()
+    await device.stop_scanning()
+    device.remove_listener('advertisement', on_advertisement)
+    await driver.radio(cmd='stop_advertisers')
+    driver.result(f'scan_{advertisers}adv', reports, start, end, [radio0, radio1])
+
+
+async def run(args: argparse.Namespace) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    driver = Driver(reader)
+
+    transport = await open_transport(f'tcp-client:127.0.0.1:{args.port}')
+    device = Device.with_hci('bench-central', hci.Address(CENTRAL_ADDRESS), transport.source, transport.sink)
+    await device.power_on()
+    address, _, kind = args.peer.partition('/')
+    address_type = hci.Address.RANDOM_DEVICE_ADDRESS if kind == 'random' else hci.Address.PUBLIC_DEVICE_ADDRESS
+    connection = await device.connect(hci.Address(address, address_type), timeout=15)
+    peer = Peer(connection)
+    await peer.request_mtu(517)  # as Bluejay's host does on connect
+    await peer.discover_services([UUID(SERVICE_UUID)])
+    await peer.discover_characteristics()
+
+    for size, count in ((20, args.notify_small), (244, args.notify_large)):
+        if count > 0:
+            await notify(driver, peer, size, count)
+    if args.reads > 0:
+        await read(driver, peer, args.reads)
+    if args.scan_reports > 0:
+        await scan(driver, device, args.advertisers, args.adv_interval_ms, args.scan_reports)
+
+    await connection.disconnect()
+    await transport.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--port', type=int, required=True, help="the radio slot's TCP port")
+    parser.add_argument('--peer', required=True, help='the peer, "ADDRESS/random" or "ADDRESS"')
+    parser.add_argument('--notify-small', type=int, default=5000, help='notifications of 20 bytes')
+    parser.add_argument('--notify-large', type=int, default=2000, help='notifications of 244 bytes')
+    parser.add_argument('--reads', type=int, default=1000, help='sequential reads of 20 bytes')
+    parser.add_argument('--scan-reports', type=int, default=5000, help='advertising reports to count')
+    parser.add_argument('--advertisers', type=int, default=50)
+    parser.add_argument('--adv-interval-ms', type=float, default=20)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    asyncio.run(run(args))
+
+
+if __name__ == '__main__':
+    main()

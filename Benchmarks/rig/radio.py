@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+'''Bumble's virtual radio for the end-to-end benchmark (scripts/bench-rig.sh).
+
+One process, one Bumble LocalLink:
+
+    central host ──H4/TCP──▶ slot controller ══ LocalLink ══ peer controller ◀── Bumble Device "Bench Peer"
+                                                  ╚══════ K link-level advertisers (scan workload)
+
+Each slot is a fresh controller served once on 127.0.0.1 (port chosen by the OS): it takes
+the first TCP connection, stops listening, and leaves the link when that connection closes
+(its links end with reason 0x08, so the peer advertises again).
+
+stdout carries one JSON object per line: `ready` first, then exactly one reply per command
+read from stdin (also one JSON object per line). Logs go to stderr.
+
+    {"cmd":"new_slot"}                              -> {"event":"slot","port":P}
+    {"cmd":"stream","count":N,"size":S}             -> {"event":"streamed","count":N,...} when all are sent
+    {"cmd":"advertisers","count":K,"interval_ms":I} -> {"event":"advertising","count":K}
+    {"cmd":"stop_advertisers"}                      -> {"event":"advertisers_stopped"}
+    {"cmd":"stats"}                                 -> {"event":"stats","cpu_s":...,"acl_to_host":...,"events_to_host":...}
+                                                       (this process's user+sys CPU; packets sent to all hosts so far)
+    {"cmd":"quit"}                                  -> {"event":"bye"}, then exit (also on end of stdin)
+'''
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import logging
+import resource
+import struct
+import sys
+import time
+from typing import Any
+
+from bumble import gatt, hci, ll
+from bumble.controller import Controller
+from bumble.device import Device
+from bumble.host import Host
+from bumble.link import LocalLink
+from bumble.transport.common import AsyncPipeSink, PacketParser
+
+logger = logging.getLogger('radio')
+
+# The peer's database: read these from here (the Swift client has the same constants).
+SERVICE_UUID = '5B1E0001-6A79-4B2C-9D3E-0F1A2B3C4D5E'
+NOTIFY_UUID = '5B1E0002-6A79-4B2C-9D3E-0F1A2B3C4D5E'  # notify
+READ_UUID = '5B1E0003-6A79-4B2C-9D3E-0F1A2B3C4D5E'  # read, 20 bytes
+READ_VALUE = bytes(range(20))
+PEER_ADDRESS = 'F0:00:00:00:00:01'  # random static
+SLOT_ADDRESS_FORMAT = 'F0:F1:F2:F3:{:02X}:{:02X}'  # public, one per slot
+ADVERTISER_ADDRESS_FORMAT = 'F1:AD:00:00:{:02X}:{:02X}'  # random static
+CONNECTION_TIMEOUT = 0x08
+# How many ACL packets the peer may have queued in its host before the stream waits for
+# them to complete. Bumble's host queues without limit; this keeps the backlog bounded.
+STREAM_BACKLOG_PACKETS = 128
+H4_TYPES = {2: 'acl_to_host', 4: 'events_to_host'}
+packets_to_hosts: collections.Counter[str] = collections.Counter()
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def emit(event: str, **fields: Any) -> None:
+    sys.stdout.write(json.dumps({'event': event, **fields}) + '\n')
+    sys.stdout.flush()
+
+
+class BenchController(Controller):
+    '''A stock controller with three adjustments (see the comments) and a way off the link.'''
+
+    # Legacy only: stock Bumble claims extended advertising and then answers even the legacy
+    # LE Set Scan Enable with Extended Advertising Reports. Both hosts then use the legacy
+    # scanning, advertising and connection commands.
+    le_features = Controller.le_features & ~(
+        hci.LeFeatureMask.LE_EXTENDED_ADVERTISING | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING
+    )
+
+    def __init__(self, name: str, link: LocalLink, public_address: str | None = None):
+        super().__init__(name, link=link, public_address=public_address)
+        # LocalLink sends a link's data from the sender's *random* address, whatever address
+        # the link was made with. A host that connects with its public address (ours does)
+        # would have every packet dropped by the peer; with random = public it arrives.
+        # A host that sets a random address (Bumble's does) overrides this and uses it.
+        if public_address is not None:
+            self.random_address = self.public_address
+
+    def on_ll_advertising_pdu(self, packet: ll.AdvertisingPdu) -> None:
+        # The stock controller ignores ADV_NONCONN_IND and reports every ADV_IND twice (as
+        # ADV_IND and as a SCAN_RSP echoing the data). The scan workload's advertisers are
+        # non-connectable: one report per advertising PDU, the same for both hosts.
+        if isinstance(packet, ll.AdvNonConnInd):
+            if self.le_scan_enable:
+                report = hci.HCI_LE_Advertising_Report_Event.Report(
+                    event_type=hci.HCI_LE_Advertising_Report_Event.EventType.ADV_NONCONN_IND,
+                    address_type=packet.advertiser_address.address_type,
+                    address=packet.advertiser_address,
+                    data=packet.data,
+                    rssi=-50,
+                )
+                self.send_hci_packet(hci.HCI_LE_Advertising_Report_Event([report]))
+            return
+        super().on_ll_advertising_pdu(packet)
+
+    def retire(self) -> None:
+        '''Leaves the link as if switched off: its links end, the peers see reason 0x08.'''
+        self.host = None
+        for connection in list(self.le_connections.values()):
+            connection.send_ll_control_pdu(ll.TerminateInd(CONNECTION_TIMEOUT))
+        self.le_connections.clear()
+        self.le_scan_enable = False
+        self.pending_le_connection = None
+        if self in self.link.controllers:
+            self.link.remove_controller(self)
+
+
+class Slot(asyncio.Protocol):
+    '''A fresh controller for one central host: one TCP connection, then it is gone.'''
+
+    def __init__(self, link: LocalLink, index: int):
+        self.controller = BenchController(
+            f'slot{index}', link, SLOT_ADDRESS_FORMAT.format(index >> 8, index & 0xFF)
+        )
+        self.parser = PacketParser(self.controller)
+        self.server: asyncio.AbstractServer | None = None
+        self.transport: asyncio.Transport | None = None
+
+    async def listen(self) -> int:
+        self.server = await asyncio.get_running_loop().create_server(lambda: self, '127.0.0.1', 0)
+        return self.server.sockets[0].getsockname()[1]
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        self.server.close()  # one host per controller: nobody else gets in
+        self.controller.host = self
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed_data(data)
+
+    def on_packet(self, packet: bytes) -> None:  # from the controller, to the host
+        packets_to_hosts[H4_TYPES.get(packet[0], 'other_to_host')] += 1
+        if not self.transport.is_closing():
+            self.transport.write(packet)
+
+    def connection_lost(self, error) -> None:
+        logger.info('%s: host gone', self.controller.name)
+        self.controller.retire()
+
+
+class Advertisers:
+    '''K non-connectable advertisers that exist only on the link: every interval each sends
+    an ADV_NONCONN_IND PDU, with a random phase so they do not all fire at once.
+
+    Not K Bumble Devices: the stock LegacyAdvertiser only sends ADV_IND, and every controller
+    on the link receives every other's PDUs, so K controllers cost K² callbacks per interval
+    in this process and would make the radio the bottleneck.'''
+
+    def __init__(self, link: LocalLink):
+        self.link = link
+        self.timers: list[asyncio.Handle] = []
+
+    def start(self, count: int, interval_ms: float) -> None:
+        self.stop()
+        loop = asyncio.get_running_loop()
+        interval = interval_ms / 1000.0
+        for index in range(count):
+            address = hci.Address(
+                ADVERTISER_ADDRESS_FORMAT.format(index >> 8, index & 0xFF), hci.Address.RANDOM_DEVICE_ADDRESS
+            )
+            name = f'Bench Adv {index:02d}'.encode()
+            data = (
+                bytes([2, 0x01, 0x04])  # flags: BR/EDR not supported
+                + bytes([len(name) + 1, 0x09]) + name  # complete local name
+                + bytes([9, 0xFF]) + struct.pack('<HI', 0xFFFF, index) + bytes([0, 0])  # manufacturer data
+            )
+            pdu = ll.AdvNonConnInd(advertiser_address=address, data=data)
+            slot = len(self.timers)
+            self.timers.append(loop.call_later(interval * index / count, self.fire, slot, pdu, interval))
+
+    def fire(self, slot: int, pdu: ll.AdvNonConnInd, interval: float) -> None:
+        self.link.send_advertising_pdu(None, pdu)  # the sender is only used to skip itself
+        self.timers[slot] = asyncio.get_running_loop().call_later(interval, self.fire, slot, pdu, interval)
+
+    def stop(self) -> None:
+        for timer in self.timers:
+            timer.cancel()
+        self.timers = []
+
+
+class BenchPeer:
+    '''Bumble's Device "Bench Peer" on its own controller, in this process.'''
+
+    def __init__(self, link: LocalLink, interval_ms: float):
+        self.interval_ms = interval_ms
+        self.controller = BenchController('peer', link)
+        self.device = Device(
+            name='Bench Peer',
+            address=hci.Address(PEER_ADDRESS, hci.Address.RANDOM_DEVICE_ADDRESS),
+            host=Host(self.controller, AsyncPipeSink(self.controller)),
+        )
+        Props, Perms = gatt.Characteristic.Properties, gatt.Characteristic.Permissions
+        self.notifying = gatt.Characteristic(NOTIFY_UUID, Props.NOTIFY, Perms.READABLE, b'')
+        readable = gatt.Characteristic(READ_UUID, Props.READ, Perms.READABLE, READ_VALUE)
+        self.device.add_service(gatt.Service(SERVICE_UUID, [self.notifying, readable]))
+
+    async def start(self) -> None:
+        await self.device.power_on()
+        # The stock controller reads the interval's 0.625 ms units as milliseconds: 20 ms
+        # becomes 32 ms. Connecting waits for the peer's next advertising PDU.
+        await self.device.start_advertising(
+            auto_restart=True,  # again after each central leaves
+            advertising_interval_min=self.interval_ms,
+            advertising_interval_max=self.interval_ms,
+        )
+
+    async def stream(self, count: int, size: int) -> dict[str, Any]:
+        connections = list(self.device.connections.values())
+        if len(connections) != 1:
+            raise RuntimeError(f'stream needs exactly one connection, not {len(connections)}')
+        connection = connections[0]
+        if size > connection.att_mtu - 3:
+            raise RuntimeError(f'{size} bytes do not fit the ATT MTU {connection.att_mtu}')
+        server = self.device.gatt_server
+        queue = connection.data_packet_queue
+        padding = bytes(max(0, size - 4))
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        for sequence in range(count):
+            # Queued in the host (fragmented to the controller's 27-byte buffers, each fragment
+            # completed by its own Number Of Completed Packets); wait when the backlog is long.
+            await server.notify_subscriber(connection, self.notifying, struct.pack('<I', sequence)[:size] + padding)
+            if queue.pending > STREAM_BACKLOG_PACKETS:
+                await connection.drain()
+        await connection.drain()
+        return {'count': count, 'size': size, 'cpu_s': cpu_seconds() - cpu, 'wall_s': time.perf_counter() - wall}
+
+
+class Radio:
+    def __init__(self, args: argparse.Namespace):
+        self.link = LocalLink()
+        self.peer = BenchPeer(self.link, args.peer_interval_ms)
+        self.advertisers = Advertisers(self.link)
+        self.slots: list[Slot] = []
+
+    async def new_slot(self) -> int:
+        slot = Slot(self.link, len(self.slots) + 1)
+        self.slots.append(slot)
+        return await slot.listen()
+
+    async def handle(self, command: dict[str, Any]) -> bool:
+        '''Runs one command and writes its reply; False to quit.'''
+        name = command.get('cmd')
+        if name == 'new_slot':
+            emit('slot', port=await self.new_slot())
+        elif name == 'stream':
+            emit('streamed', **await self.peer.stream(int(command['count']), int(command['size'])))
+        elif name == 'advertisers':
+            count = int(command.get('count', 50))
+            self.advertisers.start(count, float(command.get('interval_ms', 20)))
+            emit('advertising', count=count)
+        elif name == 'stop_advertisers':
+            self.advertisers.stop()
+            emit('advertisers_stopped')
+        elif name == 'stats':
+            emit('stats', cpu_s=cpu_seconds(), **packets_to_hosts)
+        elif name == 'quit':
+            emit('bye')
+            return False
+        else:
+            raise ValueError(f'unknown command {name!r}')
+        return True
+
+    async def run(self, initial_slots: int) -> None:
+        await self.peer.start()
+        ports = [await self.new_slot() for _ in range(initial_slots)]
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        emit('ready', central_ports=ports, peer_address=PEER_ADDRESS, peer_address_type='random',
+             service=SERVICE_UUID, notify=NOTIFY_UUID, read=READ_UUID)
+        while line := await reader.readline():
+            if not line.strip():
+                continue
+            try:
+                if not await self.handle(json.loads(line)):
+                    break
+            except Exception as error:  # reply anyway: the driver waits for one line per command
+                logger.exception('command failed: %s', line.strip())
+                emit('error', message=f'{type(error).__name__}: {error}')
+        self.advertisers.stop()
+        for slot in self.slots:
+            if slot.transport is not None:
+                slot.transport.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--slots', type=int, default=0, help='slots to open before `ready` (more with new_slot)')
+    parser.add_argument('--peer-interval-ms', type=float, default=20, help="the peer's advertising interval")
+    parser.add_argument('--log-level', default='WARNING')
+    args = parser.parse_args()
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format='radio %(levelname)s %(name)s: %(message)s')
+
+    async def run() -> None:
+        await Radio(args).run(args.slots)  # Bumble's controllers need a running loop
+
+    asyncio.run(run())
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# End to end, side by side: Bluejay's central (Benchmarks' bluejay-rig-bench) and Bumble's
+# central (Benchmarks/rig/bumble_central.py) run the same workloads against the same Bumble
+# peripheral on Bumble's virtual radio (Benchmarks/rig/radio.py), and each measures its own
+# CPU time per item with getrusage. See Benchmarks/rig/radio.py for the radio's protocol.
+#  1. makes .venv with the pinned Bumble (as `make venv`) if needed;
+#  2. builds bluejay-rig-bench in release mode;
+#  3. starts radio.py (one process: the link, the peer "Bench Peer", a fresh controller per client);
+#  4. for each round: Bluejay's client, then Bumble's, each on a fresh controller; the clients'
+#     requests to the radio (stream, advertisers, cpu) are relayed here, line by line;
+#  5. prints the markdown table (Benchmarks/rig/summarize_rig.py): medians over the rounds and
+#     the median per-round ratio Bumble ÷ Bluejay.
+# Workloads: notifications of 20 bytes and of 244 bytes (ATT MTU 517), sequential reads of a
+# 20-byte value (with latency percentiles), a scan with duplicates among K advertisers.
+# Environment (defaults): BENCH_RIG_ROUNDS (3), BENCH_RIG_NOTIFY_COUNT (5000, 20 B),
+# BENCH_RIG_NOTIFY_LARGE_COUNT (2000, 244 B), BENCH_RIG_READ_COUNT (1000),
+# BENCH_RIG_SCAN_REPORTS (5000), BENCH_RIG_ADVERTISERS (50), BENCH_RIG_ADV_INTERVAL_MS (20),
+# BENCH_RIG_OUT (Benchmarks/.build/rig), BENCH_RIG_TIMEOUT (seconds to wait for a line, 120).
+# A count of 0 skips that workload. Quick run: BENCH_RIG_ROUNDS=1 BENCH_RIG_NOTIFY_COUNT=200
+# BENCH_RIG_NOTIFY_LARGE_COUNT=100 BENCH_RIG_READ_COUNT=50 BENCH_RIG_SCAN_REPORTS=200 bash scripts/bench-rig.sh
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+rounds=${BENCH_RIG_ROUNDS:-3}
+out=${BENCH_RIG_OUT:-Benchmarks/.build/rig}
+timeout=${BENCH_RIG_TIMEOUT:-120}
+workload_args=(
+    --notify-small "${BENCH_RIG_NOTIFY_COUNT:-5000}"
+    --notify-large "${BENCH_RIG_NOTIFY_LARGE_COUNT:-2000}"
+    --reads "${BENCH_RIG_READ_COUNT:-1000}"
+    --scan-reports "${BENCH_RIG_SCAN_REPORTS:-5000}"
+    --advertisers "${BENCH_RIG_ADVERTISERS:-50}"
+    --adv-interval-ms "${BENCH_RIG_ADV_INTERVAL_MS:-20}"
+)
+
+bash scripts/test.sh --venv-only
+python=.venv/bin/python
+
+echo "==> swift build -c release --product bluejay-rig-bench (Benchmarks/)"
+if ! build_log=$(swift build -c release --package-path Benchmarks --product bluejay-rig-bench 2>&1); then
+    echo "$build_log" >&2
+    echo "error: the build failed" >&2
+    exit 1
+fi
+grep -v "^\[" <<< "$build_log" || true
+bench="$(swift build -c release --package-path Benchmarks --show-bin-path)/bluejay-rig-bench"
+[[ -x "$bench" ]] || { echo "error: $bench was not built" >&2; exit 1; }
+
+mkdir -p "$out"
+results="$out/results.jsonl"
+rm -f "$results" "$out"/*.log "$out/results.md"
+fifos=$(mktemp -d "${TMPDIR:-/tmp}/bench-rig.XXXXXX")
+radio_pid="" client_pid=""
+cleanup() {
+    for pid in $client_pid $radio_pid; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$fifos"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 141' PIPE  # a client that died while we answered it
+
+# read_line FD WHAT: one line from FD into $line, or fail after $timeout seconds or at its end.
+read_line() {
+    if ! IFS= read -r -t "$timeout" -u "$1" line; then
+        echo "error: no line from $2 (timed out or ended; logs in $out)" >&2
+        exit 1
+    fi
+}
+
+# The radio: stdin and stdout on FIFOs, one reply line per command line.
+mkfifo "$fifos/radio.in" "$fifos/radio.out"
+"$python" Benchmarks/rig/radio.py < "$fifos/radio.in" > "$fifos/radio.out" 2> "$out/radio.log" &
+radio_pid=$!
+exec {radio_in}> "$fifos/radio.in" {radio_out}< "$fifos/radio.out"
+read_line "$radio_out" "radio.py (ready)"
+peer=$(sed -n 's/.*"peer_address": *"\([0-9A-F:]*\)".*/\1/p' <<< "$line")/random
+
+# run_client ROUND STACK COMMAND...: runs one client on a fresh controller (its port is
+# appended to COMMAND as --port), relays its radio commands, and collects its results.
+run_client() {
+    local round=$1 stack=$2 name="round-$1-$2" port status
+    shift 2
+    printf '{"cmd": "new_slot"}\n' >&"$radio_in"
+    read_line "$radio_out" "radio.py (new_slot)"
+    port=$(sed -n 's/.*"port": *\([0-9]*\).*/\1/p' <<< "$line")
+    echo "==> round $round of $rounds: $stack (controller on port $port; load $(cut -d' ' -f1 /proc/loadavg))"
+
+    mkfifo "$fifos/$name.in" "$fifos/$name.out"
+    "$@" --port "$port" --peer "$peer" "${workload_args[@]}" \
+        < "$fifos/$name.in" > "$fifos/$name.out" 2> "$out/$name.log" &
+    client_pid=$!
+    exec {client_in}> "$fifos/$name.in" {client_out}< "$fifos/$name.out"
+    while true; do
+        IFS= read -r -t "$timeout" -u "$client_out" line || { status=$?; break; }
+        case $line in
+            *'"cmd"'*)
+                printf '%s\n' "$line" >&"$radio_in"
+                read_line "$radio_out" "radio.py (answering $stack: $line)"
+                printf '%s\n' "$line" >&"$client_in" ;;
+            *'"workload"'*)
+                echo "    $line"
+                printf '{"round": %d, "stack": "%s", "result": %s}\n' "$round" "$stack" "$line" >> "$results" ;;
+            *)
+                echo "    ($stack) $line" >&2 ;;
+        esac
+    done
+    exec {client_in}>&- {client_out}<&-
+    if (( status > 128 )); then
+        echo "error: $stack's client was silent for ${timeout}s (log: $out/$name.log)" >&2
+        exit 1
+    fi
+    if ! wait "$client_pid"; then
+        echo "error: $stack's client failed (log: $out/$name.log):" >&2
+        tail -20 "$out/$name.log" >&2
+        exit 1
+    fi
+    client_pid=""
+}
+
+echo "==> machine: $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
+for round in $(seq 1 "$rounds"); do
+    run_client "$round" bluejay "$bench"
+    run_client "$round" bumble "$python" Benchmarks/rig/bumble_central.py
+done
+echo "==> load average $(cut -d' ' -f1-3 /proc/loadavg) after the runs"
+printf '{"cmd": "quit"}\n' >&"$radio_in"
+read_line "$radio_out" "radio.py (quit)"
+echo
+"$python" Benchmarks/rig/summarize_rig.py "$results" | tee "$out/results.md"
+echo
+echo "Markdown table: $out/results.md (raw results: $results, logs: $out/*.log)"
