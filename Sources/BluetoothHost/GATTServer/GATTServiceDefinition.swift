@@ -63,6 +63,14 @@ public struct GATTCharacteristicDefinition: Sendable {
         self.onWrite = onWrite
     }
 
+    /// Whether ``permissions`` let a client read the value (with or without encryption),
+    /// as the server decides it.
+    public var isReadable: Bool { permissions.allowsReading }
+
+    /// Whether ``permissions`` let a client write the value (with or without encryption),
+    /// as the server decides it.
+    public var isWritable: Bool { permissions.allowsWriting }
+
     /// The longest attribute value ATT allows (Core 6.0, Vol 3, Part F, 3.2.9).
     public static let maximumAttributeValueLength = 512
 }

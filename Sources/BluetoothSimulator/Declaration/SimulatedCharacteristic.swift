@@ -10,8 +10,9 @@ public typealias SimulatedReadHandler = @Sendable (SimulatedRead) async -> GATTR
 /// `.error(code)`.
 public typealias SimulatedWriteHandler = @Sendable (SimulatedWrite) async -> GATTWriteResponse
 
-/// A characteristic of a ``SimulatedService``: its value, and optionally how it answers
-/// reads and writes and how long it takes.
+/// A characteristic of a ``SimulatedService``, a builder over the
+/// ``GATTCharacteristicDefinition`` its device publishes: its value, and optionally how it
+/// answers reads and writes and how long it takes.
 ///
 /// Without handlers a read returns the stored value and a permitted write replaces it, as a
 /// plain GATT server does.
@@ -21,18 +22,13 @@ public typealias SimulatedWriteHandler = @Sendable (SimulatedWrite) async -> GAT
 ///                         onWrite: { write in write.value.first.map { $0 <= 6 } == true ? .success : .error(.outOfRange) })
 /// ```
 public struct SimulatedCharacteristic: Sendable {
-    /// The characteristic UUID.
-    public var uuid: BluetoothUUID
-    /// What centrals may do: read, write, notify…
-    public var properties: CharacteristicProperties
+    /// What the device's GATT server publishes. Its `permissions` are the resolved ones (see
+    /// ``permissions``); its `onRead` and `onWrite` are replaced by the simulator's.
+    public var definition: GATTCharacteristicDefinition
     /// Who may read and write; `nil` derives it from ``properties``.
-    public var permissions: AttributePermissions?
-    /// The value until a central or the test changes it.
-    public var value: [UInt8]
-    /// The longest value a central may write (at most 512).
-    public var maximumValueLength: Int
-    /// Shown to centrals in a Characteristic User Description descriptor.
-    public var userDescription: String?
+    public var permissions: AttributePermissions? {
+        didSet { resolvePermissions() }
+    }
     /// Waits this long before answering each read or write (change it later with
     /// ``SimulatedDevice/setResponseDelay(_:for:)``).
     public var responseDelay: Duration
@@ -45,12 +41,9 @@ public struct SimulatedCharacteristic: Sendable {
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil, value: [UInt8] = [],
                 maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength, userDescription: String? = nil,
                 responseDelay: Duration = .zero, onRead: SimulatedReadHandler? = nil, onWrite: SimulatedWriteHandler? = nil) {
-        self.uuid = uuid
-        self.properties = properties
+        definition = GATTCharacteristicDefinition(uuid: uuid, properties: properties, permissions: permissions, value: value,
+                                                  maximumValueLength: maximumValueLength, userDescription: userDescription)
         self.permissions = permissions
-        self.value = value
-        self.maximumValueLength = maximumValueLength
-        self.userDescription = userDescription
         self.responseDelay = responseDelay
         self.onRead = onRead
         self.onWrite = onWrite
@@ -73,16 +66,16 @@ public struct SimulatedCharacteristic: Sendable {
     }
 
     /// Whether centrals may read it.
-    var isReadable: Bool {
-        let resolved = resolvedPermissions
-        return resolved.contains(.readable) || resolved.contains(.readEncryptionRequired)
-    }
+    var isReadable: Bool { definition.isReadable }
 
     /// Whether centrals may write it.
-    var isWritable: Bool {
-        let resolved = resolvedPermissions
-        return resolved.contains(.writeable) || resolved.contains(.writeEncryptionRequired)
-    }
+    var isWritable: Bool { definition.isWritable }
 
-    var resolvedPermissions: AttributePermissions { permissions ?? AttributePermissions(properties: properties) }
+    /// ``permissions``, or those ``properties`` imply when it is `nil`.
+    var resolvedPermissions: AttributePermissions { definition.permissions }
+
+    /// Sets the definition's permissions to ``permissions``, or derives them from the properties.
+    mutating func resolvePermissions() {
+        definition.permissions = permissions ?? AttributePermissions(properties: definition.properties)
+    }
 }

@@ -7,14 +7,9 @@ extension SimulatedDevice {
     /// characteristics through ``handleRead(_:of:)`` and ``handleWrite(_:of:)``.
     func publishServices() async throws(SimulatorError) {
         for service in declaration.services {
-            let definition = PeripheralService(uuid: service.uuid, isPrimary: service.isPrimary, characteristics: service.characteristics.map { declared in
-                PeripheralCharacteristic(uuid: declared.uuid, properties: declared.properties, permissions: declared.permissions,
-                                         value: declared.value, maximumValueLength: declared.maximumValueLength,
-                                         userDescription: declared.userDescription)
-            })
             let published: GATTPublishedService
             do {
-                published = try await manager.add(definition)
+                published = try await manager.add(PeripheralService(definition: service.definition))
             } catch {
                 throw .invalidDeclaration("service \(service.uuid) cannot be published: \(error)")
             }
