@@ -27,12 +27,15 @@ public struct BluetoothUUID: Hashable, Sendable, Codable, CustomStringConvertibl
 
     /// From the little-endian wire form used by ATT and advertising data: 2, 4 or 16 bytes.
     public init?(littleEndianBytes bytes: some Collection<UInt8>) {
-        let reversed = Array(bytes.reversed())
-        switch reversed.count {
-        case 2: self.init(UInt16(reversed[0]) << 8 | UInt16(reversed[1]))
-        case 4: self.init(reversed.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-        case 16: self.init(storage: reversed)
-        default: return nil
+        var reader = ByteReader(bytes, context: "UUID")
+        switch reader.remainingCount {
+        case 2, 4:
+            guard let alias = try? reader.readLittleEndian(byteCount: reader.remainingCount) else { return nil }
+            self.init(UInt32(truncatingIfNeeded: alias))
+        case 16:
+            self.init(storage: reader.remaining.reversed())
+        default:
+            return nil
         }
     }
 
@@ -75,7 +78,11 @@ public struct BluetoothUUID: Hashable, Sendable, Codable, CustomStringConvertibl
     /// The shortest little-endian wire form: 2 bytes for 16-bit aliases, else 16 bytes.
     /// ATT only carries 16- and 128-bit UUIDs (Core 6.0, Vol 3, Part F, 3.2.1).
     public var attBytes: [UInt8] {
-        if let short = uint16 { return [UInt8(truncatingIfNeeded: short), UInt8(short >> 8)] }
+        if let short = uint16 {
+            var writer = ByteWriter(capacity: 2)
+            writer.write(short)
+            return writer.bytes
+        }
         return bigEndianBytes.reversed()
     }
 

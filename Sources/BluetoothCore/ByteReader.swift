@@ -45,7 +45,11 @@ public struct ByteReader: Sendable {
     }
 
     public mutating func readUInt16() throws(PacketDecodingError) -> UInt16 {
-        UInt16(try readLittleEndian(byteCount: 2))
+        guard let value = Self.uint16(in: remaining, at: 0) else {
+            throw .truncated(context: context, needed: 2, available: remaining.count)
+        }
+        remaining = remaining.dropFirst(2)
+        return value
     }
 
     public mutating func readUInt24() throws(PacketDecodingError) -> UInt32 {
@@ -90,5 +94,20 @@ public struct ByteReader: Sendable {
         guard remaining.isEmpty else {
             throw .trailingBytes(context: context, count: remaining.count)
         }
+    }
+}
+
+// MARK: Fixed-offset reads
+
+extension ByteReader {
+    /// The little-endian `UInt16` that starts `offset` bytes after `bytes.startIndex`, or
+    /// `nil` when `bytes` does not hold both of its bytes. The non-throwing, in-place form of
+    /// ``readUInt16()`` (which reads through it), for the receive path's fixed-offset header
+    /// fields: it neither copies the bytes nor makes a reader.
+    @inlinable
+    public static func uint16(in bytes: ArraySlice<UInt8>, at offset: Int) -> UInt16? {
+        guard offset >= 0, offset < bytes.count - 1 else { return nil }
+        let index = bytes.startIndex + offset
+        return UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
     }
 }

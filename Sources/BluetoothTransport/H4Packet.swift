@@ -122,10 +122,12 @@ public struct H4Deframer: Sendable {
             let header = indicator.header
             let available = bytes.endIndex - start - 1
             guard available >= header.size else { break }
-            let lengthStart = start + 1 + header.lengthOffset
-            var length = Int(bytes[lengthStart])
-            if header.lengthSize == 2 { length |= Int(bytes[lengthStart + 1]) << 8 }
-            length &= header.lengthMask
+            // The whole header is in, so its length field is.
+            let lengthOffset = start - bytes.startIndex + 1 + header.lengthOffset
+            let rawLength = header.lengthSize == 2
+                ? ByteReader.uint16(in: bytes, at: lengthOffset).map(Int.init) ?? 0
+                : Int(bytes[bytes.startIndex + lengthOffset])
+            let length = rawLength & header.lengthMask
             let total = header.size + length
             guard available >= total else { break }
             packets.append(H4Packet(indicator, bytes[(start + 1)..<(start + 1 + total)]))

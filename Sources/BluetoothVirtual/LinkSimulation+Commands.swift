@@ -6,13 +6,13 @@ extension LinkSimulation {
     /// Num_HCI_Command_Packets = 1: unknown or unimplemented ones Unknown HCI Command (0x01),
     /// malformed ones Invalid HCI Command Parameters (0x12) (Core 6.0, Vol 4, Part E, 4.5).
     mutating func handleCommand(_ bytes: [UInt8], from id: ControllerID) {
-        guard bytes.count >= 2 else {
+        guard let rawOpcode = ByteReader.uint16(in: bytes[...], at: 0) else {
             logger.warning("controller \(id): command packet of \(bytes.count) byte(s) has no opcode")
             // Nothing to answer to: a no-op Command Complete at least returns the credit.
             emit(.commandComplete(CommandCompleteEvent(numberOfHCICommandPackets: 1, opcode: .noOperation, returnParameters: [])), to: id)
             return
         }
-        let opcode = HCIOpcode(rawValue: UInt16(bytes[0]) | UInt16(bytes[1]) << 8)
+        let opcode = HCIOpcode(rawValue: rawOpcode)
         let type = HCICommandCatalogue.commandType(for: opcode)
         let acknowledgement = type?.acknowledgement ?? .commandComplete
         guard type != nil, ControllerCapabilities.implementedOpcodes.contains(opcode) else {
@@ -146,7 +146,9 @@ extension LinkSimulation {
 
     /// A connection handle as return parameters (after the Status octet).
     func handleBytes(_ handle: UInt16) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: handle & 0x0FFF), UInt8(handle >> 8 & 0x0F)]
+        var writer = ByteWriter(capacity: 2)
+        writer.write(handle & 0x0FFF)
+        return writer.bytes
     }
 
     private mutating func setRandomAddress(_ command: LESetRandomAddressCommand, opcode: HCIOpcode, from id: ControllerID) {

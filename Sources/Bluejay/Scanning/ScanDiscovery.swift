@@ -26,7 +26,12 @@ public struct ScanDiscovery: Sendable, CustomStringConvertible {
     /// Manufacturer Specific Data as CoreBluetooth gives it: the company identifier
     /// (little-endian) followed by the data.
     public var manufacturerData: Data? {
-        advertisement.data.manufacturerData.map { Data([UInt8($0.companyID & 0xFF), UInt8($0.companyID >> 8)] + $0.data) }
+        advertisement.data.manufacturerData.map { entry in
+            var writer = ByteWriter(capacity: 2 + entry.data.count)
+            writer.write(entry.companyID)
+            writer.write(contentsOf: entry.data)
+            return Data(writer.bytes)
+        }
     }
     /// Service Data, by service.
     public var serviceData: [ServiceIdentifier: Data] {

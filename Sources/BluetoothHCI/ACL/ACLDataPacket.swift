@@ -59,14 +59,14 @@ public struct ACLDataPacket: Sendable, Equatable, CustomStringConvertible {
     /// The header fields and the data of an ACL packet, read in place: the data is a slice of
     /// `bytes`, not a copy (the receive path's form of ``decode(_:)``).
     public static func parse(_ bytes: ArraySlice<UInt8>) throws(PacketDecodingError) -> (connectionHandle: UInt16, boundary: ACLPacketBoundary, data: ArraySlice<UInt8>) {
-        guard bytes.count >= 4 else { throw .truncated(context: "ACL data packet", needed: 4, available: bytes.count) }
-        let start = bytes.startIndex
-        let header = UInt16(bytes[start]) | UInt16(bytes[start + 1]) << 8
-        let length = Int(bytes[start + 2]) | Int(bytes[start + 3]) << 8
+        guard let header = ByteReader.uint16(in: bytes, at: 0), let rawLength = ByteReader.uint16(in: bytes, at: 2) else {
+            throw .truncated(context: "ACL data packet", needed: 4, available: bytes.count)
+        }
+        let length = Int(rawLength)
         guard bytes.count - 4 == length else {
             throw .lengthMismatch(context: "ACL data packet", declared: length, actual: bytes.count - 4)
         }
-        return (header & 0x0FFF, ACLPacketBoundary(rawValue: UInt8(header >> 12) & 0b11) ?? .continuing, bytes[(start + 4)...])
+        return (header & 0x0FFF, ACLPacketBoundary(rawValue: UInt8(header >> 12) & 0b11) ?? .continuing, bytes[(bytes.startIndex + 4)...])
     }
 
     public var description: String {

@@ -39,8 +39,8 @@ public struct ACLReassembler: Sendable {
 
         /// 4 header bytes + payload length, once the header is in.
         mutating func updateExpected() {
-            if expected == nil, bytes.count >= 2 {
-                let length = 4 + (Int(bytes[0]) | Int(bytes[1]) << 8)
+            if expected == nil, let payloadLength = ByteReader.uint16(in: bytes[...], at: 0) {
+                let length = 4 + Int(payloadLength)
                 expected = length
                 bytes.reserveCapacity(length)
             }
@@ -61,8 +61,8 @@ public struct ACLReassembler: Sendable {
                 outcome.dropped = .incompletePDUReplaced(connectionHandle: handle, received: previous.bytes.count, expected: previous.expected ?? 0)
             }
             // The whole PDU in one fragment: hand out the fragment itself.
-            if data.count >= 4 {
-                let expected = 4 + (Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8)
+            if data.count >= 4, let payloadLength = ByteReader.uint16(in: data, at: 0) {
+                let expected = 4 + Int(payloadLength)
                 if data.count == expected {
                     outcome.pdu = data
                     return outcome

@@ -267,15 +267,11 @@ public final class ATTBearer: Sendable {
         switch opcode {
         case ATTOpcode.handleValueNotification.rawValue:
             // The hot path, decoded in place: opcode, handle, value (Vol 3, Part F, 3.4.7.1).
-            guard pdu.count >= 3 else { return dropMalformed(pdu) }
-            let start = pdu.startIndex
-            let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
-            route(handle: handle, value: pdu[(start + 3)...], isIndication: false, deliveries: &deliveries)
+            guard let handle = ByteReader.uint16(in: pdu, at: 1) else { return dropMalformed(pdu) }
+            route(handle: handle, value: pdu[(pdu.startIndex + 3)...], isIndication: false, deliveries: &deliveries)
         case ATTOpcode.handleValueIndication.rawValue:
-            guard pdu.count >= 3 else { return dropMalformed(pdu) }
-            let start = pdu.startIndex
-            let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
-            route(handle: handle, value: pdu[(start + 3)...], isIndication: true, deliveries: &deliveries)
+            guard let handle = ByteReader.uint16(in: pdu, at: 1) else { return dropMalformed(pdu) }
+            route(handle: handle, value: pdu[(pdu.startIndex + 3)...], isIndication: true, deliveries: &deliveries)
             // The server sends no other indication until this confirmation (Vol 3, Part F, 3.4.7.2).
             confirmIndication()
         case ATTOpcode.multipleHandleValueNotification.rawValue:

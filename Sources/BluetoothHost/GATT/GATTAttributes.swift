@@ -125,5 +125,9 @@ public struct ClientCharacteristicConfiguration: OptionSet, Hashable, Sendable {
     public static let notification = ClientCharacteristicConfiguration(rawValue: 0x0001)
     public static let indication = ClientCharacteristicConfiguration(rawValue: 0x0002)
 
-    public var bytes: [UInt8] { [UInt8(truncatingIfNeeded: rawValue), UInt8(rawValue >> 8)] }
+    public var bytes: [UInt8] {
+        var writer = ByteWriter(capacity: 2)
+        writer.write(rawValue)
+        return writer.bytes
+    }
 }

@@ -51,7 +51,9 @@ struct AttributeDatabase: Sendable {
     }
 
     static func appearanceBytes(_ appearance: UInt16) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: appearance), UInt8(appearance >> 8)]
+        var writer = ByteWriter(capacity: 2)
+        writer.write(appearance)
+        return writer.bytes
     }
 
     // MARK: Lookup

@@ -13,8 +13,8 @@ extension GATTServer {
     /// 3.3.3.3): two octets; a bit the characteristic's properties do not allow is refused
     /// with CCCD Improperly Configured (Core Specification Supplement, Part B, 1.2).
     func configure(valueHandle: UInt16, properties: CharacteristicProperties, value: [UInt8], _ context: RequestContext) -> ATTErrorCode? {
-        guard value.count == 2 else { return .invalidAttributeValueLength }
-        let requested = ClientCharacteristicConfiguration(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
+        guard value.count == 2, let rawValue = ByteReader.uint16(in: value[...], at: 0) else { return .invalidAttributeValueLength }
+        let requested = ClientCharacteristicConfiguration(rawValue: rawValue)
         // Bits other than notification and indication are reserved for future use: ignored.
         let configuration = requested.intersection([.notification, .indication])
         if configuration.contains(.notification) && !properties.contains(.notify)

@@ -30,14 +30,14 @@ public struct L2CAPBasicFrame: Sendable, Equatable, CustomStringConvertible {
     /// The channel ID and payload of a complete B-frame, read in place: the payload is a
     /// slice of `bytes` (the receive path's form of ``decode(_:)``).
     public static func parse(_ bytes: ArraySlice<UInt8>) throws(PacketDecodingError) -> (channelID: L2CAPChannelID, payload: ArraySlice<UInt8>) {
-        guard bytes.count >= 4 else { throw .truncated(context: "L2CAP B-frame", needed: 4, available: bytes.count) }
-        let start = bytes.startIndex
-        let length = Int(bytes[start]) | Int(bytes[start + 1]) << 8
-        let channelID = L2CAPChannelID(rawValue: UInt16(bytes[start + 2]) | UInt16(bytes[start + 3]) << 8)
+        guard let rawLength = ByteReader.uint16(in: bytes, at: 0), let rawChannelID = ByteReader.uint16(in: bytes, at: 2) else {
+            throw .truncated(context: "L2CAP B-frame", needed: 4, available: bytes.count)
+        }
+        let length = Int(rawLength)
         guard bytes.count - 4 == length else {
             throw .lengthMismatch(context: "L2CAP B-frame", declared: length, actual: bytes.count - 4)
         }
-        return (channelID, bytes[(start + 4)...])
+        return (L2CAPChannelID(rawValue: rawChannelID), bytes[(bytes.startIndex + 4)...])
     }
 
     /// Decodes a complete (reassembled) B-frame; the length field must match the payload.

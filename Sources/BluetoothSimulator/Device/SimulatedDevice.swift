@@ -31,6 +31,8 @@ public final class SimulatedDevice: Sendable {
     let logger: Logger
     let readiness = ReadinessSignal()
     let state: Mutex<State>
+    /// The streams of ``events()``.
+    let eventListeners = AsyncStreamFanOut<SimulatedDeviceEvent>()
 
     struct Published: Sendable {
         var service: BluetoothUUID
@@ -43,8 +45,6 @@ public final class SimulatedDevice: Sendable {
         var delays: [BluetoothUUID: Duration] = [:]
         var defaultDelay: Duration = .zero
         var failures = FailurePlan()
-        var continuations: [UInt64: AsyncStream<SimulatedDeviceEvent>.Continuation] = [:]
-        var nextID: UInt64 = 0
         var centrals: [UInt16: Central] = [:]
         var tasks: [Task<Void, Never>] = []
         var isStopped = false
@@ -82,9 +82,8 @@ public final class SimulatedDevice: Sendable {
     }
 
     deinit {
-        let (tasks, continuations) = state.withLock { ($0.tasks, Array($0.continuations.values)) }
-        tasks.forEach { $0.cancel() }
-        continuations.forEach { $0.finish() }
+        state.withLock { $0.tasks }.forEach { $0.cancel() }
+        eventListeners.finish()
     }
 
     // MARK: Starting
@@ -149,19 +148,18 @@ public final class SimulatedDevice: Sendable {
     /// Stops it: disconnects every central, stops advertising, and takes its controller off
     /// the link. Idempotent.
     public func stop() async {
-        let (tasks, continuations, wasStopped) = state.withLock { state in
+        let (tasks, wasStopped) = state.withLock { state in
             defer {
                 state.isStopped = true
                 state.tasks = []
-                state.continuations = [:]
             }
-            return (state.tasks, Array(state.continuations.values), state.isStopped)
+            return (state.tasks, state.isStopped)
         }
         guard !wasStopped else { return }
         tasks.forEach { $0.cancel() }
         readiness.signalAll()
         await manager.powerOff()
-        continuations.forEach { $0.finish() }
+        eventListeners.finish()
         if let controller { controller.link.removeController(controller) }
         logger.info("simulated peripheral \(declaration.name) stopped")
     }
@@ -183,21 +181,7 @@ public final class SimulatedDevice: Sendable {
     /// What happens to the peripheral from now on: connections, subscriptions, reads,
     /// writes, injected failures. The stream ends at ``stop()``.
     public func events() -> AsyncStream<SimulatedDeviceEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SimulatedDeviceEvent.self, bufferingPolicy: .unbounded)
-        let id = state.withLock { state -> UInt64? in
-            guard !state.isStopped else { return nil }
-            state.nextID += 1
-            state.continuations[state.nextID] = continuation
-            return state.nextID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
+        eventListeners.makeStream()
     }
 
     /// The centrals connected now.
@@ -206,8 +190,7 @@ public final class SimulatedDevice: Sendable {
     }
 
     func emit(_ event: SimulatedDeviceEvent) {
-        let continuations = state.withLock { Array($0.continuations.values) }
-        continuations.forEach { $0.yield(event) }
+        eventListeners.yield(event)
     }
 
     /// Follows the manager's connection and subscription events.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Text encodings for string characteristic values. GATT strings (format `utf8s`,
 /// Assigned Numbers 2.4.1) are UTF-8; the others serve devices that do otherwise.
 public enum StringEncoding: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
@@ -19,9 +21,10 @@ public enum StringEncoding: String, Hashable, Sendable, CaseIterable, CustomStri
             return text
         case .utf16LittleEndian, .utf16BigEndian:
             guard bytes.count % 2 == 0 else { throw .invalidText(encoding: self) }
-            let units = stride(from: 0, to: bytes.count, by: 2).map { index -> UInt16 in
-                let (low, high) = self == .utf16LittleEndian ? (bytes[index], bytes[index + 1]) : (bytes[index + 1], bytes[index])
-                return UInt16(low) | UInt16(high) << 8
+            // Code units are read little-endian; UTF-16BE's are the same with their bytes swapped.
+            let units = stride(from: 0, to: bytes.count, by: 2).compactMap { index -> UInt16? in
+                let unit = ByteReader.uint16(in: bytes[...], at: index)
+                return self == .utf16LittleEndian ? unit : unit?.byteSwapped
             }
             guard let text = String(validating: units, as: UTF16.self) else { throw .invalidText(encoding: self) }
             return text
@@ -41,10 +44,10 @@ public enum StringEncoding: String, Hashable, Sendable, CaseIterable, CustomStri
         switch self {
         case .utf8:
             return Array(text.utf8)
-        case .utf16LittleEndian:
-            return text.utf16.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)] }
-        case .utf16BigEndian:
-            return text.utf16.flatMap { [UInt8($0 >> 8), UInt8(truncatingIfNeeded: $0)] }
+        case .utf16LittleEndian, .utf16BigEndian:
+            var writer = ByteWriter(capacity: 2 * text.utf16.count)
+            for unit in text.utf16 { writer.write(self == .utf16LittleEndian ? unit : unit.byteSwapped) }
+            return writer.bytes
         case .ascii:
             guard text.unicodeScalars.allSatisfy({ $0.value < 0x80 }) else { throw .unencodable(encoding: self) }
             return text.unicodeScalars.map { UInt8($0.value) }
