@@ -15,10 +15,20 @@ import Synchronization
 /// measured is everything between those bytes and the app's callback: H4 framing, HCI, ACL,
 /// L2CAP, ATT, GATT, Bluejay's listen and its hop to the callback queue.
 public final class PipelineBench: Sendable {
-    /// The central's transport: the virtual controller's, with an injection point beside it.
+    /// The central's transport: the virtual controller's, with an injection point beside it,
+    /// and optionally a responder that answers some of the host's packets in the controller's
+    /// place, from a thread of its own (as a socket's reader would deliver them).
     final class InjectingTransport: HCITransport {
+        typealias Responder = @Sendable (H4Packet) -> [UInt8]?
+        /// The closures sit in a struct: a `Mutex` whose value is itself a function type
+        /// reabstracts it on every `withLock`, wrapping it in one more thunk each time.
+        private struct Hooks {
+            var receiver: (@Sendable (TransportEvent) -> Void)?
+            var responder: Responder?
+        }
         let inner: VirtualControllerTransport
-        private let receiver = Mutex<(@Sendable (TransportEvent) -> Void)?>(nil)
+        private let hooks = Mutex(Hooks())
+        private let responderQueue = DispatchQueue(label: "bench.controller")
         var name: String { inner.name }
 
         init(_ inner: VirtualControllerTransport) {
@@ -26,17 +36,29 @@ public final class PipelineBench: Sendable {
         }
 
         func start(receiver: @escaping @Sendable (TransportEvent) -> Void) {
-            self.receiver.withLock { $0 = receiver }
+            hooks.withLock { $0.receiver = receiver }
             inner.start(receiver: receiver)
         }
 
-        func send(_ packet: H4Packet) throws(TransportError) { try inner.send(packet) }
+        func send(_ packet: H4Packet) throws(TransportError) {
+            if let responder = hooks.withLock({ $0.responder }), let answer = responder(packet) {
+                responderQueue.async { self.inject([answer]) }
+                return
+            }
+            try inner.send(packet)
+        }
+
         func close() { inner.close() }
+
+        /// Answers the packets `responder` returns bytes for, instead of the controller.
+        func respond(with responder: Responder?) {
+            hooks.withLock { $0.responder = responder }
+        }
 
         /// Delivers `chunks` as a stream transport would: each chunk is one read, deframed
         /// into one batch.
         func inject(_ chunks: [[UInt8]]) {
-            guard let receiver = receiver.withLock({ $0 }) else { return }
+            guard let receiver = hooks.withLock({ $0.receiver }) else { return }
             var deframer = H4Deframer()
             for chunk in chunks {
                 guard let packets = try? deframer.append(chunk[...]), !packets.isEmpty else { continue }
@@ -46,7 +68,9 @@ public final class PipelineBench: Sendable {
     }
 
     public static let serviceUUID = BluetoothUUID(UInt16(0xFFF0))
+    public static let readUUID = BluetoothUUID(UInt16(0xFFF1))
     public static let notifyUUID = BluetoothUUID(UInt16(0xFFF2))
+    static let readValue = [UInt8](repeating: 0x5A, count: 20)
 
     let link: VirtualLink
     let peripheral: LEHost
@@ -68,16 +92,17 @@ public final class PipelineBench: Sendable {
     /// Connects, subscribes through Bluejay (a `listen` with `Data` values whose callback
     /// counts), and returns once the subscription is on.
     public static func make() async throws -> PipelineBench {
-        let link = VirtualLink(configuration: .init(timeScale: 100))
+        let link = VirtualLink(configuration: .init(timeScale: 1))
         let peripheralController = link.addController(name: "peripheral", address: BluetoothAddress("C0:00:00:00:00:02") ?? .zero)
         var configuration = HostConfiguration()
         configuration.deviceName = "Bench"
         let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration, logger: quietLogger("bench.peripheral"))
         try await peripheral.powerOn()
         let published = try await peripheral.server.addService(GATTServiceDefinition(uuid: serviceUUID, characteristics: [
+            GATTCharacteristicDefinition(uuid: readUUID, properties: [.read], value: readValue),
             GATTCharacteristicDefinition(uuid: notifyUUID, properties: [.notify], value: [0]),
         ]))
-        guard let valueHandle = published.characteristics.first?.valueHandle else { throw BenchmarkSetupError("no value handle") }
+        guard let valueHandle = published.characteristics.last?.valueHandle else { throw BenchmarkSetupError("no value handle") }
         try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
                                               parameters: AdvertisingParameters(intervalRange: 0x0020...0x0020))
 
@@ -100,17 +125,17 @@ public final class PipelineBench: Sendable {
         return bench
     }
 
+    /// The H4 bytes of one ATT PDU on this connection, in one ACL packet.
+    func h4(_ pdu: ATTPDU) -> [UInt8] {
+        let frame = L2CAPBasicFrame.encode(channelID: .att, payload: pdu.encode())
+        return H4Packet(.acl, ACLDataPacket(connectionHandle: connectionHandle, packetBoundary: .firstFlushable, data: frame).encode()).framed
+    }
+
     /// The H4 bytes of `count` Handle Value Notifications of `size` value bytes, cut into
     /// reads of `perRead` packets (as a socket read returns what has arrived).
     public func notificationChunks(count: Int, size: Int, perRead: Int) -> [[UInt8]] {
         let value = (0..<size).map { UInt8(truncatingIfNeeded: $0) }
-        let attLength = 3 + size
-        let l2capLength = 4 + attLength
-        var packet: [UInt8] = [0x02, UInt8(connectionHandle & 0xFF), UInt8(connectionHandle >> 8) | 0x20,
-                               UInt8(l2capLength & 0xFF), UInt8(l2capLength >> 8),
-                               UInt8(attLength & 0xFF), UInt8(attLength >> 8), 0x04, 0x00,
-                               0x1B, UInt8(valueHandle & 0xFF), UInt8(valueHandle >> 8)]
-        packet += value
+        let packet = h4(.handleValueNotification(ATTHandleValueNotification(handle: valueHandle, value: value)))
         var chunks: [[UInt8]] = []
         var remaining = count
         while remaining > 0 {
@@ -122,6 +147,34 @@ public final class PipelineBench: Sendable {
             remaining -= n
         }
         return chunks
+    }
+
+    /// `count` sequential reads of the 20-byte characteristic through Bluejay's `async` read,
+    /// each started when the previous one returned. The first ones go through the virtual
+    /// controller (they discover the characteristic); then the controller's part is played by
+    /// a responder that answers each Read Request with a Read Response and a Number Of
+    /// Completed Packets, from a thread of its own, so that what is measured is our host and
+    /// Bluejay, not the radio.
+    public func sequentialReads(_ count: Int) async throws {
+        let characteristic = CharacteristicIdentifier(uuid: Self.readUUID.description, service: ServiceIdentifier(uuid: Self.serviceUUID.description))
+        let _: Data = try await bluejay.read(from: characteristic)
+        let answer = h4(.readResponse(ATTReadResponse(value: Self.readValue)))
+            + H4Packet(.event, HCIEvent.numberOfCompletedPackets(NumberOfCompletedPacketsEvent(entries: [
+                .init(connectionHandle: connectionHandle, completedPackets: 1),
+            ])).encode()).framed
+        let handle = connectionHandle
+        transport.respond { packet in
+            // An ACL packet of this connection carrying an ATT Read Request (opcode 0x0A).
+            guard packet.indicator == .acl, let acl = try? ACLDataPacket.decode(packet.bytes), acl.connectionHandle == handle,
+                  let frame = try? L2CAPBasicFrame.parse(acl.data[...]), frame.channelID == .att,
+                  frame.payload.first == ATTOpcode.readRequest.rawValue else { return nil }
+            return answer
+        }
+        defer { transport.respond(with: nil) }
+        for _ in 0..<count {
+            let value: Data = try await bluejay.read(from: characteristic)
+            guard value.count == Self.readValue.count else { throw BenchmarkSetupError("read \(value.count) bytes") }
+        }
     }
 
     /// Injects the chunks and returns once the app's callback has seen every notification
@@ -178,12 +231,15 @@ final class DeliveryCounter: Sendable {
     }
 }
 
-/// CPU time of this process (user + system), from getrusage.
+/// CPU time of this process (user + system, every thread) and its context switches, from getrusage.
 public enum ProcessCPU {
-    public static func now() -> Double {
+    public static func now() -> Double { usage().cpu }
+
+    public static func usage() -> (cpu: Double, contextSwitches: Int) {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        return (cpu, usage.ru_nvcsw + usage.ru_nivcsw)
     }
 }

@@ -32,6 +32,21 @@ struct BluejayCompare {
                 print("pipeline: \(count) notifications of \(size) B, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
                       + "\(String(format: "%.3f", cpu * 1e6 / Double(count))) µs CPU each")
                 await bench.shutdown()
+            case "reads":
+                // Sequential reads through Bluejay's async API, a responder in the controller's place.
+                let count = Int(arguments.dropFirst().first ?? "") ?? 20_000
+                let bench = try await PipelineBench.make()
+                try await bench.sequentialReads(1_000)
+                let before = ProcessCPU.usage()
+                let start = ContinuousClock.now
+                try await bench.sequentialReads(count)
+                let elapsed = start.duration(to: .now)
+                let after = ProcessCPU.usage()
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                print("reads: \(count) sequential reads of 20 B: \(String(format: "%.1f", seconds * 1e6 / Double(count))) µs each (wall), "
+                      + "\(String(format: "%.1f", (after.cpu - before.cpu) * 1e6 / Double(count))) µs CPU, "
+                      + "\(String(format: "%.2f", Double(after.contextSwitches - before.contextSwitches) / Double(count))) context switches each")
+                await bench.shutdown()
             case "memory":
                 // Our central's memory per connection; the peripherals run in a child process.
                 let count = Int(arguments.dropFirst().first ?? "") ?? 20

@@ -71,18 +71,24 @@ final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
 
 /// Calls its callback at most once.
 final class OneShot<T: Sendable>: Sendable {
-    private let callback: Mutex<(@Sendable (Result<T, BluejayError>) -> Void)?>
-
-    init(_ callback: @escaping @Sendable (Result<T, BluejayError>) -> Void) {
-        self.callback = Mutex(callback)
+    /// The callback sits in a struct: a `Mutex` whose value is itself a function type
+    /// reabstracts it on each `withLock`, wrapping it in one more thunk every time.
+    private struct Pending: Sendable {
+        var callback: (@Sendable (Result<T, BluejayError>) -> Void)?
     }
 
-    var isDone: Bool { callback.withLock { $0 == nil } }
+    private let pending: Mutex<Pending>
+
+    init(_ callback: @escaping @Sendable (Result<T, BluejayError>) -> Void) {
+        pending = Mutex(Pending(callback: callback))
+    }
+
+    var isDone: Bool { pending.withLock { $0.callback == nil } }
 
     func deliver(_ result: Result<T, BluejayError>) {
-        let taken = callback.withLock { callback -> (@Sendable (Result<T, BluejayError>) -> Void)? in
-            defer { callback = nil }
-            return callback
+        let taken = pending.withLock { pending in
+            defer { pending.callback = nil }
+            return pending.callback
         }
         taken?(result)
     }

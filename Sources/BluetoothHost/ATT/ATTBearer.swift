@@ -29,6 +29,8 @@ public final class ATTBearer: Sendable {
         var watchdog: Task<Void, Never>?
         /// When the watchdog wakes up next.
         var watchdogWake: BluetoothClock.Instant?
+        /// Tells the current watchdog from one it replaced.
+        var watchdogGeneration: UInt64 = 0
         /// Set once the bearer can no longer carry requests.
         var closedError: HostError?
         var subscribers: [UInt16: [NotificationSink]] = [:]
@@ -170,48 +172,59 @@ public final class ATTBearer: Sendable {
         return [timeout, state.transactions.earliestDeadline].compactMap { $0 }.min()
     }
 
-    /// Starts, moves or stops the one watchdog so that it wakes at ``nextWake(_:)``.
+    /// Makes sure the one watchdog wakes no later than ``nextWake(_:)``. A watchdog that would
+    /// wake earlier than needed is left alone: it looks, finds nothing due, and sleeps again
+    /// until the next wake (or ends when nothing is outstanding). So a steady stream of
+    /// requests costs no timer per request, only a look every transaction timeout.
     private func armWatchdog(_ state: inout State) {
-        let wake = nextWake(state)
-        if let current = state.watchdogWake, let wake, current <= wake, state.watchdog != nil { return }
+        guard let wake = nextWake(state) else { return }
+        if let current = state.watchdogWake, state.watchdog != nil, current <= wake { return }
         state.watchdog?.cancel()
         state.watchdogWake = wake
-        guard let wake else {
-            state.watchdog = nil
-            return
-        }
-        let clock = clock
+        state.watchdogGeneration &+= 1
+        let (clock, generation) = (clock, state.watchdogGeneration)
         state.watchdog = Task { [weak self] in
-            do { try await clock.sleep(until: wake) } catch { return }
-            self?.watchdogDidWake()
+            var wake = wake
+            while true {
+                do { try await clock.sleep(until: wake) } catch { return }
+                guard let next = self?.watchdogDidWake(generation: generation) else { return }
+                wake = next
+            }
         }
     }
 
     /// Lets go of the callers past their deadline, and closes the bearer if the outstanding
-    /// request is past its transaction timeout.
-    private func watchdogDidWake() {
+    /// request is past its transaction timeout. Returns when to look next, or `nil` when
+    /// nothing is outstanding (the watchdog then ends).
+    private func watchdogDidWake(generation: UInt64) -> BluetoothClock.Instant? {
         let now = clock.now
-        let (late, expired) = state.withLock { state -> ([Ticket], (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)?) in
-            state.watchdog = nil
-            state.watchdogWake = nil
-            guard state.closedError == nil else { return ([], nil) }
+        let (late, expired, next) = state.withLock {
+            state -> ([Ticket], (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)?, BluetoothClock.Instant?) in
+            // A watchdog replaced by an earlier one stops.
+            guard state.watchdogGeneration == generation else { return ([], nil, nil) }
             let late = state.transactions.expireDeadlines(at: now)
-            if let since = state.outstandingSince, state.transactions.outstanding != nil, now >= since + transactionTimeout {
+            if state.closedError == nil, let since = state.outstandingSince, state.transactions.outstanding != nil,
+               now >= since + transactionTimeout {
                 let request = state.transactions.outstanding?.request.opcode
                 state.closedError = .attBearerClosed
-                return (late, (state.transactions.removeAll(), Self.removeSinks(&state), request))
+                state.watchdog = nil
+                state.watchdogWake = nil
+                return (late, (state.transactions.removeAll(), Self.removeSinks(&state), request), nil)
             }
-            armWatchdog(&state)
-            return (late, nil)
+            let next = nextWake(state)
+            state.watchdogWake = next
+            if next == nil { state.watchdog = nil }
+            return (late, nil, next)
         }
         late.forEach { $0.resume(throwing: HostError.deadlineExceeded) }
-        guard let expired else { return }
+        guard let expired else { return next }
         // No response within the transaction timeout: the bearer is unusable
         // (Core 6.0, Vol 3, Part F, 3.3.3), so it closes and the link is dropped.
         logger.error("ATT transaction timeout waiting for \(expired.request.map { "\($0)" } ?? "?")")
         expired.tickets.forEach { $0.resume(throwing: HostError.attTransactionTimeout) }
         expired.sinks.forEach { $0.finish(.attTransactionTimeout) }
         onTransactionTimeout()
+        return nil
     }
 
     // MARK: Client: notifications and indications
