@@ -48,6 +48,7 @@ let package = Package(
         benchmark("Encoding"),
         benchmark("ACLPath"),
         benchmark("GATT"),
+        benchmark("Pipeline"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -155,9 +155,14 @@ public final class PipelineBench: Sendable {
     /// a responder that answers each Read Request with a Read Response and a Number Of
     /// Completed Packets, from a thread of its own, so that what is measured is our host and
     /// Bluejay, not the radio.
-    public func sequentialReads(_ count: Int) async throws {
+    ///
+    /// `throughHost` reads with the host's `GATTClient` directly instead (no Bluejay queue), to
+    /// tell the host's share from Bluejay's.
+    public func sequentialReads(_ count: Int, throughHost: Bool = false) async throws {
         let characteristic = CharacteristicIdentifier(uuid: Self.readUUID.description, service: ServiceIdentifier(uuid: Self.serviceUUID.description))
         let _: Data = try await bluejay.read(from: characteristic)
+        guard let gatt = await bluejay.host?.connections.first?.gatt else { throw BenchmarkSetupError("no connection") }
+        let target = try await gatt.characteristic(Self.readUUID, inService: Self.serviceUUID)
         let answer = h4(.readResponse(ATTReadResponse(value: Self.readValue)))
             + H4Packet(.event, HCIEvent.numberOfCompletedPackets(NumberOfCompletedPacketsEvent(entries: [
                 .init(connectionHandle: connectionHandle, completedPackets: 1),
@@ -172,8 +177,9 @@ public final class PipelineBench: Sendable {
         }
         defer { transport.respond(with: nil) }
         for _ in 0..<count {
-            let value: Data = try await bluejay.read(from: characteristic)
-            guard value.count == Self.readValue.count else { throw BenchmarkSetupError("read \(value.count) bytes") }
+            let length = throughHost ? try await gatt.readValue(handle: target.valueHandle).count
+                : (try await bluejay.read(from: characteristic) as Data).count
+            guard length == Self.readValue.count else { throw BenchmarkSetupError("read \(length) bytes") }
         }
     }
 
@@ -184,6 +190,49 @@ public final class PipelineBench: Sendable {
         transport.inject(chunks)
         await counter.wait(until: target)
         return count
+    }
+
+    /// The H4 bytes of `count` LE Advertising Report events (one ADV_NONCONN_IND report each,
+    /// 31 bytes of data, from 50 advertisers in turn), cut into reads of `perRead` events.
+    public static func advertisingReportChunks(count: Int, perRead: Int) throws -> [[UInt8]] {
+        let data = try AdvertisingData([
+            .flags([.leGeneralDiscoverableMode, .brEdrNotSupported]),
+            .completeLocalName("Adv-00"),
+            .manufacturerSpecificData(companyID: 0xFFFF, data: Array(repeating: 0xAB, count: 16)),
+        ]).encoded()
+        let events = (0..<50).map { index in
+            let address = BluetoothAddress(bytes: [0xC0, 0xAD, 0x00, 0x00, 0x00, UInt8(index)]) ?? .zero
+            let report = LEAdvertisingReportEvent.Report(eventType: .advNonconnInd, addressType: .random, address: address, data: data,
+                                                         rssi: -50)
+            return H4Packet(.event, HCIEvent.le(.advertisingReport(LEAdvertisingReportEvent(reports: [report]))).encode()).framed
+        }
+        var chunks: [[UInt8]] = []
+        var index = 0
+        while index < count {
+            let n = min(perRead, count - index)
+            chunks.append((index..<index + n).flatMap { events[$0 % events.count] })
+            index += n
+        }
+        return chunks
+    }
+
+    /// Runs a scan with duplicates through Bluejay's `async` API, injects the chunks (the
+    /// controller is told to scan, but its own reports are few next to these), and returns once
+    /// the app has seen `count` discoveries.
+    public func scan(_ chunks: [[UInt8]], count: Int) async throws {
+        let scanning = Task {
+            var received = 0
+            for try await event in bluejay.scan(allowDuplicates: true, throttleRSSIDelta: 0) {
+                guard case .discovered = event else { continue }
+                received += 1
+                if received == count { break }
+            }
+            return received
+        }
+        while await bluejay.host?.isScanning != true { try await Task.sleep(for: .milliseconds(1)) }
+        transport.inject(chunks)
+        let received = try await scanning.value
+        guard received == count else { throw BenchmarkSetupError("the scan ended after \(received) reports") }
     }
 
     /// Shuts everything down.

@@ -32,18 +32,38 @@ struct BluejayCompare {
                 print("pipeline: \(count) notifications of \(size) B, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
                       + "\(String(format: "%.3f", cpu * 1e6 / Double(count))) µs CPU each")
                 await bench.shutdown()
-            case "reads":
-                // Sequential reads through Bluejay's async API, a responder in the controller's place.
-                let count = Int(arguments.dropFirst().first ?? "") ?? 20_000
+            case "scan":
+                // LE Advertising Report events injected into our central's transport, through to a
+                // Bluejay async scan with duplicates.
+                let count = Int(arguments.dropFirst().first ?? "") ?? 100_000
+                let perRead = Int(arguments.dropFirst(2).first ?? "") ?? 8
                 let bench = try await PipelineBench.make()
-                try await bench.sequentialReads(1_000)
+                try await bench.scan(try PipelineBench.advertisingReportChunks(count: 5_000, perRead: perRead), count: 5_000)
+                let chunks = try PipelineBench.advertisingReportChunks(count: count, perRead: perRead)
                 let before = ProcessCPU.usage()
                 let start = ContinuousClock.now
-                try await bench.sequentialReads(count)
+                try await bench.scan(chunks, count: count)
                 let elapsed = start.duration(to: .now)
                 let after = ProcessCPU.usage()
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-                print("reads: \(count) sequential reads of 20 B: \(String(format: "%.1f", seconds * 1e6 / Double(count))) µs each (wall), "
+                print("scan: \(count) advertising reports, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
+                      + "\(String(format: "%.2f", (after.cpu - before.cpu) * 1e6 / Double(count))) µs CPU each, "
+                      + "\(String(format: "%.2f", Double(after.contextSwitches - before.contextSwitches) / Double(count))) context switches each")
+                await bench.shutdown()
+            case "reads", "host-reads":
+                // Sequential reads through Bluejay's async API (or the host's GATTClient, for
+                // host-reads), a responder in the controller's place.
+                let count = Int(arguments.dropFirst().first ?? "") ?? 20_000
+                let throughHost = arguments.first == "host-reads"
+                let bench = try await PipelineBench.make()
+                try await bench.sequentialReads(1_000, throughHost: throughHost)
+                let before = ProcessCPU.usage()
+                let start = ContinuousClock.now
+                try await bench.sequentialReads(count, throughHost: throughHost)
+                let elapsed = start.duration(to: .now)
+                let after = ProcessCPU.usage()
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                print("\(arguments[0]): \(count) sequential reads of 20 B: \(String(format: "%.1f", seconds * 1e6 / Double(count))) µs each (wall), "
                       + "\(String(format: "%.1f", (after.cpu - before.cpu) * 1e6 / Double(count))) µs CPU, "
                       + "\(String(format: "%.2f", Double(after.contextSwitches - before.contextSwitches) / Double(count))) context switches each")
                 await bench.shutdown()

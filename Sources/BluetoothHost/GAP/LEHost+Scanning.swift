@@ -73,18 +73,18 @@ extension LEHost {
     }
 
     func didReceive(_ event: LEAdvertisingReportEvent) {
-        guard var state = scanState else { return }
+        // Mutated in place: a copy of the state would copy the assembler's table per report.
         for report in event.reports {
-            if let advertisement = state.assembler.receive(report) { state.continuation.yield(advertisement) }
+            guard let advertisement = scanState?.assembler.receive(report) else { continue }
+            scanState?.continuation.yield(advertisement)
         }
-        scanState = state
     }
 
     func didReceive(_ event: LEExtendedAdvertisingReportEvent) {
-        guard var state = scanState else { return }
+        // Mutated in place: a copy of the state would copy the assembler's table per report.
         for report in event.reports {
-            if let advertisement = state.assembler.receive(report) { state.continuation.yield(advertisement) }
+            guard let advertisement = scanState?.assembler.receive(report) else { continue }
+            scanState?.continuation.yield(advertisement)
         }
-        scanState = state
     }
 }
