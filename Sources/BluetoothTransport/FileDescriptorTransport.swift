@@ -43,7 +43,9 @@ public final class FileDescriptorTransport: HCITransport {
 
     /// The largest framed HCI packet: indicator, 4-octet ACL header, 65535 octets of data.
     /// A datagram read into a smaller buffer would be truncated.
-    private static let readBufferSize = 1 + 4 + 0xFFFF
+    private static let largestPacket = 1 + 4 + 0xFFFF
+    /// The most datagrams one wake-up reads into a batch.
+    private static let datagramsPerBatch = 64
 
     private static let readerThreadName = "bluejay-hci-rx"
 
@@ -159,7 +161,10 @@ public final class FileDescriptorTransport: HCITransport {
         }
         guard mayRun else { return nil }
         var deframer = H4Deframer()
-        var buffer = [UInt8](repeating: 0, count: Self.readBufferSize)
+        // A stream read takes whatever has arrived; datagrams are read one after another into
+        // the same buffer, each with room for the largest packet.
+        let bufferSize = framing == .stream ? Self.largestPacket : 2 * Self.largestPacket
+        var buffer = [UInt8](repeating: 0, count: bufferSize)
         while true {
             var descriptors = [
                 pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
@@ -176,31 +181,48 @@ public final class FileDescriptorTransport: HCITransport {
             }
             guard descriptors[0].revents != 0 else { continue }
 
+            let (packets, end) = readBatch(into: &buffer, deframer: &deframer)
+            if !packets.isEmpty {
+                // After close() the receiver hears nothing but `.closed(nil)`.
+                if state.withLock({ $0.closeRequested }) { return nil }
+                // One batch per wake-up: the receiver hands the app one delivery for all of it.
+                receiver(.packets(packets))
+            }
+            if let end { return end }
+        }
+    }
+
+    /// Reads what has arrived: one read of a stream, or every queued datagram (up to
+    /// ``datagramsPerBatch``, as long as the buffer has room for the largest packet). Returns
+    /// the packets and, if the transport ended, why (after the packets before it).
+    private func readBatch(into buffer: inout [UInt8], deframer: inout H4Deframer) -> (packets: [H4Packet], end: TransportError?) {
+        var packets: [H4Packet] = []
+        var offset = 0
+        while true {
             let (count, code) = buffer.withUnsafeMutableBytes { raw in
-                let count = read(descriptor, raw.baseAddress, raw.count)
+                let count = read(descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
                 return (count, errno)
             }
             if count == 0 {
                 let dropped = deframer.bufferedByteCount
-                return .connectionLost(
+                return (packets, .connectionLost(
                     name,
                     reason: "the other end closed the connection"
                         + (dropped > 0 ? " in the middle of a packet (\(dropped) byte(s) dropped)" : "")
-                )
+                ))
             }
             if count < 0 {
-                if code == EINTR || code == EAGAIN || code == EWOULDBLOCK { continue }
-                return .connectionLost(name, reason: SystemError.message(code))
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK { return (packets, nil) }
+                return (packets, .connectionLost(name, reason: SystemError.message(code)))
             }
-
-            let (packets, framingError) = decode(buffer[0..<count], with: &deframer)
-            if !packets.isEmpty {
-                // After close() the receiver hears nothing but `.closed(nil)`.
-                if state.withLock({ $0.closeRequested }) { return nil }
-                // One batch per read: the receiver hands the app one delivery for all of it.
-                receiver(.packets(packets))
+            let (decoded, framingError) = decode(buffer[offset..<(offset + count)], with: &deframer)
+            packets += decoded
+            if let framingError { return (packets, .framing(name, framingError)) }
+            offset += count
+            guard framing == .datagram, packets.count < Self.datagramsPerBatch, buffer.count - offset >= Self.largestPacket else {
+                return (packets, nil)
             }
-            if let framingError { return .framing(name, framingError) }
         }
     }
 

@@ -14,7 +14,10 @@ public enum TransportEvent: Sendable {
 /// Contract, relied on by the HCI layer:
 /// - ``start(receiver:)`` is called once. The receiver gets packets in the order the
 ///   controller sent them, in batches (never empty), from one thread at a time, and exactly
-///   one `.closed` at the end.
+///   one `.closed` at the end. What arrives while the receiver runs is kept (as a socket's
+///   buffer keeps it) and comes in the next batch, so a receiver that takes its time (the
+///   HCI layer's receive coalescing pauses on purpose) gets bigger batches, not a backlog of
+///   small ones.
 /// - ``send(_:)`` is thread-safe, keeps the order of calls, and never calls the receiver
 ///   synchronously (so the caller may hold a lock that the receiver also takes).
 /// - ``close()`` is idempotent; after it the receiver gets `.closed(nil)` if it has not

@@ -11,7 +11,8 @@ import Synchronization
 /// controller's packets in order on the transport's own serial queue, and exactly one
 /// `.closed` at the end (`nil` after ``close()``, an error when the controller went away or
 /// another host attached to it). Packets the controller sends before ``start(receiver:)``
-/// are kept for the receiver.
+/// are kept for the receiver. Like a socket's buffer, what the controller sends while the
+/// receiver is busy gathers into the next batch.
 public final class VirtualControllerTransport: HCITransport {
     /// `virtual:NAME`.
     public let name: String
@@ -23,7 +24,10 @@ public final class VirtualControllerTransport: HCITransport {
     private struct State {
         var receiver: (@Sendable (TransportEvent) -> Void)?
         var started = false
+        /// Sent by the controller and not yet handed to the receiver.
         var pending: [H4Packet] = []
+        /// A drain of ``pending`` is queued or running on the delivery queue.
+        var isDraining = false
         var isClosed = false
         var closeReason: TransportError?
         var closedDelivered = false
@@ -40,9 +44,7 @@ public final class VirtualControllerTransport: HCITransport {
             guard !state.started else { return }
             state.started = true
             state.receiver = receiver
-            let pending = state.pending
-            state.pending.removeAll()
-            if !pending.isEmpty { deliveryQueue.async { receiver(.packets(pending)) } }
+            if !state.pending.isEmpty { scheduleDrain(&state) }
             if state.isClosed, !state.closedDelivered {
                 state.closedDelivered = true
                 let reason = state.closeReason
@@ -82,11 +84,32 @@ public final class VirtualControllerTransport: HCITransport {
         guard !packets.isEmpty else { return }
         state.withLock { state in
             guard !state.isClosed else { return }
-            if let receiver = state.receiver {
-                deliveryQueue.async { receiver(.packets(packets)) }
-            } else {
-                state.pending.append(contentsOf: packets)
+            state.pending.append(contentsOf: packets)
+            if state.receiver != nil { scheduleDrain(&state) }
+        }
+    }
+
+    /// Queues a drain unless one is queued or running (that one takes these packets too).
+    private func scheduleDrain(_ state: inout State) {
+        guard !state.isDraining else { return }
+        state.isDraining = true
+        deliveryQueue.async { [self] in drain() }
+    }
+
+    /// Hands the receiver everything pending as one batch, again and again until nothing is
+    /// left: what arrives while the receiver runs makes the next batch.
+    private func drain() {
+        while true {
+            let next = state.withLock { state -> (batch: [H4Packet], receiver: (@Sendable (TransportEvent) -> Void)?)? in
+                guard !state.pending.isEmpty, !state.isClosed, let receiver = state.receiver else {
+                    state.isDraining = false
+                    return nil
+                }
+                defer { state.pending = [] }
+                return (state.pending, receiver)
             }
+            guard let next, let receiver = next.receiver else { return }
+            receiver(.packets(next.batch))
         }
     }
 

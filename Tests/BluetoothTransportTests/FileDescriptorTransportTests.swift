@@ -25,6 +25,21 @@ struct FileDescriptorTransportTests {
         #expect(try peer.receiveDatagram() == H4DeframerTests.longACL.framed)
     }
 
+    @Test func datagramsQueuedBeforeAWakeUpComeAsOneBatch() async throws {
+        let (local, peer) = try TestDescriptor.socketPair(type: SOCK_SEQPACKET)
+        let transport = try FileDescriptorTransport(name: "test", fileDescriptor: local.take(), framing: .datagram)
+        defer { transport.closeInBackground() }
+        // Queued before the reader starts: its first wake-up finds all three.
+        try peer.writeAll(H4DeframerTests.resetComplete.framed)
+        try peer.writeAll(H4DeframerTests.longACL.framed)
+        try peer.writeAll(H4DeframerTests.resetComplete.framed)
+        let recorder = EventRecorder()
+        transport.start(receiver: recorder.receiver)
+        let events = try await recorder.waitForEvents(count: 3)
+        #expect(events.compactMap(\.packet) == [H4DeframerTests.resetComplete, H4DeframerTests.longACL, H4DeframerTests.resetComplete])
+        #expect(recorder.batchSizes == [3])
+    }
+
     @Test func datagramWithTrailingBytesClosesWithFramingError() async throws {
         let (local, peer) = try TestDescriptor.socketPair(type: SOCK_SEQPACKET)
         let transport = try FileDescriptorTransport(name: "test", fileDescriptor: local.take(), framing: .datagram)

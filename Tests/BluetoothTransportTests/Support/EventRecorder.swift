@@ -13,6 +13,7 @@ final class EventRecorder: Sendable {
 
     private struct State {
         var events: [TransportEvent] = []
+        var batchSizes: [Int] = []
         var threads: [pthread_t] = []
         var waiters: [Waiter] = []
         var expired: Set<Int> = []
@@ -34,6 +35,9 @@ final class EventRecorder: Sendable {
 
     var packets: [H4Packet] { events.compactMap(\.packet) }
 
+    /// How many packets each batch delivered, in order.
+    var batchSizes: [Int] { state.withLock { $0.batchSizes } }
+
     var closeReasons: [TransportError?] { events.compactMap(\.closeReason) }
 
     /// Records an event; a batch of packets counts as one event per packet.
@@ -43,6 +47,7 @@ final class EventRecorder: Sendable {
         if case let .packets(packets) = event { events = packets.map { .packets([$0]) } } else { events = [event] }
         let satisfied = state.withLock { state -> [Waiter] in
             state.events.append(contentsOf: events)
+            if case let .packets(packets) = event { state.batchSizes.append(packets.count) }
             if !state.threads.contains(where: { pthread_equal($0, thread) != 0 }) { state.threads.append(thread) }
             let satisfied = state.waiters.filter { $0.count <= state.events.count }
             state.waiters.removeAll { $0.count <= state.events.count }
