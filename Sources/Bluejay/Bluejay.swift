@@ -208,8 +208,8 @@ public final class Bluejay: Sendable {
         state.withLock { $0.host?.configuration.clock ?? $0.options.hostConfiguration.clock }
     }
 
-    /// Queues a GATT operation on the connected link, with the operation time limit.
-    /// `deliver` gets the outcome once, on whatever thread; it hops queues itself.
+    /// Queues a GATT operation on the connected link, with the operation time limit, run in a
+    /// task of its own. `deliver` gets the outcome once, on whatever thread; it hops queues itself.
     func submitGATT<T: Sendable>(_ name: String, privileged: Bool = false, atFront: Bool = false, id: UInt64? = nil,
                                  work: @escaping @Sendable (PeripheralLink) async throws -> T,
                                  deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void) {
@@ -217,11 +217,25 @@ public final class Bluejay: Sendable {
             deliver(.failure(refusal))
             return
         }
+        let body = gattOperation(name, work: work)
+        runner.submit(QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, work: body, deliver: deliver), atFront: atFront)
+    }
+
+    /// Queues a GATT operation on the connected link, with the operation time limit, and runs it
+    /// in the calling task when its turn comes (the `async` API).
+    func performGATT<T: Sendable>(_ name: String, work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
+        if let refusal = refusal(for: name) { throw refusal }
+        return try await runner.perform(name, kind: .gatt, work: gattOperation(name, work: work))
+    }
+
+    /// The work of a GATT operation: `work` on the link connected when it starts, within the
+    /// operation time limit.
+    private func gattOperation<T: Sendable>(_ name: String, work: @escaping @Sendable (PeripheralLink) async throws -> T) -> @Sendable () async throws -> T {
         let limit = operationTimeLimit
         // A request made while connected that finds the link gone reports the disconnection,
         // whichever of the failing of the queue and its own start came first.
         let submittedOn = state.withLock { $0.connectedLink }
-        let operation = QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, work: { [self] in
+        return { [self] in
             let link: PeripheralLink
             do {
                 link = try self.requireLink()
@@ -230,8 +244,7 @@ public final class Bluejay: Sendable {
                 throw BluejayError.disconnected(submittedOn.identifier, reason: submittedOn.connection.disconnectReason)
             }
             return try await withTimeLimit(limit, clock: self.clock, operation: name) { try await work(link) }
-        }, deliver: deliver)
-        runner.submit(operation, atFront: atFront)
+        }
     }
 
     /// A `deliver` that calls `completion` on the callback queue.

@@ -1,4 +1,5 @@
 @testable import Bluejay
+import BluetoothCore
 import Foundation
 import Synchronization
 import Testing
@@ -156,6 +157,99 @@ struct OperationRunnerTests {
         runner.submit(op)
         try await eventually("early failed") { journal.all.contains("failed early: cancelled") }
         #expect(!journal.all.contains("start early"))
+    }
+
+    /// Waits, as the stack's waits do, until the task's request scope is aborted; throws its error.
+    private func waitForAbort(journal: Journal, _ name: String) async throws {
+        guard let abort = RequestScope.current.abort else { throw CancellationError() }
+        let waiter = OneShotContinuation()
+        let registration = abort.whenAborted { waiter.resume(with: .failure($0)) }
+        defer { if let registration { abort.remove(registration) } }
+        journal.add("waiting \(name)")
+        try await withCheckedThrowingContinuation { continuation in
+            waiter.set(continuation)
+            if registration == nil, let error = abort.error { waiter.resume(with: .failure(error)) }
+        }
+    }
+
+    @Test("An operation its caller runs takes its turn in the queue like the others")
+    func callerRunsInTurn() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        let gate = TestGate()
+        runner.submit(operation(runner, "a", journal: journal, gate: gate))
+        try await gate.waitForArrivals(1)
+        let caller = Task {
+            try await runner.perform("b", kind: .gatt) {
+                journal.enter()
+                defer { journal.leave() }
+                journal.add("start b")
+                return "b"
+            }
+        }
+        try await eventually("b queued") { runner.count == 2 }
+        runner.submit(operation(runner, "c", journal: journal))
+        #expect(!journal.all.contains("start b"), "b waits for a")
+        gate.open()
+        #expect(try await caller.value == "b")
+        try await eventually("c done") { journal.all.contains("done c") }
+        #expect(journal.all == ["start a", "end a", "done a", "start b", "start c", "end c", "done c"])
+        #expect(journal.maximumConcurrency == 1)
+    }
+
+    @Test("A caller's running operation failed from outside reports at once; its waits are aborted")
+    func callerOperationFailedFromOutside() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        let caller = Task {
+            try await runner.perform("read", kind: .gatt) {
+                try await waitForAbort(journal: journal, "read")
+                journal.add("read ran on")
+                return 1
+            }
+        }
+        try await eventually("read waiting") { journal.all.contains("waiting read") }
+        runner.submit(operation(runner, "next", journal: journal))
+        runner.failAll(.notConnected) { $0.kind == .gatt && $0.name == "read" }
+        let result = await caller.result
+        #expect(throws: BluejayError.notConnected) { try result.get() }
+        #expect(!journal.all.contains("read ran on"))
+        try await eventually("next done") { journal.all.contains("done next") }
+    }
+
+    @Test("Cancelling the caller's task while its operation runs reports cancelled and aborts its waits")
+    func callerCancelledWhileRunning() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        let caller = Task {
+            try await runner.perform("read", kind: .gatt) {
+                try await waitForAbort(journal: journal, "read")
+                return 1
+            }
+        }
+        try await eventually("read waiting") { journal.all.contains("waiting read") }
+        caller.cancel()
+        let result = await caller.result
+        #expect(throws: BluejayError.cancelled) { try result.get() }
+        try await eventually("the queue empty") { runner.count == 0 }
+    }
+
+    @Test("An operation run in a task of its own is aborted too when it fails from outside")
+    func taskOperationAborted() async throws {
+        let runner = OperationRunner()
+        let journal = Journal()
+        let op = QueuedOperation.make(id: runner.makeID(), name: "write", kind: .gatt, work: {
+            try await waitForAbort(journal: journal, "write")
+            journal.add("write ran on")
+        }, deliver: { result in
+            if case let .failure(error) = result { journal.add("failed write: \(error)") }
+        })
+        runner.submit(op)
+        try await eventually("write waiting") { journal.all.contains("waiting write") }
+        runner.cancel(op.id, error: .notConnected)
+        try await eventually("the queue empty") { runner.count == 0 }
+        #expect(journal.all.contains("failed write: not connected to a peripheral"))
+        #expect(!journal.all.contains("write ran on"))
     }
 
     @Test("A suspended runner holds operations until resumed")

@@ -46,12 +46,12 @@ import Testing
         silence(on: 0x0012, server)
         let start = BluetoothClock.manual(clock).now
         let late = Task {
-            try await ATTDeadline.$current.withValue(start + .seconds(2)) { try await client.readValue(handle: 0x0012) }
+            try await RequestScope.$current.withValue(RequestScope(deadline: start + .seconds(2))) { try await client.readValue(handle: 0x0012) }
         }
         _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
         // Queued behind it, with a later deadline.
         let queued = Task {
-            try await ATTDeadline.$current.withValue(start + .seconds(5)) { try await client.readValue(handle: 0x0003) }
+            try await RequestScope.$current.withValue(RequestScope(deadline: start + .seconds(5))) { try await client.readValue(handle: 0x0003) }
         }
         try await withTestTimeout { try await clock.waitForSleepingTasks(1) }
         clock.advance(by: .milliseconds(1999))
@@ -65,7 +65,30 @@ import Testing
         #expect(try await withTestTimeout { try await queued.value }.isEmpty == false)
         // A deadline already past fails at once, without a request.
         await #expect(throws: HostError.deadlineExceeded) {
-            try await ATTDeadline.$current.withValue(start) { try await client.readValue(handle: 0x0003) }
+            try await RequestScope.$current.withValue(RequestScope(deadline: start)) { try await client.readValue(handle: 0x0003) }
+        }
+        #expect(server.requests.filter { $0 == .readRequest(.init(handle: 0x0003)) }.count == 1)
+    }
+
+    @Test func anAbortedScopeLetsItsCallerGoAtOnceWhileTheRequestKeepsTheBearer() async throws {
+        struct Aborted: Error, Equatable {}
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
+        silence(on: 0x0012, server)
+        let abort = AbortSignal()
+        let waiting = Task {
+            try await RequestScope.$current.withValue(RequestScope(abort: abort)) { try await client.readValue(handle: 0x0012) }
+        }
+        _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
+        let queued = Task { try await client.readValue(handle: 0x0003) }
+        abort.abort(with: Aborted())
+        await #expect(throws: Aborted()) { try await withTestTimeout { try await waiting.value } }
+        // The abandoned request still holds the bearer (Core 6.0, Vol 3, Part F, 3.3.2).
+        #expect(!server.requests.contains(.readRequest(.init(handle: 0x0003))))
+        server.push(.readResponse(.init(value: [1])))
+        #expect(try await withTestTimeout { try await queued.value }.isEmpty == false)
+        // A request made in a scope already aborted fails at once, without going out.
+        await #expect(throws: Aborted()) {
+            try await RequestScope.$current.withValue(RequestScope(abort: abort)) { try await client.readValue(handle: 0x0003) }
         }
         #expect(server.requests.filter { $0 == .readRequest(.init(handle: 0x0003)) }.count == 1)
     }

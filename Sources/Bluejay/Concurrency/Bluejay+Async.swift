@@ -49,43 +49,33 @@ extension Bluejay {
 
     /// Reads a characteristic; see ``read(from:completion:)``.
     public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
-        let data: Data = try await awaitOperation { id, deliver in
-            submitGATT("read \(characteristic)", id: id, work: { link in try await link.read(characteristic) }, deliver: deliver)
-        }
+        let data = try await performGATT("read \(characteristic)") { link in try await link.read(characteristic) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
     /// Writes a characteristic; see ``write(to:value:type:completion:)``.
     public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await awaitOperation { id, deliver in
-            submitGATT("write \(data.count) bytes to \(characteristic)", id: id,
-                       work: { link in try await link.write(data, to: characteristic, type: type) }, deliver: deliver)
+        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")") { link in
+            try await link.write(data, to: characteristic, type: type)
         }
     }
 
     /// Reads a descriptor.
     public func read<R: Receivable>(from descriptor: DescriptorIdentifier) async throws(BluejayError) -> R {
-        let data: Data = try await awaitOperation { id, deliver in
-            submitGATT("read \(descriptor)", id: id, work: { link in try await link.read(descriptor) }, deliver: deliver)
-        }
+        let data = try await performGATT("read \(descriptor)") { link in try await link.read(descriptor) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
     /// Writes a descriptor.
     public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await awaitOperation { id, deliver in
-            submitGATT("write \(data.count) bytes to \(descriptor)", id: id, work: { link in try await link.write(data, to: descriptor) },
-                       deliver: deliver)
-        }
+        try await performGATT("write \(data.count) bytes to \(descriptor)") { link in try await link.write(data, to: descriptor) }
     }
 
     /// The signal strength of the connection, in dBm.
     public func rssi() async throws(BluejayError) -> Int {
-        try await awaitOperation { id, deliver in
-            submitGATT("read RSSI", id: id, work: { link in try await link.readRSSI() }, deliver: deliver)
-        }
+        try await performGATT("read RSSI") { link in try await link.readRSSI() }
     }
 
     /// Listens to a characteristic and returns its values once notifications are on. The
@@ -131,7 +121,7 @@ extension Bluejay {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ScanEvent.self, throwing: (any Error).self)
         let session = startScan(
             duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-            serviceIdentifiers: serviceIdentifiers,
+            serviceIdentifiers: serviceIdentifiers, deliveryQueue: nil,
             decide: { event, _ in
                 if case .terminated = continuation.yield(event) { return .stop }
                 return .continue

@@ -81,7 +81,7 @@ public final class BluejayCentral: Sendable {
         let request = ScanSession.Request(
             tracker: tracker, duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
             serviceUUIDs: uuids)
-        let session = ScanSession(operationID: 0, request: request, decide: { event, _ in
+        let session = ScanSession(operationID: 0, request: request, deliveryQueue: nil, decide: { event, _ in
             if case .terminated = continuation.yield(event) { return .stop }
             return .continue
         }, stopped: { _, error in

@@ -1,9 +1,11 @@
+import BluetoothCore
 import Synchronization
 
-/// Runs ``QueuedOperation``s from a ``FIFOQueue``, one at a time, each in a task of its own.
-/// Thread-safe: submit and cancel from anywhere. A cancelled or failed operation reports to
-/// its callback at once; the next operation starts when the cancelled one's task has
-/// actually returned, so that two operations never run together.
+/// Runs ``QueuedOperation``s from a ``FIFOQueue``, one at a time: the callback API's in a task
+/// of their own, the `async` API's in their caller's task (``perform(_:kind:atFront:work:)``).
+/// Thread-safe: submit and cancel from anywhere. A cancelled or failed operation reports at
+/// once (its waits on the stack are aborted); the next operation starts when the failed one's
+/// work has actually returned, so that two operations never run together.
 final class OperationRunner: Sendable {
     private struct State: Sendable {
         var queue: FIFOQueue<QueuedOperation>
@@ -42,7 +44,7 @@ final class OperationRunner: Sendable {
             return
         }
         log("queued \(operation)\(atFront ? " at the front" : "") (\(depth) in queue)")
-        if let start { launch(start) }
+        if let start { launch(start, fromSubmitter: true) }
     }
 
     /// Cancels one operation: removed if waiting, its task cancelled if running. Its callback
@@ -98,7 +100,7 @@ final class OperationRunner: Sendable {
 
     /// Lets requests start again.
     func resume() {
-        if let start = state.withLock({ $0.queue.resume() }) { launch(start) }
+        if let start = state.withLock({ $0.queue.resume() }) { launch(start, fromSubmitter: false) }
     }
 
     /// The running operation's kind, if one runs.
@@ -117,15 +119,25 @@ final class OperationRunner: Sendable {
         }
     }
 
-    private func launch(_ operation: QueuedOperation) {
+    /// Starts an operation whose turn has come. One run by its caller is told to go. One run in
+    /// a task of its own starts on the submitter's thread (`Task.immediate`: no thread handoff
+    /// until its first wait) when `fromSubmitter`; the operation after a finished one starts in
+    /// a new task instead, so that a run of operations that finish without waiting never nests.
+    private func launch(_ operation: QueuedOperation, fromSubmitter: Bool) {
         log("running \(operation)")
-        let task = Task { [self] in
-            await operation.run()
-            self.didFinish(operation)
-        }
-        state.withLock { state in
-            // The task may have finished already; then the slot belongs to another operation.
-            if state.queue.running?.id == operation.id { state.task = (operation.id, task) }
+        switch operation.runner {
+        case let .caller(turn):
+            turn.grant()
+        case let .task(body):
+            let run: @Sendable () async -> Void = { [self] in
+                await body()
+                self.didFinish(operation)
+            }
+            let task = fromSubmitter ? Task.immediate(operation: run) : Task(operation: run)
+            state.withLock { state in
+                // The task may have finished already; then the slot belongs to another operation.
+                if state.queue.running?.id == operation.id { state.task = (operation.id, task) }
+            }
         }
     }
 
@@ -135,30 +147,42 @@ final class OperationRunner: Sendable {
             return state.queue.finish(operation.id)
         }
         log("finished \(operation)")
-        if let next { launch(next) }
+        if let next { launch(next, fromSubmitter: false) }
     }
 }
 
 extension OperationRunner {
-    /// Queues `work` and waits for its outcome. Cancelling the calling task cancels the
-    /// operation, queued or running.
+    /// Queues an operation and runs `work` in the calling task when its turn comes; returns
+    /// its outcome. No task is made for it, so a request costs no thread handoff of its own.
+    ///
+    /// Cancelling the calling task cancels the operation, queued or running. A failure from
+    /// outside (``cancel(_:error:)``, ``failAll(_:where:)``) is the outcome: the work's waits
+    /// on the stack are aborted at once (through the task's ``RequestScope``), and whatever
+    /// the work then returns is dropped.
     func perform<T: Sendable>(_ name: String, kind: OperationKind, atFront: Bool = false,
-                              work: @escaping @Sendable () async throws -> T) async throws(BluejayError) -> T {
-        let id = makeID()
-        let result: Result<T, BluejayError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, BluejayError>, Never>) in
-                let operation = QueuedOperation.make(id: id, name: name, kind: kind, work: work) { result in
-                    continuation.resume(returning: result)
-                }
-                if Task.isCancelled {
-                    operation.fail(.cancelled)
-                } else {
-                    submit(operation, atFront: atFront)
-                }
+                              work: () async throws -> T) async throws(BluejayError) -> T {
+        let operation = QueuedOperation.runByCaller(id: makeID(), name: name, kind: kind)
+        guard case let .caller(turn) = operation.runner else { throw .cancelled }
+        let result: Result<T, BluejayError>? = await withTaskCancellationHandler {
+            if Task.isCancelled {
+                operation.fail(.cancelled)
+            } else {
+                submit(operation, atFront: atFront)
+            }
+            guard await turn.wait() else { return nil }
+            defer { didFinish(operation) }
+            // A failure between the go and here: the work does not start.
+            guard !operation.isFinished else { return nil }
+            do {
+                return .success(try await RequestScope.$current.withValue(RequestScope.current.aborted(by: operation.abort)) {
+                    try await work()
+                })
+            } catch {
+                return .failure(BluejayError(error, operation: name))
             }
         } onCancel: {
-            cancel(id)
+            cancel(operation.id)
         }
-        return try result.get()
+        return try turn.settle(result).get()
     }
 }

@@ -1,3 +1,4 @@
+import BluetoothCore
 import Synchronization
 
 /// What an operation needs from the link, so that a disconnection fails the right ones.
@@ -12,61 +13,182 @@ enum OperationKind: Sendable, Equatable {
     case scan
 }
 
-/// One request in the FIFO queue: its work, and a one-shot delivery of its outcome.
+/// One request in the FIFO queue: who runs its work, and a one-shot report of its outcome.
 ///
 /// ``fail(_:)`` may be called at any time and from any thread (queued, running, or already
 /// done): the first outcome wins, later ones are dropped. This is how cancellation, timeouts
-/// and disconnections report to the operation's own callback exactly once.
+/// and disconnections report exactly once. A running operation's waits on the stack are
+/// failed at once too, through its ``abort`` signal (see ``RequestScope``).
 final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
+    /// Who runs the work once the operation's turn comes.
+    enum Runner: Sendable {
+        /// The ``OperationRunner`` runs `body` in a task of its own (the callback API).
+        case task(@Sendable () async -> Void)
+        /// The task that queued the operation runs it (the `async` API): the runner only tells
+        /// it that its turn has come. No task is made and no thread handoff paid.
+        case caller(CallerTurn)
+    }
+
     let id: UInt64
     let name: String
     let kind: OperationKind
-    private let body: @Sendable () async -> Void
+    let runner: Runner
+    /// Fires when the operation fails from outside while it runs, so that what its work
+    /// waits for on the stack lets it go at once.
+    let abort: AbortSignal
     private let failure: @Sendable (BluejayError) -> Void
     private let done: @Sendable () -> Bool
 
-    private init(id: UInt64, name: String, kind: OperationKind, body: @escaping @Sendable () async -> Void,
+    private init(id: UInt64, name: String, kind: OperationKind, runner: Runner, abort: AbortSignal,
                  failure: @escaping @Sendable (BluejayError) -> Void, done: @escaping @Sendable () -> Bool) {
         self.id = id
         self.name = name
         self.kind = kind
-        self.body = body
+        self.runner = runner
+        self.abort = abort
         self.failure = failure
         self.done = done
     }
 
-    /// An operation whose `work` produces a value; `deliver` receives the outcome once.
+    /// An operation whose `work` produces a value, run by the runner in a task of its own;
+    /// `deliver` receives the outcome once.
     static func make<T: Sendable>(
         id: UInt64, name: String, kind: OperationKind,
         work: @escaping @Sendable () async throws -> T,
         deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void
     ) -> QueuedOperation {
         let outcome = OneShot(deliver)
+        let abort = AbortSignal()
         return QueuedOperation(
             id: id, name: name, kind: kind,
-            body: {
+            runner: .task {
                 guard !outcome.isDone else { return }
                 do {
-                    outcome.deliver(.success(try await work()))
+                    let value = try await RequestScope.$current.withValue(RequestScope.current.aborted(by: abort)) { try await work() }
+                    outcome.deliver(.success(value))
                 } catch {
                     outcome.deliver(.failure(BluejayError(error, operation: name)))
                 }
             },
+            abort: abort,
             failure: { outcome.deliver(.failure($0)) },
             done: { outcome.isDone }
         )
     }
 
-    /// Runs the work (once, by the runner).
-    func run() async { await body() }
+    /// An operation that the calling task runs itself once ``CallerTurn/wait()`` returns.
+    static func runByCaller(id: UInt64, name: String, kind: OperationKind) -> QueuedOperation {
+        let turn = CallerTurn()
+        return QueuedOperation(id: id, name: name, kind: kind, runner: .caller(turn), abort: AbortSignal(),
+                               failure: { turn.fail($0) }, done: { turn.isSettled })
+    }
 
-    /// Reports `error` to the operation's callback unless it has already had an outcome.
-    func fail(_ error: BluejayError) { failure(error) }
+    /// Reports `error` as the operation's outcome unless it has had one, and lets go of what
+    /// its work waits for.
+    func fail(_ error: BluejayError) {
+        failure(error)
+        abort.abort(with: error)
+    }
 
     /// Whether the outcome has been delivered.
     var isFinished: Bool { done() }
 
     var description: String { "#\(id) \(name)" }
+}
+
+/// The turn of an operation its caller runs: the caller waits for it, the runner grants it
+/// (or refuses it, when the operation fails while queued), and the operation's outcome is the
+/// first of the caller's own result (``settle(_:)``) and a failure from outside
+/// (cancellation, a disconnection, cancelEverything).
+final class CallerTurn: Sendable {
+    private enum Turn {
+        case pending
+        case waiting(CheckedContinuation<Void, Never>)
+        case granted
+        case refused
+    }
+
+    private enum Outcome {
+        case open
+        case failed(BluejayError)
+        case settled
+    }
+
+    private struct State {
+        var turn = Turn.pending
+        var outcome = Outcome.open
+    }
+
+    private let state = Mutex(State())
+
+    /// Whether the operation has its outcome.
+    var isSettled: Bool {
+        state.withLock { state in
+            if case .open = state.outcome { return false }
+            return true
+        }
+    }
+
+    /// Returns `true` once the turn has come (the caller runs the work, then tells the runner
+    /// it finished), `false` when the operation failed before (the caller just reports it).
+    func wait() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard case .pending = state.turn else { return true }
+                state.turn = .waiting(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+        return state.withLock { state in
+            if case .granted = state.turn { return true }
+            return false
+        }
+    }
+
+    /// The runner's go.
+    func grant() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.turn = .granted }
+            if case let .waiting(continuation) = state.turn { return continuation }
+            return nil
+        }
+        waiting?.resume()
+    }
+
+    /// Ends the operation with `error`, unless it has its outcome. Before the turn was granted,
+    /// the turn is refused.
+    func fail(_ error: BluejayError) {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if case .open = state.outcome { state.outcome = .failed(error) }
+            switch state.turn {
+            case .pending:
+                state.turn = .refused
+                return nil
+            case let .waiting(continuation):
+                state.turn = .refused
+                return continuation
+            case .granted, .refused:
+                return nil
+            }
+        }
+        waiting?.resume()
+    }
+
+    /// The caller's work returned `result` (`nil`: it did not run): the outcome, unless a
+    /// failure came first.
+    func settle<T: Sendable>(_ result: Result<T, BluejayError>?) -> Result<T, BluejayError> {
+        let failure = state.withLock { state -> BluejayError? in
+            switch state.outcome {
+            case let .failed(error): return error
+            case .open, .settled:
+                state.outcome = .settled
+                return nil
+            }
+        }
+        if let failure { return .failure(failure) }
+        return result ?? .failure(.cancelled)
+    }
 }
 
 /// Calls its callback at most once.

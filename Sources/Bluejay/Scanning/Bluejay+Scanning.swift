@@ -31,18 +31,15 @@ extension Bluejay {
         let report: @Sendable ([ScanDiscovery], BluejayError?) -> Void = { discoveries, error in
             queue.async { stopped(discoveries, error) }
         }
-        let decide: @Sendable (ScanEvent, [ScanDiscovery]) async -> ScanAction = { event, discoveries in
-            await withCheckedContinuation { continuation in
-                queue.async {
-                    switch event {
-                    case let .discovered(found): continuation.resume(returning: discovery(found, discoveries))
-                    case let .expired(lost): continuation.resume(returning: expired?(lost, discoveries) ?? .continue)
-                    }
-                }
+        // Called on the callback queue, where the scan's bookkeeping runs too.
+        let decide: @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction = { event, discoveries in
+            switch event {
+            case let .discovered(found): return discovery(found, discoveries)
+            case let .expired(lost): return expired?(lost, discoveries) ?? .continue
             }
         }
         startScan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-                  serviceIdentifiers: serviceIdentifiers, decide: decide, stopped: report)
+                  serviceIdentifiers: serviceIdentifiers, deliveryQueue: queue, decide: decide, stopped: report)
     }
 
     /// Stops the scan (running or queued); its `stopped` callback gets no error.
@@ -57,7 +54,7 @@ extension Bluejay {
     /// Queues a scan; shared by the callback and `async` APIs.
     @discardableResult
     func startScan(duration: TimeInterval, allowDuplicates: Bool, throttleRSSIDelta: Int, serviceIdentifiers: [ServiceIdentifier]?,
-                   decide: @escaping @Sendable (ScanEvent, [ScanDiscovery]) async -> ScanAction,
+                   deliveryQueue: DispatchQueue?, decide: @escaping @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction,
                    stopped: @escaping @Sendable ([ScanDiscovery], BluejayError?) -> Void) -> ScanSession? {
         if let refusal = refusal(for: "scan") {
             stopped([], refusal)
@@ -79,7 +76,7 @@ extension Bluejay {
             duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
             serviceUUIDs: uuids)
         let id = runner.makeID()
-        let session = ScanSession(operationID: id, request: request, decide: decide, stopped: stopped)
+        let session = ScanSession(operationID: id, request: request, deliveryQueue: deliveryQueue, decide: decide, stopped: stopped)
         let accepted = state.withLock { state -> Bool in
             guard state.scan == nil else { return false }
             state.scan = session

@@ -1,9 +1,15 @@
 import BluetoothCore
 import BluetoothHost
+import Dispatch
 import Synchronization
 
 /// One scan while it runs: feeds the host's advertisements and the passing time to a
 /// ``ScanTracker``, asks the app what to do after each report, and stops when told to.
+///
+/// The tracker runs where the app hears: on the callback queue for the callback API (the
+/// host's advertisements hop there once per transport batch, and each discovery callback's
+/// action applies before the next report), or inline on the transport's reader thread for
+/// the `async` API (whose stream never blocks). The operation's task only waits for the end.
 final class ScanSession: Sendable {
     struct Request: Sendable {
         var tracker: ScanTracker.Configuration
@@ -19,36 +25,44 @@ final class ScanSession: Sendable {
         var completion: @Sendable (ConnectionResult) -> Void
     }
 
-    private enum Input: Sendable {
-        case advertisement(Advertisement)
-        case tick
-        case stop(BluejayError?)
-        case ended(BluejayError?)
+    /// How and why the scan ends: an error unless stopped on purpose, and the `.connect`
+    /// request if the app made one.
+    private struct Ending: Sendable {
+        var error: BluejayError?
+        var connect: ConnectRequest?
     }
 
     private struct State: Sendable {
         var stopRequest: BluejayError??
         var hasStarted = false
         var stopped: (@Sendable ([ScanDiscovery], BluejayError?) -> Void)?
+        var tracker: ScanTracker
+        var deadline: BluetoothClock.Instant?
+        /// Set once; nothing is reported after it.
+        var ending: Ending?
+        var endWaiter: CheckedContinuation<Void, Never>?
     }
 
     let operationID: UInt64
     let request: Request
-    private let decide: @Sendable (ScanEvent, [ScanDiscovery]) async -> ScanAction
+    private let decide: @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction
+    private let deliveryQueue: DispatchQueue?
     private let state: Mutex<State>
-    private let inputs: AsyncStream<Input>.Continuation
-    private let stream: AsyncStream<Input>
     /// How often expiry, held discoveries and the duration are checked.
     static let tickInterval: Duration = .milliseconds(100)
 
-    init(operationID: UInt64, request: Request,
-         decide: @escaping @Sendable (ScanEvent, [ScanDiscovery]) async -> ScanAction,
+    /// - Parameters:
+    ///   - deliveryQueue: where the tracker runs and `decide` is called (the callback queue);
+    ///     `nil` to run them where the advertisements arrive (`decide` must not block).
+    ///   - decide: the app's answer to a report.
+    init(operationID: UInt64, request: Request, deliveryQueue: DispatchQueue?,
+         decide: @escaping @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction,
          stopped: @escaping @Sendable ([ScanDiscovery], BluejayError?) -> Void) {
         self.operationID = operationID
         self.request = request
+        self.deliveryQueue = deliveryQueue
         self.decide = decide
-        state = Mutex(State(stopped: stopped))
-        (stream, inputs) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
+        state = Mutex(State(stopped: stopped, tracker: ScanTracker(configuration: request.tracker)))
     }
 
     /// Asks the scan to stop; `error` is what `stopped` reports (`nil`: stopped on purpose).
@@ -59,7 +73,7 @@ final class ScanSession: Sendable {
             if state.stopRequest == nil { state.stopRequest = .some(error) }
             return state.hasStarted
         }
-        inputs.yield(.stop(error))
+        end(Ending(error: error))
         return started
     }
 
@@ -78,79 +92,110 @@ final class ScanSession: Sendable {
     /// Scans until stopped; returns the discoveries and why it ended, and the `.connect`
     /// request if the app asked for one.
     func run(host: LEHost) async -> (discoveries: [ScanDiscovery], error: BluejayError?, connect: ConnectRequest?) {
+        let clock = host.configuration.clock
         let alreadyStopped = state.withLock { state -> BluejayError?? in
             state.hasStarted = true
+            state.deadline = request.duration.map { clock.now + $0 }
             return state.stopRequest
         }
         if let alreadyStopped { return ([], alreadyStopped, nil) }
-        var tracker = ScanTracker(configuration: request.tracker)
-        let advertisements: AsyncThrowingStream<Advertisement, any Error>
         do {
-            advertisements = try await host.scan(ScanOptions(
-                active: request.tracker.active, filterDuplicates: !request.tracker.allowDuplicates, serviceUUIDs: request.serviceUUIDs))
+            let options = ScanOptions(active: request.tracker.active, filterDuplicates: !request.tracker.allowDuplicates,
+                                      serviceUUIDs: request.serviceUUIDs)
+            try await host.scan(options, handler: { [self] advertisements in
+                deliver { self.receive(advertisements, at: clock.now) }
+            }, onEnd: { [self] error in
+                end(Ending(error: error.map { BluejayError($0, operation: "scanning") }))
+            })
         } catch {
             return ([], BluejayError(error, operation: "starting the scan"), nil)
         }
-        let inputs = self.inputs
-        let pump = Task {
-            do {
-                for try await advertisement in advertisements { inputs.yield(.advertisement(advertisement)) }
-                inputs.yield(.ended(nil))
-            } catch {
-                inputs.yield(.ended(BluejayError(error, operation: "scanning")))
-            }
-        }
-        let clock = host.configuration.clock
-        let ticker = Task {
+        let ticker = Task { [self] in
             // Every tick interval from the start: a late wake-up does not shift the next ones.
             var next = clock.now + Self.tickInterval
             while (try? await clock.sleep(until: next)) != nil {
-                inputs.yield(.tick)
+                deliver { self.tick(at: clock.now) }
                 next = next + Self.tickInterval
             }
         }
-        defer {
-            pump.cancel()
-            ticker.cancel()
+        // The operation failed from outside (cancelEverything, stop) cancels this task.
+        let ending = await withTaskCancellationHandler {
+            await waitForEnding()
+        } onCancel: {
+            end(Ending(error: .cancelled))
         }
-        let deadline = request.duration.map { clock.now + $0 }
-        var ending: (error: BluejayError?, connect: ConnectRequest?)?
-
-        loop: for await input in stream {
-            var events: [ScanEvent] = []
-            switch input {
-            case let .advertisement(advertisement):
-                if let discovery = tracker.receive(advertisement, at: clock.now) { events.append(.discovered(discovery)) }
-            case .tick:
-                for event in tracker.tick(at: clock.now) {
-                    switch event {
-                    case let .discovered(discovery): events.append(.discovered(discovery))
-                    case let .expired(discovery): events.append(.expired(discovery))
-                    }
-                }
-                if let deadline, clock.now >= deadline { ending = (nil, nil) }
-            case let .stop(error):
-                ending = (error, nil)
-            case let .ended(error):
-                ending = (error, nil)
-            }
-            for event in events where ending == nil {
-                // With duplicates off, expiry is never reported (Bluejay's rule).
-                let action = await decide(event, tracker.discoveries)
-                switch action {
-                case .continue:
-                    break
-                case .blacklist:
-                    tracker.blacklist(event.discovery.peripheralIdentifier)
-                case .stop:
-                    ending = (nil, nil)
-                case let .connect(discovery, timeout, warnings, completion):
-                    ending = (nil, ConnectRequest(discovery: discovery, timeout: timeout, warningOptions: warnings, completion: completion))
-                }
-            }
-            if ending != nil { break loop }
-        }
+        ticker.cancel()
         await host.stopScanning()
-        return (tracker.discoveries, ending?.error, ending?.connect)
+        return (state.withLock { $0.tracker.discoveries }, ending.error, ending.connect)
+    }
+
+    // MARK: Reports and time (on the delivery queue, or where they arrive)
+
+    private func receive(_ advertisements: [Advertisement], at now: BluetoothClock.Instant) {
+        for advertisement in advertisements {
+            let discovery = state.withLock { state -> ScanDiscovery? in
+                guard state.ending == nil else { return nil }
+                return state.tracker.receive(advertisement, at: now)
+            }
+            if let discovery { report(.discovered(discovery)) }
+        }
+    }
+
+    private func tick(at now: BluetoothClock.Instant) {
+        let (events, pastDeadline) = state.withLock { state -> ([ScanTracker.Event], Bool) in
+            guard state.ending == nil else { return ([], false) }
+            return (state.tracker.tick(at: now), state.deadline.map { now >= $0 } ?? false)
+        }
+        for event in events {
+            switch event {
+            case let .discovered(discovery): report(.discovered(discovery))
+            case let .expired(discovery): report(.expired(discovery))
+            }
+        }
+        if pastDeadline { end(Ending()) }
+    }
+
+    /// Asks the app about one report and applies its answer before the next report.
+    private func report(_ event: ScanEvent) {
+        guard let discoveries = state.withLock({ $0.ending == nil ? $0.tracker.discoveries : nil }) else { return }
+        switch decide(event, discoveries) {
+        case .continue:
+            break
+        case .blacklist:
+            state.withLock { $0.tracker.blacklist(event.discovery.peripheralIdentifier) }
+        case .stop:
+            end(Ending())
+        case let .connect(discovery, timeout, warnings, completion):
+            end(Ending(connect: ConnectRequest(discovery: discovery, timeout: timeout, warningOptions: warnings, completion: completion)))
+        }
+    }
+
+    private func deliver(_ work: @escaping @Sendable () -> Void) {
+        if let deliveryQueue { deliveryQueue.async(execute: work) } else { work() }
+    }
+
+    // MARK: The end
+
+    /// Ends the scan, unless it has ended (the first ending counts).
+    private func end(_ ending: Ending) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.ending == nil else { return nil }
+            state.ending = ending
+            defer { state.endWaiter = nil }
+            return state.endWaiter
+        }
+        waiter?.resume()
+    }
+
+    private func waitForEnding() async -> Ending {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = state.withLock { state -> Bool in
+                guard state.ending == nil else { return true }
+                state.endWaiter = continuation
+                return false
+            }
+            if ended { continuation.resume() }
+        }
+        return state.withLock { $0.ending } ?? Ending()
     }
 }

@@ -51,6 +51,8 @@ struct ScanTracker: Sendable {
     let configuration: Configuration
     /// Every peripheral found and not expired, in order of discovery.
     private(set) var discoveries: [ScanDiscovery] = []
+    /// Where each peripheral of ``discoveries`` is (a scan looks one up per report).
+    private var discoveryIndex: [PeripheralIdentifier: Int] = [:]
     private var sightings: [PeripheralIdentifier: Sighting] = [:]
     private var blacklisted: Set<PeripheralIdentifier> = []
     private var held: [PeripheralIdentifier: (discovery: ScanDiscovery, deadline: BluetoothClock.Instant)] = [:]
@@ -68,7 +70,7 @@ struct ScanTracker: Sendable {
         guard !blacklisted.contains(id) else { return nil }
         recordSighting(of: id, at: now)
 
-        if let index = discoveries.firstIndex(where: { $0.peripheralIdentifier == id }) {
+        if let index = discoveryIndex[id] {
             let previous = discoveries[index]
             var updated = discovery
             guard configuration.allowDuplicates, abs(discovery.rssi - previous.rssi) >= max(0, configuration.throttleRSSIDelta) else {
@@ -90,7 +92,7 @@ struct ScanTracker: Sendable {
             heldOrder.append(id)
             return nil
         }
-        discoveries.append(discovery)
+        append(discovery)
         return discovery
     }
 
@@ -103,12 +105,17 @@ struct ScanTracker: Sendable {
             if let discovery = release(id, as: entry.discovery) { events.append(.discovered(discovery)) }
         }
         guard configuration.allowDuplicates else { return events }
+        var expired: Set<PeripheralIdentifier> = []
         for discovery in discoveries {
             let id = discovery.peripheralIdentifier
             guard let deadline = expiryDeadline(of: id), deadline <= now else { continue }
-            discoveries.removeAll { $0.peripheralIdentifier == id }
+            expired.insert(id)
             sightings[id] = nil
             events.append(.expired(discovery))
+        }
+        if !expired.isEmpty {
+            discoveries.removeAll { expired.contains($0.peripheralIdentifier) }
+            discoveryIndex = Dictionary(uniqueKeysWithValues: discoveries.enumerated().map { ($1.peripheralIdentifier, $0) })
         }
         return events
     }
@@ -154,8 +161,13 @@ struct ScanTracker: Sendable {
     private mutating func release(_ id: PeripheralIdentifier, as discovery: ScanDiscovery) -> ScanDiscovery? {
         held[id] = nil
         heldOrder.removeAll { $0 == id }
-        guard !discoveries.contains(where: { $0.peripheralIdentifier == id }) else { return nil }
-        discoveries.append(discovery)
+        guard discoveryIndex[id] == nil else { return nil }
+        append(discovery)
         return discovery
+    }
+
+    private mutating func append(_ discovery: ScanDiscovery) {
+        discoveryIndex[discovery.peripheralIdentifier] = discoveries.count
+        discoveries.append(discovery)
     }
 }

@@ -1,5 +1,6 @@
 import BluetoothCore
 import BluetoothTransport
+import Dispatch
 import Logging
 import Synchronization
 
@@ -11,6 +12,15 @@ import Synchronization
 ///
 /// Thread-safe. Incoming packets are processed on the transport's reader thread, a whole
 /// batch under one lock; outgoing packets are written in the order they were submitted.
+///
+/// **Receive coalescing.** A reader thread that is woken for every packet pays a wake-up per
+/// notification when a peer streams them. So after a batch that held only data the peer
+/// pushes unasked (the receiver says so: ``HCIBatchContent/unsolicitedDataOnly``), and only
+/// while the host awaits nothing (no command pending, no ACL data waiting for credits, nothing
+/// sent since the batch began), the reader pauses for up to ``coalescingWindow`` before it
+/// reads again, so that what arrives meanwhile comes as one batch, as interrupt moderation
+/// does for a network card. Any send ends the pause at once, so an answer the host is about
+/// to wait for is never held back; a packet after a quiet spell is handled at once.
 public final class HCIController: Sendable {
     public typealias ACLCompletion = @Sendable (Result<Void, HCIError>) -> Void
 
@@ -34,6 +44,10 @@ public final class HCIController: Sendable {
         var reassembler = ACLReassembler()
         var isClosed = false
         var closeReason: TransportError?
+        /// Commands and ACL packets submitted so far: a send during a batch rules out a pause.
+        var sendCount: UInt64 = 0
+        /// The reader thread is in its coalescing pause; a send must wake it.
+        var isPaused = false
     }
 
     public let transport: any HCITransport
@@ -46,12 +60,17 @@ public final class HCIController: Sendable {
     public let commandTimeout: Duration
     /// The clock of the command timeouts.
     public let clock: BluetoothClock
+    /// The longest receive-coalescing pause (see the type's documentation); zero turns it off.
+    public let coalescingWindow: Duration
+    /// Where the reader thread waits out a coalescing pause; a send signals it.
+    private let pauseEnd = DispatchSemaphore(value: 0)
 
     public init(transport: any HCITransport, commandTimeout: Duration = .seconds(5), clock: BluetoothClock = .continuous,
-                logger: Logger = Logger(label: "bluejay.hci")) {
+                coalescingWindow: Duration = .zero, logger: Logger = Logger(label: "bluejay.hci")) {
         self.transport = transport
         self.commandTimeout = commandTimeout
         self.clock = clock
+        self.coalescingWindow = coalescingWindow
         self.logger = logger
         (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -65,19 +84,22 @@ public final class HCIController: Sendable {
                 continuation.yield(item)
                 if case .transportClosed = item { continuation.finish() }
             }
+            return .other
         }
     }
 
     /// Starts receiving from the transport: `receiver` gets what the host gets, on the
     /// transport's reader thread, one batch per transport read, in controller order; the last
     /// batch ends with `.transportClosed`. It runs synchronously: the host routes the batch
-    /// and hands the app one delivery for it. Call once, before sending anything.
-    public func start(receiver: @escaping @Sendable ([HCIInbound]) -> Void) {
+    /// and hands the app one delivery for it, then says what the batch held (for receive
+    /// coalescing). Call once, before sending anything.
+    public func start(receiver: @escaping @Sendable ([HCIInbound]) -> HCIBatchContent) {
         transport.start { [self] event in receive(event, receiver: receiver) }
     }
 
     /// Closes the transport; pending operations fail with ``HCIError/transportClosed(_:)``.
     public func close() {
+        state.withLock { endPause(&$0) }
         transport.close()
     }
 
@@ -119,21 +141,27 @@ public final class HCIController: Sendable {
         }
         // Fixed now, however late the timer task starts.
         let deadline = clock.now + timeout
+        // An operation's abort signal lets the caller go at once, like cancellation.
+        let abort = RequestScope.current.abort
+        let registration = abort?.whenAborted { [weak self] error in self?.abandonCommand(id: id, error: error) }
+        defer { if let registration { abort?.remove(registration) } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CommandAnswer, any Error>) in
-                let refusal: HCIError? = state.withLock { state in
-                    if state.isClosed { return .transportClosed(state.closeReason) }
+                let refusal: (any Error)? = state.withLock { state in
+                    if state.isClosed { return HCIError.transportClosed(state.closeReason) }
                     // A task cancelled before this point ran its cancellation handler already,
                     // when there was nothing to abandon: do not send the command at all.
-                    if Task.isCancelled { return .cancelled }
+                    if Task.isCancelled { return HCIError.cancelled }
+                    if let aborted = abort?.error { return aborted }
                     // Started under the lock, so that however short the timeout, the timer
                     // finds the command registered when it fires.
                     let clock = clock
                     let timer = Task { [weak self] in
                         do { try await clock.sleep(until: deadline) } catch { return }
-                        self?.abandonCommand(id: id, error: .commandTimeout(opcode))
+                        self?.abandonCommand(id: id, error: HCIError.commandTimeout(opcode))
                     }
                     state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)
+                    noteSend(&state)
                     let ready = state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id))
                     writeCommands(ready, state: &state)
                     return nil
@@ -141,11 +169,11 @@ public final class HCIController: Sendable {
                 if let refusal { continuation.resume(throwing: refusal) }
             }
         } onCancel: {
-            abandonCommand(id: id, error: .cancelled)
+            abandonCommand(id: id, error: HCIError.cancelled)
         }
     }
 
-    private func abandonCommand(id: UInt64, error: HCIError) {
+    private func abandonCommand(id: UInt64, error: any Error) {
         let pending = state.withLock { state -> PendingCommand? in
             let (abandoned, ready) = state.commands.abandon(id: id)
             writeCommands(ready, state: &state)
@@ -153,7 +181,7 @@ public final class HCIController: Sendable {
             return state.pendingCommands.removeValue(forKey: id)
         }
         guard let pending else { return }
-        if case .commandTimeout = error { logger.warning("\(error)") }
+        if case .commandTimeout? = error as? HCIError { logger.warning("\(error)") }
         pending.timer?.cancel()
         pending.continuation.resume(throwing: error)
     }
@@ -196,6 +224,7 @@ public final class HCIController: Sendable {
     public func sendACL(connectionHandle: UInt16, pdu: [UInt8], completion: ACLCompletion? = nil) {
         let outcome: (written: [ACLCompletion], failure: HCIError?) = state.withLock { state in
             if state.isClosed { return ([], .transportClosed(state.closeReason)) }
+            noteSend(&state)
             let packets = ACLFragmenter.fragments(of: pdu, connectionHandle: connectionHandle, maximumDataLength: state.aclDataLength)
             let fragments = packets.enumerated().map { index, packet in
                 ACLFlowControl<ACLCompletion>.Fragment(
@@ -260,12 +289,13 @@ public final class HCIController: Sendable {
         }
     }
 
-    private func receive(_ event: TransportEvent, receiver: @Sendable ([HCIInbound]) -> Void) {
+    private func receive(_ event: TransportEvent, receiver: @Sendable ([HCIInbound]) -> HCIBatchContent) {
         switch event {
         case let .packets(packets):
             var effects = Effects()
             effects.inbound.reserveCapacity(packets.count)
-            state.withLock { state in
+            // The sends so far: one made while the host handles the batch rules out a pause.
+            let sendsBefore = state.withLock { state in
                 for packet in packets {
                     switch packet.indicator {
                     case .event: receiveEvent(packet.bytes, state: &state, effects: &effects)
@@ -273,12 +303,14 @@ public final class HCIController: Sendable {
                     default: logger.debug("ignoring \(packet.indicator) packet from the controller")
                     }
                 }
+                return state.sendCount
             }
             effects.run()
-            if !effects.inbound.isEmpty { receiver(effects.inbound) }
+            guard !effects.inbound.isEmpty else { return }
+            if receiver(effects.inbound) == .unsolicitedDataOnly { pauseIfIdle(sendsBefore: sendsBefore) }
         case let .closed(reason):
             shutdown(reason: reason)
-            receiver([.transportClosed(reason)])
+            _ = receiver([.transportClosed(reason)])
         }
     }
 
@@ -342,6 +374,48 @@ public final class HCIController: Sendable {
         let outcome = state.reassembler.append(connectionHandle: packet.connectionHandle, boundary: packet.boundary, data: packet.data)
         if let dropped = outcome.dropped { logger.warning("dropping ACL data: \(dropped)") }
         if let pdu = outcome.pdu { effects.inbound.append(.l2cap(connectionHandle: packet.connectionHandle, pdu: pdu)) }
+    }
+
+    // MARK: Receive coalescing
+
+    /// Whether the reader thread is in a coalescing pause.
+    var isPausedForCoalescing: Bool { state.withLock { $0.isPaused } }
+
+    /// Pauses the reader thread for up to ``coalescingWindow``, when nothing is awaited and
+    /// nothing was sent since the batch began (`sendsBefore`); a send ends the pause early.
+    private func pauseIfIdle(sendsBefore: UInt64) {
+        guard coalescingWindow > .zero else { return }
+        let paused = state.withLock { state -> Bool in
+            guard !state.isClosed, state.sendCount == sendsBefore, state.pendingCommands.isEmpty, state.acl.queuedCount == 0 else {
+                return false
+            }
+            state.isPaused = true
+            return true
+        }
+        guard paused else { return }
+        let (seconds, attoseconds) = coalescingWindow.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        guard pauseEnd.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut else { return }
+        let signalled = state.withLock { state -> Bool in
+            defer { state.isPaused = false }
+            return !state.isPaused
+        }
+        // A send ended the pause as it timed out: take its signal, already given under the
+        // lock, so that the next pause is not cut short by it.
+        if signalled { pauseEnd.wait() }
+    }
+
+    /// A command or ACL packet is being submitted: no pause from now on for the current
+    /// batch, and a paused reader goes back to reading. Called with the state locked.
+    private func noteSend(_ state: inout State) {
+        state.sendCount &+= 1
+        endPause(&state)
+    }
+
+    private func endPause(_ state: inout State) {
+        guard state.isPaused else { return }
+        state.isPaused = false
+        pauseEnd.signal()
     }
 
     private func shutdown(reason: TransportError?) {

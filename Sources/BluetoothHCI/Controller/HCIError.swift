@@ -30,14 +30,3 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
-
-/// What the controller sends up to the host, in the order it sent it: events (except the
-/// flow-control ones the ``HCIController`` consumes) and whole L2CAP PDUs.
-public enum HCIInbound: Sendable {
-    case event(HCIEvent)
-    /// A reassembled L2CAP PDU, basic header included: a slice of the transport's buffer
-    /// when it came in one fragment.
-    case l2cap(connectionHandle: UInt16, pdu: ArraySlice<UInt8>)
-    /// The transport closed; always the last element.
-    case transportClosed(TransportError?)
-}

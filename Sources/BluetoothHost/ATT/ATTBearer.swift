@@ -109,22 +109,26 @@ public final class ATTBearer: Sendable {
     /// ``HostError/cancelled`` at once; the request, if sent, still holds the bearer until its
     /// response comes.
     ///
-    /// The caller's deadline, when it set one with ``ATTDeadline``, is kept by the same
-    /// watchdog as the transaction timeout: past it the caller gets
-    /// ``HostError/deadlineExceeded``, with no timer of its own.
+    /// The task's ``RequestScope`` bounds the wait: past its deadline, kept by the same watchdog
+    /// as the transaction timeout (no timer of its own), the caller gets
+    /// ``HostError/deadlineExceeded``; when its abort signal fires, the caller gets the
+    /// signal's error at once. Either way the request keeps its place, as for cancellation.
     public func request(_ pdu: ATTPDU) async throws -> ATTPDU {
         let id = state.withLock { state -> UInt64 in
             state.nextTransactionID &+= 1
             return state.nextTransactionID
         }
-        let deadline = ATTDeadline.current
+        let scope = RequestScope.current
+        let registration = scope.abort?.whenAborted { [weak self] error in self?.abandon(id, with: error) }
+        defer { if let registration { scope.abort?.remove(registration) } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (ticket: Ticket) in
-                let outcome = state.withLock { state -> Result<[UInt8]?, HostError> in
+                let outcome = state.withLock { state -> Result<[UInt8]?, any Error> in
                     if let closedError = state.closedError { return .failure(closedError) }
-                    if Task.isCancelled { return .failure(.cancelled) }
-                    if let deadline, deadline <= clock.now { return .failure(.deadlineExceeded) }
-                    let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket, deadline: deadline))
+                    if Task.isCancelled { return .failure(HostError.cancelled) }
+                    if let aborted = scope.abort?.error { return .failure(aborted) }
+                    if let deadline = scope.deadline, deadline <= clock.now { return .failure(HostError.deadlineExceeded) }
+                    let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket, deadline: scope.deadline))
                     let bytes = ready.map { startTransaction($0, state: &state) }
                     armWatchdog(&state)
                     return .success(bytes)
@@ -135,18 +139,33 @@ public final class ATTBearer: Sendable {
                 }
             }
         } onCancel: {
-            let ticket = state.withLock { $0.transactions.cancel(id: id) }
-            ticket?.resume(throwing: HostError.cancelled)
+            abandon(id, with: HostError.cancelled)
         }
     }
 
+    /// The caller of request `id` stops waiting, with `error`; the request keeps its place.
+    private func abandon(_ id: UInt64, with error: any Error) {
+        let ticket = state.withLock { $0.transactions.cancel(id: id) }
+        ticket?.resume(throwing: error)
+    }
+
     /// Sends a PDU that gets no response (a command, a confirmation, a notification);
-    /// returns once the controller has taken it under its buffer credits.
+    /// returns once the controller has taken it under its buffer credits, or at once with the
+    /// error of the task's ``RequestScope`` abort signal (the PDU still goes out in its turn).
     public func send(_ pdu: ATTPDU) async throws {
         if let closedError = state.withLock({ $0.closedError }) { throw closedError }
+        let abort = RequestScope.current.abort
         let bytes = pdu.encode()
+        let waiter = OneShotContinuation()
+        let registration = abort?.whenAborted { error in waiter.resume(with: .failure(error)) }
+        defer { if let registration { abort?.remove(registration) } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            sendFrame(bytes) { result in continuation.resume(with: result.mapError { HostError.wrap($0) as any Error }) }
+            waiter.set(continuation)
+            if registration == nil, let error = abort?.error {
+                waiter.resume(with: .failure(error))
+                return
+            }
+            sendFrame(bytes) { result in waiter.resume(with: result.mapError { HostError.wrap($0) as any Error }) }
         }
     }
 
@@ -274,9 +293,11 @@ public final class ATTBearer: Sendable {
 
     /// An ATT PDU from the peer. Client-bound ones are handled here; the others go to the
     /// GATT server. Values for sinks are added to `deliveries`, which the caller flushes
-    /// once the transport's batch is done.
-    func receive(_ pdu: ArraySlice<UInt8>, deliveries: inout NotificationDeliveries) {
-        guard let opcode = pdu.first else { return }
+    /// once the transport's batch is done. Returns whether the PDU was a value the server
+    /// pushed unasked (a notification or an indication).
+    @discardableResult
+    func receive(_ pdu: ArraySlice<UInt8>, deliveries: inout NotificationDeliveries) -> Bool {
+        guard let opcode = pdu.first else { return false }
         switch opcode {
         case ATTOpcode.handleValueNotification.rawValue:
             // The hot path, decoded in place: opcode, handle, value (Vol 3, Part F, 3.4.7.1).
@@ -299,8 +320,13 @@ public final class ATTBearer: Sendable {
             default:
                 serverInbox(Array(pdu), self)
             }
+            return false
         }
+        return true
     }
+
+    /// Whether a request of this device's client waits for its response or its turn.
+    var isAwaitingResponse: Bool { state.withLock { !$0.transactions.isIdle } }
 
     private func route(handle: UInt16, value: ArraySlice<UInt8>, isIndication: Bool, deliveries: inout NotificationDeliveries) {
         let (subscribers, listeners) = state.withLock { state in (state.subscribers[handle] ?? [], state.listeners) }
@@ -359,11 +385,13 @@ public final class ATTBearer: Sendable {
         answered?.ticket?.resume(throwing: error)
     }
 
-    private func dropMalformed(_ pdu: ArraySlice<UInt8>) {
+    /// Drops a malformed pushed value; returns `false` (it is not counted as one).
+    private func dropMalformed(_ pdu: ArraySlice<UInt8>) -> Bool {
         logger.warning("malformed ATT \(ATTOpcode(rawValue: pdu.first ?? 0)) dropped [\(Hex.encode(pdu, separator: " "))]")
         // Even a malformed indication is confirmed, or the server could send no other
         // (Core 6.0, Vol 3, Part F, 3.4.7.2).
         if pdu.first == ATTOpcode.handleValueIndication.rawValue { confirmIndication() }
+        return false
     }
 
     // MARK: Closing
@@ -393,18 +421,4 @@ public final class ATTBearer: Sendable {
         }
         return state.subscribers.values.flatMap { $0 } + state.listeners
     }
-}
-
-/// A deadline for the ATT requests of the current task, kept by each bearer's one watchdog
-/// together with the transaction timeout: a request still waiting for its response (or for its
-/// turn) at the deadline fails with ``HostError/deadlineExceeded``. An app's operation time
-/// limit is set this way instead of racing a timer of its own against the request:
-///
-/// ```swift
-/// try await ATTDeadline.$current.withValue(clock.now + .seconds(5)) {
-///     try await connection.gatt.read(characteristic)
-/// }
-/// ```
-public enum ATTDeadline {
-    @TaskLocal public static var current: BluetoothClock.Instant?
 }

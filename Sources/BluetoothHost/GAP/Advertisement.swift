@@ -41,8 +41,22 @@ public struct Advertisement: Sendable, CustomStringConvertible {
         scanResponse.map { advertisingData.merging(scanResponse: $0) } ?? advertisingData
     }
 
-    public var localName: String? { data.localName }
-    public var serviceUUIDs: [BluetoothUUID] { data.serviceUUIDs }
+    // The accessors below read both parts as ``data`` would, advertising data first, without
+    // building the merged copy (they run for every report a scan receives).
+
+    /// The complete local name, else the shortened one, from either part.
+    public var localName: String? {
+        advertisingData.completeLocalName ?? scanResponse?.completeLocalName
+            ?? advertisingData.shortenedLocalName ?? scanResponse?.shortenedLocalName
+    }
+
+    /// The service UUIDs of both parts, advertising data first.
+    public var serviceUUIDs: [BluetoothUUID] {
+        advertisingData.serviceUUIDs + (scanResponse?.serviceUUIDs ?? [])
+    }
+
+    /// The TX Power Level field of either part.
+    public var txPowerLevel: Int8? { advertisingData.txPowerLevel ?? scanResponse?.txPowerLevel }
     public var identifier: PeripheralIdentifier { PeripheralIdentifier(address: peer, name: localName) }
 
     public var description: String {

@@ -67,7 +67,7 @@ struct AdvertisementAssembler {
             advertisement.isDirected = isDirected
         }
         advertisement.rssi = rssi ?? advertisement.rssi
-        advertisement.txPower = txPower ?? advertisement.data.txPowerLevel ?? advertisement.txPower
+        advertisement.txPower = txPower ?? advertisement.txPowerLevel ?? advertisement.txPower
         advertisement.timestamp = time
         latest[peer] = advertisement
 

@@ -3,9 +3,7 @@ import BluetoothHCI
 
 /// The scan that is running; there is at most one.
 struct ScanState {
-    let id: UInt64
-    var assembler: AdvertisementAssembler
-    let continuation: AsyncThrowingStream<Advertisement, any Error>.Continuation
+    let receiver: ScanReceiver
     let usesExtendedCommands: Bool
 }
 
@@ -18,15 +16,40 @@ extension LEHost {
     /// Duplicates are filtered by the host, not the controller, so that a peer's changed data
     /// and its scan response are still reported.
     public func scan(_ options: ScanOptions = ScanOptions()) async throws -> AsyncThrowingStream<Advertisement, any Error> {
-        try requirePoweredOn()
-        guard scanState == nil else { throw HostError.scanInProgress }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Advertisement.self, bufferingPolicy: .unbounded)
-        let id = makeIdentifier()
-        let extended = controllerInfo?.supportsExtendedScanning == true
-        scanState = ScanState(id: id, assembler: AdvertisementAssembler(options: options), continuation: continuation, usesExtendedCommands: extended)
+        let id = try await startScan(options, handler: { advertisements in
+            for advertisement in advertisements { continuation.yield(advertisement) }
+        }, onEnd: { error in
+            continuation.finish(throwing: error)
+        })
         continuation.onTermination = { [weak self] _ in
             Task { [weak self] in await self?.endScan(id: id) }
         }
+        return stream
+    }
+
+    /// Starts scanning; `handler` gets the advertisements of each batch the transport reads,
+    /// in order, on the transport's reader thread (it must not block: hand them on), and
+    /// `onEnd` is called once when the scan ends: `nil` after ``stopScanning()``, an error
+    /// when the transport closes. Neither is called after `onEnd`.
+    ///
+    /// This is the scan without a stream in between: one call per batch, however many
+    /// advertisements it holds. The same rules as ``scan(_:)`` apply.
+    public func scan(_ options: ScanOptions = ScanOptions(), handler: @escaping @Sendable ([Advertisement]) -> Void,
+                     onEnd: @escaping @Sendable (HostError?) -> Void = { _ in }) async throws {
+        _ = try await startScan(options, handler: handler, onEnd: onEnd)
+    }
+
+    private func startScan(_ options: ScanOptions, handler: @escaping @Sendable ([Advertisement]) -> Void,
+                           onEnd: @escaping @Sendable (HostError?) -> Void) async throws -> UInt64 {
+        try requirePoweredOn()
+        guard scanState == nil else { throw HostError.scanInProgress }
+        let id = makeIdentifier()
+        let extended = controllerInfo?.supportsExtendedScanning == true
+        let receiver = ScanReceiver(id: id, options: options, handler: handler, onEnd: onEnd)
+        scanState = ScanState(receiver: receiver, usesExtendedCommands: extended)
+        // In place before the controller starts, so that no report is missed.
+        l2cap.setScanReceiver(receiver)
         do {
             let type: LEScanType = options.active ? .active : .passive
             if extended {
@@ -38,26 +61,26 @@ extension LEHost {
                 _ = try await send(LESetScanEnableCommand(enable: true, filterDuplicates: false))
             }
         } catch {
-            if scanState?.id == id { scanState = nil }
-            continuation.finish(throwing: error)
+            if scanState?.receiver.id == id { removeScan() }
+            receiver.finish(HostError.wrap(error))
             throw error
         }
         logger.debug("scanning (\(options.active ? "active" : "passive"), \(extended ? "extended" : "legacy") commands)")
-        return stream
+        return id
     }
 
-    /// Stops the running scan, if any; its stream finishes without error.
+    /// Stops the running scan, if any; it ends without error.
     public func stopScanning() async {
         guard let state = scanState else { return }
-        await endScan(id: state.id)
+        await endScan(id: state.receiver.id)
     }
 
     public var isScanning: Bool { scanState != nil }
 
     private func endScan(id: UInt64) async {
-        guard let state = scanState, state.id == id else { return }
-        scanState = nil
-        state.continuation.finish()
+        guard let state = scanState, state.receiver.id == id else { return }
+        removeScan()
+        state.receiver.finish(nil)
         if state.usesExtendedCommands {
             _ = try? await send(LESetExtendedScanEnableCommand(enable: false))
         } else {
@@ -68,23 +91,12 @@ extension LEHost {
 
     func failScan(with error: HostError) {
         guard let state = scanState else { return }
+        removeScan()
+        state.receiver.finish(error)
+    }
+
+    private func removeScan() {
         scanState = nil
-        state.continuation.finish(throwing: error)
-    }
-
-    func didReceive(_ event: LEAdvertisingReportEvent) {
-        // Mutated in place: a copy of the state would copy the assembler's table per report.
-        for report in event.reports {
-            guard let advertisement = scanState?.assembler.receive(report) else { continue }
-            scanState?.continuation.yield(advertisement)
-        }
-    }
-
-    func didReceive(_ event: LEExtendedAdvertisingReportEvent) {
-        // Mutated in place: a copy of the state would copy the assembler's table per report.
-        for report in event.reports {
-            guard let advertisement = scanState?.assembler.receive(report) else { continue }
-            scanState?.continuation.yield(advertisement)
-        }
+        l2cap.setScanReceiver(nil)
     }
 }

@@ -1,6 +1,6 @@
 import BluetoothCore
 
-/// Settings of a ``Host``; the defaults suit most uses.
+/// Settings of an ``LEHost``; the defaults suit most uses.
 public struct HostConfiguration: Sendable {
     /// How long an ATT request may wait for its response before the bearer is closed. The
     /// specification fixes 30 s (Core 6.0, Vol 3, Part F, 3.3.3); tests may shorten it.
@@ -13,6 +13,12 @@ public struct HostConfiguration: Sendable {
     public var requestsDataLengthExtension = true
     /// How long an HCI command may wait for its answer.
     public var commandTimeout: Duration = .seconds(5)
+    /// Receive coalescing: after a batch of notifications or advertising reports, while the
+    /// host awaits no answer, the reader may pause this long before reading again, so that a
+    /// stream arrives in batches instead of waking a thread per packet (see ``HCIController``).
+    /// A send ends the pause at once. 1 ms by default, below any connection interval (7.5 ms
+    /// at least) and the polling interval of a USB controller; zero turns it off.
+    public var receiveCoalescingWindow: Duration = .milliseconds(1)
     /// The name of this device (GAP Device Name characteristic, advertising).
     public var deviceName = "Bluejay"
     /// The clock of every timeout and timer of the host (HCI commands, connecting, ATT

@@ -52,7 +52,7 @@ public actor LEHost {
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
         let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, clock: configuration.clock,
-                                       logger: hciLogger)
+                                       coalescingWindow: configuration.receiveCoalescingWindow, logger: hciLogger)
         self.controller = controller
         var serverLogger = logger
         serverLogger[metadataKey: "layer"] = "gatt-server"
@@ -179,10 +179,6 @@ public actor LEHost {
             didComplete(connection: .init(complete))
         case let .enhancedConnectionCompleteV2(complete):
             didComplete(connection: .init(complete))
-        case let .advertisingReport(report):
-            didReceive(report)
-        case let .extendedAdvertisingReport(report):
-            didReceive(report)
         case let .connectionUpdateComplete(update):
             didUpdateConnection(update)
         case let .dataLengthChange(change):

@@ -7,8 +7,9 @@ import Synchronization
 /// L2CAP on the LE links of one host (Core 6.0, Vol 3, Part A): takes each batch the
 /// ``HCIController`` hands over on the transport's reader thread and routes it at once, by
 /// connection handle and channel ID. ATT goes to the connection's ``ATTBearer`` in place (no
-/// copy, no task switch); LE signalling, the Security Manager and the events go to the host
-/// actor as one element per batch. It is also the one place B-frames are built.
+/// copy, no task switch); advertising reports go to the running scan's ``ScanReceiver`` the
+/// same way; LE signalling, the Security Manager and the other events go to the host actor as
+/// one element per batch. It is also the one place B-frames are built.
 ///
 /// The table of bearers follows the controller's own order: a bearer exists from the LE
 /// Connection Complete event on, before the host actor hears of the link, so no PDU that
@@ -36,6 +37,8 @@ final class L2CAPRouter: Sendable {
     private let settings: BearerSettings
     private let logger: Logger
     private let bearers = Mutex<[UInt16: ATTBearer]>([:])
+    /// The running scan's receiver; advertising reports are dropped while there is none.
+    private let scanReceiver = Mutex<ScanReceiver?>(nil)
     /// One element per transport batch, for the host actor.
     let hostItems: AsyncStream<[HostItem]>
     private let hostItemsContinuation: AsyncStream<[HostItem]>.Continuation
@@ -85,20 +88,37 @@ final class L2CAPRouter: Sendable {
         bearers.withLock { $0.removeValue(forKey: connectionHandle) }?.close(with: error)
     }
 
+    // MARK: Scanning
+
+    /// Sets (or, with `nil`, removes) the receiver of advertising reports.
+    func setScanReceiver(_ receiver: ScanReceiver?) {
+        scanReceiver.withLock { $0 = receiver }
+    }
+
     // MARK: Receiving (the transport's reader thread)
 
     /// Routes one batch from the controller, in its order, then hands every notification
-    /// sink its values once and the host actor its part once.
-    func process(_ batch: [HCIInbound]) {
+    /// sink its values once and the host actor its part once. Returns what the batch held:
+    /// ``HCIBatchContent/unsolicitedDataOnly`` when it was only notifications, indications and
+    /// advertising reports and no bearer awaits a response (the controller may then pause
+    /// before reading again).
+    func process(_ batch: [HCIInbound]) -> HCIBatchContent {
         var deliveries = NotificationDeliveries()
         var items: [HostItem] = []
+        var scan = scanReceiver.withLock { $0 }.map(ScanBatch.init)
+        var onlyPushedData = true
         for inbound in batch {
             switch inbound {
+            case let .event(.le(.advertisingReport(event))):
+                scan?.add(event)
+            case let .event(.le(.extendedAdvertisingReport(event))):
+                scan?.add(event)
             case let .event(event):
                 track(event)
                 items.append(.event(event))
             case let .l2cap(connectionHandle, pdu):
-                route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, items: &items)
+                let pushed = route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, items: &items)
+                onlyPushedData = onlyPushedData && pushed
             case let .transportClosed(reason):
                 let open = bearers.withLock { bearers in
                     defer { bearers.removeAll() }
@@ -109,9 +129,13 @@ final class L2CAPRouter: Sendable {
             }
         }
         deliveries.flush()
-        guard !items.isEmpty else { return }
+        if let scan { scan.receiver.deliver(scan.advertisements) }
+        guard !items.isEmpty else {
+            return onlyPushedData && !bearers.withLock({ $0.values.contains { $0.isAwaitingResponse } }) ? .unsolicitedDataOnly : .other
+        }
         hostItemsContinuation.yield(items)
         if case .transportClosed? = items.last { hostItemsContinuation.finish() }
+        return .other
     }
 
     /// Opens and closes bearers as the controller reports links.
@@ -130,21 +154,23 @@ final class L2CAPRouter: Sendable {
         }
     }
 
-    private func route(_ pdu: ArraySlice<UInt8>, connectionHandle: UInt16, deliveries: inout NotificationDeliveries, items: inout [HostItem]) {
+    /// Routes one L2CAP PDU; returns whether it was a value a GATT server pushed.
+    private func route(_ pdu: ArraySlice<UInt8>, connectionHandle: UInt16, deliveries: inout NotificationDeliveries,
+                       items: inout [HostItem]) -> Bool {
         let frame: (channelID: L2CAPChannelID, payload: ArraySlice<UInt8>)
         do {
             frame = try L2CAPBasicFrame.parse(pdu)
         } catch {
             logger.warning("malformed L2CAP PDU on connection \(Hex.format(connectionHandle)) dropped: \(error)")
-            return
+            return false
         }
         switch frame.channelID {
         case .att:
             guard let bearer = bearer(for: connectionHandle) else {
                 logger.debug("ATT data for unknown connection \(Hex.format(connectionHandle)) dropped")
-                return
+                return false
             }
-            bearer.receive(frame.payload, deliveries: &deliveries)
+            return bearer.receive(frame.payload, deliveries: &deliveries)
         case .leSignaling:
             items.append(.signaling(connectionHandle: connectionHandle, payload: Array(frame.payload)))
         case .securityManager:
@@ -152,5 +178,26 @@ final class L2CAPRouter: Sendable {
         default:
             logger.debug("L2CAP data on unsupported channel \(frame.channelID) dropped")
         }
+        return false
+    }
+}
+
+/// What one transport batch's advertising reports make for the running scan, all stamped
+/// with the batch's arrival time.
+private struct ScanBatch {
+    let receiver: ScanReceiver
+    let time = ContinuousClock.now
+    var advertisements: [Advertisement] = []
+
+    init(receiver: ScanReceiver) {
+        self.receiver = receiver
+    }
+
+    mutating func add(_ event: LEAdvertisingReportEvent) {
+        receiver.assemble(event, at: time, into: &advertisements)
+    }
+
+    mutating func add(_ event: LEExtendedAdvertisingReportEvent) {
+        receiver.assemble(event, at: time, into: &advertisements)
     }
 }
