@@ -6,8 +6,9 @@
 #  1. makes .venv with the pinned Bumble (as `make venv`) if needed;
 #  2. builds bluejay-rig-bench in release mode;
 #  3. starts radio.py (one process: the link, the peer "Bench Peer", a fresh controller per client);
-#  4. for each round: Bluejay's client, then Bumble's, each on a fresh controller; the clients'
-#     requests to the radio (stream, advertisers, cpu) are relayed here, line by line;
+#  4. for each round: Bluejay's client, Bluejay's with receive coalescing off (to show what
+#     the coalescing gives), then Bumble's, each on a fresh controller; the clients' requests to
+#     the radio (stream, advertisers, cpu) are relayed here, line by line;
 #  5. prints the markdown table (Benchmarks/rig/summarize_rig.py): medians over the rounds and
 #     the median per-round ratio Bumble ÷ Bluejay.
 # Workloads: notifications of 20 bytes and of 244 bytes (ATT MTU 517), sequential reads of a
@@ -15,13 +16,15 @@
 # Environment (defaults): BENCH_RIG_ROUNDS (3), BENCH_RIG_NOTIFY_COUNT (5000, 20 B),
 # BENCH_RIG_NOTIFY_LARGE_COUNT (2000, 244 B), BENCH_RIG_READ_COUNT (1000),
 # BENCH_RIG_SCAN_REPORTS (5000), BENCH_RIG_ADVERTISERS (50), BENCH_RIG_ADV_INTERVAL_MS (20),
-# BENCH_RIG_OUT (Benchmarks/.build/rig), BENCH_RIG_TIMEOUT (seconds to wait for a line, 120).
+# BENCH_RIG_OUT (Benchmarks/.build/rig), BENCH_RIG_TIMEOUT (seconds to wait for a line, 120),
+# BENCH_RIG_UNCOALESCED (1: also run Bluejay with receive coalescing off; 0: skip it).
 # A count of 0 skips that workload. Quick run: BENCH_RIG_ROUNDS=1 BENCH_RIG_NOTIFY_COUNT=200
 # BENCH_RIG_NOTIFY_LARGE_COUNT=100 BENCH_RIG_READ_COUNT=50 BENCH_RIG_SCAN_REPORTS=200 bash scripts/bench-rig.sh
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds=${BENCH_RIG_ROUNDS:-3}
+uncoalesced=${BENCH_RIG_UNCOALESCED:-1}
 out=${BENCH_RIG_OUT:-Benchmarks/.build/rig}
 timeout=${BENCH_RIG_TIMEOUT:-120}
 workload_args=(
@@ -122,6 +125,7 @@ run_client() {
 echo "==> machine: $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
 for round in $(seq 1 "$rounds"); do
     run_client "$round" bluejay "$bench"
+    if [[ $uncoalesced == 1 ]]; then run_client "$round" bluejay-uncoalesced "$bench" --coalescing-ms 0; fi
     run_client "$round" bumble "$python" Benchmarks/rig/bumble_central.py
 done
 echo "==> load average $(cut -d' ' -f1-3 /proc/loadavg) after the runs"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 '''Summarizes scripts/bench-rig.sh's results (one JSON object per line:
-{"round", "stack": "bluejay"|"bumble", "result": {"workload", "items", "cpu_s", "wall_s",
+{"round", "stack": "bluejay"|"bluejay-uncoalesced"|"bumble", "result": {"workload", "items", "cpu_s", "wall_s",
 "context_switches", "latency_us", "radio": [stats before, stats after]}}) as markdown on stdout: medians over the rounds, and the
 median of the per-round ratios Bumble ÷ Bluejay (above 1: Bluejay uses less CPU).'''
 
@@ -11,7 +11,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-STACKS = ('bluejay', 'bumble')
+STACKS = ('bluejay', 'bluejay-uncoalesced', 'bumble')
 
 
 def main(path: str) -> None:
@@ -41,19 +41,27 @@ def main(path: str) -> None:
     print(f'CPU per item (user+sys of the central\'s process, µs), medians of {rounds} interleaved rounds;')
     print('ratio: median of the per-round ratios Bumble ÷ Bluejay (above 1: Bluejay uses less CPU).')
     print()
-    print('| workload | items | Bluejay µs/item | Bumble µs/item | Bumble ÷ Bluejay | Bluejay read p50/p90/p99 µs | Bumble read p50/p90/p99 µs |')
-    print('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+    print('Bluejay runs with its defaults; "uncoalesced" is the same client with receive coalescing off')
+    print('(HostConfiguration.receiveCoalescingWindow = 0), in the same rounds.')
+    print()
+    print('| workload | items | Bluejay µs/item | Bumble µs/item | Bumble ÷ Bluejay | uncoalesced µs/item | Bumble ÷ uncoalesced '
+          '| Bluejay read p50/p90/p99 µs | uncoalesced read p50/p90/p99 µs | Bumble read p50/p90/p99 µs |')
+    print('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
     for workload, by_stack in results.items():
-        ours, theirs = by_stack.get('bluejay', {}), by_stack.get('bumble', {})
-        ratios = [per_item_us(theirs[r]) / per_item_us(ours[r]) for r in ours if r in theirs and ours[r]['cpu_s'] > 0]
+        ours, plain, theirs = by_stack.get('bluejay', {}), by_stack.get('bluejay-uncoalesced', {}), by_stack.get('bumble', {})
+
+        def ratios(side):
+            return [per_item_us(theirs[r]) / per_item_us(side[r]) for r in side if r in theirs and side[r]['cpu_s'] > 0]
+
         items = next(iter((ours or theirs).values()))['items']
         latency = []
-        for side in (ours, theirs):
+        for side in (ours, plain, theirs):
             samples = [r['latency_us'] for r in side.values() if r.get('latency_us')]
             latency.append(' / '.join(text(median(s[i] for s in samples), 0) for i in range(3)) if samples else '')
         print(f'| {workload} | {items} | {text(median(per_item_us(r) for r in ours.values()), 2)} '
-              f'| {text(median(per_item_us(r) for r in theirs.values()), 2)} | {text(median(ratios), 2)} '
-              f'| {latency[0]} | {latency[1]} |')
+              f'| {text(median(per_item_us(r) for r in theirs.values()), 2)} | {text(median(ratios(ours)), 2)} '
+              f'| {text(median(per_item_us(r) for r in plain.values()), 2)} | {text(median(ratios(plain)), 2)} '
+              f'| {latency[0]} | {latency[1]} | {latency[2]} |')
     print()
     print('Context (medians): items per second of wall time; the central\'s CPU use (CPU ÷ wall); the CPU')
     print('of radio.py (Bumble\'s controllers and the peer, one process) per item and ÷ wall over the same')

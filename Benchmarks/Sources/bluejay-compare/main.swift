@@ -15,12 +15,13 @@ struct BluejayCompare {
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             switch arguments.first {
-            case "pipeline":
-                // H4 bytes injected into our central's transport, through to Bluejay's listen callback.
+            case "pipeline", "pipeline-async":
+                // H4 bytes injected into our central's transport, through to Bluejay's listen
+                // callback (pipeline) or its async listen's stream (pipeline-async).
                 let count = Int(arguments.dropFirst().first ?? "") ?? 200_000
                 let size = Int(arguments.dropFirst(2).first ?? "") ?? 20
                 let perRead = Int(arguments.dropFirst(3).first ?? "") ?? 32
-                let bench = try await PipelineBench.make()
+                let bench = try await PipelineBench.make(asyncListen: arguments.first == "pipeline-async")
                 let chunks = bench.notificationChunks(count: count, size: size, perRead: perRead)
                 _ = await bench.deliver(bench.notificationChunks(count: 10_000, size: size, perRead: perRead), count: 10_000)
                 let cpuStart = ProcessCPU.now()
@@ -29,7 +30,7 @@ struct BluejayCompare {
                 let elapsed = start.duration(to: .now)
                 let cpu = ProcessCPU.now() - cpuStart
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-                print("pipeline: \(count) notifications of \(size) B, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
+                print("\(arguments[0]): \(count) notifications of \(size) B, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
                       + "\(String(format: "%.3f", cpu * 1e6 / Double(count))) µs CPU each")
                 await bench.shutdown()
             case "scan":

@@ -4,6 +4,10 @@
 //
 //     bluejay-rig-bench --port P --peer ADDR/random [--notify-small N] [--notify-large N]
 //                       [--reads N] [--scan-reports R] [--advertisers K] [--adv-interval-ms I]
+//                       [--coalescing-ms W]
+//
+// --coalescing-ms sets the host's receive-coalescing window (HostConfiguration
+// .receiveCoalescingWindow; 0 turns it off); without it the library's default applies.
 //
 // Protocol with the driver: a line on stdout with "cmd" is a command for the radio, answered
 // by one line on stdin; a line with "workload" is a result (fields as in bumble_central.py).
@@ -28,6 +32,7 @@ struct Options {
     var scanReports = 5000
     var advertisers = 50
     var advertisingIntervalMs = 20.0
+    var coalescingMs: Double?
 
     init(_ arguments: [String]) {
         var rest = arguments.makeIterator()
@@ -46,6 +51,7 @@ struct Options {
             case "--scan-reports": scanReports = number()
             case "--advertisers": advertisers = number()
             case "--adv-interval-ms": advertisingIntervalMs = number()
+            case "--coalescing-ms": coalescingMs = number()
             default: fail("unknown option \(option)")
             }
         }
@@ -192,7 +198,9 @@ func run(_ options: Options) async {
     var logger = Logger(label: "bluejay") { StreamLogHandler.standardError(label: $0) }
     logger.logLevel = .warning
     let bluejay = Bluejay(logger: logger)
-    bluejay.start(mode: .new(StartOptions(transport: .specification("tcp:127.0.0.1:\(options.port)"))))
+    var host = HostConfiguration()
+    if let window = options.coalescingMs { host.receiveCoalescingWindow = .microseconds(Int64((window * 1000).rounded())) }
+    bluejay.start(mode: .new(StartOptions(transport: .specification("tcp:127.0.0.1:\(options.port)"), hostConfiguration: host)))
     do {
         try await bluejay.waitUntilReady()
         try await bluejay.connect(peer, timeout: .seconds(15))  // exchanges ATT MTU 517 on connect
