@@ -56,17 +56,20 @@ extension Bluejay {
 }
 
 extension Result where Success == Data, Failure == BluejayError {
-    /// Makes `R` from the bytes; whatever the initializer throws becomes
-    /// ``BluejayError/deserializationFailed(type:data:reason:)`` with the bytes received.
+    /// Makes `R` from the bytes (see ``decode(_:as:)``).
     func decoded<R: Receivable>() -> Result<R, BluejayError> {
-        flatMap { data in
-            do {
-                return .success(try R(bluetoothData: data))
-            } catch let BluejayError.deserializationFailed(type, bytes, reason) where bytes == data {
-                return .failure(.deserializationFailed(type: type, data: bytes, reason: reason))
-            } catch {
-                return .failure(.deserializationFailed(type: String(describing: R.self), data: data, reason: "\(error)"))
-            }
-        }
+        flatMap { data in Result<R, BluejayError> { () throws(BluejayError) in try decode(data, as: R.self) } }
+    }
+}
+
+/// Makes `R` from the bytes; whatever the initializer throws becomes
+/// ``BluejayError/deserializationFailed(type:data:reason:)`` with the bytes received.
+func decode<R: Receivable>(_ data: Data, as _: R.Type) throws(BluejayError) -> R {
+    do {
+        return try R(bluetoothData: data)
+    } catch let BluejayError.deserializationFailed(type, bytes, reason) where bytes == data {
+        throw .deserializationFailed(type: type, data: bytes, reason: reason)
+    } catch {
+        throw .deserializationFailed(type: String(describing: R.self), data: data, reason: "\(error)")
     }
 }

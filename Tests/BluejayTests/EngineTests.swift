@@ -219,7 +219,7 @@ struct EngineTests {
 
         let reader = Task {
             // The stream lives only in this task, as in `for try await x in try await bluejay.listen(...)`.
-            let stream: AsyncThrowingStream<HeartRateMeasurementValue, any Error> = try await bluejay.listen(to: HeartRate.measurement)
+            let stream: ValueStream<HeartRateMeasurementValue> = try await bluejay.listen(to: HeartRate.measurement)
             var values: [Int] = []
             for try await measurement in stream {
                 values.append(measurement.beatsPerMinute)
@@ -306,7 +306,7 @@ struct EngineTests {
         _ = try await (writeLeft, writeRight)
         #expect(await left.value(0x2A38) == [3])
         #expect(await right.value(0x2A38) == [5])
-        let stream: AsyncThrowingStream<UInt8, any Error> = try await second.listen(to: HeartRate.batteryLevel)
+        let stream: ValueStream<UInt8> = try await second.listen(to: HeartRate.batteryLevel)
         try await right.notify(0x2A19, [11])
         var iterator = stream.makeAsyncIterator()
         #expect(try await iterator.next() == 11)

@@ -55,11 +55,11 @@ import Testing
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let characteristic = SampleDatabase.measurementCharacteristic
         let streams = try await withTestTimeout {
-            try await withThrowingTaskGroup(of: AsyncThrowingStream<[UInt8], any Error>.self) { group in
+            try await withThrowingTaskGroup(of: ValueStream<[UInt8]>.self) { group in
                 for _ in 0..<3 {
                     group.addTask { try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) }
                 }
-                var streams: [AsyncThrowingStream<[UInt8], any Error>] = []
+                var streams: [ValueStream<[UInt8]>] = []
                 for try await stream in group { streams.append(stream) }
                 return streams
             }

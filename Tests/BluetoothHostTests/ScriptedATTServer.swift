@@ -262,7 +262,7 @@ enum StreamEvent<Element: Sendable>: Sendable {
 }
 
 /// A stream's elements, collected by a task, for tests to wait on.
-func collect<Element: Sendable>(_ stream: AsyncThrowingStream<Element, any Error>) -> (AwaitableLog<StreamEvent<Element>>, Task<Void, Never>) {
+func collect<Element: Sendable>(_ stream: ValueStream<Element>) -> (AwaitableLog<StreamEvent<Element>>, Task<Void, Never>) {
     let log = AwaitableLog<StreamEvent<Element>>()
     let task = Task {
         do {

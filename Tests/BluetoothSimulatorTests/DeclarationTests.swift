@@ -57,7 +57,7 @@ struct DeclarationTests {
             let second: UInt8 = try await bluejay.read(from: Self.counter)
             #expect((first, second) == (1, 2))
 
-            let changes = try await bluejay.listen(to: Self.events) as AsyncThrowingStream<Data, any Error>
+            let changes = try await bluejay.listen(to: Self.events) as ValueStream<Data>
             try await bluejay.write(to: Self.setting, value: UInt8(7))
             var iterator = changes.makeAsyncIterator()
             #expect(try await iterator.next() == Data([5, 7]), "old and new value")

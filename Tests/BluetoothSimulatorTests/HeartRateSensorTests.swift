@@ -100,7 +100,7 @@ struct HeartRateSensorTests {
 
             let serial: String = try await bluejay.read(from: HeartRate.serialNumber)
             #expect(serial == "SN-4242")
-            var values = try await bluejay.listen(to: HeartRate.measurement) as AsyncThrowingStream<HeartRateMeasurement, any Error>
+            var values = try await bluejay.listen(to: HeartRate.measurement) as ValueStream<HeartRateMeasurement>
             try await waitUntil("the subscription") { await !sensor.device.subscribers(of: "2A37").isEmpty }
             var rates: [Int] = []
             var measurements = values.makeAsyncIterator()
@@ -108,7 +108,7 @@ struct HeartRateSensorTests {
                 sensorClock.advance(by: .milliseconds(20))
                 if let measurement = try await measurements.next() { rates.append(measurement.measurement) }
             }
-            values = AsyncThrowingStream { $0.finish() }
+            values = ValueStream.makeStream(of: HeartRateMeasurement.self).stream
             measurements = values.makeAsyncIterator()
             #expect(rates == [60, 61, 62, 60, 61, 62], "one measurement per 20 ms: \(rates)")
             try await waitUntil("the listen ends") { !bluejay.isListening(to: HeartRate.measurement) }
@@ -141,7 +141,7 @@ struct HeartRateSensorTests {
             #expect(await sensor.location == .hand)
 
             // Battery notifications reach a listen.
-            let levels = try await bluejay.listen(to: HeartRate.batteryLevel) as AsyncThrowingStream<UInt8, any Error>
+            let levels = try await bluejay.listen(to: HeartRate.batteryLevel) as ValueStream<UInt8>
             try await sensor.setBatteryLevel(42)
             var iterator = levels.makeAsyncIterator()
             #expect(try await iterator.next() == 42)
@@ -163,7 +163,7 @@ struct HeartRateSensorTests {
             try await connect(bluejay, to: sensor.device)
             let location: UInt8 = try await bluejay.read(from: HeartRate.bodySensorLocation)
             #expect(location == 1)
-            let listen = try await bluejay.listen(to: HeartRate.measurement) as AsyncThrowingStream<HeartRateMeasurement, any Error>
+            let listen = try await bluejay.listen(to: HeartRate.measurement) as ValueStream<HeartRateMeasurement>
             try await sensor.sendMeasurement()
             var iterator = listen.makeAsyncIterator()
             #expect(try await iterator.next()?.measurement == Int(sensor.currentHeartRate ?? 0))

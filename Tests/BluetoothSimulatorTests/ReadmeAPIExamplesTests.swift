@@ -82,7 +82,7 @@ struct ReadmeAPIExamplesTests {
         let peripheral = try await bluejay.connect(identifier, timeout: .seconds(15))
         let location: UInt8 = try await bluejay.read(from: bodySensorLocation)
         try await bluejay.write(to: bodySensorLocation, value: UInt8(2))
-        for try await measurement in try await bluejay.listen(to: heartRate) as AsyncThrowingStream<HeartRateMeasurement, any Error> {
+        for try await measurement in try await bluejay.listen(to: heartRate) as ValueStream<HeartRateMeasurement> {
             rates.append(measurement.measurement)   // the README prints it
             if rates.count == 2 { break }           // (the README listens on)
         }

@@ -27,7 +27,7 @@ struct ReadmeExampleTests {
         #expect(await sensor.location == .wrist)
 
         var rates: [Int] = []
-        for try await measurement in try await bluejay.listen(to: heartRate) as AsyncThrowingStream<HeartRateMeasurement, any Error> {
+        for try await measurement in try await bluejay.listen(to: heartRate) as ValueStream<HeartRateMeasurement> {
             rates.append(measurement.measurement)
             if rates.count == 3 { break }
         }

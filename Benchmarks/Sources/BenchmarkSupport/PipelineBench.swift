@@ -125,7 +125,7 @@ public final class PipelineBench: Sendable {
         let counter = bench.counter
         let characteristic = CharacteristicIdentifier(uuid: notifyUUID.description, service: ServiceIdentifier(uuid: serviceUUID.description))
         if asyncListen {
-            let values: AsyncThrowingStream<Data, any Error> = try await bluejay.listen(to: characteristic)
+            let values: ValueStream<Data> = try await bluejay.listen(to: characteristic)
             Task {
                 for try await value in values { counter.add(value.count) }
             }

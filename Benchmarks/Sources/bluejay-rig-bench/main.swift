@@ -136,7 +136,7 @@ enum Driver {
 }
 
 func notify(_ bluejay: Bluejay, size: Int, count: Int) async throws {
-    let values: AsyncThrowingStream<Data, any Error> = try await bluejay.listen(to: notifying)
+    let values: ValueStream<Data> = try await bluejay.listen(to: notifying)
     var iterator = values.makeAsyncIterator()
     let radio0 = await Driver.radioStats()
     let start = Snapshot.now()

@@ -83,27 +83,42 @@ extension Bluejay {
     /// newer listen replacing it) and throws on the first error (a value `R` cannot be made
     /// from, or, with ``broadcastErrorsToListeners``, a disconnection). Stopping the iteration
     /// ends the listen. It shares the one-listen-per-characteristic rule with the callback API.
+    ///
+    /// The values of each transport batch are made into `R` on the transport's reader thread
+    /// and handed over at once: one wake-up of the consumer per batch. The stream holds at most
+    /// ``listenBufferLimit`` values the consumer has not taken; past that the newest are
+    /// dropped, with a warning in the log.
     public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier,
-                                                 multipleListenOption: MultipleListenOption = .trap) async throws(BluejayError) -> AsyncThrowingStream<R, any Error> {
+                                                 multipleListenOption: MultipleListenOption = .trap) async throws(BluejayError) -> ValueStream<R> {
         if let refusal = refusal(for: "listen") { throw refusal }
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: R.self, throwing: (any Error).self)
+        let (stream, continuation) = ValueStream.makeStream(of: R.self, limit: Self.listenBufferLimit)
         let handler: ListenHandler = { result in
-            switch result.decoded() as Result<R, BluejayError> {
-            case let .success(value): continuation.yield(value)
-            case let .failure(error): continuation.finish(throwing: error)
+            do {
+                continuation.yield(try decode(result.get(), as: R.self))
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        let batchHandler: ListenBatchHandler = { [weak self] values in
+            if case let .dropped(count) = continuation.yield(decoding: values) {
+                self?.log(.warning, "the consumer of the listen on \(characteristic) is behind: \(count) value(s) dropped")
             }
         }
         try await awaitOperation { (id, deliver: @escaping @Sendable (Result<Void, BluejayError>) -> Void) in
-            let generation = installListen(on: characteristic, handler: handler, option: multipleListenOption, synchronous: false,
-                                           onRemoval: { continuation.finish() }, operationID: id, installed: deliver)
+            let generation = installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption,
+                                           synchronous: false, onRemoval: { continuation.finish() }, operationID: id, installed: deliver)
             if let generation {
-                continuation.onTermination = { [weak self] _ in
+                continuation.onTermination = { [weak self] in
                     self?.removeListen(on: characteristic, generation: generation, privileged: true) { _ in }
                 }
             }
         }
         return stream
     }
+
+    /// How many values an `async` listen holds for a consumer that falls behind (as a host
+    /// subscriber does, ``GATTClient/subscriberBufferLimit``).
+    public static let listenBufferLimit = GATTClient.subscriberBufferLimit
 
     /// Ends a listen; see ``endListen(to:completion:)``.
     public func endListen(to characteristic: CharacteristicIdentifier) async throws(BluejayError) {
@@ -117,25 +132,18 @@ extension Bluejay {
     /// The stream ends when the scan stops (duration, ``stopScanning()``) and throws if it
     /// stops with an error. Stopping the iteration stops the scan.
     public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
-                     serviceIdentifiers: [ServiceIdentifier]? = nil) -> AsyncThrowingStream<ScanEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ScanEvent.self, throwing: (any Error).self)
+                     serviceIdentifiers: [ServiceIdentifier]? = nil) -> ValueStream<ScanEvent> {
+        let events = ScanEventStream()
         let session = startScan(
             duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-            serviceIdentifiers: serviceIdentifiers, deliveryQueue: nil,
-            decide: { event, _ in
-                if case .terminated = continuation.yield(event) { return .stop }
-                return .continue
-            },
-            stopped: { _, error in
-                if let error { continuation.finish(throwing: error) } else { continuation.finish() }
-            })
+            serviceIdentifiers: serviceIdentifiers, deliveryQueue: nil, decide: events.decide, stopped: events.stopped)
         if let session {
-            continuation.onTermination = { [weak self] _ in
+            events.continuation.onTermination = { [weak self] in
                 guard let self, self.state.withLock({ $0.scan === session }) else { return }
                 if !session.requestStop(error: nil) { self.runner.cancel(session.operationID) }
             }
         }
-        return stream
+        return events.stream
     }
 
     /// Availability, connections, disconnections and service changes as they happen, from

@@ -65,13 +65,13 @@ public final class BluejayCentral: Sendable {
     /// Scans; the events are those of ``Bluejay/scan(duration:allowDuplicates:throttleRSSIDelta:serviceIdentifiers:)``.
     /// One scan at a time; stopping the iteration stops the scan.
     public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
-                     serviceIdentifiers: [ServiceIdentifier]? = nil) -> AsyncThrowingStream<ScanEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ScanEvent.self, throwing: (any Error).self)
+                     serviceIdentifiers: [ServiceIdentifier]? = nil) -> ValueStream<ScanEvent> {
+        let events = ScanEventStream()
         var uuids: [BluetoothUUID] = []
         for service in serviceIdentifiers ?? [] {
             guard let uuid = service.uuid else {
-                continuation.finish(throwing: BluejayError.invalidUUID(service.uuidString))
-                return stream
+                events.continuation.finish(throwing: BluejayError.invalidUUID(service.uuidString))
+                return events.stream
             }
             uuids.append(uuid)
         }
@@ -81,22 +81,17 @@ public final class BluejayCentral: Sendable {
         let request = ScanSession.Request(
             tracker: tracker, duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
             serviceUUIDs: uuids)
-        let session = ScanSession(operationID: 0, request: request, deliveryQueue: nil, decide: { event, _ in
-            if case .terminated = continuation.yield(event) { return .stop }
-            return .continue
-        }, stopped: { _, error in
-            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
-        })
+        let session = ScanSession(operationID: 0, request: request, deliveryQueue: nil, decide: events.decide, stopped: events.stopped)
         let host = self.host
         let task = Task {
             let (discoveries, error, _) = await session.run(host: host)
             session.finish(discoveries: discoveries, error: error)
         }
-        continuation.onTermination = { _ in
+        events.continuation.onTermination = {
             session.requestStop(error: nil)
             _ = task
         }
-        return stream
+        return events.stream
     }
 
     /// Connects to a peripheral (several may be connected at once) and returns it once the

@@ -70,26 +70,18 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     /// Turns notifications on and returns the values; stopping the iteration turns them off
     /// (when no other listener of this peripheral wants them). The stream throws when the
     /// link drops or a value cannot be made into `R`.
-    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier) async throws(BluejayError) -> AsyncThrowingStream<R, any Error> {
-        let values = try await perform("listen to \(characteristic)") { link in try await link.subscribe(characteristic) }
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: R.self, throwing: (any Error).self)
+    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier) async throws(BluejayError) -> ValueStream<R> {
+        let (stream, continuation) = ValueStream.makeStream(of: R.self, limit: Bluejay.listenBufferLimit)
         let peripheral = identifier
-        let forwarder = Task {
-            do {
-                for try await bytes in values {
-                    switch Result<Data, BluejayError>.success(Data(bytes)).decoded() as Result<R, BluejayError> {
-                    case let .success(value): continuation.yield(value)
-                    case let .failure(error):
-                        continuation.finish(throwing: error)
-                        return
-                    }
-                }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: BluejayError(error, peripheral: peripheral, operation: "listening to \(characteristic)"))
-            }
+        let subscription = try await perform("listen to \(characteristic)") { link in
+            try await link.subscribe(characteristic, ended: { error in
+                continuation.finish(throwing: error.map { BluejayError($0, peripheral: peripheral, operation: "listening to \(characteristic)") })
+            }, handler: { values in
+                // Made into R on the reader thread: one wake-up of the consumer per batch.
+                continuation.yield(decoding: values.map { Data($0.value) })
+            })
         }
-        continuation.onTermination = { _ in forwarder.cancel() }
+        continuation.onTermination = { subscription.cancel() }
         return stream
     }
 

@@ -116,20 +116,14 @@ final class PeripheralLink: Sendable {
         try await mapErrors("writing \(id)") { try await connection.gatt.write(Array(value), to: target) }
     }
 
-    /// Enables notifications (or indications) and returns the values as they come.
-    func subscribe(_ id: CharacteristicIdentifier) async throws -> AsyncThrowingStream<[UInt8], any Error> {
-        let (target, cccd) = try await notifying(id)
-        return try await mapErrors("enabling notifications of \(id)") {
-            try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd)
-        }
-    }
-
     /// Enables notifications (or indications); `handler` gets each transport batch's values
-    /// on the transport's reader thread, until the subscription is cancelled.
-    func subscribe(_ id: CharacteristicIdentifier, handler: @escaping @Sendable ([GATTValue]) -> Void) async throws -> GATTNotificationSubscription {
+    /// on the transport's reader thread, until the subscription is cancelled; `ended` runs
+    /// once when it ends (with the error when the link dropped).
+    func subscribe(_ id: CharacteristicIdentifier, ended: @escaping @Sendable (HostError?) -> Void = { _ in },
+                   handler: @escaping @Sendable ([GATTValue]) -> Void) async throws -> GATTNotificationSubscription {
         let (target, cccd) = try await notifying(id)
         return try await mapErrors("enabling notifications of \(id)") {
-            try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd, handler: handler)
+            try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd, ended: ended, handler: handler)
         }
     }
 

@@ -15,18 +15,24 @@ extension LEHost {
     /// Only one scan runs at a time: a second call throws ``HostError/scanInProgress``.
     /// Duplicates are filtered by the host, not the controller, so that a peer's changed data
     /// and its scan response are still reported.
-    public func scan(_ options: ScanOptions = ScanOptions()) async throws -> AsyncThrowingStream<Advertisement, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Advertisement.self, bufferingPolicy: .unbounded)
+    public func scan(_ options: ScanOptions = ScanOptions()) async throws -> ValueStream<Advertisement> {
+        let (stream, continuation) = ValueStream.makeStream(of: Advertisement.self, limit: Self.scanBufferLimit)
         let id = try await startScan(options, handler: { advertisements in
-            for advertisement in advertisements { continuation.yield(advertisement) }
+            if case let .dropped(count) = continuation.yield(contentsOf: advertisements) {
+                self.logger.debug("the scan's consumer is behind: \(count) advertisement(s) dropped")
+            }
         }, onEnd: { error in
             continuation.finish(throwing: error)
         })
-        continuation.onTermination = { [weak self] _ in
+        continuation.onTermination = { [weak self] in
             Task { [weak self] in await self?.endScan(id: id) }
         }
         return stream
     }
+
+    /// How many advertisements a scan's stream holds for a consumer that falls behind; the
+    /// newest are dropped past it (a scan reports again what it keeps hearing).
+    public static let scanBufferLimit = 16_384
 
     /// Starts scanning; `handler` gets the advertisements of each batch the transport reads,
     /// in order, on the transport's reader thread (it must not block: hand them on), and

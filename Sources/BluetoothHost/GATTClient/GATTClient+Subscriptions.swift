@@ -21,19 +21,18 @@ extension GATTClient {
     /// - Parameter clientConfigurationHandle: the descriptor's handle if known; otherwise the
     ///   characteristic's descriptors are discovered to find it.
     public func subscribe(to characteristic: GATTCharacteristic, clientConfigurationHandle: UInt16? = nil,
-                          preferIndications: Bool = false) async throws -> AsyncThrowingStream<[UInt8], any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(Self.subscriberBufferLimit))
+                          preferIndications: Bool = false) async throws -> ValueStream<[UInt8]> {
+        let (stream, continuation) = ValueStream.makeStream(of: [UInt8].self, limit: Self.subscriberBufferLimit)
         let overflow = OverflowWarning(logger: logger, what: "subscriber of \(characteristic.uuid)")
         let sink = NotificationSink(deliver: { values in
-            for value in values {
-                if case .dropped = continuation.yield(Array(value.value)) { overflow.record() }
-            }
+            // One handoff for the batch: the one copy out of the receive buffer is here.
+            if case .dropped = continuation.yield(contentsOf: values.map { Array($0.value) }) { overflow.record() }
         }, finish: { error in
-            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+            continuation.finish(throwing: error)
         })
         let subscription = try await subscribe(to: characteristic, sink: sink, clientConfigurationHandle: clientConfigurationHandle,
                                                preferIndications: preferIndications)
-        continuation.onTermination = { _ in subscription.cancel() }
+        continuation.onTermination = { subscription.cancel() }
         return stream
     }
 
