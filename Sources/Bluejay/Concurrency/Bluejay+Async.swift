@@ -136,7 +136,7 @@ extension Bluejay {
         let events = ScanEventStream()
         let session = startScan(
             duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-            serviceIdentifiers: serviceIdentifiers, deliveryQueue: nil, decide: events.decide, stopped: events.stopped)
+            serviceIdentifiers: serviceIdentifiers, reporting: events.reporting, stopped: events.stopped)
         if let session {
             events.continuation.onTermination = { [weak self] in
                 guard let self, self.state.withLock({ $0.scan === session }) else { return }

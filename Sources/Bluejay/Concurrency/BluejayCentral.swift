@@ -81,7 +81,7 @@ public final class BluejayCentral: Sendable {
         let request = ScanSession.Request(
             tracker: tracker, duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
             serviceUUIDs: uuids)
-        let session = ScanSession(operationID: 0, request: request, deliveryQueue: nil, decide: events.decide, stopped: events.stopped)
+        let session = ScanSession(operationID: 0, request: request, reporting: events.reporting, stopped: events.stopped)
         let host = self.host
         let task = Task {
             let (discoveries, error, _) = await session.run(host: host)

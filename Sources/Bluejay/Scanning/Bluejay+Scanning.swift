@@ -39,7 +39,7 @@ extension Bluejay {
             }
         }
         startScan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-                  serviceIdentifiers: serviceIdentifiers, deliveryQueue: queue, decide: decide, stopped: report)
+                  serviceIdentifiers: serviceIdentifiers, reporting: .callbacks(queue: queue, decide: decide), stopped: report)
     }
 
     /// Stops the scan (running or queued); its `stopped` callback gets no error.
@@ -54,7 +54,7 @@ extension Bluejay {
     /// Queues a scan; shared by the callback and `async` APIs.
     @discardableResult
     func startScan(duration: TimeInterval, allowDuplicates: Bool, throttleRSSIDelta: Int, serviceIdentifiers: [ServiceIdentifier]?,
-                   deliveryQueue: DispatchQueue?, decide: @escaping @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction,
+                   reporting: ScanSession.Reporting,
                    stopped: @escaping @Sendable ([ScanDiscovery], BluejayError?) -> Void) -> ScanSession? {
         if let refusal = refusal(for: "scan") {
             stopped([], refusal)
@@ -76,7 +76,7 @@ extension Bluejay {
             duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
             serviceUUIDs: uuids)
         let id = runner.makeID()
-        let session = ScanSession(operationID: id, request: request, deliveryQueue: deliveryQueue, decide: decide, stopped: stopped)
+        let session = ScanSession(operationID: id, request: request, reporting: reporting, stopped: stopped)
         let accepted = state.withLock { state -> Bool in
             guard state.scan == nil else { return false }
             state.scan = session

@@ -12,11 +12,8 @@ struct ScanEventStream {
         (stream, continuation) = ValueStream.makeStream(of: ScanEvent.self, limit: Self.bufferLimit)
     }
 
-    /// The session's `decide`: each event goes into the stream; a consumer that is gone stops
-    /// the scan.
-    var decide: @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction {
-        { [continuation] event, _ in continuation.yield(event) == .terminated ? .stop : .continue }
-    }
+    /// How the session reports: into the stream.
+    var reporting: ScanSession.Reporting { .stream(continuation) }
 
     /// The session's `stopped`: the stream ends, with the scan's error if it failed.
     var stopped: @Sendable ([ScanDiscovery], BluejayError?) -> Void {

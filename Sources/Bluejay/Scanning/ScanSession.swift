@@ -9,8 +9,17 @@ import Synchronization
 /// The tracker runs where the app hears: on the callback queue for the callback API (the
 /// host's advertisements hop there once per transport batch, and each discovery callback's
 /// action applies before the next report), or inline on the transport's reader thread for
-/// the `async` API (whose stream never blocks). The operation's task only waits for the end.
+/// the `async` API (a batch's events go into its stream at once; the stream never blocks).
+/// The operation's task only waits for the end.
 final class ScanSession: Sendable {
+    /// How the app hears of the scan's events.
+    enum Reporting: Sendable {
+        /// The app's callbacks decide what to do after each event, on `queue`.
+        case callbacks(queue: DispatchQueue, decide: @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction)
+        /// The events go into a stream, a batch at a time; a consumer that is gone stops the scan.
+        case stream(ValueStream<ScanEvent>.Continuation)
+    }
+
     struct Request: Sendable {
         var tracker: ScanTracker.Configuration
         var duration: Duration?
@@ -45,23 +54,15 @@ final class ScanSession: Sendable {
 
     let operationID: UInt64
     let request: Request
-    private let decide: @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction
-    private let deliveryQueue: DispatchQueue?
+    private let reporting: Reporting
     private let state: Mutex<State>
     /// How often expiry, held discoveries and the duration are checked.
     static let tickInterval: Duration = .milliseconds(100)
 
-    /// - Parameters:
-    ///   - deliveryQueue: where the tracker runs and `decide` is called (the callback queue);
-    ///     `nil` to run them where the advertisements arrive (`decide` must not block).
-    ///   - decide: the app's answer to a report.
-    init(operationID: UInt64, request: Request, deliveryQueue: DispatchQueue?,
-         decide: @escaping @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction,
-         stopped: @escaping @Sendable ([ScanDiscovery], BluejayError?) -> Void) {
+    init(operationID: UInt64, request: Request, reporting: Reporting, stopped: @escaping @Sendable ([ScanDiscovery], BluejayError?) -> Void) {
         self.operationID = operationID
         self.request = request
-        self.deliveryQueue = deliveryQueue
-        self.decide = decide
+        self.reporting = reporting
         state = Mutex(State(stopped: stopped, tracker: ScanTracker(configuration: request.tracker)))
     }
 
@@ -132,31 +133,52 @@ final class ScanSession: Sendable {
     // MARK: Reports and time (on the delivery queue, or where they arrive)
 
     private func receive(_ advertisements: [Advertisement], at now: BluetoothClock.Instant) {
-        for advertisement in advertisements {
-            let discovery = state.withLock { state -> ScanDiscovery? in
-                guard state.ending == nil else { return nil }
-                return state.tracker.receive(advertisement, at: now)
+        switch reporting {
+        case let .stream(continuation):
+            // The whole batch under one lock, into the stream at once.
+            let events = state.withLock { state -> [ScanEvent] in
+                guard state.ending == nil else { return [] }
+                return advertisements.compactMap { state.tracker.receive($0, at: now).map(ScanEvent.discovered) }
             }
-            if let discovery { report(.discovered(discovery)) }
+            publish(events, to: continuation)
+        case let .callbacks(_, decide):
+            for advertisement in advertisements {
+                let discovery = state.withLock { state -> ScanDiscovery? in
+                    guard state.ending == nil else { return nil }
+                    return state.tracker.receive(advertisement, at: now)
+                }
+                if let discovery { ask(decide, about: .discovered(discovery)) }
+            }
         }
     }
 
     private func tick(at now: BluetoothClock.Instant) {
-        let (events, pastDeadline) = state.withLock { state -> ([ScanTracker.Event], Bool) in
+        let (events, pastDeadline) = state.withLock { state -> ([ScanEvent], Bool) in
             guard state.ending == nil else { return ([], false) }
-            return (state.tracker.tick(at: now), state.deadline.map { now >= $0 } ?? false)
-        }
-        for event in events {
-            switch event {
-            case let .discovered(discovery): report(.discovered(discovery))
-            case let .expired(discovery): report(.expired(discovery))
+            let events = state.tracker.tick(at: now).map { event -> ScanEvent in
+                switch event {
+                case let .discovered(discovery): return .discovered(discovery)
+                case let .expired(discovery): return .expired(discovery)
+                }
             }
+            return (events, state.deadline.map { now >= $0 } ?? false)
+        }
+        switch reporting {
+        case let .stream(continuation):
+            publish(events, to: continuation)
+        case let .callbacks(_, decide):
+            for event in events { ask(decide, about: event) }
         }
         if pastDeadline { end(Ending()) }
     }
 
-    /// Asks the app about one report and applies its answer before the next report.
-    private func report(_ event: ScanEvent) {
+    private func publish(_ events: [ScanEvent], to continuation: ValueStream<ScanEvent>.Continuation) {
+        guard !events.isEmpty else { return }
+        if continuation.yield(contentsOf: events) == .terminated { end(Ending()) }
+    }
+
+    /// Asks the app about one event and applies its answer before the next event.
+    private func ask(_ decide: @Sendable (ScanEvent, [ScanDiscovery]) -> ScanAction, about event: ScanEvent) {
         guard let discoveries = state.withLock({ $0.ending == nil ? $0.tracker.discoveries : nil }) else { return }
         switch decide(event, discoveries) {
         case .continue:
@@ -170,8 +192,12 @@ final class ScanSession: Sendable {
         }
     }
 
+    /// Runs `work` where the app hears: on the callback queue, or right here.
     private func deliver(_ work: @escaping @Sendable () -> Void) {
-        if let deliveryQueue { deliveryQueue.async(execute: work) } else { work() }
+        switch reporting {
+        case let .callbacks(queue, _): queue.async(execute: work)
+        case .stream: work()
+        }
     }
 
     // MARK: The end
