@@ -132,4 +132,39 @@ import Testing
         }
         #expect(BluetoothUUID(littleEndianBytes: [1, 2, 3]) == nil)
     }
+
+    /// The right length made of the wrong characters once gave a UUID of fewer than 16 bytes,
+    /// whose description trapped (a saved restoration file could crash an app at start).
+    @Test func rejectsStringsOfTheRightLengthThatAreNotHexadecimal() {
+        let malformed = [
+            String(repeating: " ", count: 32), String(repeating: " ", count: 36), String(repeating: "-", count: 36),
+            "6E400001 B5A3 F393 E0A9 E50E24DCCA9E", "6E400001-B5A3-F393-E0A9E-50E24DCCA9E", "6E400001-B5A3-F393-E0A9-E50E24DCCA9G",
+            "+E400001B5A3F393E0A9E50E24DCCA9E", "6E400001B5A3F393E0A9E50E24DCCA9é", "0x18 D", "é18D",
+        ]
+        for text in malformed {
+            #expect(BluetoothUUID(text) == nil, "\"\(text)\"")
+        }
+    }
+
+    @Test func everyFormRoundTrips() throws {
+        let text = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
+        let uuid = try #require(BluetoothUUID(text))
+        #expect(BluetoothUUID(text.lowercased()) == uuid)
+        #expect(BluetoothUUID(text.replacingOccurrences(of: "-", with: "")) == uuid)
+        #expect(BluetoothUUID(bigEndianBytes: uuid.bigEndianBytes) == uuid)
+        #expect(BluetoothUUID(littleEndianBytes: uuid.littleEndianBytes128) == uuid)
+        #expect(uuid.bigEndianBytes == [0x6E, 0x40, 0x00, 0x01, 0xB5, 0xA3, 0xF3, 0x93, 0xE0, 0xA9, 0xE5, 0x0E, 0x24, 0xDC, 0xCA, 0x9E])
+        #expect(uuid.uuidString == text)
+        let heartRate = BluetoothUUID(UInt16(0x180D))
+        #expect(heartRate.uuidString == "0000180D-0000-1000-8000-00805F9B34FB")
+        #expect(heartRate.bigEndianBytes.count == 16)
+        #expect(BluetoothUUID(bigEndianBytes: [UInt8](repeating: 0, count: 15)) == nil)
+    }
+
+    @Test func orderIsThatOfTheWrittenForm() throws {
+        let uuids = try ["FFFF", "0001", "6E400001-B5A3-F393-E0A9-E50E24DCCA9E", "0000FEED", "00000000-0000-0000-0000-000000000001"]
+            .map { try #require(BluetoothUUID($0)) }
+        #expect(uuids.sorted().map(\.uuidString) == uuids.map(\.uuidString).sorted())
+        #expect(Set([BluetoothUUID(UInt16(0x180D)), BluetoothUUID(UInt32(0x180D))]).count == 1, "equal values hash alike")
+    }
 }

@@ -67,6 +67,9 @@ public enum MemoryBench {
 
     public struct Result: Sendable {
         public var connections: Int
+        /// Connected, before anything is discovered.
+        public var heapPerConnectionConnected: Double
+        /// Connected, the whole database discovered (and kept, as an app keeps it).
         public var heapPerConnection: Double
         public var residentPerConnection: Double
         public var heapPerConnectionSubscribed: Double
@@ -102,9 +105,13 @@ public enum MemoryBench {
         let host = LEHost(transport: try SystemTransports.open(specification), logger: quietLogger("bench.memory.central"))
         try await host.powerOn()
         let start = MemoryUse.now()
-        var connections: [(Connection, [GATTDiscoveredService])] = []
+        var links: [Connection] = []
         for index in 0..<count {
-            let connection = try await host.connect(to: DeviceAddress(address(index), type: .public), timeout: .seconds(30))
+            links.append(try await host.connect(to: DeviceAddress(address(index), type: .public), timeout: .seconds(30)))
+        }
+        let connected = MemoryUse.now()
+        var connections: [(Connection, [GATTDiscoveredService])] = []
+        for connection in links {
             connections.append((connection, try await connection.gatt.discoverDatabase()))
         }
         let discovered = MemoryUse.now()
@@ -121,6 +128,7 @@ public enum MemoryBench {
         let perConnection = Double(count)
         let result = Result(
             connections: count,
+            heapPerConnectionConnected: Double(connected.heap - start.heap) / perConnection,
             heapPerConnection: Double(discovered.heap - start.heap) / perConnection,
             residentPerConnection: Double(discovered.resident - start.resident) / perConnection,
             heapPerConnectionSubscribed: Double(subscribed.heap - start.heap) / perConnection,

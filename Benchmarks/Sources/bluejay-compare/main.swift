@@ -73,6 +73,7 @@ struct BluejayCompare {
                 let count = Int(arguments.dropFirst().first ?? "") ?? 20
                 let result = try await MemoryBench.measure(count: count, executable: CommandLine.arguments[0])
                 func kib(_ bytes: Double) -> String { String(format: "%.1f KiB", bytes / 1024) }
+                print("memory: \(result.connections) connections, before discovery: heap \(kib(result.heapPerConnectionConnected)) per connection")
                 print("memory: \(result.connections) connections, database discovered: heap \(kib(result.heapPerConnection)), "
                       + "resident \(kib(result.residentPerConnection)) per connection")
                 print("memory: with \(result.subscriptionsPerConnection) subscriptions each: heap \(kib(result.heapPerConnectionSubscribed)), "

@@ -24,13 +24,6 @@ public final class ATTBearer: Sendable {
         var nextTransactionID: UInt64 = 0
         /// When the outstanding request went out.
         var outstandingSince: BluetoothClock.Instant?
-        /// One watchdog per bearer checks the outstanding request's transaction timeout and the
-        /// callers' deadlines (a timer per request would cost more than the request).
-        var watchdog: Task<Void, Never>?
-        /// When the watchdog wakes up next.
-        var watchdogWake: BluetoothClock.Instant?
-        /// Tells the current watchdog from one it replaced.
-        var watchdogGeneration: UInt64 = 0
         /// Set once the bearer can no longer carry requests.
         var closedError: HostError?
         var subscribers: [UInt16: [NotificationSink]] = [:]
@@ -48,6 +41,8 @@ public final class ATTBearer: Sendable {
     private let onTransactionTimeout: @Sendable () -> Void
     private let transactionTimeout: Duration
     private let clock: BluetoothClock
+    /// The host's one timer, which keeps the transaction timeout and the callers' deadlines.
+    private let watchdog: ATTWatchdog
     let logger: Logger
 
     /// - Parameters:
@@ -55,22 +50,20 @@ public final class ATTBearer: Sendable {
     ///     the controller has it.
     ///   - server: receives the server-bound PDUs (requests, commands, confirmations).
     ///   - onTransactionTimeout: the bearer timed out: the link must go (Vol 3, Part F, 3.3.3).
+    ///   - watchdog: the timer shared by the host's bearers (a bearer on its own gets its own).
     init(connectionHandle: UInt16, peer: DeviceAddress, transactionTimeout: Duration = .seconds(30), clock: BluetoothClock = .continuous,
-         logger: Logger, send: @escaping @Sendable ([UInt8], HCIController.ACLCompletion?) -> Void,
+         watchdog: ATTWatchdog? = nil, logger: Logger, send: @escaping @Sendable ([UInt8], HCIController.ACLCompletion?) -> Void,
          server: @escaping @Sendable ([UInt8], ATTBearer) -> Void = { _, _ in },
          onTransactionTimeout: @escaping @Sendable () -> Void = {}) {
         self.connectionHandle = connectionHandle
         self.peer = peer
         self.transactionTimeout = transactionTimeout
         self.clock = clock
+        self.watchdog = watchdog ?? ATTWatchdog(clock: clock)
         self.logger = logger
         sendFrame = send
         serverInbox = server
         self.onTransactionTimeout = onTransactionTimeout
-    }
-
-    deinit {
-        state.withLock { $0.watchdog }?.cancel()
     }
 
     // MARK: MTU
@@ -188,62 +181,42 @@ public final class ATTBearer: Sendable {
     private func nextWake(_ state: State) -> BluetoothClock.Instant? {
         guard state.closedError == nil else { return nil }
         let timeout = state.transactions.outstanding != nil ? state.outstandingSince.map { $0 + transactionTimeout } : nil
-        return [timeout, state.transactions.earliestDeadline].compactMap { $0 }.min()
-    }
-
-    /// Makes sure the one watchdog wakes no later than ``nextWake(_:)``. A watchdog that would
-    /// wake earlier than needed is left alone: it looks, finds nothing due, and sleeps again
-    /// until the next wake (or ends when nothing is outstanding). So a steady stream of
-    /// requests costs no timer per request, only a look every transaction timeout.
-    private func armWatchdog(_ state: inout State) {
-        guard let wake = nextWake(state) else { return }
-        if let current = state.watchdogWake, state.watchdog != nil, current <= wake { return }
-        state.watchdog?.cancel()
-        state.watchdogWake = wake
-        state.watchdogGeneration &+= 1
-        let (clock, generation) = (clock, state.watchdogGeneration)
-        state.watchdog = Task { [weak self] in
-            var wake = wake
-            while true {
-                do { try await clock.sleep(until: wake) } catch { return }
-                guard let next = self?.watchdogDidWake(generation: generation) else { return }
-                wake = next
-            }
+        switch (timeout, state.transactions.earliestDeadline) {
+        case let (timeout?, deadline?): return min(timeout, deadline)
+        case let (timeout, deadline): return timeout ?? deadline
         }
     }
 
-    /// Lets go of the callers past their deadline, and closes the bearer if the outstanding
-    /// request is past its transaction timeout. Returns when to look next, or `nil` when
-    /// nothing is outstanding (the watchdog then ends).
-    private func watchdogDidWake(generation: UInt64) -> BluetoothClock.Instant? {
-        let now = clock.now
-        let (late, expired, next) = state.withLock {
-            state -> ([Ticket], (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)?, BluetoothClock.Instant?) in
-            // A watchdog replaced by an earlier one stops.
-            guard state.watchdogGeneration == generation else { return ([], nil, nil) }
+    /// Tells the watchdog when this bearer next needs a look. Called with the state locked,
+    /// so that the watchdog always has the latest.
+    private func armWatchdog(_ state: inout State) {
+        watchdog.schedule(self, at: nextWake(state))
+    }
+
+    /// The watchdog's look: lets go of the callers past their deadline, and closes the bearer
+    /// if the outstanding request is past its transaction timeout.
+    func watchdogDidWake(at now: BluetoothClock.Instant) {
+        let (late, expired) = state.withLock {
+            state -> ([Ticket], (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)?) in
             let late = state.transactions.expireDeadlines(at: now)
             if state.closedError == nil, let since = state.outstandingSince, state.transactions.outstanding != nil,
                now >= since + transactionTimeout {
                 let request = state.transactions.outstanding?.request.opcode
                 state.closedError = .attBearerClosed
-                state.watchdog = nil
-                state.watchdogWake = nil
-                return (late, (state.transactions.removeAll(), Self.removeSinks(&state), request), nil)
+                armWatchdog(&state)
+                return (late, (state.transactions.removeAll(), Self.removeSinks(&state), request))
             }
-            let next = nextWake(state)
-            state.watchdogWake = next
-            if next == nil { state.watchdog = nil }
-            return (late, nil, next)
+            armWatchdog(&state)
+            return (late, nil)
         }
         late.forEach { $0.resume(throwing: HostError.deadlineExceeded) }
-        guard let expired else { return next }
+        guard let expired else { return }
         // No response within the transaction timeout: the bearer is unusable
         // (Core 6.0, Vol 3, Part F, 3.3.3), so it closes and the link is dropped.
         logger.error("ATT transaction timeout waiting for \(expired.request.map { "\($0)" } ?? "?")")
         expired.tickets.forEach { $0.resume(throwing: HostError.attTransactionTimeout) }
         expired.sinks.forEach { $0.finish(.attTransactionTimeout) }
         onTransactionTimeout()
-        return nil
     }
 
     // MARK: Client: notifications and indications
@@ -399,17 +372,13 @@ public final class ATTBearer: Sendable {
     /// The link is gone (or the transport): every pending and later request fails with
     /// `error`, and every sink ends with it.
     func close(with error: HostError) {
-        let closed = state.withLock { state -> (tickets: [Ticket], sinks: [NotificationSink], watchdog: Task<Void, Never>?)? in
+        let closed = state.withLock { state -> (tickets: [Ticket], sinks: [NotificationSink])? in
             guard state.closedError == nil || state.closedError == .attBearerClosed else { return nil }
             state.closedError = error
-            defer {
-                state.watchdog = nil
-                state.watchdogWake = nil
-            }
-            return (state.transactions.removeAll(), Self.removeSinks(&state), state.watchdog)
+            armWatchdog(&state)
+            return (state.transactions.removeAll(), Self.removeSinks(&state))
         }
         guard let closed else { return }
-        closed.watchdog?.cancel()
         closed.tickets.forEach { $0.resume(throwing: error) }
         closed.sinks.forEach { $0.finish(error) }
     }

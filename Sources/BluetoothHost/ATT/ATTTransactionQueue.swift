@@ -65,7 +65,14 @@ struct ATTTransactionQueue<Ticket: Sendable>: Sendable {
 
     /// The earliest deadline of a caller still waiting.
     var earliestDeadline: BluetoothClock.Instant? {
-        ([outstanding].compactMap { $0 } + waiting).filter { $0.ticket != nil }.compactMap(\.deadline).min()
+        var earliest: BluetoothClock.Instant?
+        func consider(_ transaction: Transaction) {
+            guard transaction.ticket != nil, let deadline = transaction.deadline else { return }
+            earliest = earliest.map { min($0, deadline) } ?? deadline
+        }
+        if let outstanding { consider(outstanding) }
+        waiting.forEach(consider)
+        return earliest
     }
 
     /// Lets go of the callers whose deadline is at or before `now`: a waiting request is

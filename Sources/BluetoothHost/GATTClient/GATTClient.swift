@@ -43,7 +43,8 @@ public final class GATTClient: Sendable {
         /// The sink that watches Service Changed indications, once enabled.
         var serviceChangedSink: NotificationSink?
         var subscriptionConfigurations: [UInt16: SubscriptionConfiguration] = [:]
-        /// The MTU exchange under way, which later callers wait for.
+        /// The MTU exchange under way, which callers during it wait for (dropped once done:
+        /// later callers get the bearer's MTU).
         var mtuExchange: Task<UInt16, any Error>?
     }
 
@@ -109,7 +110,8 @@ public final class GATTClient: Sendable {
 
     /// Exchanges the ATT MTU (Core 6.0, Vol 3, Part G, 4.3.1) and returns the bearer's new
     /// MTU: the smaller of `preferred` and what the server can receive. Done once per
-    /// bearer (in either role); later calls return the current MTU.
+    /// bearer (in either role): callers during the exchange share its outcome, later calls
+    /// return the current MTU (23 if the exchange failed: it is not tried again).
     @discardableResult
     public func exchangeMTU(_ preferred: UInt16 = 517) async throws -> UInt16 {
         guard preferred >= ATTPDU.defaultLEMTU else {
@@ -120,7 +122,9 @@ public final class GATTClient: Sendable {
             guard bearer.beginMTUExchange() else { return nil }
             let bearer = self.bearer
             let logger = self.logger
-            let exchange = Task {
+            let exchange = Task { [weak self] in
+                // Forgotten once done (a task keeps its memory while referenced).
+                defer { self?.state.withLock { $0.mtuExchange = nil } }
                 let response = try await bearer.request(.exchangeMTURequest(.init(clientRxMTU: preferred)))
                 guard case let .exchangeMTUResponse(exchange) = response else {
                     throw HostError.protocolViolation("unexpected \(response.opcode)")

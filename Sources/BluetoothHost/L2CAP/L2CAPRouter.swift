@@ -37,6 +37,8 @@ final class L2CAPRouter: Sendable {
     private let settings: BearerSettings
     private let logger: Logger
     private let bearers = Mutex<[UInt16: ATTBearer]>([:])
+    /// The one timer of every bearer's transactions.
+    private let watchdog: ATTWatchdog
     /// The running scan's receiver; advertising reports are dropped while there is none.
     private let scanReceiver = Mutex<ScanReceiver?>(nil)
     /// One element per transport batch, for the host actor.
@@ -48,6 +50,7 @@ final class L2CAPRouter: Sendable {
         self.server = server
         self.settings = settings
         self.logger = logger
+        watchdog = ATTWatchdog(clock: settings.clock)
         (hostItems, hostItemsContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -73,7 +76,7 @@ final class L2CAPRouter: Sendable {
         let items = hostItemsContinuation
         let bearer = ATTBearer(
             connectionHandle: connectionHandle, peer: peer, transactionTimeout: settings.transactionTimeout, clock: settings.clock,
-            logger: bearerLogger,
+            watchdog: watchdog, logger: bearerLogger,
             send: { [weak self] pdu, completion in self?.send(pdu, channel: .att, connectionHandle: connectionHandle, completion: completion) },
             server: { pdu, bearer in server.receive(pdu, from: bearer) },
             onTransactionTimeout: { items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)]) })
