@@ -246,6 +246,9 @@ public final class PipelineBench: Sendable {
         transport.inject(chunks)
         let received = try await scanning.value
         guard received == count else { throw BenchmarkSetupError("the scan ended after \(received) reports") }
+        // The stream's end stops the scan a moment later: return once it has, so that the next
+        // call finds no scan of this one still on (its reports would go there).
+        while bluejay.isScanning { try await Task.sleep(for: .milliseconds(1)) }
     }
 
     /// Shuts everything down.
