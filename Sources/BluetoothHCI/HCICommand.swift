@@ -45,11 +45,17 @@ extension HCICommand {
 
 /// The parameters a Command Complete event returns after its Status octet.
 public protocol HCIReturnParameters: Sendable, Equatable {
+    /// Whether these return parameters start with the Connection_Handle the command acted on
+    /// (its first parameter): the controller then matches an answer to its command by it.
+    static var leadsWithConnectionHandle: Bool { get }
+
     init(returnParameters reader: inout ByteReader) throws(PacketDecodingError)
     func encodeReturnParameters(into writer: inout ByteWriter)
 }
 
 extension HCIReturnParameters {
+    public static var leadsWithConnectionHandle: Bool { false }
+
     /// Decodes return parameters (without the Status octet), allowing trailing bytes: later
     /// versions of the specification may append fields.
     public static func decode(returnParameters bytes: [UInt8], context: String) throws(PacketDecodingError) -> Self {

@@ -38,6 +38,10 @@ struct ValueTypeTests {
         #expect(Timeout.seconds(1.5).duration == .milliseconds(1500))
         #expect(Timeout.seconds(-1).duration == .zero)
         #expect(Timeout.seconds(.nan).duration == .zero)
+        // Once a trap converting to milliseconds.
+        #expect(Timeout.seconds(1e300).duration == .seconds(1_000_000_000))
+        #expect(Timeout.seconds(.infinity).duration == .seconds(1_000_000_000))
+        #expect(Timeout.seconds(-.infinity).duration == .zero)
     }
 
     @Test("Host errors map to the case that says what happened")

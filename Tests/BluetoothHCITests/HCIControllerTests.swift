@@ -349,6 +349,42 @@ import Testing
         #expect(transport.written.items.aclPackets.last?.connectionHandle == 2)
     }
 
+    /// Once each such PDU took a buffer credit that never came back: after a few, all ACL
+    /// traffic on every link stalled.
+    @Test func dataForADisconnectedHandleIsRefusedAndTakesNoCredit() async throws {
+        let (controller, transport, inbound) = makeController(dataLength: 27, buffers: 1)
+        let disconnection = HCIEvent.disconnectionComplete(DisconnectionCompleteEvent(connectionHandle: 1, reason: .remoteUserTerminatedConnection))
+        transport.deliver(disconnection)
+        _ = try #require(await inbound.wait { $0.contains { $0.receivedEvent == disconnection } })
+
+        let results = AwaitableLog<(String, Result<Void, HCIError>)>()
+        for name in ["late 1", "late 2", "late 3"] {
+            controller.sendACL(connectionHandle: 1, pdu: [0, 0, 4, 0]) { results.append((name, $0)) }
+        }
+        controller.sendACL(connectionHandle: 2, pdu: [0, 0, 4, 0]) { results.append(("live", $0)) }
+        let all = try #require(await results.wait(forCount: 4))
+        for (name, result) in all where name.hasPrefix("late") {
+            guard case .failure(.connectionClosed(connectionHandle: 1)) = result else {
+                Issue.record("\(name): \(result)")
+                continue
+            }
+        }
+        #expect(all.contains { $0.0 == "live" && (try? $0.1.get()) != nil }, "the one buffer was still free")
+        #expect(transport.written.items.aclPackets.map(\.connectionHandle) == [2])
+
+        // A new link on the same handle takes data again.
+        let reopened = HCIEvent.le(.connectionComplete(LEConnectionCompleteEvent(
+            status: .success, connectionHandle: 1, role: .central, peerAddressType: .random, peerAddress: .zero,
+            connectionInterval: 24, peripheralLatency: 0, supervisionTimeout: 500, centralClockAccuracy: .ppm500)))
+        transport.deliver(reopened)
+        _ = try #require(await inbound.wait { $0.contains { $0.receivedEvent == reopened } })
+        transport.deliver([H4Packet.completedPackets(handle: 2, count: 1)])
+        try await barrier(transport, inbound, 1)
+        controller.sendACL(connectionHandle: 1, pdu: [0, 0, 4, 0]) { results.append(("new link", $0)) }
+        let after = try #require(await results.wait(forCount: 5))
+        #expect(after.contains { $0.0 == "new link" && (try? $0.1.get()) != nil })
+    }
+
     /// Few buffers: most fragments go out when credits come back; many: straight from the submitters.
     @Test(arguments: [2, 64])
     func writeOrderIsKeptAcrossManyConcurrentSubmitters(buffers: Int) async throws {

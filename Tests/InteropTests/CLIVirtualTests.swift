@@ -157,6 +157,30 @@ extension InteropSuites {
             #expect(refused.status == 74, "\(refused)")
         }
 
+        /// `nan`, `inf` and `1e300` once trapped converting to a duration.
+        @Test("Numbers that are no usable number of seconds are usage errors, never a crash")
+        func unusableNumbersAreUsageErrors() async throws {
+            let invocations: [[String]] = [
+                ["scan", "--hci", "virtual", "--duration", "nan"],
+                ["scan", "--hci", "virtual", "--duration", "inf"],
+                ["scan", "--hci", "virtual", "--duration", "1e300"],
+                ["scan", "--hci", "virtual", "--duration", "-1"],
+                ["listen", "--hci", "virtual", "--address", "C0:FF:EE:00:00:01", "--service", "180D", "--characteristic", "2A37",
+                 "--timeout", "nan"],
+                ["read", "--hci", "virtual", "--address", "C0:FF:EE:00:00:01", "--service", "180D", "--characteristic", "2A37",
+                 "--connect-timeout", "1e300"],
+                ["demo", "--seconds", "inf"],
+                ["demo", "--scan-seconds", "0"],
+                ["sensor", "--hci", "virtual", "--interval", "nan"],
+                ["virtual", "--listen", "tcp:127.0.0.1:0", "--time-scale", "1e300"],
+                ["virtual", "--listen", "tcp:127.0.0.1:0", "--time-scale", "nan"],
+            ]
+            for arguments in invocations {
+                let result = try await bluejay(arguments)
+                #expect(result.status == 64, "bluejay \(arguments.joined(separator: " ")): \(result)")
+            }
+        }
+
         @Test("demo --hci runs the same central against the Bumble rig's heart-rate peripheral")
         func demoAgainstBumble() async throws {
             try await withBumbleRig { rig in

@@ -79,7 +79,7 @@ public final class BluejayCentral: Sendable {
         tracker.allowDuplicates = allowDuplicates
         tracker.throttleRSSIDelta = throttleRSSIDelta
         let request = ScanSession.Request(
-            tracker: tracker, duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
+            tracker: tracker, duration: duration > 0 ? .clampedSeconds(duration) : nil,
             serviceUUIDs: uuids)
         let session = ScanSession(operationID: 0, request: request, reporting: events.reporting, stopped: events.stopped)
         let host = self.host

@@ -73,7 +73,7 @@ extension Bluejay {
         configuration.throttleRSSIDelta = throttleRSSIDelta
         let request = ScanSession.Request(
             tracker: configuration,
-            duration: duration > 0 && duration.isFinite ? .milliseconds(Int64((duration * 1000).rounded())) : nil,
+            duration: duration > 0 ? .clampedSeconds(duration) : nil,
             serviceUUIDs: uuids)
         let id = runner.makeID()
         let session = ScanSession(operationID: id, request: request, reporting: reporting, stopped: stopped)

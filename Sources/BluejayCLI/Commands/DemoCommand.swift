@@ -20,23 +20,22 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "Seconds to listen to the heart rate.")
-    var seconds: Double = 5
+    @Option(help: "Seconds to listen to the heart rate (0 to 86400).")
+    var seconds = Seconds(whole: 5)
 
-    @Option(name: .customLong("scan-seconds"), help: "Seconds to look for a heart-rate sensor.")
-    var scanSeconds: Double = 15
+    @Option(name: .customLong("scan-seconds"), help: "Seconds to look for a heart-rate sensor (more than 0, at most 86400).")
+    var scanSeconds = Seconds(whole: 15)
 
     mutating func run() async throws {
         let (hci, listening, scanning, json, verbose) = (common.hci, seconds, scanSeconds, common.json, common.verbose)
         try await runReportingBluejayErrors {
-            guard listening >= 0, listening.isFinite else { throw CLIError.usage("--seconds must be a number of seconds, 0 or more") }
-            guard scanning > 0, scanning.isFinite else { throw CLIError.usage("--scan-seconds must be a positive number of seconds") }
+            guard !scanning.isZero else { throw CLIError.usage("--scan-seconds must be more than 0") }
             HostSession.bootstrapLogging(verbose: verbose)
             let environment = try await DemoEnvironment.make(hci: hci, showsProgress: !json)
             let bluejay = Bluejay(logger: Logger(label: "bluejay"))
             bluejay.start(mode: .new(StartOptions(transport: .transport(environment.transport), operationTimeout: .seconds(10))))
-            let central = DemoCentral(bluejay: bluejay, listeningTime: .milliseconds(Int64((listening * 1000).rounded())),
-                                      showsProgress: !json, scanSeconds: scanning)
+            let central = DemoCentral(bluejay: bluejay, listeningTime: listening.duration,
+                                      showsProgress: !json, scanSeconds: scanning.value)
             let outcome = await Self.runUntilInterrupted { try await central.run() }
             await bluejay.stop()
             await environment.shutdown()

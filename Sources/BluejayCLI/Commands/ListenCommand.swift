@@ -14,8 +14,8 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "The service UUID.") var service: String
     @Option(help: "The characteristic UUID.") var characteristic: String
     @Option(help: "Stop after this many values.") var count: Int?
-    @Option(help: "Stop after this many seconds; with --count, fewer values than asked is a timeout error.")
-    var timeout: Double?
+    @Option(help: "Stop after this many seconds (0 to 86400); with --count, fewer values than asked is a timeout error.")
+    var timeout: Seconds?
 
     mutating func run() async throws {
         try await runReportingErrors {
@@ -31,7 +31,7 @@ struct ListenCommand: AsyncParsableCommand {
                 let indicates = !target.properties.contains(.notify)
                 let timer = timeout.map { seconds in
                     Task {
-                        try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                        try? await Task.sleep(for: seconds.duration)
                         try? await connection.gatt.unsubscribe(from: target)
                     }
                 }
@@ -50,7 +50,7 @@ struct ListenCommand: AsyncParsableCommand {
             }
             if let count, received < count {
                 if timeout != nil, !Task.isCancelled {
-                    throw CLIError.timeout("received \(received) of \(count) value(s) within \(timeout ?? 0) s")
+                    throw CLIError.timeout("received \(received) of \(count) value(s) within \(timeout.map(\.description) ?? "0") s")
                 }
             }
         }

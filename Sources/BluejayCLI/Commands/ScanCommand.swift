@@ -11,8 +11,8 @@ struct ScanCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "Seconds to scan.")
-    var duration: Double = 5
+    @Option(help: "Seconds to scan (0 to 86400).")
+    var duration = Seconds(whole: 5)
 
     @Option(name: .customLong("service"), help: "Only devices advertising this service UUID (repeatable).")
     var services: [String] = []
@@ -38,7 +38,7 @@ struct ScanCommand: AsyncParsableCommand {
             let found = try await HostSession.run(common) { host in
                 let discoveries = try await host.scan(options)
                 let timer = Task {
-                    try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+                    try? await Task.sleep(for: duration.duration)
                     await host.stopScanning()
                 }
                 defer { timer.cancel() }

@@ -28,18 +28,18 @@ struct SensorCommand: AsyncParsableCommand {
     @Option(help: "The serial number (Device Information, 2A25).")
     var serial = "SN-0001"
 
-    @Option(help: "Seconds between heart rate notifications.")
-    var interval: Double = 1
+    @Option(help: "Seconds between heart rate notifications (more than 0, at most 86400).")
+    var interval = Seconds(whole: 1)
 
     mutating func run() async throws {
         let (common, name, serial, interval) = (common, name, serial, interval)
         try await runReportingBluejayErrors {
-            guard interval > 0, interval.isFinite else { throw CLIError.usage("--interval must be a positive number of seconds") }
+            guard !interval.isZero else { throw CLIError.usage("--interval must be more than 0 seconds") }
             HostSession.bootstrapLogging(verbose: common.verbose)
             let transportName = try common.transport()
             let transport = try TransportOpener.open(transportName)
             let configuration = HeartRateSensor.Configuration(name: name, serialNumber: serial, heartRate: .resting,
-                                                              measurementInterval: .milliseconds(Int64((interval * 1000).rounded())))
+                                                              measurementInterval: interval.duration)
             let termination = TerminationSignal()
             let sensor = try await HeartRateSensor.start(transport: transport, configuration: configuration)
             let output = Output(json: common.json)

@@ -30,7 +30,7 @@ struct VirtualCommand: AsyncParsableCommand {
     @Option(help: "The sensor's serial number.")
     var serial = "SN-0001"
 
-    @Option(name: .customLong("time-scale"), help: "Simulated seconds per real second.")
+    @Option(name: .customLong("time-scale"), help: "Simulated seconds per real second (more than 0, at most 1000).")
     var timeScale: Double = 1
 
     @Flag(name: [.short, .long], help: "Log protocol details to stderr.")
@@ -42,7 +42,7 @@ struct VirtualCommand: AsyncParsableCommand {
             #if canImport(Glibc)
             let endpoints = try listens.map(Self.endpoint)
             guard !endpoints.isEmpty else { throw CLIError.usage("give at least one --listen tcp:HOST:PORT (port 0 for any free one)") }
-            guard timeScale > 0, timeScale.isFinite else { throw CLIError.usage("--time-scale must be a positive number") }
+            guard timeScale > 0, timeScale <= 1000 else { throw CLIError.usage("--time-scale must be more than 0 and at most 1000") }
             HostSession.bootstrapLogging(verbose: verbose)
             let termination = TerminationSignal()
             let link = VirtualLink(configuration: VirtualLink.Configuration(timeScale: timeScale))

@@ -33,8 +33,8 @@ struct PeripheralOptions: ParsableArguments {
     @Flag(name: .long, help: "The address is a random one (most peripherals use random addresses).")
     var random = false
 
-    @Option(name: .long, help: "Seconds to wait for the peripheral to accept the connection.")
-    var connectTimeout: Double = 10
+    @Option(name: .long, help: "Seconds to wait for the peripheral to accept the connection (0 to 86400).")
+    var connectTimeout = Seconds(whole: 10)
 
     func deviceAddress() throws -> DeviceAddress {
         guard let address = BluetoothAddress(address) else {

@@ -7,7 +7,7 @@ extension LEHost {
     func connect(_ options: PeripheralOptions) async throws -> Connection {
         let peer = try options.deviceAddress()
         do {
-            return try await connect(to: peer, timeout: .milliseconds(Int(options.connectTimeout * 1000)))
+            return try await connect(to: peer, timeout: options.connectTimeout.duration)
         } catch HostError.connectionTimeout {
             throw CLIError.deviceNotFound("\(peer) did not accept a connection within \(options.connectTimeout) s (is it advertising and in range? add --random for a random address)")
         }

@@ -4,6 +4,8 @@ import BluetoothCore
 /// LE Set Data Length, the LE Long Term Key Request replies and the LE Remote Connection
 /// Parameter Request replies (Core 6.0, Vol 4, Part E, 7.8).
 public struct HCIConnectionHandleReturnParameters: HCIReturnParameters {
+    public static var leadsWithConnectionHandle: Bool { true }
+
     public var connectionHandle: UInt16
 
     public init(connectionHandle: UInt16) { self.connectionHandle = connectionHandle }

@@ -104,6 +104,8 @@ public struct LEReadPHYCommand: HCICommand {
     public static let name = "LE Read PHY"
 
     public struct ReturnParameters: HCIReturnParameters {
+        public static var leadsWithConnectionHandle: Bool { true }
+
         public var connectionHandle: UInt16
         public var txPHY: LEPhy
         public var rxPHY: LEPhy

@@ -7,6 +7,8 @@ public struct ReadRSSICommand: HCICommand {
     public static let name = "Read RSSI"
 
     public struct ReturnParameters: HCIReturnParameters {
+        public static var leadsWithConnectionHandle: Bool { true }
+
         public var connectionHandle: UInt16
         /// dBm; 127 means not available.
         public var rssi: Int8

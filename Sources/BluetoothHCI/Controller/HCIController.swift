@@ -36,7 +36,7 @@ public final class HCIController: Sendable {
     }
 
     private struct State: Sendable {
-        var commands = CommandFlowControl<UInt64>()
+        var commands: CommandFlowControl<UInt64>
         var pendingCommands: [UInt64: PendingCommand] = [:]
         var nextCommandID: UInt64 = 0
         var acl = ACLFlowControl<ACLCompletion>()
@@ -48,13 +48,18 @@ public final class HCIController: Sendable {
         var sendCount: UInt64 = 0
         /// The reader thread is in its coalescing pause; a send must wake it.
         var isPaused = false
+        /// Handles the controller reported disconnected and has not reused since: data for them
+        /// is refused, since a packet queued for a dead link would hold a buffer credit that
+        /// never comes back (the controller flushed the link, Core 6.0, Vol 4, Part E, 7.7.5).
+        /// At most 0x0F00 entries (handles are 12 bits and 0x0F00 upwards is reserved).
+        var closedHandles: Set<UInt16> = []
     }
 
     public let transport: any HCITransport
     /// Events and L2CAP PDUs for the host, in controller order; ends with `.transportClosed`.
     public let inbound: AsyncStream<HCIInbound>
     private let inboundContinuation: AsyncStream<HCIInbound>.Continuation
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let logger: Logger
     /// How long a command may wait for its Command Complete or Command Status.
     public let commandTimeout: Duration
@@ -72,6 +77,7 @@ public final class HCIController: Sendable {
         self.clock = clock
         self.coalescingWindow = coalescingWindow
         self.logger = logger
+        state = Mutex(State(commands: CommandFlowControl(ghostLifetime: commandTimeout)))
         (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -114,7 +120,10 @@ public final class HCIController: Sendable {
     /// `.transportClosed`, `.malformedResponse`, `.cancelled`.
     public func send<Command: HCICommand>(_ command: Command, timeout: Duration? = nil) async throws -> Command.ReturnParameters {
         logger.trace("command \(Command.name)", metadata: ["command": "\(command)"])
-        let answer = try await execute(opcode: Command.opcode, packet: command.encode(), timeout: timeout ?? commandTimeout)
+        let packet = command.encode()
+        // The connection it acts on, when the answer names it too: its first parameter.
+        let handle = Command.ReturnParameters.leadsWithConnectionHandle ? ByteReader.uint16(in: packet[...], at: 3).map { $0 & 0x0FFF } : nil
+        let answer = try await execute(opcode: Command.opcode, packet: packet, connectionHandle: handle, timeout: timeout ?? commandTimeout)
         switch answer {
         case let .complete(returnParameters):
             guard let statusByte = returnParameters.first else {
@@ -134,7 +143,7 @@ public final class HCIController: Sendable {
         }
     }
 
-    private func execute(opcode: HCIOpcode, packet: [UInt8], timeout: Duration) async throws -> CommandAnswer {
+    private func execute(opcode: HCIOpcode, packet: [UInt8], connectionHandle: UInt16?, timeout: Duration) async throws -> CommandAnswer {
         let id = state.withLock { state -> UInt64 in
             state.nextCommandID += 1
             return state.nextCommandID
@@ -162,7 +171,7 @@ public final class HCIController: Sendable {
                     }
                     state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)
                     noteSend(&state)
-                    let ready = state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id))
+                    let ready = state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id, connectionHandle: connectionHandle))
                     writeCommands(ready, state: &state)
                     return nil
                 }
@@ -175,7 +184,7 @@ public final class HCIController: Sendable {
 
     private func abandonCommand(id: UInt64, error: any Error) {
         let pending = state.withLock { state -> PendingCommand? in
-            let (abandoned, ready) = state.commands.abandon(id: id)
+            let (abandoned, ready) = state.commands.abandon(id: id, at: clock.now)
             writeCommands(ready, state: &state)
             guard abandoned != nil else { return nil }
             return state.pendingCommands.removeValue(forKey: id)
@@ -224,6 +233,7 @@ public final class HCIController: Sendable {
     public func sendACL(connectionHandle: UInt16, pdu: [UInt8], completion: ACLCompletion? = nil) {
         let outcome: (written: [ACLCompletion], failure: HCIError?) = state.withLock { state in
             if state.isClosed { return ([], .transportClosed(state.closeReason)) }
+            if state.closedHandles.contains(connectionHandle) { return ([], .connectionClosed(connectionHandle: connectionHandle)) }
             noteSend(&state)
             let packets = ACLFragmenter.fragments(of: pdu, connectionHandle: connectionHandle, maximumDataLength: state.aclDataLength)
             let fragments = packets.enumerated().map { index, packet in
@@ -325,10 +335,12 @@ public final class HCIController: Sendable {
         logger.trace("event \(event)")
         switch event {
         case let .commandComplete(complete):
-            acknowledge(opcode: complete.opcode, credits: complete.numberOfHCICommandPackets,
+            // Return parameters that start with a connection handle (after the status) name it.
+            let handle = complete.returnParameters.count >= 3 ? ByteReader.uint16(in: complete.returnParameters[...], at: 1).map { $0 & 0x0FFF } : nil
+            acknowledge(opcode: complete.opcode, connectionHandle: handle, credits: complete.numberOfHCICommandPackets,
                         answer: .complete(returnParameters: complete.returnParameters), state: &state, effects: &effects)
         case let .commandStatus(status):
-            acknowledge(opcode: status.opcode, credits: status.numberOfHCICommandPackets, answer: .status(status.status),
+            acknowledge(opcode: status.opcode, connectionHandle: nil, credits: status.numberOfHCICommandPackets, answer: .status(status.status),
                         state: &state, effects: &effects)
         case let .numberOfCompletedPackets(completed):
             var ready: [ACLFlowControl<ACLCompletion>.Fragment] = []
@@ -339,11 +351,21 @@ public final class HCIController: Sendable {
         case let .disconnectionComplete(disconnection):
             if disconnection.status.isSuccess {
                 let handle = disconnection.connectionHandle
+                state.closedHandles.insert(handle)
                 state.reassembler.discard(connectionHandle: handle)
                 let (dropped, ready) = state.acl.disconnect(connectionHandle: handle)
                 effects.dropped += dropped.compactMap { fragment in fragment.completion.map { ($0, handle) } }
                 effects.written += writeACL(ready, state: &state)
             }
+            effects.inbound.append(.event(event))
+        case let .le(.connectionComplete(complete)) where complete.status.isSuccess:
+            state.closedHandles.remove(complete.connectionHandle)
+            effects.inbound.append(.event(event))
+        case let .le(.enhancedConnectionComplete(complete)) where complete.status.isSuccess:
+            state.closedHandles.remove(complete.connectionHandle)
+            effects.inbound.append(.event(event))
+        case let .le(.enhancedConnectionCompleteV2(complete)) where complete.status.isSuccess:
+            state.closedHandles.remove(complete.connectionHandle)
             effects.inbound.append(.event(event))
         default:
             if case let .unknown(code, _) = event {
@@ -353,10 +375,15 @@ public final class HCIController: Sendable {
         }
     }
 
-    private func acknowledge(opcode: HCIOpcode, credits: UInt8, answer: CommandAnswer, state: inout State, effects: inout Effects) {
-        let (answered, ready) = state.commands.acknowledge(opcode: opcode, credits: credits)
-        writeCommands(ready, state: &state)
-        guard let pending = answered.flatMap({ state.pendingCommands.removeValue(forKey: $0.id) }) else {
+    private func acknowledge(opcode: HCIOpcode, connectionHandle: UInt16?, credits: UInt8, answer: CommandAnswer,
+                             state: inout State, effects: inout Effects) {
+        let acknowledgement = state.commands.acknowledge(opcode: opcode, connectionHandle: connectionHandle, credits: credits, at: clock.now)
+        writeCommands(acknowledgement.send, state: &state)
+        if acknowledgement.wasLate {
+            logger.debug("late answer for \(opcode) dropped (its command was given up)")
+            return
+        }
+        guard let pending = acknowledgement.answered.flatMap({ state.pendingCommands.removeValue(forKey: $0.id) }) else {
             if opcode != .noOperation { logger.debug("unsolicited answer for \(opcode)") }
             return
         }

@@ -110,7 +110,7 @@ extension LEHost {
         pendingConnection?.isInitiating = true
         if pendingConnection?.abandonment != nil {
             // Given up while the command was on its way.
-            Task { await self.cancelInController(id) }
+            Task.detached { await self.cancelInController(id) }
         }
         let connection = try await waitForAnswer(id)
         await prepare(connection)
@@ -187,7 +187,10 @@ extension LEHost {
         pendingConnection = pending
         logger.info("giving up connecting to \(pending.peer): \(reason)")
         answer(id, with: .failure(reason))
-        if pending.isInitiating { await cancelInController(id) }
+        // In a task of its own: the caller, answered, cancels the task this runs in (its timer),
+        // and the controller must be told all the same. Detached, so that no operation scope
+        // of the caller's aborts it either.
+        if pending.isInitiating { Task.detached { await self.cancelInController(id) } }
     }
 
     /// LE Create Connection Cancel. The controller then owes an LE Connection Complete: Unknown
@@ -197,9 +200,9 @@ extension LEHost {
         do {
             _ = try await controller.send(LECreateConnectionCancelCommand())
         } catch {
-            // Command Disallowed: the attempt ended meanwhile; its event ends it here too.
+            // Command Disallowed: the attempt ended meanwhile, and its event ends it here too.
+            // Any other failure (a timeout): the guard below still ends it.
             logger.debug("LE Create Connection Cancel: \(error)")
-            return
         }
         guard pendingConnection?.id == id else { return }
         // Should the controller never report the end, later attempts must not wait for ever.

@@ -14,14 +14,18 @@ extension GATTClient {
                 break
             }
             guard case let .readByGroupTypeResponse(groups) = response else { throw unexpected(response) }
+            var previousEnd: UInt16?
             for group in groups.entries {
                 guard let uuid = BluetoothUUID(littleEndianBytes: group.value) else {
                     throw HostError.protocolViolation("service declaration \(Hex.format(group.handle)) holds no UUID")
                 }
-                guard group.handle >= start, group.endGroupHandle >= group.handle else {
+                // Groups come in ascending handle order, each after the one before
+                // (Core 6.0, Vol 3, Part F, 3.4.4.10).
+                guard group.handle >= start, previousEnd.map({ group.handle > $0 }) ?? true, group.endGroupHandle >= group.handle else {
                     throw HostError.protocolViolation("service handle range \(Hex.format(group.handle))-\(Hex.format(group.endGroupHandle)) is out of order")
                 }
                 services.append(GATTService(uuid: uuid, isPrimary: true, handleRange: group.handle...group.endGroupHandle))
+                previousEnd = group.endGroupHandle
             }
             guard let last = groups.entries.last?.endGroupHandle, last < 0xFFFF else { break }
             start = last + 1
@@ -44,11 +48,14 @@ extension GATTClient {
                 break
             }
             guard case let .findByTypeValueResponse(found) = response else { throw unexpected(response) }
+            var previousEnd: UInt16?
             for entry in found.handlesInformation {
-                guard entry.foundAttributeHandle >= start, entry.groupEndHandle >= entry.foundAttributeHandle else {
+                guard entry.foundAttributeHandle >= start, previousEnd.map({ entry.foundAttributeHandle > $0 }) ?? true,
+                      entry.groupEndHandle >= entry.foundAttributeHandle else {
                     throw HostError.protocolViolation("service handle range out of order")
                 }
                 services.append(GATTService(uuid: uuid, isPrimary: true, handleRange: entry.foundAttributeHandle...entry.groupEndHandle))
+                previousEnd = entry.groupEndHandle
             }
             guard let last = found.handlesInformation.last?.groupEndHandle, last < 0xFFFF else { break }
             start = last + 1
@@ -128,8 +135,9 @@ extension GATTClient {
                 break
             }
             guard case let .findInformationResponse(information) = response else { throw unexpected(response) }
-            guard let last = information.entries.last?.handle, last >= start else {
-                throw HostError.protocolViolation("Find Information response out of the requested range")
+            try Self.requireAscending(information.entries.map(\.handle), in: start...range.upperBound, what: "Find Information")
+            guard let last = information.entries.last?.handle else {
+                throw HostError.protocolViolation("Find Information response with no entry")
             }
             descriptors += information.entries.map { GATTDescriptor(uuid: $0.type, handle: $0.handle) }
             guard last < range.upperBound else { break }
@@ -177,14 +185,29 @@ extension GATTClient {
                 break
             }
             guard case let .readByTypeResponse(page) = response else { throw unexpected(response) }
-            guard let last = page.entries.last?.handle, last >= start else {
-                throw HostError.protocolViolation("Read By Type response out of the requested range")
+            try Self.requireAscending(page.entries.map(\.handle), in: start...range.upperBound, what: "Read By Type")
+            guard let last = page.entries.last?.handle else {
+                throw HostError.protocolViolation("Read By Type response with no entry")
             }
             entries += page.entries
             guard last < range.upperBound else { break }
             start = last + 1
         }
         return entries
+    }
+
+    /// The handles of a response page must be in the requested range, in ascending order
+    /// (Core 6.0, Vol 3, Part F, 3.4.3.2 and 3.4.4.2): anything else is a lying or broken peer,
+    /// and the handle arithmetic of discovery would not hold.
+    static func requireAscending(_ handles: [UInt16], in range: ClosedRange<UInt16>, what: String) throws(HostError) {
+        var previous: UInt16?
+        for handle in handles {
+            guard range.contains(handle), previous.map({ handle > $0 }) ?? true else {
+                throw .protocolViolation("\(what) response lists handle \(Hex.format(handle)) out of order or outside "
+                                         + "\(Hex.format(range.lowerBound))-\(Hex.format(range.upperBound))")
+            }
+            previous = handle
+        }
     }
 
     private func remember(_ services: [GATTService]) {

@@ -115,5 +115,10 @@ final class CLIProcess: Sendable {
 
 /// Runs `bluejay` with the arguments and waits for it.
 func bluejay(_ arguments: String..., timeout: Duration = .seconds(30)) async throws -> CLIResult {
+    try await bluejay(arguments, timeout: timeout)
+}
+
+/// Runs `bluejay` with these arguments to the end.
+func bluejay(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> CLIResult {
     try await CLIProcess(arguments).finish(timeout: timeout)
 }

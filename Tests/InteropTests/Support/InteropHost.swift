@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import BluetoothCore
 import BluetoothHost
 import BluetoothTransport
@@ -6,7 +8,9 @@ import Testing
 /// Our host, powered on against a Bumble rig's controller, shut down cleanly afterwards.
 func withHost<T>(on rig: BumbleRig, configuration: HostConfiguration = HostConfiguration(),
                  _ body: (LEHost) async throws -> T) async throws -> T {
-    let host = LEHost(transport: try SystemTransports.open(rig.transportSpecification), configuration: configuration)
+    var logger = Logger(label: "bluejay.host")
+    if ProcessInfo.processInfo.environment["BLUEJAY_TEST_TRACE"] != nil { logger.logLevel = .trace }
+    let host = LEHost(transport: try SystemTransports.open(rig.transportSpecification), configuration: configuration, logger: logger)
     do {
         try await host.powerOn()
         let result = try await body(host)
