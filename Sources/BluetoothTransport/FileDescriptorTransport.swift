@@ -15,6 +15,10 @@ import Synchronization
 /// order, then ends with exactly one `.closed`. Writes never raise `SIGPIPE` (sockets are
 /// written with `MSG_NOSIGNAL`; a tty reports a hang-up as `EIO` instead).
 ///
+/// A write waits for buffer space (a slow reader, UART flow control), but not for ever: when
+/// the descriptor takes no byte for ``writeStallLimit``, the controller is taken for stuck and
+/// the transport ends with ``TransportError/connectionLost(_:reason:)``.
+///
 /// Call ``close()`` when done: while the reader thread runs it keeps the transport alive.
 public final class FileDescriptorTransport: HCITransport {
     /// How the bytes read from the descriptor map to packets.
@@ -30,6 +34,8 @@ public final class FileDescriptorTransport: HCITransport {
     public let name: String
     /// Whether reads and writes are a byte stream or one packet each.
     public let framing: Framing
+    /// How long a write may make no progress before the transport gives up.
+    public let writeStallLimit: Duration
     private let descriptor: Int32
     private let isSocket: Bool
     /// The self-pipe: one byte is written when the transport stops and never read back, so
@@ -57,14 +63,17 @@ public final class FileDescriptorTransport: HCITransport {
         var readerThread: pthread_t?
         /// Why the transport ended on its own (`nil` while open or after a local close).
         var endReason: TransportError?
+        /// A write that stalled past the limit ended the transport.
+        var writeStall: TransportError?
     }
 
     /// Wraps `fileDescriptor`, which the transport owns from now on: it is made non-blocking
     /// and closed when the transport ends, also when this initializer throws.
     /// - Parameter name: the specification it was opened from, used in logs and errors.
-    public init(name: String, fileDescriptor: Int32, framing: Framing) throws(TransportError) {
+    public init(name: String, fileDescriptor: Int32, framing: Framing, writeStallLimit: Duration = .seconds(10)) throws(TransportError) {
         self.name = name
         self.framing = framing
+        self.writeStallLimit = writeStallLimit
         self.descriptor = fileDescriptor
         self.isSocket = SystemCalls.isSocket(fileDescriptor)
         do throws(SystemCallError) {
@@ -109,7 +118,7 @@ public final class FileDescriptorTransport: HCITransport {
         let bytes = packet.framed
         try writeLock.withLock { _ throws(TransportError) in
             try state.withLock { state throws(TransportError) in
-                guard state.descriptorsOpen, !state.stopSignalled else { throw state.endReason ?? .closed(name) }
+                guard state.descriptorsOpen, !state.stopSignalled else { throw state.endReason ?? state.writeStall ?? .closed(name) }
             }
             try writeAll(bytes)
         }
@@ -142,7 +151,7 @@ public final class FileDescriptorTransport: HCITransport {
         // Wake a writer waiting for buffer space before taking the write lock.
         let finalReason = state.withLock { state in
             signalStop(&state)
-            return state.closeRequested ? nil : reason
+            return state.closeRequested ? nil : reason ?? state.writeStall
         }
         writeLock.withLock { _ in
             state.withLock { state in
@@ -287,19 +296,28 @@ public final class FileDescriptorTransport: HCITransport {
     }
 
     /// Waits for buffer space (a slow reader, or RTS/CTS flow control holding a UART back),
-    /// or until the transport stops.
+    /// until the transport stops, or for at most ``writeStallLimit``: then the transport ends.
     private func waitUntilWritable() throws(TransportError) {
         var descriptors = [
             pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0),
             pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
         ]
+        let ready: Int32
         do throws(SystemCallError) {
-            _ = try SystemCalls.poll(&descriptors, timeout: nil)
+            ready = try SystemCalls.poll(&descriptors, timeout: writeStallLimit)
         } catch {
             throw .writeFailed(name, errno: error.code)
         }
         if descriptors[1].revents != 0 {
-            throw state.withLock { $0.endReason } ?? .closed(name)
+            throw state.withLock { $0.endReason ?? $0.writeStall } ?? .closed(name)
+        }
+        if ready == 0 {
+            let stall = TransportError.connectionLost(name, reason: "the controller took no data for \(writeStallLimit)")
+            state.withLock { state in
+                if state.writeStall == nil { state.writeStall = stall }
+                signalStop(&state)
+            }
+            throw stall
         }
         // Writable, or an error/hang-up condition that the next write reports.
     }

@@ -40,6 +40,41 @@ struct FileDescriptorTransportTests {
         #expect(recorder.batchSizes == [3])
     }
 
+    /// A controller that stops reading once held a writer (and the HCI layer's lock) for ever.
+    @Test func aWriteThatMakesNoProgressEndsTheTransport() async throws {
+        let (local, peer) = try TestDescriptor.socketPair()
+        defer { _ = peer }
+        let transport = try FileDescriptorTransport(name: "stuck", fileDescriptor: local.take(), framing: .stream,
+                                                    writeStallLimit: .milliseconds(100))
+        defer { transport.closeInBackground() }
+        let recorder = EventRecorder()
+        transport.start(receiver: recorder.receiver)
+        // The peer never reads: the socket's buffers fill, then a write waits and gives up.
+        let writer = Task.detached { () -> TransportError? in
+            for sequence in 0..<1_000 {
+                do {
+                    try transport.send(Self.numberedPacket(sender: 0, sequence: sequence % 256))
+                } catch let error as TransportError {
+                    return error
+                } catch {
+                    return nil
+                }
+            }
+            return nil
+        }
+        let error: TransportError? = await writer.value
+        guard case .connectionLost("stuck", _)? = error else {
+            Issue.record("expected connectionLost, got \(String(describing: error))")
+            return
+        }
+        let reason = try await recorder.waitForClose()
+        guard case .connectionLost("stuck", _)? = reason else {
+            Issue.record("the receiver should hear why the transport ended, got \(String(describing: reason))")
+            return
+        }
+        #expect(throws: TransportError.self) { try transport.send(H4DeframerTests.reset) }
+    }
+
     @Test func datagramWithTrailingBytesClosesWithFramingError() async throws {
         let (local, peer) = try TestDescriptor.socketPair(type: SOCK_SEQPACKET)
         let transport = try FileDescriptorTransport(name: "test", fileDescriptor: local.take(), framing: .datagram)

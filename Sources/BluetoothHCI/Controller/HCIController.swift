@@ -53,6 +53,16 @@ public final class HCIController: Sendable {
         /// never comes back (the controller flushed the link, Core 6.0, Vol 4, Part E, 7.7.5).
         /// At most 0x0F00 entries (handles are 12 bits and 0x0F00 upwards is reserved).
         var closedHandles: Set<UInt16> = []
+        /// Packets released by flow control, to write in this order once the lock is released.
+        var outbox: [Outgoing] = []
+        /// A thread is writing the outbox; others leave their packets to it.
+        var isWriting = false
+    }
+
+    /// A packet on its way to the transport, and what to do once it is written (or not).
+    private enum Outgoing: Sendable {
+        case command(id: UInt64, opcode: HCIOpcode, packet: [UInt8])
+        case acl(packet: [UInt8], completion: ACLCompletion?)
     }
 
     public let transport: any HCITransport
@@ -175,7 +185,7 @@ public final class HCIController: Sendable {
                     writeCommands(ready, state: &state)
                     return nil
                 }
-                if let refusal { continuation.resume(throwing: refusal) }
+                if let refusal { continuation.resume(throwing: refusal) } else { flushOutbox() }
             }
         } onCancel: {
             abandonCommand(id: id, error: HCIError.cancelled)
@@ -189,26 +199,57 @@ public final class HCIController: Sendable {
             guard abandoned != nil else { return nil }
             return state.pendingCommands.removeValue(forKey: id)
         }
+        flushOutbox()
         guard let pending else { return }
         if case .commandTimeout? = error as? HCIError { logger.warning("\(error)") }
         pending.timer?.cancel()
         pending.continuation.resume(throwing: error)
     }
 
-    /// Writes commands released by flow control. Called with the state locked, so that
-    /// packets reach the transport in the order they were released.
+    /// Queues commands released by flow control for writing. Called with the state locked, so
+    /// that packets reach the transport in the order they were released.
     private func writeCommands(_ commands: [CommandFlowControl<UInt64>.Command], state: inout State) {
-        for command in commands {
-            do {
-                try transport.send(H4Packet(.command, command.packet))
-            } catch {
-                logger.error("cannot write command \(command.opcode): \(error)")
-                // The reader will report the closed transport; fail this one now.
-                if let pending = state.pendingCommands.removeValue(forKey: command.id) {
-                    pending.timer?.cancel()
-                    pending.continuation.resume(throwing: HCIError.transportClosed(error))
+        state.outbox += commands.map { .command(id: $0.id, opcode: $0.opcode, packet: $0.packet) }
+    }
+
+    /// Writes what the outbox holds, in order, with no lock held: a transport write that waits
+    /// (a slow controller) blocks only its writer, never a thread that wants the lock (the
+    /// reader handling events, a task queueing a command). One thread writes at a time; a
+    /// thread that finds another writing leaves its packets to it and returns. A write that
+    /// never progresses ends the transport (``FileDescriptorTransport/writeStallLimit``).
+    private func flushOutbox() {
+        while true {
+            let batch = state.withLock { state -> [Outgoing]? in
+                guard !state.isWriting, !state.outbox.isEmpty else { return nil }
+                state.isWriting = true
+                defer { state.outbox = [] }
+                return state.outbox
+            }
+            guard let batch else { return }
+            for item in batch {
+                switch item {
+                case let .command(id, opcode, packet):
+                    do {
+                        try transport.send(H4Packet(.command, packet))
+                    } catch {
+                        logger.error("cannot write command \(opcode): \(error)")
+                        // The reader will report the closed transport; fail this one now.
+                        if let pending = state.withLock({ $0.pendingCommands.removeValue(forKey: id) }) {
+                            pending.timer?.cancel()
+                            pending.continuation.resume(throwing: HCIError.transportClosed(error))
+                        }
+                    }
+                case let .acl(packet, completion):
+                    do {
+                        try transport.send(H4Packet(.acl, packet))
+                        completion?(.success(()))
+                    } catch {
+                        logger.error("cannot write ACL data: \(error)")
+                        completion?(.failure(.transportClosed(error)))
+                    }
                 }
             }
+            state.withLock { $0.isWriting = false }
         }
     }
 
@@ -216,12 +257,11 @@ public final class HCIController: Sendable {
 
     /// Sets the controller's LE ACL buffer size and count (from LE Read Buffer Size).
     public func configureACLBuffers(dataLength: Int, count: Int) {
-        let written: [ACLCompletion] = state.withLock { state in
+        state.withLock { state in
             state.aclDataLength = max(1, dataLength)
-            let ready = state.acl.configure(bufferCount: count)
-            return writeACL(ready, state: &state)
+            writeACL(state.acl.configure(bufferCount: count), state: &state)
         }
-        written.forEach { $0(.success(())) }
+        flushOutbox()
     }
 
     /// The largest ACL payload the controller accepts in one packet.
@@ -231,9 +271,9 @@ public final class HCIController: Sendable {
     /// and written as buffer credits allow, after every PDU queued before it. `completion` runs
     /// once its last fragment is handed to the controller, or with the error that stopped it.
     public func sendACL(connectionHandle: UInt16, pdu: [UInt8], completion: ACLCompletion? = nil) {
-        let outcome: (written: [ACLCompletion], failure: HCIError?) = state.withLock { state in
-            if state.isClosed { return ([], .transportClosed(state.closeReason)) }
-            if state.closedHandles.contains(connectionHandle) { return ([], .connectionClosed(connectionHandle: connectionHandle)) }
+        let failure: HCIError? = state.withLock { state in
+            if state.isClosed { return .transportClosed(state.closeReason) }
+            if state.closedHandles.contains(connectionHandle) { return .connectionClosed(connectionHandle: connectionHandle) }
             noteSend(&state)
             let packets = ACLFragmenter.fragments(of: pdu, connectionHandle: connectionHandle, maximumDataLength: state.aclDataLength)
             let fragments = packets.enumerated().map { index, packet in
@@ -243,11 +283,10 @@ public final class HCIController: Sendable {
                     completion: index == packets.count - 1 ? completion : nil
                 )
             }
-            let ready = state.acl.submit(fragments)
-            return (writeACL(ready, state: &state), nil)
+            writeACL(state.acl.submit(fragments), state: &state)
+            return nil
         }
-        if let failure = outcome.failure { completion?(.failure(failure)) }
-        outcome.written.forEach { $0(.success(())) }
+        if let failure { completion?(.failure(failure)) } else { flushOutbox() }
     }
 
     /// Sends an L2CAP PDU and returns once the controller has taken all of it (under its
@@ -262,22 +301,10 @@ public final class HCIController: Sendable {
         }
     }
 
-    /// Writes ACL fragments released by flow control; returns the completions to call once
-    /// the lock is released.
-    private func writeACL(_ fragments: [ACLFlowControl<ACLCompletion>.Fragment], state: inout State) -> [ACLCompletion] {
-        var completions: [ACLCompletion] = []
-        for fragment in fragments {
-            do {
-                try transport.send(H4Packet(.acl, fragment.packet))
-                if let completion = fragment.completion { completions.append(completion) }
-            } catch {
-                logger.error("cannot write ACL data: \(error)")
-                if let completion = fragment.completion {
-                    completions.append { _ in completion(.failure(.transportClosed(error))) }
-                }
-            }
-        }
-        return completions
+    /// Queues ACL fragments released by flow control for writing (the state locked); each
+    /// PDU's completion runs once its last fragment is written.
+    private func writeACL(_ fragments: [ACLFlowControl<ACLCompletion>.Fragment], state: inout State) {
+        state.outbox += fragments.map { .acl(packet: $0.packet, completion: $0.completion) }
     }
 
     // MARK: Receiving
@@ -285,7 +312,6 @@ public final class HCIController: Sendable {
     /// What a batch does once the lock is released.
     private struct Effects {
         var answers: [(PendingCommand, CommandAnswer)] = []
-        var written: [ACLCompletion] = []
         var dropped: [(ACLCompletion, UInt16)] = []
         var inbound: [HCIInbound] = []
 
@@ -295,7 +321,6 @@ public final class HCIController: Sendable {
                 pending.continuation.resume(returning: answer)
             }
             for (completion, handle) in dropped { completion(.failure(.connectionClosed(connectionHandle: handle))) }
-            for completion in written { completion(.success(())) }
         }
     }
 
@@ -316,6 +341,7 @@ public final class HCIController: Sendable {
                 return state.sendCount
             }
             effects.run()
+            flushOutbox()
             guard !effects.inbound.isEmpty else { return }
             if receiver(effects.inbound) == .unsolicitedDataOnly { pauseIfIdle(sendsBefore: sendsBefore) }
         case let .closed(reason):
@@ -347,16 +373,9 @@ public final class HCIController: Sendable {
             for entry in completed.entries {
                 ready += state.acl.complete(connectionHandle: entry.connectionHandle, count: Int(entry.completedPackets))
             }
-            effects.written += writeACL(ready, state: &state)
+            writeACL(ready, state: &state)
         case let .disconnectionComplete(disconnection):
-            if disconnection.status.isSuccess {
-                let handle = disconnection.connectionHandle
-                state.closedHandles.insert(handle)
-                state.reassembler.discard(connectionHandle: handle)
-                let (dropped, ready) = state.acl.disconnect(connectionHandle: handle)
-                effects.dropped += dropped.compactMap { fragment in fragment.completion.map { ($0, handle) } }
-                effects.written += writeACL(ready, state: &state)
-            }
+            if disconnection.status.isSuccess { endConnection(disconnection.connectionHandle, state: &state, effects: &effects) }
             effects.inbound.append(.event(event))
         case let .le(.connectionComplete(complete)) where complete.status.isSuccess:
             state.closedHandles.remove(complete.connectionHandle)
@@ -373,6 +392,25 @@ public final class HCIController: Sendable {
             }
             effects.inbound.append(.event(event))
         }
+    }
+
+    /// A link is gone: its data is refused from now on, its queued fragments fail, its buffers
+    /// are free again (the controller flushed them, Core 6.0, Vol 4, Part E, 7.7.5).
+    private func endConnection(_ handle: UInt16, state: inout State, effects: inout Effects) {
+        state.closedHandles.insert(handle)
+        state.reassembler.discard(connectionHandle: handle)
+        let (dropped, ready) = state.acl.disconnect(connectionHandle: handle)
+        effects.dropped += dropped.compactMap { fragment in fragment.completion.map { ($0, handle) } }
+        writeACL(ready, state: &state)
+    }
+
+    /// Ends a connection the controller never reported ended (the host gave up waiting for its
+    /// Disconnection Complete), as if it had.
+    public func forgetConnection(_ handle: UInt16) {
+        var effects = Effects()
+        state.withLock { endConnection(handle, state: &$0, effects: &effects) }
+        effects.run()
+        flushOutbox()
     }
 
     private func acknowledge(opcode: HCIOpcode, connectionHandle: UInt16?, credits: UInt8, answer: CommandAnswer,
@@ -453,7 +491,13 @@ public final class HCIController: Sendable {
             _ = state.commands.removeAll()
             let commands = Array(state.pendingCommands.values)
             state.pendingCommands.removeAll()
-            return (commands, state.acl.removeAll().compactMap(\.completion))
+            var fragments = state.acl.removeAll().compactMap(\.completion)
+            // A writer at work fails what it holds itself (its writes fail); otherwise nobody would.
+            if !state.isWriting {
+                for case let .acl(_, completion?) in state.outbox { fragments.append(completion) }
+                state.outbox = []
+            }
+            return (commands, fragments)
         }
         if let reason { logger.error("\(reason)") } else { logger.debug("transport \(transport.name) closed") }
         for command in commands {
