@@ -93,7 +93,7 @@ struct HostEndToEndTests {
 
         try await connection.disconnect()
         #expect(connection.disconnectReason == .connectionTerminatedByLocalHost)
-        #expect(await incoming.waitForDisconnection() == .remoteUserTerminatedConnection)
+        #expect(try await incoming.waitForDisconnection() == .remoteUserTerminatedConnection)
         await central.shutdown()
         await peripheral.shutdown()
     }
@@ -114,7 +114,7 @@ struct HostEndToEndTests {
         request.supervisionTimeout = 100
         let connection = try await central.connect(to: peripheral.publicAddress, request: request, timeout: .seconds(5))
         peripheralController.move(to: .init(x: 5000, y: 0))
-        let reason = try await withTimeout("the disconnection") { await connection.waitForDisconnection() }
+        let reason = try await withTimeout("the disconnection") { try await connection.waitForDisconnection() }
         #expect(reason == .connectionTimeout)
         await central.shutdown()
     }

@@ -312,7 +312,7 @@ extension InteropSuites {
                     let events = await host.events()
                     let connection = try await host.connect(to: try rig.peer)
                     try rig.send(.disconnect(reason: 0x15))
-                    let reason = await connection.waitForDisconnection()
+                    let reason = try await connection.waitForDisconnection()
                     #expect(reason == .remoteDeviceTerminatedPowerOff)
                     var sawDisconnected = false
                     for await event in events {

@@ -96,7 +96,7 @@ extension InteropSuites {
                     await #expect(throws: HostError.attTransactionTimeout) { _ = try await read.value }
                     // No ATT PDU may follow on this bearer: later requests fail at once.
                     await #expect(throws: HostError.self) { _ = try await connection.gatt.read(location) }
-                    let reason = await connection.waitForDisconnection()
+                    let reason = try await connection.waitForDisconnection()
                     #expect(reason == .connectionTerminatedByLocalHost || reason == .remoteUserTerminatedConnection)
                 }
             }

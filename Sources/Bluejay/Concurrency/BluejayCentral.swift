@@ -114,7 +114,7 @@ public final class BluejayCentral: Sendable {
                                       logger: peripheralLogger)
         state.withLock { $0.peripherals[ObjectIdentifier(remote)] = remote }
         Task { [weak self, remote] in
-            _ = await remote.waitForDisconnection()
+            _ = try? await remote.waitForDisconnection()
             _ = self?.state.withLock { $0.peripherals.removeValue(forKey: ObjectIdentifier(remote)) }
         }
         logger.info("connected to \(peripheral), ATT MTU \(link.mtu)")

@@ -27,7 +27,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
         let runner = self.runner
         let peripheral = link.identifier
         Task {
-            let reason = await link.connection.waitForDisconnection()
+            guard let reason = try? await link.connection.waitForDisconnection() else { return }
             logger.info("disconnected from \(peripheral): \(reason)")
             runner.failAll(.disconnected(peripheral, reason: reason)) { $0.kind != .disconnect }
         }
@@ -98,9 +98,14 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Returns once the link is down, with the controller's reason.
-    public func waitForDisconnection() async -> HCIStatus {
-        await link.connection.waitForDisconnection()
+    /// Returns once the link is down, with the controller's reason; throws
+    /// ``BluejayError/cancelled`` if the calling task is cancelled first.
+    public func waitForDisconnection() async throws(BluejayError) -> HCIStatus {
+        do {
+            return try await link.connection.waitForDisconnection()
+        } catch {
+            throw .cancelled
+        }
     }
 
     /// The services invalidated by each Service Changed indication (empty: services were

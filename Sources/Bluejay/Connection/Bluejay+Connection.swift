@@ -111,7 +111,8 @@ extension Bluejay {
     /// Makes `link` the connected one and watches it.
     func install(_ link: PeripheralLink, timeout: Timeout, changes: AsyncStream<GATTServiceChange>) {
         let disconnection = Task { [weak self] in
-            let reason = await link.connection.waitForDisconnection()
+            // Cancelled only when Bluejay lets go of the link without waiting for it.
+            guard let reason = try? await link.connection.waitForDisconnection() else { return }
             self?.linkDidDrop(link, reason: reason)
         }
         let serviceChanges = Task { [weak self] in
@@ -341,7 +342,9 @@ extension Bluejay {
                 throw failure
             }
         }
-        let reason = await link.connection.waitForDisconnection()
+        // The host bounds this wait (supervision timeout); a cancelled wait leaves the
+        // drop to the watcher `install` started.
+        let reason = try await link.connection.waitForDisconnection()
         linkDidDrop(link, reason: reason)
         return link.identifier
     }

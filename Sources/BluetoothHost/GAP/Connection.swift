@@ -15,7 +15,8 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     private struct State: Sendable {
         var parameters: ConnectionParameters
         var disconnectReason: HCIStatus?
-        var disconnectWaiters: [CheckedContinuation<HCIStatus, Never>] = []
+        var disconnectWaiters: [UInt64: CheckedContinuation<HCIStatus, any Error>] = [:]
+        var nextWaiterID: UInt64 = 0
         var maximumTxOctets: UInt16 = 27
         var phy: (tx: LEPhy, rx: LEPhy) = (.le1M, .le1M)
     }
@@ -45,15 +46,26 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         try await host.disconnect(self, reason: reason)
     }
 
-    /// Returns the reason once the connection has ended (at once if it already has).
-    public func waitForDisconnection() async -> HCIStatus {
-        await withCheckedContinuation { continuation in
-            let reason = state.withLock { state -> HCIStatus? in
-                if let reason = state.disconnectReason { return reason }
-                state.disconnectWaiters.append(continuation)
-                return nil
+    /// Returns the reason once the connection has ended (at once if it already has). Throws
+    /// ``HostError/cancelled`` when the waiting task is cancelled (the connection goes on).
+    public func waitForDisconnection() async throws -> HCIStatus {
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiterID &+= 1
+            return state.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let outcome = state.withLock { state -> Result<HCIStatus, HostError>? in
+                    if let reason = state.disconnectReason { return .success(reason) }
+                    if Task.isCancelled { return .failure(.cancelled) }
+                    state.disconnectWaiters[id] = continuation
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome.mapError { $0 as any Error }) }
             }
-            if let reason { continuation.resume(returning: reason) }
+        } onCancel: {
+            let waiter = state.withLock { $0.disconnectWaiters.removeValue(forKey: id) }
+            waiter?.resume(throwing: HostError.cancelled)
         }
     }
 
@@ -79,11 +91,11 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     func update(phy: (tx: LEPhy, rx: LEPhy)) { state.withLock { $0.phy = phy } }
 
     func markDisconnected(reason: HCIStatus) {
-        let waiters = state.withLock { state -> [CheckedContinuation<HCIStatus, Never>] in
+        let waiters = state.withLock { state -> [CheckedContinuation<HCIStatus, any Error>] in
             guard state.disconnectReason == nil else { return [] }
             state.disconnectReason = reason
             defer { state.disconnectWaiters.removeAll() }
-            return state.disconnectWaiters
+            return Array(state.disconnectWaiters.values)
         }
         waiters.forEach { $0.resume(returning: reason) }
     }

@@ -325,6 +325,14 @@ extension LEHost {
         .unacceptableConnectionParameters,
     ]
 
+    /// How long past the supervision timeout a disconnection may take to be reported.
+    static let disconnectionReportMargin: Duration = .seconds(2)
+
+    /// Disconnects and returns once the link is down. The link ends within its supervision
+    /// timeout even when the peer never acknowledges (Core 6.0, Vol 6, Part B, 5.1.3.1); a
+    /// controller that has reported nothing by then (and ``disconnectionReportMargin``) is not
+    /// waited for: the host ends the connection itself, with Connection Timeout. Cancelling the
+    /// caller stops its wait, not the disconnection.
     func disconnect(_ connection: Connection, reason: HCIStatus) async throws {
         guard Self.validDisconnectReasons.contains(reason) else {
             throw HostError.invalidArgument("\(reason) is not a reason the Disconnect command accepts")
@@ -337,7 +345,23 @@ extension LEHost {
         } catch {
             throw HostError.wrap(error)
         }
-        _ = await connection.waitForDisconnection()
+        let limit = Duration.milliseconds(connection.parameters.supervisionTimeoutMilliseconds) + Self.disconnectionReportMargin
+        let (clock, handle) = (configuration.clock, connection.handle)
+        // Detached: it must run even if the caller stops waiting.
+        let deadline = Task.detached { [weak self] in
+            do { try await clock.sleep(for: limit) } catch { return }
+            await self?.disconnectionNeverReported(handle, after: limit)
+        }
+        _ = try await connection.waitForDisconnection()
+        deadline.cancel()
+    }
+
+    private func disconnectionNeverReported(_ handle: UInt16, after limit: Duration) {
+        guard connectionsByHandle[handle] != nil else { return }
+        logger.error("the controller did not report the end of connection \(Hex.format(handle)) within \(limit): ending it here")
+        controller.forgetConnection(handle)
+        l2cap.connectionEnded(handle, reason: .connectionTimeout)
+        connectionEnded(handle, reason: .connectionTimeout)
     }
 
     func didDisconnect(_ event: DisconnectionCompleteEvent) {
@@ -345,15 +369,19 @@ extension LEHost {
             logger.warning("disconnection of handle \(Hex.format(event.connectionHandle)) failed: \(event.status)")
             return
         }
-        guard let connection = connectionsByHandle.removeValue(forKey: event.connectionHandle) else { return }
-        logger.info("disconnected from \(connection.peer): \(event.reason)")
-        connection.gatt.connectionDidClose(error: .disconnected(reason: event.reason))
+        connectionEnded(event.connectionHandle, reason: event.reason)
+    }
+
+    /// The link is gone, reported by the controller or given up by the host.
+    private func connectionEnded(_ handle: UInt16, reason: HCIStatus) {
+        guard let connection = connectionsByHandle.removeValue(forKey: handle) else { return }
+        logger.info("disconnected from \(connection.peer): \(reason)")
+        connection.gatt.connectionDidClose(error: .disconnected(reason: reason))
         server.connectionDidClose(handle: connection.handle)
-        connection.markDisconnected(reason: event.reason)
-        for waiter in parameterUpdateWaiters.removeValue(forKey: event.connectionHandle) ?? [] {
-            waiter.resume(throwing: HostError.disconnected(reason: event.reason))
-        }
-        broadcast(.disconnected(connection, reason: event.reason))
+        connection.markDisconnected(reason: reason)
+        failParameterUpdates(handle: handle, error: .disconnected(reason: reason))
+        peerParameterUpdates[handle] = nil
+        broadcast(.disconnected(connection, reason: reason))
         advertisingDidDisconnect(connection)
     }
 }

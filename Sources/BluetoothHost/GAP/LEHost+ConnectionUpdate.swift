@@ -10,6 +10,9 @@ extension LEHost {
     /// Changes the connection parameters and returns the ones that apply afterwards.
     /// As the central the controller runs the Connection Update procedure; as the peripheral
     /// the host asks the central through L2CAP (Core 6.0, Vol 3, Part A, 4.20).
+    ///
+    /// Throws ``HostError/procedureTimeout(_:)`` when the update has not completed within
+    /// ``HostConfiguration/linkProcedureTimeout``; cancelling the caller stops its wait.
     func updateParameters(_ connection: Connection, intervalRange: ClosedRange<UInt16>, peripheralLatency: UInt16,
                           supervisionTimeout: UInt16) async throws -> ConnectionParameters {
         let request = L2CAPConnectionParameterUpdateRequest(
@@ -21,35 +24,55 @@ extension LEHost {
         }
         guard connection.isConnected else { throw HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier) }
         let handle = connection.handle
-        // The waiter is registered before the request goes out: the completion event can be
-        // handled before the task that sent the command resumes.
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ConnectionParameters, any Error>) in
-            parameterUpdateWaiters[handle, default: []].append(continuation)
-            Task {
-                do {
-                    if connection.role == .central {
-                        _ = try await send(LEConnectionUpdateCommand(
-                            connectionHandle: handle, connectionIntervalMin: intervalRange.lowerBound,
-                            connectionIntervalMax: intervalRange.upperBound, maxLatency: peripheralLatency,
-                            supervisionTimeout: supervisionTimeout))
-                    } else {
-                        sendSignaling(.connectionParameterUpdateRequest(request), on: connection)
+        let id = makeIdentifier()
+        let (clock, limit) = (configuration.clock, configuration.linkProcedureTimeout)
+        let timer = Task.detached { [weak self] in
+            do { try await clock.sleep(for: limit) } catch { return }
+            await self?.failParameterUpdate(handle: handle, id: id, error: .procedureTimeout("the connection parameter update"))
+        }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            // The waiter is registered before the request goes out: the completion event can be
+            // handled before the task that sent the command resumes.
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ConnectionParameters, any Error>) in
+                parameterUpdateWaiters[handle, default: [:]][id] = continuation
+                Task {
+                    do {
+                        if connection.role == .central {
+                            _ = try await send(LEConnectionUpdateCommand(
+                                connectionHandle: handle, connectionIntervalMin: intervalRange.lowerBound,
+                                connectionIntervalMax: intervalRange.upperBound, maxLatency: peripheralLatency,
+                                supervisionTimeout: supervisionTimeout))
+                        } else {
+                            sendSignaling(.connectionParameterUpdateRequest(request), on: connection)
+                        }
+                    } catch {
+                        failParameterUpdates(handle: handle, error: HostError.wrap(error))
                     }
-                } catch {
-                    failParameterUpdate(handle: handle, error: HostError.wrap(error))
                 }
             }
+        } onCancel: {
+            Task { await self.failParameterUpdate(handle: handle, id: id, error: .cancelled) }
         }
     }
 
-    func failParameterUpdate(handle: UInt16, error: HostError) {
-        for waiter in parameterUpdateWaiters.removeValue(forKey: handle) ?? [] {
+    /// Fails every waiting parameter update of a connection.
+    func failParameterUpdates(handle: UInt16, error: HostError) {
+        for waiter in (parameterUpdateWaiters.removeValue(forKey: handle) ?? [:]).values {
             waiter.resume(throwing: error)
         }
     }
 
+    /// Fails one waiting parameter update (its time ran out, or its caller left).
+    private func failParameterUpdate(handle: UInt16, id: UInt64, error: HostError) {
+        guard let waiter = parameterUpdateWaiters[handle]?.removeValue(forKey: id) else { return }
+        if parameterUpdateWaiters[handle]?.isEmpty == true { parameterUpdateWaiters[handle] = nil }
+        waiter.resume(throwing: error)
+    }
+
     func didUpdateConnection(_ event: LEConnectionUpdateCompleteEvent) {
-        let waiters = parameterUpdateWaiters.removeValue(forKey: event.connectionHandle) ?? []
+        peerParameterUpdateDidComplete(handle: event.connectionHandle)
+        let waiters = (parameterUpdateWaiters.removeValue(forKey: event.connectionHandle) ?? [:]).values
         guard event.status.isSuccess else {
             waiters.forEach { $0.resume(throwing: HostError.hci(.commandFailed(LEConnectionUpdateCommand.opcode, event.status))) }
             return
@@ -59,6 +82,35 @@ extension LEHost {
         connectionsByHandle[event.connectionHandle]?.update(parameters: parameters)
         logger.debug("connection \(Hex.format(event.connectionHandle)) parameters now \(parameters)")
         waiters.forEach { $0.resume(returning: parameters) }
+    }
+
+    // MARK: The peripheral's requests (as the central)
+
+    /// A peripheral asked for new parameters through L2CAP and they were accepted: the update
+    /// runs now, or after the one in progress. At most one runs per connection and only the
+    /// newest request waits behind it, so a peer that floods requests costs no more.
+    func applyPeerParameterUpdate(_ request: L2CAPConnectionParameterUpdateRequest, handle: UInt16) {
+        guard peerParameterUpdates[handle] == nil else {
+            peerParameterUpdates[handle] = .init(next: request)
+            return
+        }
+        peerParameterUpdates[handle] = .init(next: nil)
+        Task {
+            do {
+                _ = try await send(LEConnectionUpdateCommand(
+                    connectionHandle: handle, connectionIntervalMin: request.intervalMin, connectionIntervalMax: request.intervalMax,
+                    maxLatency: request.peripheralLatency, supervisionTimeout: request.timeoutMultiplier))
+            } catch {
+                // Refused: no completion event will come.
+                peerParameterUpdateDidComplete(handle: handle)
+            }
+        }
+    }
+
+    /// The update in progress for a peer's request ended: the newest request waiting, if any, runs.
+    private func peerParameterUpdateDidComplete(handle: UInt16) {
+        guard let pending = peerParameterUpdates.removeValue(forKey: handle) else { return }
+        if let next = pending.next { applyPeerParameterUpdate(next, handle: handle) }
     }
 
     /// The peer asked the link layer for new parameters (Core 6.0, Vol 4, Part E, 7.7.65.6):
@@ -79,4 +131,10 @@ extension LEHost {
             }
         }
     }
+}
+
+/// A connection parameter update run for a peripheral's request: the newest request that came
+/// while it ran, to run next.
+struct PeerParameterUpdate: Sendable {
+    var next: L2CAPConnectionParameterUpdateRequest?
 }

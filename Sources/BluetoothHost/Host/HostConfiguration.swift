@@ -13,6 +13,9 @@ public struct HostConfiguration: Sendable {
     public var requestsDataLengthExtension = true
     /// How long an HCI command may wait for its answer.
     public var commandTimeout: Duration = .seconds(5)
+    /// How long a link-layer procedure (a connection parameter update) may take to complete:
+    /// the Link Layer's response timeout, Core 6.0, Vol 6, Part B, 5.2.
+    public var linkProcedureTimeout: Duration = .seconds(40)
     /// Receive coalescing: after a batch of notifications or advertising reports, while the
     /// host awaits no answer, the reader may pause this long before reading again, so that a
     /// stream arrives in batches instead of waking a thread per packet (see ``HCIController``).

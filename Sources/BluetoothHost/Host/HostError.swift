@@ -30,6 +30,9 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case deadlineExceeded
     /// Only one scan runs at a time.
     case scanInProgress
+    /// A procedure of the link or the controller did not complete within its time limit (what
+    /// it was, and the limit).
+    case procedureTimeout(String)
     /// The peer sent something that breaks the protocol.
     case protocolViolation(String)
     /// A service, characteristic or descriptor is not on the peer.
@@ -53,6 +56,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cancelled: return "cancelled"
         case .deadlineExceeded: return "the deadline passed before the peer answered"
         case .scanInProgress: return "a scan is already running"
+        case let .procedureTimeout(what): return "\(what) did not complete in time"
         case let .protocolViolation(what): return "protocol violation: \(what)"
         case let .notFound(what): return "\(what) not found"
         case let .unsupported(what): return "not supported: \(what)"

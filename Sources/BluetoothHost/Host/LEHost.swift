@@ -40,7 +40,11 @@ public actor LEHost {
     /// The attempt whose turn it is in the controller, and those waiting for theirs.
     var connectTurn: UInt64?
     var connectQueue: Deque<QueuedConnect> = []
-    var parameterUpdateWaiters: [UInt16: [CheckedContinuation<ConnectionParameters, any Error>]] = [:]
+    /// The callers of ``Connection/updateParameters(intervalRange:peripheralLatency:supervisionTimeout:)``
+    /// waiting for the update's completion, by connection and caller.
+    var parameterUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<ConnectionParameters, any Error>]] = [:]
+    /// The updates run for the peripherals' L2CAP requests (as the central), by connection.
+    var peerParameterUpdates: [UInt16: PeerParameterUpdate] = [:]
     var signalingIdentifier: UInt8 = 0
     // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
@@ -212,9 +216,11 @@ public actor LEHost {
         }
         connectionsByHandle.removeAll()
         for waiters in parameterUpdateWaiters.values {
-            waiters.forEach { $0.resume(throwing: HostError.transportClosed(reason)) }
+            waiters.values.forEach { $0.resume(throwing: HostError.transportClosed(reason)) }
         }
         parameterUpdateWaiters.removeAll()
+        peerParameterUpdates.removeAll()
+        server.close()
         broadcast(.transportClosed(reason))
         eventListeners.finish()
     }

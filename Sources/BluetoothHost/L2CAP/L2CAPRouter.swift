@@ -91,6 +91,11 @@ final class L2CAPRouter: Sendable {
         bearers.withLock { $0.removeValue(forKey: connectionHandle) }?.close(with: error)
     }
 
+    /// The host ended a connection the controller did not report ended (it stopped answering).
+    func connectionEnded(_ connectionHandle: UInt16, reason: HCIStatus) {
+        closeBearer(connectionHandle: connectionHandle, error: .disconnected(reason: reason))
+    }
+
     // MARK: Scanning
 
     /// Sets (or, with `nil`, removes) the receiver of advertising reports.

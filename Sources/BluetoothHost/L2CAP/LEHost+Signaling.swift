@@ -31,15 +31,10 @@ extension LEHost {
             sendSignaling(.connectionParameterUpdateResponse(.init(result: acceptable ? .accepted : .rejected)),
                           identifier: packet.identifier, on: connection)
             guard acceptable else { return }
-            let handle = connection.handle
-            Task {
-                _ = try? await send(LEConnectionUpdateCommand(
-                    connectionHandle: handle, connectionIntervalMin: request.intervalMin, connectionIntervalMax: request.intervalMax,
-                    maxLatency: request.peripheralLatency, supervisionTimeout: request.timeoutMultiplier))
-            }
+            applyPeerParameterUpdate(request, handle: connection.handle)
         case let .connectionParameterUpdateResponse(response):
             if response.result != .accepted {
-                failParameterUpdate(handle: connection.handle, error: .unsupported("the central rejected the connection parameters"))
+                failParameterUpdates(handle: connection.handle, error: .unsupported("the central rejected the connection parameters"))
             }
         case let .leCreditBasedConnectionRequest(request):
             // No dynamic channels are offered.
