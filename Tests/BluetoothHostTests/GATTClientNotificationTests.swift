@@ -13,6 +13,23 @@ import Testing
         server.requests.compactMap(\.writeRequest).filter { $0.handle == handle }.map(\.value)
     }
 
+    /// The last subscriber leaving while its descriptor write was under way once left the peer
+    /// notifying nobody: the write took effect after the client had decided nothing was on.
+    @Test func aSubscriberGivenUpDuringItsDescriptorWriteLeavesTheDescriptorCleared() async throws {
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
+        let characteristic = SampleDatabase.measurementCharacteristic
+        server.script { request in request.writeRequest?.value == Self.notificationOn ? .silence : .standard }
+        let subscribing = Task { try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) { _ in } }
+        _ = try #require(await server.waitForSent { $0.writeRequest?.value == Self.notificationOn })
+        subscribing.cancel()
+        await #expect(throws: HostError.cancelled) { _ = try await subscribing.value }
+        // The peer applies the late write; with nobody subscribed, the client clears it again.
+        server.push(.writeResponse(.init()))
+        _ = try #require(await server.waitForSent { $0.writeRequest?.value == Self.off })
+        #expect(writes(to: 0x000F, in: server) == [Self.notificationOn, Self.off])
+        #expect(await eventually { !client.isSubscribed(valueHandle: characteristic.valueHandle) })
+    }
+
     @Test func severalSubscribersShareOneDescriptorWriteAndGetEveryNotificationInOrder() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let characteristic = SampleDatabase.measurementCharacteristic

@@ -406,6 +406,35 @@ extension ATTPDU {
         await #expect(throws: HostError.hci(.connectionClosed(connectionHandle: 0x40))) { try await withTestTimeout { try await write.value } }
     }
 
+    /// A controller that never returns buffer credits once held such a write for ever.
+    @Test func writeWithoutResponseWaitingForCreditsEndsAtTheScopesDeadline() async throws {
+        let clock = ManualClock()
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), clock: .manual(clock))
+        server.holdCompletions()
+        let deadline = BluetoothClock.manual(clock).now + .seconds(2)
+        let write = Task {
+            try await RequestScope.$current.withValue(RequestScope(deadline: deadline)) {
+                try await client.writeWithoutResponse([1], handle: 0x0015)
+            }
+        }
+        _ = try #require(await server.waitForSent { _ in true })
+        try await clock.waitForSleepingTasks()
+        clock.advance(by: .seconds(2))
+        await #expect(throws: HostError.deadlineExceeded) { try await withTestTimeout { try await write.value } }
+        // The PDU was handed over: its late completion is harmless.
+        server.releaseCompletions()
+    }
+
+    @Test func writeWithoutResponseWaitingForCreditsEndsWhenCancelled() async throws {
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
+        server.holdCompletions()
+        let write = Task { try await client.writeWithoutResponse([1], handle: 0x0015) }
+        _ = try #require(await server.waitForSent { _ in true })
+        write.cancel()
+        await #expect(throws: HostError.cancelled) { try await withTestTimeout { try await write.value } }
+        server.releaseCompletions()
+    }
+
     @Test func writeWithoutResponseLongerThanOnePDUIsRefused() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         #expect(client.maximumWriteWithoutResponseLength == 20)

@@ -26,6 +26,9 @@ public final class ATTBearer: Sendable {
         var outstandingSince: BluetoothClock.Instant?
         /// Set once the bearer can no longer carry requests.
         var closedError: HostError?
+        /// Callers of ``send(_:)`` with a deadline, waiting for the controller to take their PDU
+        /// (for buffer credits), kept by the watchdog like requests.
+        var waitingSends: [UInt64: (deadline: BluetoothClock.Instant, waiter: OneShotContinuation)] = [:]
         var subscribers: [UInt16: [NotificationSink]] = [:]
         /// Sinks of every notification and indication, whatever its handle.
         var listeners: [NotificationSink] = []
@@ -143,22 +146,49 @@ public final class ATTBearer: Sendable {
     }
 
     /// Sends a PDU that gets no response (a command, a confirmation, a notification);
-    /// returns once the controller has taken it under its buffer credits, or at once with the
-    /// error of the task's ``RequestScope`` abort signal (the PDU still goes out in its turn).
+    /// returns once the controller has taken it under its buffer credits. The task's
+    /// ``RequestScope`` bounds the wait for credits: past its deadline the caller gets
+    /// ``HostError/deadlineExceeded``, when its abort signal fires the signal's error, and the
+    /// caller's cancellation gives ``HostError/cancelled``, each at once (the PDU still goes out
+    /// in its turn).
     public func send(_ pdu: ATTPDU) async throws {
         if let closedError = state.withLock({ $0.closedError }) { throw closedError }
-        let abort = RequestScope.current.abort
+        let scope = RequestScope.current
         let bytes = pdu.encode()
         let waiter = OneShotContinuation()
-        let registration = abort?.whenAborted { error in waiter.resume(with: .failure(error)) }
-        defer { if let registration { abort?.remove(registration) } }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            waiter.set(continuation)
-            if registration == nil, let error = abort?.error {
-                waiter.resume(with: .failure(error))
-                return
+        let registration = scope.abort?.whenAborted { error in waiter.resume(with: .failure(error)) }
+        defer { if let registration { scope.abort?.remove(registration) } }
+        let id = state.withLock { state -> UInt64 in
+            state.nextTransactionID &+= 1
+            return state.nextTransactionID
+        }
+        defer {
+            state.withLock { state in
+                guard state.waitingSends.removeValue(forKey: id) != nil else { return }
+                armWatchdog(&state)
             }
-            sendFrame(bytes) { result in waiter.resume(with: result.mapError { HostError.wrap($0) as any Error }) }
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                waiter.set(continuation)
+                if registration == nil, let error = scope.abort?.error {
+                    waiter.resume(with: .failure(error))
+                    return
+                }
+                if let deadline = scope.deadline {
+                    guard deadline > clock.now else {
+                        waiter.resume(with: .failure(HostError.deadlineExceeded))
+                        return
+                    }
+                    state.withLock { state in
+                        state.waitingSends[id] = (deadline, waiter)
+                        armWatchdog(&state)
+                    }
+                }
+                sendFrame(bytes) { result in waiter.resume(with: result.mapError { HostError.wrap($0) as any Error }) }
+            }
+        } onCancel: {
+            waiter.resume(with: .failure(HostError.cancelled))
         }
     }
 
@@ -181,10 +211,11 @@ public final class ATTBearer: Sendable {
     private func nextWake(_ state: State) -> BluetoothClock.Instant? {
         guard state.closedError == nil else { return nil }
         let timeout = state.transactions.outstanding != nil ? state.outstandingSince.map { $0 + transactionTimeout } : nil
-        switch (timeout, state.transactions.earliestDeadline) {
-        case let (timeout?, deadline?): return min(timeout, deadline)
-        case let (timeout, deadline): return timeout ?? deadline
+        func earliest(_ first: BluetoothClock.Instant?, _ second: BluetoothClock.Instant?) -> BluetoothClock.Instant? {
+            guard let first, let second else { return first ?? second }
+            return min(first, second)
         }
+        return earliest(earliest(timeout, state.transactions.earliestDeadline), state.waitingSends.values.lazy.map(\.deadline).min())
     }
 
     /// Tells the watchdog when this bearer next needs a look. Called with the state locked,
@@ -196,9 +227,14 @@ public final class ATTBearer: Sendable {
     /// The watchdog's look: lets go of the callers past their deadline, and closes the bearer
     /// if the outstanding request is past its transaction timeout.
     func watchdogDidWake(at now: BluetoothClock.Instant) {
+        var lateSends: [OneShotContinuation] = []
         let (late, expired) = state.withLock {
             state -> ([Ticket], (tickets: [Ticket], sinks: [NotificationSink], request: ATTOpcode?)?) in
             let late = state.transactions.expireDeadlines(at: now)
+            for (id, send) in state.waitingSends where send.deadline <= now {
+                state.waitingSends[id] = nil
+                lateSends.append(send.waiter)
+            }
             if state.closedError == nil, let since = state.outstandingSince, state.transactions.outstanding != nil,
                now >= since + transactionTimeout {
                 let request = state.transactions.outstanding?.request.opcode
@@ -210,6 +246,7 @@ public final class ATTBearer: Sendable {
             return (late, nil)
         }
         late.forEach { $0.resume(throwing: HostError.deadlineExceeded) }
+        lateSends.forEach { $0.resume(with: .failure(HostError.deadlineExceeded)) }
         guard let expired else { return }
         // No response within the transaction timeout: the bearer is unusable
         // (Core 6.0, Vol 3, Part F, 3.3.3), so it closes and the link is dropped.

@@ -5,7 +5,13 @@ extension GATTClient {
     /// 4.9.5: each Prepare Write Response must echo the part sent, or the queue is cancelled.
     /// Long writes on one bearer run one at a time, since the server has one prepare queue
     /// per client.
+    ///
+    /// Throws ``HostError/invalidArgument(_:)`` for a value longer than 65,535 bytes: Prepare
+    /// Write carries a 16-bit offset (Core 6.0, Vol 3, Part F, 3.4.6.1).
     public func writeLongValue(_ value: [UInt8], handle: UInt16) async throws {
+        guard value.count <= Int(UInt16.max) else {
+            throw HostError.invalidArgument("a long write carries at most 65535 bytes, not \(value.count)")
+        }
         do { try await longWriteGate.enter() } catch { throw HostError.cancelled }
         defer { longWriteGate.leave() }
         var offset = 0

@@ -79,14 +79,13 @@ extension GATTClient {
             // it is written wait, then find it written instead of writing it again.
             try await subscriptionGate.enter()
             defer { subscriptionGate.leave() }
-            if state.withLock({ $0.subscriptionConfigurations[valueHandle]?.value }) != configuration {
-                try await writeValue(configuration.bytes, handle: cccd)
-                state.withLock { $0.subscriptionConfigurations[valueHandle] = SubscriptionConfiguration(descriptorHandle: cccd, value: configuration) }
-            }
+            try await reconcileConfiguration(valueHandle: valueHandle, descriptorHandle: cccd, wanted: configuration)
         } catch {
             let error = HostError.wrap(error)
-            bearer.removeSubscriber(sink, valueHandle: valueHandle)
+            let left = bearer.removeSubscriber(sink, valueHandle: valueHandle)
             sink.finish(error)
+            // A write given up (cancelled, past its deadline) may still take effect at the peer.
+            if left == 0 { clearConfigurationInBackground(valueHandle: valueHandle) }
             throw error
         }
         return GATTNotificationSubscription(client: self, sink: sink, valueHandle: valueHandle)
@@ -96,11 +95,12 @@ extension GATTClient {
     /// Configuration descriptor.
     public func unsubscribe(from characteristic: GATTCharacteristic) async throws {
         let valueHandle = characteristic.valueHandle
-        let configuration = state.withLock { $0.subscriptionConfigurations.removeValue(forKey: valueHandle) }
         for sink in bearer.removeSubscribers(valueHandle: valueHandle) { sink.finish(nil) }
-        if let configuration {
-            try await writeValue(ClientCharacteristicConfiguration().bytes, handle: configuration.descriptorHandle)
-        }
+        // After any write under way: then the descriptor's state is known.
+        try await subscriptionGate.enter()
+        defer { subscriptionGate.leave() }
+        guard let descriptorHandle = state.withLock({ $0.subscriptionConfigurations[valueHandle]?.descriptorHandle }) else { return }
+        try await reconcileConfiguration(valueHandle: valueHandle, descriptorHandle: descriptorHandle, wanted: [])
     }
 
     /// How many subscriptions the value handle has.
@@ -136,20 +136,64 @@ extension GATTClient {
         return stream
     }
 
+    /// Writes the descriptor until it says what the subscribers want: `wanted` while any is
+    /// left, nothing once none is. Called inside ``subscriptionGate``, so that a subscriber that
+    /// leaves while the descriptor is being written on is seen when the write completes, and the
+    /// peer is not left notifying nobody.
+    private func reconcileConfiguration(valueHandle: UInt16, descriptorHandle: UInt16, wanted: ClientCharacteristicConfiguration) async throws {
+        while true {
+            let target = bearer.subscriberCount(valueHandle: valueHandle) > 0 ? wanted : ClientCharacteristicConfiguration()
+            let written = state.withLock { $0.subscriptionConfigurations[valueHandle]?.value } ?? ClientCharacteristicConfiguration()
+            guard target != written else { return }
+            // Recorded before the write: a write given up (cancelled, past its deadline, the link
+            // lost) may still have taken effect, so turning the descriptor on counts as done and
+            // is undone when nobody wants it any more. A write the peer refused did nothing; only
+            // a completed write turns the descriptor off.
+            if !target.isEmpty {
+                state.withLock { $0.subscriptionConfigurations[valueHandle] = SubscriptionConfiguration(descriptorHandle: descriptorHandle, value: target) }
+            }
+            do {
+                try await writeValue(target.bytes, handle: descriptorHandle)
+            } catch let refusal as HostError {
+                if case .att = refusal, !target.isEmpty {
+                    state.withLock { state in
+                        state.subscriptionConfigurations[valueHandle] = written.isEmpty ? nil
+                            : SubscriptionConfiguration(descriptorHandle: descriptorHandle, value: written)
+                    }
+                }
+                throw refusal
+            }
+            if target.isEmpty { state.withLock { $0.subscriptionConfigurations[valueHandle] = nil } }
+        }
+    }
+
     /// A subscription ended: no value reaches its sink from now on; after its
     /// characteristic's last one the descriptor is cleared in the background.
     func endSubscription(_ sink: NotificationSink, valueHandle: UInt16) {
         let left = bearer.removeSubscriber(sink, valueHandle: valueHandle)
         sink.finish(nil)
         // The last subscriber left: stop the peer sending (best effort, the link may be gone).
-        // Service Changed stays on: this client watches it for its own cache.
+        // Service Changed stays on: this client watches it for its own cache. A descriptor not
+        // written yet is cleared by the subscriber writing it, when its write completes.
         guard left == 0 else { return }
-        let configuration = state.withLock { state -> SubscriptionConfiguration? in
-            guard valueHandle != state.serviceChangedValueHandle else { return nil }
-            return state.subscriptionConfigurations.removeValue(forKey: valueHandle)
+        clearConfigurationInBackground(valueHandle: valueHandle)
+    }
+
+    /// Clears the characteristic's descriptor if nobody subscribes to it, after any write under
+    /// way (best effort: the link may be gone).
+    private func clearConfigurationInBackground(valueHandle: UInt16) {
+        guard closedError == nil, state.withLock({ valueHandle != $0.serviceChangedValueHandle }) else { return }
+        // Detached: no scope of the caller's (an aborted operation) may stop it.
+        Task.detached { [self] in
+            do {
+                try await subscriptionGate.enter()
+                defer { subscriptionGate.leave() }
+                guard let descriptorHandle = state.withLock({ $0.subscriptionConfigurations[valueHandle]?.descriptorHandle }) else { return }
+                try await reconcileConfiguration(valueHandle: valueHandle, descriptorHandle: descriptorHandle, wanted: [])
+            } catch {
+                logger.debug("clearing the configuration of \(Hex.format(valueHandle)) failed: \(error)")
+            }
         }
-        guard let configuration, closedError == nil else { return }
-        Task { _ = try? await writeValue(ClientCharacteristicConfiguration().bytes, handle: configuration.descriptorHandle) }
     }
 }
 
