@@ -64,6 +64,42 @@ struct GATTServerWriteTests {
         #expect(raw.recorder.all.count == 1)
     }
 
+    /// The server once took a Write Request on a characteristic that declares only Write
+    /// Without Response, and the reverse.
+    @Test("A characteristic value takes only the writes its properties declare")
+    func writesFollowTheProperties() async throws {
+        let harness = await ServerHarness()
+        let commandsOnly = BluetoothUUID(UInt16(0xAB01)), requestsOnly = BluetoothUUID(UInt16(0xAB02))
+        let published = try await harness.server.addService(GATTServiceDefinition(uuid: TestDatabase.service, characteristics: [
+            GATTCharacteristicDefinition(uuid: commandsOnly, properties: [.read, .writeWithoutResponse], value: [0]),
+            GATTCharacteristicDefinition(uuid: requestsOnly, properties: [.read, .write], value: [0]),
+        ]))
+        let commandsHandle = try #require(published.characteristic(commandsOnly)).valueHandle
+        let requestsHandle = try #require(published.characteristic(requestsOnly)).valueHandle
+        let raw = harness.rawBearer()
+        let refused = try await raw.expectError(.writeRequest(.init(handle: commandsHandle, value: [1])))
+        #expect(refused.code == .writeNotPermitted)
+        let prepared = try await raw.expectError(.prepareWriteRequest(.init(handle: commandsHandle, offset: 0, partValue: [1])))
+        #expect(prepared.code == .writeNotPermitted)
+        raw.send(.writeCommand(.init(handle: requestsHandle, value: [2])))
+        raw.send(.writeCommand(.init(handle: commandsHandle, value: [3])))
+        // The reads come after the commands: the first was ignored, the second stored.
+        #expect(try await raw.request(.readRequest(.init(handle: requestsHandle))) == .readResponse(.init(value: [0])))
+        #expect(try await raw.request(.readRequest(.init(handle: commandsHandle))) == .readResponse(.init(value: [3])))
+    }
+
+    @Test("A long write of more than 65535 bytes is refused before anything is sent")
+    func longWriteLimit() async throws {
+        let harness = await ServerHarness()
+        let published = try await harness.server.addService(TestDatabase.definition)
+        let client = harness.connectClient()
+        let long = try #require(published.characteristic(TestDatabase.long)).valueHandle
+        await #expect(throws: HostError.invalidArgument("a long write carries at most 65535 bytes, not 70000")) {
+            try await client.writeLongValue([UInt8](repeating: 1, count: 70_000), handle: long)
+        }
+        #expect(try await client.readValue(handle: long).count < 70_000, "the bearer still works")
+    }
+
     @Test("Handlers see how a value arrived")
     func writeKinds() async throws {
         let harness = await ServerHarness()

@@ -11,9 +11,16 @@ extension GATTServer {
         return nil
     }
 
-    /// Why the client may not write `length` octets to the attribute, if it may not.
-    static func writeRefusal(_ attribute: ServerAttribute, length: Int) -> ATTErrorCode? {
+    /// Why the client may not write `length` octets to the attribute with a write of `kind`,
+    /// if it may not. A characteristic value takes only the writes its properties declare
+    /// (Core 6.0, Vol 3, Part G, 3.3.1.1): Write Request and prepared writes need Write, a
+    /// Write Command needs Write Without Response.
+    static func writeRefusal(_ attribute: ServerAttribute, kind: GATTWriteRequest.Kind, length: Int) -> ATTErrorCode? {
         guard attribute.permissions.allowsWriting else { return .writeNotPermitted }
+        if case let .value(properties) = attribute.kind {
+            let declared: CharacteristicProperties = kind == .command ? .writeWithoutResponse : .write
+            guard properties.contains(declared) else { return .writeNotPermitted }
+        }
         if attribute.permissions.contains(.writeEncryptionRequired) { return .insufficientAuthentication }
         guard length <= attribute.maximumLength else { return .invalidAttributeValueLength }
         return nil
@@ -43,7 +50,7 @@ extension GATTServer {
     /// alone, else through the write handler, and stores it when accepted. Returns the error
     /// to answer, or `nil` on success.
     func writeValue(_ value: [UInt8], to attribute: ServerAttribute, kind: GATTWriteRequest.Kind, _ context: RequestContext) async -> ATTErrorCode? {
-        if let refusal = Self.writeRefusal(attribute, length: value.count) { return refusal }
+        if let refusal = Self.writeRefusal(attribute, kind: kind, length: value.count) { return refusal }
         if case let .clientConfiguration(valueHandle, properties) = attribute.kind {
             return configure(valueHandle: valueHandle, properties: properties, value: value, context)
         }

@@ -4,7 +4,7 @@ extension GATTServer {
     /// Serves one request or command of a client, in the order the client sent them.
     func serve(_ bytes: [UInt8], bearerID: UInt64, connectionHandle: UInt16) async {
         guard let current = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
-        let mtu = Int(await mtu(of: current))
+        let mtu = Int(mtu(of: current))
         let context = RequestContext(bearerID: bearerID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu)
         let pdu: ATTPDU
         do {

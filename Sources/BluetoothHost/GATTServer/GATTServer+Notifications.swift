@@ -15,6 +15,10 @@ extension GATTServer {
     /// (or to those of `connectionHandles` that did): an indication to a client that asked
     /// for indications, else a notification.
     ///
+    /// The subscribers are those at the moment of the call, and every value goes out without
+    /// the server doing anything else in between (no suspension), so a client whose
+    /// configuration changes meanwhile is served by the configuration it had.
+    ///
     /// Returns what each subscriber got. A client whose queue is full gets nothing this time
     /// (``GATTValueUpdate/queueFull``) and ``GATTServerEvent/readyToUpdateSubscribers(connectionHandle:)``
     /// tells when to try again.
@@ -32,14 +36,14 @@ extension GATTServer {
         var update = GATTValueUpdate()
         for (connectionHandle, configuration) in targets {
             if configuration.contains(.indication) {
-                let mtu = await mtu(connectionHandle: connectionHandle)
+                let mtu = mtu(connectionHandle: connectionHandle)
                 switch enqueueIndication(Array(value.prefix(Int(mtu) - 3)), valueHandle: valueHandle, connectionHandle: connectionHandle, ticket: nil) {
                 case .sent: update.indicated.append(connectionHandle)
                 case .queueFull: update.queueFull.append(connectionHandle)
                 case .notConnected, .timedOut: break
                 }
             } else {
-                switch await sendNotification(value, valueHandle: valueHandle, connectionHandle: connectionHandle) {
+                switch sendNotification(value, valueHandle: valueHandle, connectionHandle: connectionHandle) {
                 case .sent: update.notified.append(connectionHandle)
                 case .queueFull: update.queueFull.append(connectionHandle)
                 case .notConnected, .timedOut: break
@@ -53,7 +57,7 @@ extension GATTServer {
     /// value. Returns once it is queued for the controller.
     public func notify(_ value: [UInt8], forHandle valueHandle: UInt16, connectionHandle: UInt16) async throws(GATTServerError) {
         try checkSubscription(valueHandle: valueHandle, connectionHandle: connectionHandle, needs: .notification)
-        switch await sendNotification(value, valueHandle: valueHandle, connectionHandle: connectionHandle) {
+        switch sendNotification(value, valueHandle: valueHandle, connectionHandle: connectionHandle) {
         case .sent: return
         case .queueFull: throw .queueFull(connectionHandle: connectionHandle)
         case .notConnected, .timedOut: throw .notConnected(connectionHandle: connectionHandle)
@@ -66,7 +70,7 @@ extension GATTServer {
     /// ATT transaction timeout.
     public func indicate(_ value: [UInt8], forHandle valueHandle: UInt16, connectionHandle: UInt16) async throws(GATTServerError) {
         try checkSubscription(valueHandle: valueHandle, connectionHandle: connectionHandle, needs: .indication)
-        let mtu = await mtu(connectionHandle: connectionHandle)
+        let mtu = mtu(connectionHandle: connectionHandle)
         let part = Array(value.prefix(Int(mtu) - 3))
         do {
             try await withCheckedThrowingContinuation { (ticket: ServerBearer.Ticket) in
@@ -100,10 +104,9 @@ extension GATTServer {
 
     // MARK: Notifications
 
-    func sendNotification(_ value: [UInt8], valueHandle: UInt16, connectionHandle: UInt16) async -> PushOutcome {
-        guard let before = bearers[connectionHandle] else { return .notConnected }
-        let mtu = await mtu(of: before)
-        guard var bearer = bearer(id: before.id, connectionHandle: connectionHandle) else { return .notConnected }
+    func sendNotification(_ value: [UInt8], valueHandle: UInt16, connectionHandle: UInt16) -> PushOutcome {
+        guard var bearer = bearers[connectionHandle] else { return .notConnected }
+        let mtu = mtu(of: bearer)
         guard bearer.notificationsInFlight < settings.maximumPendingNotifications else {
             bearer.owesReadyEvent = true
             bearers[connectionHandle] = bearer

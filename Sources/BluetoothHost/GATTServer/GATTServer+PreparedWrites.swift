@@ -9,7 +9,7 @@ extension GATTServer {
     func prepareWrite(_ request: ATTPrepareWriteRequest, _ context: RequestContext) async -> ATTPDU {
         let opcode = ATTOpcode.prepareWriteRequest
         guard let attribute = database.attribute(at: request.handle) else { return Self.error(opcode, request.handle, .invalidHandle) }
-        if let refusal = Self.writeRefusal(attribute, length: 0) { return Self.error(opcode, request.handle, refusal) }
+        if let refusal = Self.writeRefusal(attribute, kind: .preparedWrite, length: 0) { return Self.error(opcode, request.handle, refusal) }
         guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else {
             return Self.error(opcode, request.handle, .unlikelyError)
         }

@@ -34,14 +34,17 @@ extension GATTServer {
     /// octets. The first handle that is invalid or unreadable is the answer.
     func readMultiple(_ request: ATTReadMultipleRequest, _ context: RequestContext) async -> ATTPDU {
         let opcode = ATTOpcode.readMultipleRequest
+        // Every handle is read (any refusal answers the request), but only what fits in the
+        // answer is kept: a request that lists long values many times costs no more memory.
         var values: [UInt8] = []
+        let room = context.mtu - 1
         for handle in request.handles {
             switch await readOne(handle, opcode: opcode, context) {
             case let .failure(error): return error.pdu
-            case let .success(value): values += value
+            case let .success(value): values += value.prefix(max(0, room - values.count))
             }
         }
-        return .readMultipleResponse(ATTReadMultipleResponse(setOfValues: Array(values.prefix(context.mtu - 1))))
+        return .readMultipleResponse(ATTReadMultipleResponse(setOfValues: values))
     }
 
     /// Read Multiple Variable (Vol 3, Part F, 3.4.4.11): a length and a value per handle.
@@ -49,20 +52,18 @@ extension GATTServer {
     /// length, which always gives the full value's length (Vol 3, Part F, 3.4.4.12).
     func readMultipleVariable(_ request: ATTReadMultipleVariableRequest, _ context: RequestContext) async -> ATTPDU {
         let opcode = ATTOpcode.readMultipleVariableRequest
-        var values: [[UInt8]] = []
+        // As for Read Multiple: every handle is read, only what fits is kept.
+        var room = context.mtu - 1
+        var tuples: [ATTReadMultipleVariableResponse.LengthValue] = []
         for handle in request.handles {
             switch await readOne(handle, opcode: opcode, context) {
             case let .failure(error): return error.pdu
-            case let .success(value): values.append(value)
+            case let .success(value):
+                guard room >= 2 else { continue }
+                let included = Array(value.prefix(room - 2))
+                tuples.append(.init(valueLength: UInt16(clamping: value.count), value: included))
+                room -= 2 + included.count
             }
-        }
-        var room = context.mtu - 1
-        var tuples: [ATTReadMultipleVariableResponse.LengthValue] = []
-        for value in values {
-            guard room >= 2 else { break }
-            let included = Array(value.prefix(room - 2))
-            tuples.append(.init(valueLength: UInt16(value.count), value: included))
-            room -= 2 + included.count
         }
         return .readMultipleVariableResponse(ATTReadMultipleVariableResponse(values: tuples))
     }

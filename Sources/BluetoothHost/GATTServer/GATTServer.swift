@@ -55,7 +55,23 @@ public actor GATTServer {
         self.logger = logger
         let (stream, continuation) = AsyncStream.makeStream(of: InboxItem.self, bufferingPolicy: .unbounded)
         inbox = continuation
-        Task { await self.run(stream) }
+        // Holds the server only while it handles an item: a server nobody uses any more goes
+        // (its deinit finishes the inbox, which ends this task).
+        Task { [weak self] in
+            for await item in stream {
+                guard let self else { return }
+                await self.handle(item)
+            }
+        }
+    }
+
+    deinit {
+        inbox.finish()
+    }
+
+    /// Stops taking requests (the host's transport is gone): the inbox ends.
+    public nonisolated func close() {
+        inbox.finish()
     }
 
     // MARK: Entry points (any thread, in link order)
@@ -75,13 +91,11 @@ public actor GATTServer {
     /// The connection ended: forget its configurations, prepare queue and indications.
     public nonisolated func connectionDidClose(handle: UInt16) { inbox.yield(.closed(connectionHandle: handle)) }
 
-    private func run(_ stream: AsyncStream<InboxItem>) async {
-        for await item in stream {
-            switch item {
-            case let .pdu(bytes, link): accept(bytes, from: link)
-            case let .closed(handle): closeBearer(handle)
-            case let .notificationLeft(bearerID, handle): notificationDidLeave(bearerID: bearerID, connectionHandle: handle)
-            }
+    private func handle(_ item: InboxItem) {
+        switch item {
+        case let .pdu(bytes, link): accept(bytes, from: link)
+        case let .closed(handle): closeBearer(handle)
+        case let .notificationLeft(bearerID, handle): notificationDidLeave(bearerID: bearerID, connectionHandle: handle)
         }
     }
 
@@ -133,14 +147,14 @@ public actor GATTServer {
     }
 
     /// The connection's ATT MTU: the bearer's, which both roles share.
-    func mtu(of bearer: ServerBearer) async -> UInt16 {
+    func mtu(of bearer: ServerBearer) -> UInt16 {
         bearer.link.bearer?.mtu ?? bearer.mtu
     }
 
     /// The ATT MTU of a connection as this server uses it (23 for an unknown connection).
-    public func mtu(connectionHandle: UInt16) async -> UInt16 {
+    public func mtu(connectionHandle: UInt16) -> UInt16 {
         guard let bearer = bearers[connectionHandle] else { return ATTPDU.defaultLEMTU }
-        return await mtu(of: bearer)
+        return mtu(of: bearer)
     }
 
     /// The connections that have talked to this server and are still up.

@@ -3,29 +3,52 @@ import Synchronization
 
 /// Runs an application's read or write handler, giving up on it after a timeout, so that a
 /// handler that never answers does not stall the client's bearer until its ATT transaction
-/// times out. A handler that answers late is ignored.
+/// times out. A handler given up on is cancelled (it may watch `Task.isCancelled`), and its
+/// late answer is ignored.
 enum HandlerDeadline {
     private final class Once<Value: Sendable>: Sendable {
-        private let state = Mutex<(continuation: CheckedContinuation<Value?, Never>?, timer: Task<Void, Never>?)>((nil, nil))
+        private struct State {
+            var continuation: CheckedContinuation<Value?, Never>?
+            var work: Task<Void, Never>?
+            var timer: Task<Void, Never>?
+        }
+
+        private let state = Mutex(State())
 
         func arm(_ continuation: CheckedContinuation<Value?, Never>) { state.withLock { $0.continuation = continuation } }
 
-        func setTimer(_ timer: Task<Void, Never>) {
-            let fired = state.withLock { state -> Bool in
+        /// The handler's task and the timer; if the outcome is already known, both are cancelled.
+        func setTasks(work: Task<Void, Never>, timer: Task<Void, Never>) {
+            let decided = state.withLock { state -> Bool in
                 guard state.continuation != nil else { return true }
+                state.work = work
                 state.timer = timer
                 return false
             }
-            if fired { timer.cancel() }
+            if decided {
+                work.cancel()
+                timer.cancel()
+            }
         }
 
-        func resume(_ value: Value?) {
+        /// The handler answered.
+        func answer(_ value: Value) {
             let (continuation, timer) = state.withLock { state in
-                defer { state = (nil, nil) }
-                return state
+                defer { state = State() }
+                return (state.continuation, state.timer)
             }
             timer?.cancel()
             continuation?.resume(returning: value)
+        }
+
+        /// The time ran out: the handler is cancelled and the caller hears `nil`.
+        func timeOut() {
+            let (continuation, work) = state.withLock { state in
+                defer { state = State() }
+                return (state.continuation, state.work)
+            }
+            work?.cancel()
+            continuation?.resume(returning: nil)
         }
     }
 
@@ -35,11 +58,12 @@ enum HandlerDeadline {
         let deadline = clock.now + timeout
         return await withCheckedContinuation { continuation in
             once.arm(continuation)
-            Task { once.resume(await handler()) }
-            once.setTimer(Task {
+            let work = Task { once.answer(await handler()) }
+            let timer = Task {
                 do { try await clock.sleep(until: deadline) } catch { return }
-                once.resume(nil)
-            })
+                once.timeOut()
+            }
+            once.setTasks(work: work, timer: timer)
         }
     }
 }
