@@ -79,8 +79,11 @@ struct EngineState: Sendable {
 
     var callbackQueue: DispatchQueue { options.callbackQueue }
 
+    /// The link while it is up. The host's word decides: a link the host reported ended is not
+    /// connected, even before Bluejay has handled the disconnection (its handling runs a moment
+    /// later, on a task of its own).
     var connectedLink: PeripheralLink? {
-        if case let .connected(link) = link { return link }
+        if case let .connected(link) = link, link.connection.isConnected { return link }
         return nil
     }
 }
