@@ -33,9 +33,15 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var parameters: ConnectionParameters { state.withLock { $0.parameters } }
-    public var isConnected: Bool { state.withLock { $0.disconnectReason == nil } }
-    /// Why the connection ended, once it has.
-    public var disconnectReason: HCIStatus? { state.withLock { $0.disconnectReason } }
+    public var isConnected: Bool { disconnectReason == nil }
+    /// Why the connection ended, once it has. Known from the controller's Disconnection
+    /// Complete on: the transport's thread closes the ATT bearer with it before the host actor
+    /// handles the event, and what already failed with the link must not find it still up.
+    public var disconnectReason: HCIStatus? {
+        if let reason = state.withLock({ $0.disconnectReason }) { return reason }
+        if case let .disconnected(reason)? = gatt.bearer.closedError { return reason }
+        return nil
+    }
     /// The longest LE data PDU payload the controller sends on this link.
     public var maximumTxOctets: UInt16 { state.withLock { $0.maximumTxOctets } }
     public var phy: (tx: LEPhy, rx: LEPhy) { state.withLock { $0.phy } }
