@@ -20,7 +20,7 @@ struct LinkSimulation: Sendable {
     var controllers: [ControllerID: ControllerState] = [:]
     var connections: [LinkConnectionID: LinkConnection] = [:]
     var timers = TimerQueue<LinkTimer>()
-    var random: RandomSource
+    var random: SeededRandomNumberGenerator
     var radio: RadioModel
     /// Path losses set by tests, per unordered pair of controllers.
     var pathLossOverrides: [ControllerPair: Double] = [:]
@@ -29,7 +29,7 @@ struct LinkSimulation: Sendable {
     private var nextConnectionID = 0
     let logger: Logger
 
-    init(radio: RadioModel, random: RandomSource, logger: Logger) {
+    init(radio: RadioModel, random: SeededRandomNumberGenerator, logger: Logger) {
         self.radio = radio
         self.random = random
         self.logger = logger

@@ -92,7 +92,7 @@ public final class VirtualLink: Sendable {
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "bluejay.virtual")) {
         self.logger = logger
         queue = DispatchQueue(label: "bluejay.virtual-link", qos: .userInitiated)
-        let random = configuration.seed.map(RandomSource.init(seed:)) ?? RandomSource()
+        let random = configuration.seed.map(SeededRandomNumberGenerator.init(seed:)) ?? SeededRandomNumberGenerator()
         let time: TimeSource = configuration.manualClock.map { .manual($0, origin: $0.now) } ?? .real(LinkClock(timeScale: configuration.timeScale))
         engine = Mutex(Engine(simulation: LinkSimulation(radio: configuration.radio, random: random, logger: logger), time: time))
     }

@@ -237,3 +237,48 @@ struct GATTServerPreparedWriteTests {
         #expect(refused.handle == checked)
     }
 }
+
+@Suite("GATT server: a client that sends faster than it is answered", .timeLimit(.minutes(1)))
+struct GATTServerInboundLimitTests {
+    @Test("Past maximumQueuedPDUs a connection's PDUs are dropped and counted; the server carries on")
+    func floodIsBounded() async throws {
+        var settings = GATTServerSettings()
+        settings.maximumQueuedPDUs = 4
+        let handlerCalled = TestGate()
+        let writes = AwaitableLog<(UInt16, [UInt8])>()
+        let harness = await ServerHarness(settings: settings)
+        let published = try await harness.server.addService(GATTServiceDefinition(uuid: TestDatabase.service, characteristics: [
+            GATTCharacteristicDefinition(uuid: TestDatabase.short, properties: .read, onRead: { _ in
+                try? await handlerCalled.wait()
+                return .value([1])
+            }),
+            GATTCharacteristicDefinition(uuid: TestDatabase.writeOnly, properties: .writeWithoutResponse, value: [0], onWrite: { request in
+                writes.append((request.connectionHandle, request.value))
+                return .success
+            }),
+        ]))
+        let slow = try #require(published.characteristic(TestDatabase.short)).valueHandle
+        let sink = try #require(published.characteristic(TestDatabase.writeOnly)).valueHandle
+        let raw = harness.rawBearer()
+        // A read the server is busy with, then a flood of Write Commands behind it.
+        raw.send(.readRequest(.init(handle: slow)))
+        try await handlerCalled.waitForArrivals(1)
+        for value in UInt8(1)...10 { raw.send(.writeCommand(.init(handle: sink, value: [value]))) }
+        #expect(harness.server.droppedPDUCount == 6)
+        // Another connection is not limited by this one's queue.
+        let other = harness.rawBearer(handle: 0x0050)
+        other.send(.writeCommand(.init(handle: sink, value: [0xEE])))
+        #expect(harness.server.droppedPDUCount == 6)
+
+        handlerCalled.open()
+        let answer = try #require(await raw.recorder.next())
+        #expect(try ATTPDU.decode(answer) == .readResponse(.init(value: [1])))
+        // The four queued writes were applied in order, and the connection is served again.
+        let after = try await raw.request(.readRequest(.init(handle: slow)))
+        #expect(after == .readResponse(.init(value: [1])))
+        let applied = try #require(await writes.wait(forCount: 5))
+        #expect(applied.filter { $0.0 == 0x0041 }.map(\.1) == [[1], [2], [3], [4]])
+        #expect(applied.filter { $0.0 == 0x0050 }.map(\.1) == [[0xEE]])
+        #expect(harness.server.inboundLimit.pendingCount(connectionHandle: 0x0041) == 0)
+    }
+}

@@ -17,7 +17,7 @@ struct SimulationTests {
     }
 
     struct Bench {
-        var simulation = LinkSimulation(radio: RadioModel(), random: RandomSource(seed: 42), logger: Logger(label: "test"))
+        var simulation = LinkSimulation(radio: RadioModel(), random: SeededRandomNumberGenerator(seed: 42), logger: Logger(label: "test"))
         var outputs: [Output] = []
 
         mutating func send(_ command: some HCICommand, from id: ControllerID) {
@@ -109,7 +109,7 @@ struct SimulationTests {
 
     @Test func sameSeedSameAdvertisingTimes() {
         func reportTimes(seed: UInt64) -> [Duration] {
-            var bench = Bench(simulation: LinkSimulation(radio: RadioModel(), random: RandomSource(seed: seed), logger: Logger(label: "test")))
+            var bench = Bench(simulation: LinkSimulation(radio: RadioModel(), random: SeededRandomNumberGenerator(seed: seed), logger: Logger(label: "test")))
             let scanner = bench.simulation.addController(name: "s", address: TestAddresses.central, configuration: .init(), position: .origin)
             let advertiser = bench.simulation.addController(name: "a", address: TestAddresses.peripheral, configuration: .init(), position: .origin)
             bench.send(SetEventMaskCommand(mask: .leHost), from: scanner)

@@ -43,8 +43,13 @@ struct CommandFlowControl<Ticket: Sendable>: Sendable {
         var expires: BluetoothClock.Instant
     }
 
+    /// A command refused because ``waitingLimit`` commands wait already.
+    struct QueueFull: Error, Equatable {}
+
     /// How long a ghost waits for its late answer.
     let ghostLifetime: Duration
+    /// The most commands waiting for credits; one more is refused.
+    let waitingLimit: Int
     /// The most ghosts kept (the oldest go first).
     static var maximumGhosts: Int { 32 }
 
@@ -55,16 +60,19 @@ struct CommandFlowControl<Ticket: Sendable>: Sendable {
     private var ghosts: [Ghost] = []
     private var nextSequence: UInt64 = 0
 
-    init(ghostLifetime: Duration = .seconds(5)) {
+    init(ghostLifetime: Duration = .seconds(5), waitingLimit: Int = 256) {
         self.ghostLifetime = ghostLifetime
+        self.waitingLimit = max(1, waitingLimit)
     }
 
     var waitingCount: Int { waiting.count }
     var inFlightCount: Int { inFlight.count }
     var ghostCount: Int { ghosts.count }
 
-    /// Queues a command; returns the commands that may be written now, in order.
-    mutating func submit(_ command: Command) -> [Command] {
+    /// Queues a command; returns the commands that may be written now, in order. Throws
+    /// ``QueueFull`` (and queues nothing) when ``waitingLimit`` commands wait already.
+    mutating func submit(_ command: Command) throws(QueueFull) -> [Command] {
+        guard waiting.count < waitingLimit else { throw QueueFull() }
         waiting.append(command)
         return release()
     }

@@ -39,7 +39,7 @@ public final class HCIController: Sendable {
         var commands: CommandFlowControl<UInt64>
         var pendingCommands: [UInt64: PendingCommand] = [:]
         var nextCommandID: UInt64 = 0
-        var acl = ACLFlowControl<ACLCompletion>()
+        var acl: ACLFlowControl<ACLCompletion>
         var aclDataLength = 27
         var reassembler = ACLReassembler()
         var isClosed = false
@@ -77,27 +77,43 @@ public final class HCIController: Sendable {
     public let clock: BluetoothClock
     /// The longest receive-coalescing pause (see the type's documentation); zero turns it off.
     public let coalescingWindow: Duration
+    /// The bounds on what the controller keeps for later.
+    public let limits: HCILimits
+    /// Items ``inbound`` dropped because its consumer did not keep up (``HCILimits/inboundItems``).
+    private let droppedInbound = Atomic<Int>(0)
     /// Where the reader thread waits out a coalescing pause; a send signals it.
     private let pauseEnd = DispatchSemaphore(value: 0)
 
     public init(transport: any HCITransport, commandTimeout: Duration = .seconds(5), clock: BluetoothClock = .continuous,
-                coalescingWindow: Duration = .zero, logger: Logger = Logger(label: "bluejay.hci")) {
+                coalescingWindow: Duration = .zero, limits: HCILimits = HCILimits(), logger: Logger = Logger(label: "bluejay.hci")) {
         self.transport = transport
         self.commandTimeout = commandTimeout
         self.clock = clock
         self.coalescingWindow = coalescingWindow
+        self.limits = limits
         self.logger = logger
-        state = Mutex(State(commands: CommandFlowControl(ghostLifetime: commandTimeout)))
-        (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        state = Mutex(State(commands: CommandFlowControl(ghostLifetime: commandTimeout, waitingLimit: limits.waitingCommands),
+                            acl: ACLFlowControl(queuedByteLimit: limits.aclQueuedBytesPerConnection)))
+        (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, limits.inboundItems)))
     }
+
+    /// Items ``inbound`` dropped so far because its consumer did not keep up.
+    public var droppedInboundCount: Int { droppedInbound.load(ordering: .relaxed) }
+
+    /// PDUs refused so far because their connection's send queue was full.
+    public var refusedACLCount: Int { state.withLock { $0.acl.refusedCount } }
 
     /// Starts receiving from the transport; what the host gets goes to ``inbound``. Call once,
     /// before sending anything.
     public func start() {
         let continuation = inboundContinuation
-        start { batch in
+        start { [self] batch in
             for item in batch {
-                continuation.yield(item)
+                if case .dropped = continuation.yield(item) {
+                    if droppedInbound.add(1, ordering: .relaxed).newValue == 1 {
+                        logger.warning("the inbound stream's consumer does not keep up: dropping what passes its limit")
+                    }
+                }
                 if case .transportClosed = item { continuation.finish() }
             }
             return .other
@@ -179,9 +195,15 @@ public final class HCIController: Sendable {
                         do { try await clock.sleep(until: deadline) } catch { return }
                         self?.abandonCommand(id: id, error: HCIError.commandTimeout(opcode))
                     }
+                    let ready: [CommandFlowControl<UInt64>.Command]
+                    do {
+                        ready = try state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id, connectionHandle: connectionHandle))
+                    } catch {
+                        timer.cancel()
+                        return HCIError.commandQueueFull(opcode)
+                    }
                     state.pendingCommands[id] = PendingCommand(continuation: continuation, timer: timer)
                     noteSend(&state)
-                    let ready = state.commands.submit(.init(id: id, opcode: opcode, packet: packet, ticket: id, connectionHandle: connectionHandle))
                     writeCommands(ready, state: &state)
                     return nil
                 }
@@ -283,7 +305,11 @@ public final class HCIController: Sendable {
                     completion: index == packets.count - 1 ? completion : nil
                 )
             }
-            writeACL(state.acl.submit(fragments), state: &state)
+            do {
+                writeACL(try state.acl.submit(fragments), state: &state)
+            } catch {
+                return .sendQueueFull(connectionHandle: connectionHandle)
+            }
             return nil
         }
         if let failure { completion?(.failure(failure)) } else { flushOutbox() }

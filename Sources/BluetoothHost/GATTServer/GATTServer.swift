@@ -46,6 +46,8 @@ public actor GATTServer {
     let clock: BluetoothClock
     let eventListeners = AsyncStreamFanOut<GATTServerEvent>()
     private var nextIdentifier: UInt64 = 0
+    /// The PDUs each connection has waiting (``GATTServerSettings/maximumQueuedPDUs``).
+    nonisolated let inboundLimit = InboundPDULimit(limit: GATTServerSettings().maximumQueuedPDUs)
 
     public init(preferredMTU: UInt16 = 517, clock: BluetoothClock = .continuous, logger: Logger = Logger(label: "bluejay.gatt-server"),
                 send: @escaping Sender) {
@@ -78,6 +80,7 @@ public actor GATTServer {
 
     /// A server-bound ATT PDU (request, command, confirmation) from a connection's bearer.
     nonisolated func receive(_ pdu: [UInt8], from bearer: ATTBearer) {
+        guard admit(connectionHandle: bearer.connectionHandle) else { return }
         inbox.yield(.pdu(pdu, ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer)))
     }
 
@@ -85,7 +88,20 @@ public actor GATTServer {
     /// ``GATTClient`` wired to this server in memory. Answers go to the server's sender with
     /// `connectionHandle`.
     public nonisolated func receive(_ pdu: [UInt8], connectionHandle: UInt16, peer: DeviceAddress? = nil) {
+        guard admit(connectionHandle: connectionHandle) else { return }
         inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: nil)))
+    }
+
+    /// PDUs dropped so far because their connection had ``GATTServerSettings/maximumQueuedPDUs``
+    /// waiting already.
+    public nonisolated var droppedPDUCount: Int { inboundLimit.droppedCount }
+
+    private nonisolated func admit(connectionHandle: UInt16) -> Bool {
+        let (admitted, firstDrop) = inboundLimit.admit(connectionHandle: connectionHandle)
+        if firstDrop {
+            logger.warning("connection \(Hex.format(connectionHandle)) sends faster than the server answers: dropping ATT PDUs (\(inboundLimit.droppedCount) so far)")
+        }
+        return admitted
     }
 
     /// The connection ended: forget its configurations, prepare queue and indications.
@@ -103,9 +119,13 @@ public actor GATTServer {
     /// request waiting for an application handler; requests and commands go to the
     /// connection's queue.
     private func accept(_ bytes: [UInt8], from link: ServerLink) {
-        guard let first = bytes.first else { return }
+        guard let first = bytes.first else {
+            inboundLimit.handled(connectionHandle: link.connectionHandle)
+            return
+        }
         let bearer = bearer(for: link)
         if ATTOpcode(rawValue: first) == .handleValueConfirmation {
+            inboundLimit.handled(connectionHandle: bearer.connectionHandle)
             didReceiveConfirmation(bytes, connectionHandle: bearer.connectionHandle)
         } else {
             bearer.requests.yield(bytes)
@@ -121,13 +141,18 @@ public actor GATTServer {
                                   indications: IndicationQueue(capacity: settings.maximumQueuedIndications),
                                   requests: continuation)
         bearers[link.connectionHandle] = bearer
+        let inboundLimit = self.inboundLimit
         Task { [weak self] in
-            for await bytes in stream { await self?.serve(bytes, bearerID: id, connectionHandle: link.connectionHandle) }
+            for await bytes in stream {
+                inboundLimit.handled(connectionHandle: link.connectionHandle)
+                await self?.serve(bytes, bearerID: id, connectionHandle: link.connectionHandle)
+            }
         }
         return bearer
     }
 
     private func closeBearer(_ connectionHandle: UInt16) {
+        inboundLimit.reset(connectionHandle: connectionHandle)
         guard let bearer = bearers.removeValue(forKey: connectionHandle) else { return }
         bearer.requests.finish()
         bearer.indicationTimer?.cancel()
@@ -174,6 +199,7 @@ public actor GATTServer {
     /// Changes limits and timeouts; queues of connections already known keep their sizes.
     public func configure(_ settings: GATTServerSettings) {
         self.settings = settings
+        inboundLimit.setLimit(settings.maximumQueuedPDUs)
     }
 
     // MARK: Events

@@ -9,6 +9,11 @@ public struct GATTServerSettings: Sendable, Hashable {
     /// Prepare Write Requests one client may queue before Prepare Queue Full
     /// (Core 6.0, Vol 3, Part F, 3.4.6.1).
     public var maximumPreparedWrites = 64
+    /// ATT PDUs (requests, commands, confirmations) one connection may have waiting for the
+    /// server. A client may send one request at a time (Core 6.0, Vol 3, Part F, 3.3.2), so
+    /// only a flood of Write Commands or a client breaking the protocol reaches this: further
+    /// PDUs are dropped and counted (``GATTServer/droppedPDUCount``).
+    public var maximumQueuedPDUs = 64
     /// How long an indication waits for its confirmation: the ATT transaction timeout,
     /// 30 s (Core 6.0, Vol 3, Part F, 3.3.3). Tests may shorten it.
     public var indicationTimeout: Duration = .seconds(30)

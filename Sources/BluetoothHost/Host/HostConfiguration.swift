@@ -1,4 +1,5 @@
 import BluetoothCore
+import BluetoothHCI
 
 /// Settings of an ``LEHost``; the defaults suit most uses.
 public struct HostConfiguration: Sendable {
@@ -28,6 +29,25 @@ public struct HostConfiguration: Sendable {
     /// transactions, the GATT server's handlers and indications): the real clock, or a
     /// manual one in tests, so that a timeout fires when the test moves time.
     public var clock: BluetoothClock = .continuous
+    /// The bounds on what the host keeps for later (queues fed by peers and the controller).
+    public var limits = HostLimits()
+
+    public init() {}
+}
+
+/// The bounds on the host's queues that peers and the controller feed. Each says what
+/// happens at the limit; the GATT server's own are in ``GATTServerSettings``.
+public struct HostLimits: Sendable, Equatable {
+    /// The controller's: ACL send queue per connection, waiting commands, inbound stream.
+    public var hci = HCILimits()
+    /// LE signalling and Security Manager PDUs waiting for the host (default 256). Past it a
+    /// peer's PDUs are dropped and counted: each asks the host for work (a parameter update, a
+    /// pairing step), a peer needs very few, and only a flooding peer fills the queue.
+    public var queuedPeerPDUs = 256
+    /// Controller events waiting for the host (default 4096). Past it events are dropped and
+    /// counted, except those that bring links up or down, which are always kept so that the
+    /// host's view of its links stays true.
+    public var queuedControllerEvents = 4096
 
     public init() {}
 }

@@ -21,7 +21,7 @@ public actor LEHost {
     /// This device's GATT server, shared by every connection.
     public let server: GATTServer
     /// L2CAP: routes the controller's batches on its reader thread, ATT to the bearers.
-    let l2cap: L2CAPRouter
+    nonisolated let l2cap: L2CAPRouter
     let logger: Logger
 
     /// What the controller reported during ``powerOn()``.
@@ -56,7 +56,8 @@ public actor LEHost {
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
         let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, clock: configuration.clock,
-                                       coalescingWindow: configuration.receiveCoalescingWindow, logger: hciLogger)
+                                       coalescingWindow: configuration.receiveCoalescingWindow, limits: configuration.limits.hci,
+                                       logger: hciLogger)
         self.controller = controller
         var serverLogger = logger
         serverLogger[metadataKey: "layer"] = "gatt-server"
@@ -67,7 +68,9 @@ public actor LEHost {
         var l2capLogger = logger
         l2capLogger[metadataKey: "layer"] = "l2cap"
         l2cap = L2CAPRouter(controller: controller, server: server,
-                            settings: .init(transactionTimeout: configuration.attTransactionTimeout, clock: configuration.clock), logger: l2capLogger)
+                            settings: .init(transactionTimeout: configuration.attTransactionTimeout, clock: configuration.clock),
+                            queueLimits: .init(peerItems: configuration.limits.queuedPeerPDUs, allItems: configuration.limits.queuedControllerEvents),
+                            logger: l2capLogger)
     }
 
     /// Starts the transport and initializes the controller. Calling it again returns the same
@@ -156,6 +159,7 @@ public actor LEHost {
                 case let .transportClosed(reason): transportDidClose(reason)
                 }
             }
+            l2cap.didHandle(batch.count)
         }
     }
 

@@ -32,6 +32,15 @@ final class L2CAPRouter: Sendable {
         var clock: BluetoothClock
     }
 
+    /// How much the host actor may have waiting (see ``HostLimits``).
+    struct QueueLimits: Sendable {
+        /// Signalling and Security Manager PDUs: past this many items waiting, peers' PDUs are dropped.
+        var peerItems: Int
+        /// Past this many items waiting, controller events are dropped too, except those that
+        /// bring links up or down (which keep the host's view of the links true).
+        var allItems: Int
+    }
+
     private let controller: HCIController
     private let server: GATTServer
     private let settings: BearerSettings
@@ -44,14 +53,45 @@ final class L2CAPRouter: Sendable {
     /// One element per transport batch, for the host actor.
     let hostItems: AsyncStream<[HostItem]>
     private let hostItemsContinuation: AsyncStream<[HostItem]>.Continuation
+    private let queueLimits: QueueLimits
+    /// Items yielded to ``hostItems`` and not yet handled (``didHandle(_:)``).
+    private let pendingHostItems = Atomic<Int>(0)
+    private let droppedHostItems = Atomic<Int>(0)
 
-    init(controller: HCIController, server: GATTServer, settings: BearerSettings, logger: Logger) {
+    init(controller: HCIController, server: GATTServer, settings: BearerSettings,
+         queueLimits: QueueLimits = QueueLimits(peerItems: 256, allItems: 4096), logger: Logger) {
         self.controller = controller
         self.server = server
         self.settings = settings
+        self.queueLimits = queueLimits
         self.logger = logger
         watchdog = ATTWatchdog(clock: settings.clock)
         (hostItems, hostItemsContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Items of ``hostItems`` dropped so far because the host actor had too many waiting.
+    var droppedHostItemCount: Int { droppedHostItems.load(ordering: .relaxed) }
+
+    /// The host actor handled `count` items of ``hostItems``.
+    func didHandle(_ count: Int) {
+        pendingHostItems.subtract(count, ordering: .relaxed)
+    }
+
+    /// Whether an item may join the host actor's queue, `waiting` items being ahead of it.
+    private func admits(_ item: HostItem, waiting: Int) -> Bool {
+        switch item {
+        case .signaling, .securityManager:
+            if waiting < queueLimits.peerItems { return true }
+        case .event(.disconnectionComplete), .event(.le(.connectionComplete)), .event(.le(.enhancedConnectionComplete)),
+             .event(.le(.enhancedConnectionCompleteV2)), .attTransactionTimeout, .transportClosed:
+            return true
+        case .event:
+            if waiting < queueLimits.allItems { return true }
+        }
+        if droppedHostItems.add(1, ordering: .relaxed).newValue % 1000 == 1 {
+            logger.warning("the host falls behind its peers and controller: dropping \(item) (\(droppedHostItemCount) dropped so far)")
+        }
+        return false
     }
 
     // MARK: Sending
@@ -79,7 +119,10 @@ final class L2CAPRouter: Sendable {
             watchdog: watchdog, logger: bearerLogger,
             send: { [weak self] pdu, completion in self?.send(pdu, channel: .att, connectionHandle: connectionHandle, completion: completion) },
             server: { pdu, bearer in server.receive(pdu, from: bearer) },
-            onTransactionTimeout: { items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)]) })
+            onTransactionTimeout: { [weak self] in
+                self?.pendingHostItems.add(1, ordering: .relaxed)
+                items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)])
+            })
         let replaced = bearers.withLock { bearers in
             defer { bearers[connectionHandle] = bearer }
             return bearers[connectionHandle]
@@ -123,7 +166,7 @@ final class L2CAPRouter: Sendable {
                 scan?.add(event)
             case let .event(event):
                 track(event)
-                items.append(.event(event))
+                append(.event(event), to: &items)
             case let .l2cap(connectionHandle, pdu):
                 let pushed = route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, items: &items)
                 onlyPushedData = onlyPushedData && pushed
@@ -133,7 +176,7 @@ final class L2CAPRouter: Sendable {
                     return Array(bearers.values)
                 }
                 open.forEach { $0.close(with: .transportClosed(reason)) }
-                items.append(.transportClosed(reason))
+                append(.transportClosed(reason), to: &items)
             }
         }
         deliveries.flush()
@@ -141,9 +184,15 @@ final class L2CAPRouter: Sendable {
         guard !items.isEmpty else {
             return onlyPushedData && !bearers.withLock({ $0.values.contains { $0.isAwaitingResponse } }) ? .unsolicitedDataOnly : .other
         }
+        pendingHostItems.add(items.count, ordering: .relaxed)
         hostItemsContinuation.yield(items)
         if case .transportClosed? = items.last { hostItemsContinuation.finish() }
         return .other
+    }
+
+    /// Adds an item for the host actor, unless its queue is full for that kind of item.
+    private func append(_ item: HostItem, to items: inout [HostItem]) {
+        if admits(item, waiting: pendingHostItems.load(ordering: .relaxed) + items.count) { items.append(item) }
     }
 
     /// Opens and closes bearers as the controller reports links.
@@ -180,9 +229,9 @@ final class L2CAPRouter: Sendable {
             }
             return bearer.receive(frame.payload, deliveries: &deliveries)
         case .leSignaling:
-            items.append(.signaling(connectionHandle: connectionHandle, payload: Array(frame.payload)))
+            append(.signaling(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items)
         case .securityManager:
-            items.append(.securityManager(connectionHandle: connectionHandle, payload: Array(frame.payload)))
+            append(.securityManager(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items)
         default:
             logger.debug("L2CAP data on unsupported channel \(frame.channelID) dropped")
         }

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Where a ``HeartRateSensor``'s beats per minute come from, measurement after measurement.
 public enum HeartRateSource: Sendable {
     /// Always the same value.
@@ -21,15 +23,15 @@ public enum HeartRateSource: Sendable {
 struct HeartRateGenerator: Sendable {
     let source: HeartRateSource
     private(set) var index = 0
-    private var generator: SeededGenerator
+    private var generator: SeededRandomNumberGenerator
     private var last: UInt16?
 
     init(_ source: HeartRateSource) {
         self.source = source
         if case let .wandering(_, seed) = source {
-            generator = SeededGenerator(seed: seed)
+            generator = SeededRandomNumberGenerator(seed: seed)
         } else {
-            generator = SeededGenerator(seed: 0)
+            generator = SeededRandomNumberGenerator(seed: 0)
         }
     }
 

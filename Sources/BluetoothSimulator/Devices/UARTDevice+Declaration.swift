@@ -69,14 +69,14 @@ extension UARTDevice {
 /// Cuts answers into chunk sizes as a ``UARTDevice/Chunking`` says. A plain value.
 struct ChunkSizer: Sendable {
     let chunking: UARTDevice.Chunking
-    private var generator: SeededGenerator
+    private var generator: SeededRandomNumberGenerator
 
     init(_ chunking: UARTDevice.Chunking) {
         self.chunking = chunking
         if case let .random(_, seed) = chunking {
-            generator = SeededGenerator(seed: seed)
+            generator = SeededRandomNumberGenerator(seed: seed)
         } else {
-            generator = SeededGenerator(seed: 0)
+            generator = SeededRandomNumberGenerator(seed: 0)
         }
     }
 

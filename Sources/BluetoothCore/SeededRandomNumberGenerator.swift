@@ -1,17 +1,19 @@
-/// The simulation's random numbers (advertising delays, LE Rand): SplitMix64, seeded, so a
-/// link created with a seed replays the same delays.
-struct RandomSource: RandomNumberGenerator, Sendable {
+/// SplitMix64: a small, fast random number generator that repeats itself for a seed, so
+/// that a simulation, a simulated device or a randomized test replays exactly.
+public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) {
+        state = seed
+    }
 
     /// Seeded from the system's generator.
-    init() {
+    public init() {
         var system = SystemRandomNumberGenerator()
         state = system.next()
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var mixed = state
         mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
