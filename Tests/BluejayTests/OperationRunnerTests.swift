@@ -18,7 +18,7 @@ final class Journal: Sendable {
 }
 
 /// Waits for a condition, polling; fails the test after `timeout`.
-func eventually(_ what: String, timeout: Duration = .seconds(5), _ condition: () async -> Bool) async throws {
+func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while await !condition() {
         guard ContinuousClock.now < deadline else {

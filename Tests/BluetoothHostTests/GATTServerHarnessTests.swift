@@ -101,7 +101,7 @@ final class PDURecorder: Sendable {
     var all: [[UInt8]] { state.withLock { $0.pdus } }
 
     /// The next PDU not yet taken, waiting up to `timeout`; `nil` if none comes.
-    func next(timeout: Duration = .seconds(2)) async -> [UInt8]? {
+    func next(timeout: Duration = .seconds(20)) async -> [UInt8]? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
             let pdu = state.withLock { state -> [UInt8]? in
@@ -116,7 +116,7 @@ final class PDURecorder: Sendable {
     }
 
     /// Takes PDUs until one matches, within `timeout`.
-    func next(matching predicate: ([UInt8]) -> Bool, timeout: Duration = .seconds(2)) async -> [UInt8]? {
+    func next(matching predicate: ([UInt8]) -> Bool, timeout: Duration = .seconds(20)) async -> [UInt8]? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
             guard let pdu = await next(timeout: deadline - ContinuousClock.now) else { return nil }

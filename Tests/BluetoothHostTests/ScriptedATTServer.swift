@@ -84,7 +84,7 @@ final class ScriptedATTServer: Sendable {
     var requests: [ATTPDU] { sent.items.compactMap { try? ATTPDU.decode($0) } }
 
     /// Waits until the client has sent `count` PDUs that satisfy `predicate`.
-    func waitForSent(count: Int = 1, timeout: Duration = .seconds(5), where predicate: @escaping @Sendable (ATTPDU) -> Bool) async -> [ATTPDU]? {
+    func waitForSent(count: Int = 1, timeout: Duration = .seconds(20), where predicate: @escaping @Sendable (ATTPDU) -> Bool) async -> [ATTPDU]? {
         await sent.wait(timeout: timeout) { items in
             items.compactMap { try? ATTPDU.decode($0) }.filter(predicate).count >= count
         }?.compactMap { try? ATTPDU.decode($0) }

@@ -112,7 +112,7 @@ struct TransportAndServerTests {
 }
 
 /// Polls a condition that has no event to wait for, every 10 ms, failing after `timeout`.
-func waitUntil(_ description: String, timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws {
+func waitUntil(_ description: String, timeout: Duration = .seconds(20), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { throw WaitTimeout(description: "\(description): not within \(timeout)") }

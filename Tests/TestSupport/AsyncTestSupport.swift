@@ -11,7 +11,7 @@ public struct TestTimeout: Error, CustomStringConvertible {
 /// Runs `body` and returns its result, or throws ``TestTimeout`` after `timeout`: a test
 /// waits on events, never for a fixed time, and never hangs. On timeout the body's task is
 /// cancelled and abandoned (if it ignores cancellation it stays behind; the test has failed).
-public func withTestTimeout<T: Sendable>(_ timeout: Duration = .seconds(5), _ what: String = "operation",
+public func withTestTimeout<T: Sendable>(_ timeout: Duration = .seconds(20), _ what: String = "operation",
                                   _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let race = TimeoutRace<T>()
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -106,7 +106,7 @@ public final class AwaitableLog<Element: Sendable>: Sendable {
     }
 
     /// Waits until the items satisfy `predicate` and returns them; `nil` after `timeout`.
-    public func wait(timeout: Duration = .seconds(5), until predicate: @escaping @Sendable ([Element]) -> Bool) async -> [Element]? {
+    public func wait(timeout: Duration = .seconds(20), until predicate: @escaping @Sendable ([Element]) -> Bool) async -> [Element]? {
         await withCheckedContinuation { (continuation: CheckedContinuation<[Element]?, Never>) in
             let immediate = state.withLock { state -> [Element]? in
                 if predicate(state.items) { return state.items }
@@ -124,7 +124,7 @@ public final class AwaitableLog<Element: Sendable>: Sendable {
     }
 
     /// Waits until there are at least `count` items.
-    public func wait(forCount count: Int, timeout: Duration = .seconds(5)) async -> [Element]? {
+    public func wait(forCount count: Int, timeout: Duration = .seconds(20)) async -> [Element]? {
         await wait(timeout: timeout) { $0.count >= count }
     }
 

@@ -86,7 +86,7 @@ final class HCITestHost: Sendable {
 
     /// The first item not yet taken that matches, once it has arrived: with a manual clock
     /// within `timeout` of simulated time, else of real time.
-    func next(_ description: String, timeout: Duration = .seconds(5),
+    func next(_ description: String, timeout: Duration = .seconds(20),
               where matches: @escaping @Sendable (Received) -> Bool = { _ in true }) async throws -> TestInbox<Received>.Stamped {
         guard let clock = manualClock else { return try await inbox.next(description, timeout: timeout, where: matches) }
         let limit = clock.now + timeout
@@ -140,12 +140,12 @@ final class HCITestHost: Sendable {
 
     /// Sends a command and returns its Command Complete.
     @discardableResult
-    func complete<Command: HCICommand>(_ command: Command, timeout: Duration = .seconds(5)) async throws -> CommandCompleteEvent {
+    func complete<Command: HCICommand>(_ command: Command, timeout: Duration = .seconds(20)) async throws -> CommandCompleteEvent {
         try sendRaw(command.encode())
         return try await commandComplete(Command.opcode, timeout: timeout)
     }
 
-    func commandComplete(_ opcode: HCIOpcode, timeout: Duration = .seconds(5)) async throws -> CommandCompleteEvent {
+    func commandComplete(_ opcode: HCIOpcode, timeout: Duration = .seconds(20)) async throws -> CommandCompleteEvent {
         let received = try await next("Command Complete for \(opcode)", timeout: timeout) { item in
             if case let .event(.commandComplete(complete)) = item { return complete.opcode == opcode }
             return false
@@ -164,12 +164,12 @@ final class HCITestHost: Sendable {
 
     /// Sends a command answered by Command Status and returns the status.
     @discardableResult
-    func status<Command: HCICommand>(_ command: Command, timeout: Duration = .seconds(5)) async throws -> HCIStatus {
+    func status<Command: HCICommand>(_ command: Command, timeout: Duration = .seconds(20)) async throws -> HCIStatus {
         try sendRaw(command.encode())
         return try await commandStatus(Command.opcode, timeout: timeout).status
     }
 
-    func commandStatus(_ opcode: HCIOpcode, timeout: Duration = .seconds(5)) async throws -> CommandStatusEvent {
+    func commandStatus(_ opcode: HCIOpcode, timeout: Duration = .seconds(20)) async throws -> CommandStatusEvent {
         let received = try await next("Command Status for \(opcode)", timeout: timeout) { item in
             if case let .event(.commandStatus(status)) = item { return status.opcode == opcode }
             return false
@@ -182,20 +182,20 @@ final class HCITestHost: Sendable {
 
     /// The next event that matches, with its arrival time.
     @discardableResult
-    func event(_ description: String, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (HCIEvent) -> Bool) async throws -> (HCIEvent, Duration) {
+    func event(_ description: String, timeout: Duration = .seconds(20), where matches: @escaping @Sendable (HCIEvent) -> Bool) async throws -> (HCIEvent, Duration) {
         let received = try await next(description, timeout: timeout) { item in item.event.map(matches) ?? false }
         guard let event = received.item.event else { throw WaitTimeout(description: "unreachable") }
         return (event, received.time)
     }
 
     @discardableResult
-    func leEvent(_ description: String, timeout: Duration = .seconds(5), where matches: @escaping @Sendable (HCILEMetaEvent) -> Bool) async throws -> (HCILEMetaEvent, Duration) {
+    func leEvent(_ description: String, timeout: Duration = .seconds(20), where matches: @escaping @Sendable (HCILEMetaEvent) -> Bool) async throws -> (HCILEMetaEvent, Duration) {
         let received = try await next(description, timeout: timeout) { item in item.le.map(matches) ?? false }
         guard let event = received.item.le else { throw WaitTimeout(description: "unreachable") }
         return (event, received.time)
     }
 
-    func disconnection(handle: UInt16, timeout: Duration = .seconds(5)) async throws -> (DisconnectionCompleteEvent, Duration) {
+    func disconnection(handle: UInt16, timeout: Duration = .seconds(20)) async throws -> (DisconnectionCompleteEvent, Duration) {
         let (event, time) = try await event("Disconnection Complete for 0x\(String(handle, radix: 16))", timeout: timeout) { event in
             if case let .disconnectionComplete(complete) = event { return complete.connectionHandle == handle }
             return false
@@ -205,13 +205,13 @@ final class HCITestHost: Sendable {
     }
 
     /// The next ACL packet, with its arrival time.
-    func acl(timeout: Duration = .seconds(5)) async throws -> (ACLDataPacket, Duration) {
+    func acl(timeout: Duration = .seconds(20)) async throws -> (ACLDataPacket, Duration) {
         let received = try await next("ACL data", timeout: timeout) { $0.acl != nil }
         guard let packet = received.item.acl else { throw WaitTimeout(description: "unreachable") }
         return (packet, received.time)
     }
 
-    func completedPackets(handle: UInt16, timeout: Duration = .seconds(5)) async throws -> (Int, Duration) {
+    func completedPackets(handle: UInt16, timeout: Duration = .seconds(20)) async throws -> (Int, Duration) {
         let (event, time) = try await event("Number Of Completed Packets", timeout: timeout) { event in
             if case .numberOfCompletedPackets = event { return true }
             return false
@@ -254,7 +254,7 @@ final class HCITestHost: Sendable {
     }
 
     /// Waits for an LE (Enhanced) Connection Complete and returns it as the enhanced event.
-    func connectionComplete(timeout: Duration = .seconds(5)) async throws -> (LEEnhancedConnectionCompleteEvent, Duration) {
+    func connectionComplete(timeout: Duration = .seconds(20)) async throws -> (LEEnhancedConnectionCompleteEvent, Duration) {
         let (event, time) = try await leEvent("LE Connection Complete", timeout: timeout) { event in
             switch event {
             case .connectionComplete, .enhancedConnectionComplete, .enhancedConnectionCompleteV2: return true

@@ -83,7 +83,7 @@ final class TestInbox<Item: Sendable>: Sendable {
     }
 
     /// The first item not yet taken that matches, waiting for it up to `timeout` of real time.
-    func next(_ description: String, timeout: Duration = .seconds(5),
+    func next(_ description: String, timeout: Duration = .seconds(20),
               where matches: @escaping @Sendable (Item) -> Bool = { _ in true }) async throws -> Stamped {
         let key = state.withLock { state -> Int in
             state.nextWaiter += 1
