@@ -47,7 +47,7 @@ final class ServerHarness: Sendable {
     }
 
     /// A GATT client on connection `handle`, talking to the server in memory.
-    func connectClient(handle: UInt16 = 0x0040, transactionTimeout: Duration = .seconds(5)) -> GATTClient {
+    func connectClient(handle: UInt16 = 0x0040, transactionTimeout: Duration = .seconds(30)) -> GATTClient {
         let server = server
         let client = GATTClient(transactionTimeout: transactionTimeout) { pdu, completion in
             server.receive(pdu, connectionHandle: handle)

@@ -42,7 +42,7 @@ final class ScriptedATTServer: Sendable {
 
     /// A client wired to a new server.
     static func connect(database: FakeAttributeDatabase = FakeAttributeDatabase(),
-                        transactionTimeout: Duration = .seconds(10), clock: BluetoothClock = .continuous) -> (GATTClient, ScriptedATTServer) {
+                        transactionTimeout: Duration = .seconds(30), clock: BluetoothClock = .continuous) -> (GATTClient, ScriptedATTServer) {
         let server = ScriptedATTServer(database: database)
         let client = GATTClient(transactionTimeout: transactionTimeout, clock: clock, send: { pdu, completion in
             server.clientSent(pdu, completion: completion)
