@@ -90,11 +90,15 @@ public final class ATTBearer: Sendable {
     /// Sets the MTU an exchange agreed on: the smaller of both sides' receive MTUs, at least
     /// 23 and at most 517 (Core 6.0, Vol 3, Part F, 3.4.2.2).
     func setExchangedMTU(clientMTU: UInt16, serverMTU: UInt16) {
-        let agreed = max(ATTPDU.defaultLEMTU, min(clientMTU, serverMTU, 517))
+        let agreed = Self.agreedMTU(clientMTU: clientMTU, serverMTU: serverMTU)
         state.withLock { state in
             state.hasExchangedMTU = true
             state.mtu = agreed
         }
+    }
+
+    static func agreedMTU(clientMTU: UInt16, serverMTU: UInt16) -> UInt16 {
+        max(ATTPDU.defaultLEMTU, min(clientMTU, serverMTU, 517))
     }
 
     // MARK: Client: requests
@@ -312,16 +316,19 @@ public final class ATTBearer: Sendable {
         case ATTOpcode.handleValueNotification.rawValue:
             // The hot path, decoded in place: opcode, handle, value (Vol 3, Part F, 3.4.7.1).
             guard let handle = ByteReader.uint16(in: pdu, at: 1) else { return dropMalformed(pdu) }
-            route(handle: handle, value: pdu[(pdu.startIndex + 3)...], isIndication: false, deliveries: &deliveries)
+            guard route(handle: handle, value: pdu[(pdu.startIndex + 3)...], isIndication: false, size: pdu.count,
+                        deliveries: &deliveries) else { return dropOversized(pdu) }
         case ATTOpcode.handleValueIndication.rawValue:
             guard let handle = ByteReader.uint16(in: pdu, at: 1) else { return dropMalformed(pdu) }
-            route(handle: handle, value: pdu[(pdu.startIndex + 3)...], isIndication: true, deliveries: &deliveries)
+            guard route(handle: handle, value: pdu[(pdu.startIndex + 3)...], isIndication: true, size: pdu.count,
+                        deliveries: &deliveries) else { return dropOversized(pdu) }
             // The server sends no other indication until this confirmation (Vol 3, Part F, 3.4.7.2).
             confirmIndication()
         case ATTOpcode.multipleHandleValueNotification.rawValue:
+            guard pdu.count <= Int(mtu) else { return dropOversized(pdu) }
             guard case let .multipleHandleValueNotification(notifications)? = try? ATTPDU.decode(Array(pdu)) else { return dropMalformed(pdu) }
             for entry in notifications.values {
-                route(handle: entry.handle, value: entry.value[...], isIndication: false, deliveries: &deliveries)
+                route(handle: entry.handle, value: entry.value[...], isIndication: false, size: 0, deliveries: &deliveries)
             }
         default:
             switch ATTOpcode(rawValue: opcode).kind {
@@ -338,10 +345,18 @@ public final class ATTBearer: Sendable {
     /// Whether a request of this device's client waits for its response or its turn.
     var isAwaitingResponse: Bool { state.withLock { !$0.transactions.isIdle } }
 
-    private func route(handle: UInt16, value: ArraySlice<UInt8>, isIndication: Bool, deliveries: inout NotificationDeliveries) {
-        let (subscribers, listeners) = state.withLock { state in (state.subscribers[handle] ?? [], state.listeners) }
-        for sink in subscribers { deliveries.add(GATTValue(handle: handle, value: value, isIndication: isIndication), to: sink) }
-        for sink in listeners { deliveries.add(GATTValue(handle: handle, value: value, isIndication: isIndication), to: sink) }
+    /// Hands a pushed value to its sinks; `false` (nothing delivered) when the PDU of `size`
+    /// octets is larger than the bearer's MTU.
+    @discardableResult
+    private func route(handle: UInt16, value: ArraySlice<UInt8>, isIndication: Bool, size: Int, deliveries: inout NotificationDeliveries) -> Bool {
+        let sinks = state.withLock { state -> (subscribers: [NotificationSink], listeners: [NotificationSink])? in
+            guard size <= Int(state.mtu) else { return nil }
+            return (state.subscribers[handle] ?? [], state.listeners)
+        }
+        guard let sinks else { return false }
+        for sink in sinks.subscribers { deliveries.add(GATTValue(handle: handle, value: value, isIndication: isIndication), to: sink) }
+        for sink in sinks.listeners { deliveries.add(GATTValue(handle: handle, value: value, isIndication: isIndication), to: sink) }
+        return true
     }
 
     private func confirmIndication() {
@@ -350,6 +365,14 @@ public final class ATTBearer: Sendable {
     }
 
     private func receiveResponse(_ bytes: ArraySlice<UInt8>) {
+        // No PDU may exceed ATT_MTU (Core 6.0, Vol 3, Part F, 3.2.8): a larger response is the
+        // peer's error, not a value to hand on; it ends the request it answers.
+        let mtu = Int(self.mtu)
+        guard bytes.count <= mtu else {
+            logger.warning("ATT \(ATTOpcode(rawValue: bytes.first ?? 0)) of \(bytes.count) octets exceeds ATT_MTU \(mtu); dropped")
+            failOutstanding(answeredBy: bytes.first, error: .protocolViolation("ATT response of \(bytes.count) octets exceeds ATT_MTU \(mtu)"))
+            return
+        }
         let pdu: ATTPDU
         do {
             pdu = try ATTPDU.decode(Array(bytes))
@@ -363,6 +386,12 @@ public final class ATTBearer: Sendable {
         let (answered, next) = state.withLock { state -> (ATTTransactionQueue<Ticket>.Transaction?, [UInt8]?) in
             guard let (answered, next) = state.transactions.receive(pdu) else { return (nil, nil) }
             state.outstandingSince = nil
+            // The agreed MTU applies from this response on: the server may send PDUs of that
+            // size right behind it, before the exchange's caller runs again.
+            if case let .exchangeMTUResponse(response) = pdu, case let .exchangeMTURequest(request) = answered.request {
+                state.hasExchangedMTU = true
+                state.mtu = Self.agreedMTU(clientMTU: request.clientRxMTU, serverMTU: response.serverRxMTU)
+            }
             let bytes = next.map { startTransaction($0, state: &state) }
             armWatchdog(&state)
             return (answered, bytes)
@@ -393,6 +422,14 @@ public final class ATTBearer: Sendable {
         }
         if let next { sendFrame(next, nil) }
         answered?.ticket?.resume(throwing: error)
+    }
+
+    /// Drops a pushed value larger than ATT_MTU (Core 6.0, Vol 3, Part F, 3.2.8); an
+    /// indication is still confirmed, or the server could send no other. Returns `false`.
+    private func dropOversized(_ pdu: ArraySlice<UInt8>) -> Bool {
+        logger.warning("ATT \(ATTOpcode(rawValue: pdu.first ?? 0)) of \(pdu.count) octets exceeds ATT_MTU \(mtu); dropped")
+        if pdu.first == ATTOpcode.handleValueIndication.rawValue { confirmIndication() }
+        return false
     }
 
     /// Drops a malformed pushed value; returns `false` (it is not counted as one).
