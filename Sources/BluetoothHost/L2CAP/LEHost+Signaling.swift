@@ -5,6 +5,12 @@ extension LEHost {
     /// The LE signaling channel (Core 6.0, Vol 3, Part A, 4): connection parameter updates;
     /// everything else is refused as the specification asks.
     func receiveSignaling(_ payload: [UInt8], on connection: Connection) {
+        // Identifier 0x00 is never valid (Core 6.0, Vol 3, Part A, 4): such a packet is
+        // corrupt, and answering it would put the illegal identifier in our own command.
+        if payload.count >= 2, payload[1] == 0 {
+            logger.warning("signaling packet with identifier 0 from \(connection.peer) ignored")
+            return
+        }
         let packet: LESignalingPacket
         do {
             packet = try LESignalingPacket.decode(payload)
