@@ -29,11 +29,13 @@
 #   confirmation_delay {ms}                  confirm indications only after this delay
 #   disconnect {reason}
 #   quit
+# With `--plugin bluejay_hostile`, also `hostile` (raw requests, floods, recordings: README.md).
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import os
 import struct
@@ -335,8 +337,17 @@ class Central:
 async def main() -> int:
     parser = argparse.ArgumentParser(description="Bumble central for Bluejay's peripheral interop tests")
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
+    parser.add_argument('--plugin', action='append', default=[],
+                        help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
     args = parser.parse_args()
-    return await rig.serve(args, Central, 'central')
+
+    def make_role(owner: rig.Rig, link: rig.RigLink) -> Central:
+        central = Central(owner, link)
+        for plugin in args.plugin:
+            importlib.import_module(plugin).install(central, owner)
+        return central
+
+    return await rig.serve(args, make_role, 'central')
 
 
 if __name__ == '__main__':
