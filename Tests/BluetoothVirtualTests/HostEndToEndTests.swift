@@ -119,6 +119,38 @@ struct HostEndToEndTests {
         await central.shutdown()
     }
 
+    @Test func afterAHardwareErrorTheHostEndsWhatTheControllerLostAndInitializesItAgain() async throws {
+        let link = VirtualLink(configuration: .init(timeScale: 5))
+        let centralController = link.addController(name: "central", address: TestAddresses.central)
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
+        var configuration = HostConfiguration()
+        configuration.exchangesMTUOnConnect = false
+        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
+        let peripheral = HCITestHost(peripheralController)
+        try await central.powerOn()
+        try await peripheral.initialize()
+        try await peripheral.advertise()
+        let connection = try await central.connect(to: peripheral.publicAddress, timeout: .seconds(5))
+        let peripheralHandle = try #require(peripheralController.connectionHandles.first)
+        let (scanEnds, scanEnd) = AsyncStream.makeStream(of: HostError?.self)
+        try await central.scan(ScanOptions(active: false), handler: { _ in }, onEnd: { scanEnd.yield($0) })
+
+        // A controller that resets without reporting the end of its links (Core 6.0, Vol 4,
+        // Part E, 7.7.16 leaves what follows a hardware error to the implementation).
+        centralController.simulateHardwareError(code: 0x42, reportsDisconnections: false)
+        #expect(try await withTimeout("the end of the link") { try await connection.waitForDisconnection() } == .hardwareFailure)
+        let scanError = try await withTimeout("the end of the scan") { await scanEnds.first { _ in true } ?? nil }
+        #expect(scanError == HostError.controllerFailure(hardwareCode: 0x42))
+        #expect(await central.isScanning == false)
+
+        // The controller was initialized again (its LE event mask too): a new link is reported.
+        _ = try await peripheral.disconnection(handle: peripheralHandle, timeout: .seconds(10))
+        try await peripheral.advertise()
+        let again = try await central.connect(to: peripheral.publicAddress, timeout: .seconds(5))
+        #expect(again.isConnected)
+        await central.shutdown()
+    }
+
     @Test func connectTimesOutAgainstAnAdvertiserThatIgnoresUs() async throws {
         let link = VirtualLink()
         let centralController = link.addController(name: "central", address: TestAddresses.central)

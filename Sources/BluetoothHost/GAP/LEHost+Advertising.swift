@@ -132,6 +132,7 @@ extension LEHost {
     public func startAdvertising(_ data: AdvertisingData, scanResponse: AdvertisingData? = nil,
                                  parameters: AdvertisingParameters = AdvertisingParameters()) async throws {
         try requirePoweredOn()
+        await waitForControllerRecovery()
         let configuration = try AdvertisingConfiguration(data: data, scanResponse: scanResponse, parameters: parameters)
         let gate = advertising.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }

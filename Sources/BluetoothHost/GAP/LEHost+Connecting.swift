@@ -97,6 +97,7 @@ extension LEHost {
     private func attemptConnection(id: UInt64, to peer: DeviceAddress, request: ConnectionRequest) async throws -> Connection {
         if Task.isCancelled { throw HostError.cancelled }
         try await waitForTurn(id)
+        await waitForControllerRecovery()
         pendingConnection = PendingConnection(id: id, peer: peer)
         do {
             try await sendCreateConnection(to: peer, request: request)
@@ -165,7 +166,7 @@ extension LEHost {
     }
 
     /// Answers the caller of attempt `id` once (later answers are ignored).
-    private func answer(_ id: UInt64, with outcome: Result<Connection, HostError>) {
+    func answer(_ id: UInt64, with outcome: Result<Connection, HostError>) {
         guard var pending = pendingConnection, pending.id == id, !pending.isAnswered else { return }
         pending.isAnswered = true
         let caller = pending.caller
@@ -221,7 +222,7 @@ extension LEHost {
     }
 
     /// The controller is done with attempt `id`: the next one may start.
-    private func endAttempt(_ id: UInt64) {
+    func endAttempt(_ id: UInt64) {
         guard let pending = pendingConnection, pending.id == id else { return }
         pending.endGuard?.cancel()
         pendingConnection = nil
@@ -373,7 +374,7 @@ extension LEHost {
     }
 
     /// The link is gone, reported by the controller or given up by the host.
-    private func connectionEnded(_ handle: UInt16, reason: HCIStatus) {
+    func connectionEnded(_ handle: UInt16, reason: HCIStatus) {
         guard let connection = connectionsByHandle.removeValue(forKey: handle) else { return }
         logger.info("disconnected from \(connection.peer): \(reason)")
         connection.gatt.connectionDidClose(error: .disconnected(reason: reason))

@@ -49,6 +49,7 @@ extension LEHost {
     private func startScan(_ options: ScanOptions, handler: @escaping @Sendable ([Advertisement]) -> Void,
                            onEnd: @escaping @Sendable (HostError?) -> Void) async throws -> UInt64 {
         try requirePoweredOn()
+        await waitForControllerRecovery()
         guard scanState == nil else { throw HostError.scanInProgress }
         let id = makeIdentifier()
         let extended = controllerInfo?.supportsExtendedScanning == true

@@ -39,6 +39,10 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case notFound(String)
     /// The peer or the controller does not support what was asked.
     case unsupported(String)
+    /// The controller reported a hardware error (Core 6.0, Vol 4, Part E, 7.7.16, with its
+    /// implementation-specific code): what it was doing (a scan, a connection attempt) ended,
+    /// and the host initializes it again.
+    case controllerFailure(hardwareCode: UInt8)
     /// An argument is out of the range the specification allows.
     case invalidArgument(String)
 
@@ -60,6 +64,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .protocolViolation(what): return "protocol violation: \(what)"
         case let .notFound(what): return "\(what) not found"
         case let .unsupported(what): return "not supported: \(what)"
+        case let .controllerFailure(code): return "the controller failed (hardware error \(Hex.format(code))) and is initialized again"
         case let .invalidArgument(what): return "invalid argument: \(what)"
         }
     }

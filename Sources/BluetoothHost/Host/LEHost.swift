@@ -25,7 +25,7 @@ public actor LEHost {
     let logger: Logger
 
     /// What the controller reported during ``powerOn()``.
-    public private(set) var controllerInfo: ControllerInfo?
+    public internal(set) var controllerInfo: ControllerInfo?
     /// Set once the transport is gone.
     private(set) var transportClosure: TransportError?? = nil
 
@@ -48,6 +48,9 @@ public actor LEHost {
     var signalingIdentifier: UInt8 = 0
     // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
+    /// The controller's initialization after a hardware error, while it runs (see
+    /// LEHost+ControllerRecovery.swift).
+    var controllerRecovery: Task<Void, Never>?
 
     public init(transport: any HCITransport, configuration: HostConfiguration = HostConfiguration(),
                 logger: Logger = Logger(label: "bluejay.host")) {
@@ -172,6 +175,7 @@ public actor LEHost {
         case let .hardwareError(error):
             logger.error("controller hardware error \(Hex.format(error.hardwareCode))")
             broadcast(.hardwareError(code: error.hardwareCode))
+            beginControllerRecovery(hardwareCode: error.hardwareCode)
         case let .dataBufferOverflow(overflow):
             logger.error("controller reports a data buffer overflow: \(overflow)")
         default:
