@@ -22,6 +22,13 @@ extension BumbleRig {
         try await hostile("answer", fields)
     }
 
+    /// The peripheral drops the link (with `reason`) when the client's `occurrence`-th PDU
+    /// with one of `opcodes` arrives, leaving it unanswered: a link drop during that procedure.
+    func dropLink(on opcodes: [UInt8], occurrence: Int = 1, reason: UInt8 = 0x13) async throws {
+        try await hostile("answer", ["opcode": opcodes.map { Int($0) }, "pdus": Self.hexList([]), "skip": occurrence - 1,
+                                     "disconnect": Int(reason)])
+    }
+
     /// Sends raw payloads on an L2CAP channel: through the peer's host and controller
     /// (`inject: false`), or straight from the controller of Bluejay's host (`inject: true`).
     func sendRaw(_ pdus: [[UInt8]], cid: UInt16 = 4, count: Int = 1, inject: Bool = false) async throws {

@@ -5,7 +5,9 @@
 #
 #   answer    the next `times` requests (of `opcode`, or any) get the raw ATT PDUs `pdus`
 #             instead of the GATT server's answer (none: never answered); with `serve` the
-#             server answers too, after them. Peripheral role only.
+#             server answers too, after them; `skip` lets that many pass first; with
+#             `disconnect` (an HCI reason) the link is dropped right after. `opcode` may be a
+#             list, and may name any client PDU (a confirmation too). Peripheral role only.
 #   send      sends the raw payload `pdu` (or each of `pdus`) `count` times on L2CAP channel
 #             `cid` (4 ATT, 5 LE signalling, 6 SMP). `path`: "host" goes through Bumble's host
 #             and controller like any PDU (fragmented, flow-controlled); "inject" hands each
@@ -13,6 +15,9 @@
 #             Python can (a flood no radio could carry).
 #   acl       hands raw ACL packets to Bluejay's host from controller A: `fragments`, each
 #             {"pb": 0|1|2, "data": hex} (pb 1 continues a PDU, 2 starts one), `repeat` times.
+#   push      sends one Handle Value Notification (or, with `indicate`, Indication) of `value`
+#             on the characteristic `uuid`, raw: whoever subscribed, and nothing awaited (no
+#             confirmation either). Peripheral role only.
 #   request   sends the raw payload `pdu` on `cid` (default 4) and waits up to `timeout_ms`
 #             for the next PDU Bluejay's host sends on that channel; ack `response` (hex or null).
 #   record    records what Bluejay's host sends on channel `cid`: each PDU as an `l2cap`
@@ -46,12 +51,16 @@ ATT_CID = 0x0004
 class Endpoint:
     '''One Bumble device of the rig and how to find its link to Bluejay's host.'''
 
-    def __init__(self, name: str, device, controller, connection: Callable[[], Any]):
+    def __init__(self, name: str, device, controller, connection: Callable[[], Any],
+                 value_handle: Callable[[dict[str, Any]], int] | None = None):
         self.name = name
+        # The value handle of a characteristic named by a command's `uuid` (peripheral role).
+        self.value_handle = value_handle
         self.device = device
         self.controller = controller
         self.connection = connection
-        # Answer rules: dicts with opcode (None: any request), pdus, times (-1: forever), serve.
+        # Answer rules: dicts with opcodes (None: any request), pdus, times (-1: forever), serve,
+        # skip, disconnect (a reason, or None).
         self.rules: list[dict[str, Any]] = []
         # Channels recorded: cid -> emit events?
         self.recording: dict[int, bool] = {}
@@ -92,6 +101,10 @@ class Endpoint:
             for raw in rule['pdus']:
                 if connection is not None:
                     connection.send_l2cap_pdu(ATT_CID, raw)
+            if rule['disconnect'] is not None and connection is not None:
+                # The request stays unanswered: the link goes while it is in flight.
+                asyncio.get_running_loop().create_task(connection.disconnect(rule['disconnect']))
+                return None
             if rule['serve']:
                 return original(bearer, pdu)
             return None
@@ -99,10 +112,12 @@ class Endpoint:
         server.on_gatt_pdu = on_gatt_pdu
 
     def rule_for(self, pdu) -> dict[str, Any] | None:
-        if not att.Opcode(pdu.op_code).name.endswith('_REQUEST'):
-            return None
+        is_request = att.Opcode(pdu.op_code).name.endswith('_REQUEST')
         for rule in self.rules:
-            if rule['opcode'] is None or rule['opcode'] == pdu.op_code:
+            if (rule['opcodes'] is None and is_request) or (rule['opcodes'] is not None and pdu.op_code in rule['opcodes']):
+                if rule['skip'] > 0:
+                    rule['skip'] -= 1
+                    return None
                 if rule['times'] > 0:
                     rule['times'] -= 1
                     if rule['times'] == 0:
@@ -163,11 +178,14 @@ def make_handler(endpoints: Callable[[dict[str, Any]], Endpoint]):
         cid = int(command.get('cid', ATT_CID))
         if mode == 'answer':
             opcode = command.get('opcode')
+            disconnect = command.get('disconnect')
             rule = {
-                'opcode': None if opcode is None else int(opcode),
+                'opcodes': None if opcode is None else [int(o) for o in (opcode if isinstance(opcode, list) else [opcode])],
                 'pdus': hex_list(command, 'pdus'),
                 'times': int(command.get('times', 1)),
                 'serve': bool(command.get('serve', False)),
+                'skip': int(command.get('skip', 0)),
+                'disconnect': None if disconnect is None else int(disconnect),
             }
             if rule['times'] == 0:
                 raise CommandError('"times" is at least 1 (or -1: forever)')
@@ -185,6 +203,14 @@ def make_handler(endpoints: Callable[[dict[str, Any]], Endpoint]):
             for _ in range(int(command.get('repeat', 1))):
                 endpoint.inject(packets)
             return {'sent': len(packets) * int(command.get('repeat', 1))}
+        if mode == 'push':
+            if endpoint.value_handle is None:
+                raise CommandError('push is for the peripheral role')
+            handle = endpoint.value_handle(command)
+            opcode = 0x1D if command.get('indicate') else 0x1B
+            pdu = bytes([opcode]) + handle.to_bytes(2, 'little') + peer.hex_bytes(str(command.get('value', '')))
+            endpoint.link().send_l2cap_pdu(ATT_CID, pdu)
+            return {'handle': handle}
         if mode == 'request':
             connection = endpoint.link()
             future = asyncio.get_running_loop().create_future()
@@ -225,7 +251,8 @@ def install(role, rig) -> None:
         endpoints = []
         for p in peripherals:
             endpoint = Endpoint(
-                str(p.index), p.device, p.controller, (lambda p=p: p.connections[0] if p.connections else None)
+                str(p.index), p.device, p.controller, (lambda p=p: p.connections[0] if p.connections else None),
+                (lambda command, p=p: p.characteristic(command).handle),
             )
             endpoint.intercept(p.device.gatt_server)
             endpoints.append(endpoint)
