@@ -15,6 +15,24 @@ struct GATTServerMalformedTests {
         #expect(raw.recorder.all.count == 1)
     }
 
+    @Test("A request longer than the MTU is Invalid PDU, a command longer than the MTU is ignored, and neither is stored")
+    func longerThanTheMTU() async throws {
+        let harness = await ServerHarness()
+        let published = try await harness.server.addService(GATTServiceDefinition(uuid: TestDatabase.service, characteristics: [
+            GATTCharacteristicDefinition(uuid: TestDatabase.short, properties: [.read, .write, .writeWithoutResponse],
+                                         value: [1], maximumValueLength: 512),
+        ]))
+        let handle = try #require(published.characteristic(TestDatabase.short)).valueHandle
+        let raw = harness.rawBearer()  // MTU 23: at most 20 octets of value
+        let long = Array(repeating: UInt8(7), count: 100)
+        raw.send(.writeCommand(.init(handle: handle, value: long)))
+        let answer = try await raw.request(.writeRequest(.init(handle: handle, value: long)))
+        #expect(answer == .errorResponse(.init(requestOpcode: .writeRequest, handle: 0, code: .invalidPDU)))
+        #expect(try await raw.request(.readRequest(.init(handle: handle))) == .readResponse(.init(value: [1])))
+        // Within the MTU, the same write is taken.
+        #expect(try await raw.request(.writeRequest(.init(handle: handle, value: Array(long.prefix(20))))) == .writeResponse(.init()))
+    }
+
     @Test("A malformed request is Invalid PDU; a malformed command is ignored")
     func malformed() async throws {
         let harness = await ServerHarness()

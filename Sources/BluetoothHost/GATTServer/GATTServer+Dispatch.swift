@@ -6,6 +6,16 @@ extension GATTServer {
         guard let current = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
         let mtu = Int(mtu(of: current))
         let context = RequestContext(bearerID: bearerID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu)
+        // No PDU may be longer than ATT_MTU (Core 6.0, Vol 3, Part F, 3.2.8): a request that
+        // is gets Invalid PDU, anything else is ignored, and nothing of it is stored.
+        if bytes.count > mtu, let first = bytes.first {
+            let opcode = ATTOpcode(rawValue: first)
+            logger.debug("ATT PDU of \(bytes.count) octets over the MTU of \(mtu) refused")
+            if opcode.isKnown, !opcode.isCommand, opcode.kind == .request {
+                send(.errorResponse(ATTErrorResponse(requestOpcode: opcode, handle: 0x0000, code: .invalidPDU)), to: connectionHandle)
+            }
+            return
+        }
         let pdu: ATTPDU
         do {
             pdu = try ATTPDU.decode(bytes)
