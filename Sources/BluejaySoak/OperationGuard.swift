@@ -36,12 +36,18 @@ enum OperationGuard {
         }
     }
 
-    /// A short name for an error from below Bluejay (a discovery run on the host).
+    /// A short name for an error: a ``BluejayError``'s (see ``SoakStatistics/type(of:)``),
+    /// or the case of one from below Bluejay (a discovery run on the host).
     static func describe(_ error: any Error) -> String {
         if let error = error as? BluejayError { return SoakStatistics.type(of: error) }
         if let error = error as? HostError {
-            let text = String(describing: error)
-            return "host (\(text.prefix { $0 != ":" }.prefix(50)))"
+            switch error {
+            case let .disconnected(reason): return "host disconnected (\(reason))"
+            case let .att(att): return "host att (\(att.code))"
+            default:
+                // The case's name: the label of its payload, or the case itself.
+                return "host \(Mirror(reflecting: error).children.first?.label ?? String(describing: error))"
+            }
         }
         if error is CancellationError { return "cancelled" }
         return String(describing: type(of: error))

@@ -133,8 +133,10 @@ struct SoakReport: Sendable {
         }
         lines.append("errors by type (operations that failed):")
         if statistics.errors.isEmpty { lines.append("  none") }
-        for (type, count) in statistics.errors.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
-            lines.append("  " + pad(type, 64) + pad("\(count)", 8, right: true))
+        let errorCounts = statistics.errors.mapValues { $0.values.reduce(0, +) }
+        for (type, count) in errorCounts.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+            let operations = (statistics.errors[type] ?? [:]).sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            lines.append("  " + pad(type, 52) + pad("\(count)", 7, right: true) + "  in " + operations.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", "))
         }
         if !statistics.peripheralErrors.isEmpty {
             lines.append("peripheral errors (notifying, advertising, rebooting):")

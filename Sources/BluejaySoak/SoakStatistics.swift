@@ -18,7 +18,8 @@ final class SoakStatistics: Sendable {
 
     struct Snapshot: Sendable {
         var operations: [SoakOperation: Outcomes] = [:]
-        var errors: [String: Int] = [:]
+        /// Failed operations by error type, then by operation.
+        var errors: [String: [SoakOperation: Int]] = [:]
         var faults: [String: Int] = [:]
         var peripheralErrors: [String: Int] = [:]
         var hangs: [String] = []
@@ -49,7 +50,7 @@ final class SoakStatistics: Sendable {
         state.withLock { state in
             state.operations[operation, default: Outcomes()].failed += 1
             state.operations[operation, default: Outcomes()].longest = max(state.operations[operation, default: Outcomes()].longest, time)
-            state.errors[type, default: 0] += 1
+            state.errors[type, default: [:]][operation, default: 0] += 1
         }
     }
 
