@@ -14,13 +14,14 @@ struct SoakCommand: AsyncParsableCommand {
         commandName: "bluejay-soak",
         abstract: "Soak Bluejay on the virtual radio: centrals, peripherals, mixed operations, random faults.",
         discussion: """
-        Exits with 0 when every invariant held: no notification lost or duplicated on a link \
-        that stayed up, every value read back one that was written, no operation hung, no \
-        RSS growth after warm-up beyond the tolerance, no file descriptor opened after it, no \
-        task or component alive after shutdown. 1 when one failed, 2 when the watchdog ended \
-        a run that did not finish. The seed is printed; the same seed makes the same choices \
-        (operations, values, faults, timings) for each central, peripheral and the fault \
-        injector, though not the same interleaving of their work.
+        Exits with 0 when every invariant held (the report lists them: no notification lost or \
+        duplicated on a link that stayed up, every value read back one that was written, no \
+        operation hung, every central and peripheral still working at the end, no growth of \
+        RSS or heap beyond the tolerances after warm-up, no file descriptor opened after it, \
+        no task or component alive after shutdown), 1 when one failed, 2 when the watchdog \
+        ended a run that did not finish. The seed is printed; the same seed makes the same \
+        choices (operations, values, faults, timings) for each central, peripheral and the \
+        fault injector, though not the same interleaving of their work.
         """
     )
 
