@@ -21,9 +21,12 @@ struct SoakRun: Sendable {
             print(partial.text)
         }
         defer { watchdog.disarm() }
+        let monitor = context.tasks.spawn("hang monitor") { [context] in await context.hangs.run() }
         // The world lives in load(): once it returns, only tasks and the stack's own
         // references can keep any of it alive.
         report = await load(report, progress: progress)
+        monitor.cancel()
+        await monitor.value
         return await windDown(report)
     }
 
