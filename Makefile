@@ -1,6 +1,6 @@
 # `make` or `make test`: the one test command (scripts/test.sh): venv, build without warnings, all tests.
 .DEFAULT_GOAL := test
-.PHONY: test stress-test venv rig-selftest bench bench-compare
+.PHONY: test stress-test soak venv rig-selftest bench bench-compare
 
 test:
 	bash scripts/test.sh
@@ -8,6 +8,16 @@ test:
 # The test command with one core kept busy, as on a loaded CI machine; STRESS_RUNS=5 for five runs.
 stress-test:
 	bash scripts/stress-test.sh
+
+# The soak run (bluejay-soak): centrals and peripherals on the in-process virtual radio doing
+# thousands of mixed operations under random faults for SOAK_MINUTES (default 3), then a report
+# and a verdict on its invariants (exit status 1 when one fails, 2 on a hang). SOAK_SEED=N
+# replays a run's choices. Builds in debug, as `make test` does (reuses its build).
+SOAK_MINUTES ?= 3
+export SOAK_MINUTES
+soak:
+	swift build --product bluejay-soak
+	"$$(swift build --show-bin-path)/bluejay-soak"
 
 # Only the Python venv with the pinned Bumble of the interop tests (.venv).
 venv:

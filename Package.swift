@@ -4,7 +4,7 @@ import PackageDescription
 /// One module per layer; a lower layer never imports a higher one.
 ///
 ///     BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← BluetoothPeripheral ←┐
-///                                       ↖ BluetoothVirtual (an HCI controller) ← BluetoothSimulator ├ bluejay (CLI)
+///                                       ↖ BluetoothVirtual (an HCI controller) ← BluetoothSimulator ├ bluejay (CLI), bluejay-soak
 ///     GATTProfiles (serde, SIG profiles)                     BluetoothHost ← Bluejay (app API) ←┘
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "BluetoothTransport", targets: ["BluetoothTransport"]),
         .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .executable(name: "bluejay", targets: ["BluejayCLI"]),
+        .executable(name: "bluejay-soak", targets: ["BluejaySoak"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -56,6 +57,15 @@ let package = Package(
             dependencies: [
                 "Bluejay", "BluetoothCore", "BluetoothHost", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothVirtual",
                 "GATTProfiles", "BluetoothTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                logging,
+            ]
+        ),
+        // `make soak`: centrals and peripherals on one virtual radio, mixed operations, random faults.
+        .executableTarget(
+            name: "BluejaySoak",
+            dependencies: [
+                "Bluejay", "BluetoothCore", "BluetoothHCI", "BluetoothHost", "BluetoothSimulator", "BluetoothVirtual",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging,
             ]

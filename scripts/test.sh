@@ -3,7 +3,8 @@
 #  1. makes .venv (Python with the pinned Bumble of Tests/InteropTests/bumble/requirements.txt)
 #     when it is missing, broken, or older than requirements.txt;
 #  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
-#  3. runs every test, unit and interop (the interop tests start the Bumble peer from .venv).
+#  3. runs every test, unit and interop (the interop tests start the Bumble peer from .venv);
+#  4. runs the soak (bluejay-soak, `make soak`) for 8 seconds, so that it cannot rot.
 # `scripts/test.sh --venv-only` does step 1 only (`make venv`).
 #
 # Note: an incremental build only shows the warnings of the files it recompiles; CI builds
@@ -33,7 +34,8 @@ if [[ "${1:-}" == "--venv-only" ]]; then
 fi
 
 build_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-build.XXXXXX")
-trap 'rm -f "$build_log"' EXIT
+soak_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-soak.XXXXXX")
+trap 'rm -f "$build_log" "$soak_log"' EXIT
 
 echo "==> swift build --build-tests"
 if ! swift build --build-tests 2>&1 | tee "$build_log"; then
@@ -51,3 +53,11 @@ fi
 
 echo "==> swift test"
 swift test
+
+echo "==> bluejay-soak for 8 s (make soak runs it for SOAK_MINUTES)"
+if ! "$(swift build --show-bin-path)/bluejay-soak" --seconds 8 > "$soak_log" 2>&1; then
+    cat "$soak_log"
+    echo "error: the soak smoke run failed (SOAK_SEED above replays its choices)" >&2
+    exit 1
+fi
+grep -E "^(operations|faults injected|notifications|result)" "$soak_log"

@@ -43,13 +43,16 @@ public final class VirtualControllerTransport: HCITransport {
         state.withLock { state in
             guard !state.started else { return }
             state.started = true
-            state.receiver = receiver
-            if !state.pending.isEmpty { scheduleDrain(&state) }
-            if state.isClosed, !state.closedDelivered {
+            if state.isClosed {
+                // Closed before it started: `.closed` is all the receiver gets, and it is not kept.
+                guard !state.closedDelivered else { return }
                 state.closedDelivered = true
                 let reason = state.closeReason
                 deliveryQueue.async { receiver(.closed(reason)) }
+                return
             }
+            state.receiver = receiver
+            if !state.pending.isEmpty { scheduleDrain(&state) }
         }
     }
 
@@ -122,6 +125,10 @@ public final class VirtualControllerTransport: HCITransport {
             state.pending.removeAll()
             if let receiver = state.receiver {
                 state.closedDelivered = true
+                // Let go of the receiver once it has its `.closed`: it usually holds the
+                // transport's owner (the HCI layer holds its transport), and the two would
+                // otherwise keep each other, the host above and the link alive for good.
+                state.receiver = nil
                 deliveryQueue.async { receiver(.closed(reason)) }
             }
         }

@@ -54,6 +54,48 @@ struct TransportAndServerTests {
         transport.close()
     }
 
+    @Test("A closed transport lets go of its receiver, which holds the transport's owner (no cycle, no leak)")
+    func closedTransportReleasesItsReceiver() async throws {
+        let link = VirtualLink()
+        let transport = link.addController(address: TestAddresses.central).makeTransport()
+        weak var weakOwner: TransportOwner?
+        let closed = Mutex(false)
+        do {
+            // As the HCI layer does: the owner holds the transport, the receiver holds the owner.
+            let owner = TransportOwner(transport)
+            weakOwner = owner
+            transport.start { event in
+                _ = owner
+                if case .closed = event { closed.withLock { $0 = true } }
+            }
+            try transport.send(H4Packet(.command, ResetCommand().encode()))
+        }
+        transport.close()
+        transport.waitUntilDelivered()
+        #expect(closed.withLock { $0 })
+        #expect(weakOwner == nil, "the transport still holds its receiver, and through it its owner")
+    }
+
+    @Test("A transport closed before it starts gives the receiver its closed and does not keep it")
+    func transportClosedBeforeStartDoesNotKeepItsReceiver() async throws {
+        let link = VirtualLink()
+        let transport = link.addController(address: TestAddresses.central).makeTransport()
+        weak var weakOwner: TransportOwner?
+        let closed = Mutex(false)
+        transport.close()
+        do {
+            let owner = TransportOwner(transport)
+            weakOwner = owner
+            transport.start { event in
+                _ = owner
+                if case .closed = event { closed.withLock { $0 = true } }
+            }
+        }
+        transport.waitUntilDelivered()
+        #expect(closed.withLock { $0 })
+        #expect(weakOwner == nil)
+    }
+
     @Test func serverSpeaksH4OverTCP() async throws {
         let link = VirtualLink()
         let controller = link.addController(address: TestAddresses.central)
@@ -108,6 +150,15 @@ struct TransportAndServerTests {
         let link = VirtualLink()
         let server = VirtualControllerServer(controller: link.addController(address: TestAddresses.central), host: "not-an-address")
         #expect(throws: TransportError.self) { try server.start() }
+    }
+}
+
+/// Stands for the HCI layer: it holds its transport, whose receiver holds it.
+private final class TransportOwner: Sendable {
+    let transport: VirtualControllerTransport
+
+    init(_ transport: VirtualControllerTransport) {
+        self.transport = transport
     }
 }
 

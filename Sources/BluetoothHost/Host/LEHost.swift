@@ -103,8 +103,12 @@ public actor LEHost {
     /// Disconnects every connection (best effort), then closes the transport.
     public func shutdown() async {
         if scanState != nil { await stopScanning() }
-        for connection in connectionsByHandle.values {
-            try? await disconnect(connection, reason: .remoteDeviceTerminatedPowerOff)
+        // All at once: each waits up to its supervision timeout for the controller's report
+        // (one that reset reports none), so one after another the waits would add up.
+        await withTaskGroup(of: Void.self) { group in
+            for connection in connectionsByHandle.values {
+                group.addTask { try? await self.disconnect(connection, reason: .remoteDeviceTerminatedPowerOff) }
+            }
         }
         controller.close()
         await inboundTask?.value
