@@ -64,8 +64,12 @@ extension InteropSuites {
             try await withHostileCentral { central, manager, database in
                 let small = database.small
                 let blob = database.blob
-                // A Write Request of 603 octets at MTU 23 to a characteristic of at most 1 octet.
-                let tooLong = try await central.exchange([0x12] + RawATT.le(small) + Array(repeating: 0x77, count: 600))
+                // A Write Request of 603 octets at MTU 23: longer than the MTU, Invalid PDU
+                // (Core 6.0, Vol 3, Part F, 3.2.8).
+                let overMTU = try await central.exchange([0x12] + RawATT.le(small) + Array(repeating: 0x77, count: 600))
+                #expect(overMTU == RawATT.errorResponse(0x12, handle: 0, code: 0x04), "\(overMTU.map { RigHex.encode($0) } ?? "none")")
+                // Within the MTU, but longer than the characteristic's 1 octet.
+                let tooLong = try await central.exchange([0x12] + RawATT.le(small) + [0x77, 0x77])
                 #expect(tooLong == RawATT.errorResponse(0x12, handle: small, code: 0x0D), "\(tooLong.map { RigHex.encode($0) } ?? "none")")
                 // Prepared writes that end past the characteristic's maximum (512): refused at execution.
                 for offset in stride(from: 0, to: 600, by: 18) {
