@@ -4,13 +4,36 @@ import BluetoothHCI
 /// Turns advertising reports into ``Advertisement``s: merges scan responses into the
 /// advertisement of the same peer, joins extended advertising data that arrives in several
 /// reports, filters by service, and suppresses duplicates. A plain state machine: no I/O.
+///
+/// Its state is bounded whatever the peers send: at most ``ScanOptions/peerLimit`` peers (past
+/// it the least recently heard is forgotten), none kept longer than ``ScanOptions/peerTimeout``
+/// after it was last heard, at most ``pendingChainLimit`` extended advertisements still
+/// arriving, each at most ``AdvertisingData/extendedMaximumLength`` bytes. Each report costs
+/// O(1), amortized.
 struct AdvertisementAssembler {
     let options: ScanOptions
-    private var latest: [DeviceAddress: Advertisement] = [:]
-    /// What was last reported per peer, for duplicate filtering.
-    private var reported: [DeviceAddress: (AdvertisingData, AdvertisingData?)] = [:]
+    /// Per peer, least recently heard first: the latest advertisement and what was last
+    /// reported (for duplicate filtering).
+    private var peers = RecencyTable<DeviceAddress, Peer>()
     /// Extended advertising data still arriving, per peer and advertising set.
-    private var partialData: [PartialKey: [UInt8]] = [:]
+    private var partialData = RecencyTable<PartialKey, Partial>()
+    /// Peers forgotten because the table was full.
+    private(set) var evictedPeers = 0
+    /// Peers forgotten because they were not heard within ``ScanOptions/peerTimeout``.
+    private(set) var expiredPeers = 0
+    /// Extended advertisements given up while they were still arriving (too many at once,
+    /// or their rest never came) or cut at ``AdvertisingData/extendedMaximumLength``.
+    private(set) var droppedChains = 0
+
+    /// How many extended advertisements may be arriving at once, in pieces. A controller
+    /// reassembles a few chains at a time; past this the one least recently added to is
+    /// given up (and counted), so that chains left unfinished cannot pile up.
+    static let pendingChainLimit = 64
+
+    private struct Peer {
+        var latest: Advertisement
+        var reported: (advertisingData: AdvertisingData, scanResponse: AdvertisingData?)?
+    }
 
     private struct PartialKey: Hashable {
         var peer: DeviceAddress
@@ -18,10 +41,24 @@ struct AdvertisementAssembler {
         var isScanResponse: Bool
     }
 
+    private struct Partial {
+        var data: [UInt8]
+        var lastHeard: ContinuousClock.Instant
+    }
+
     init(options: ScanOptions) { self.options = options }
+
+    /// How many peers the assembler keeps state for now.
+    var peerCount: Int { peers.count }
+    /// How many extended advertisements are still arriving.
+    var pendingChainCount: Int { partialData.count }
+    /// The work done beyond one step per report (stale entries skipped, compactions), for
+    /// the test that each report costs O(1), amortized.
+    var visits: Int { peers.visits + partialData.visits }
 
     /// A legacy advertising report; returns what to report, if anything.
     mutating func receive(_ report: LEAdvertisingReportEvent.Report, at time: ContinuousClock.Instant = .now) -> Advertisement? {
+        forgetSilentPeers(at: time)
         let isScanResponse = report.eventType == .scanRsp
         return merge(
             peer: report.advertiser, data: report.data, isScanResponse: isScanResponse,
@@ -33,13 +70,22 @@ struct AdvertisementAssembler {
     /// An extended advertising report; returns what to report, if anything.
     mutating func receive(_ report: LEExtendedAdvertisingReportEvent.Report, at time: ContinuousClock.Instant = .now) -> Advertisement? {
         guard let peer = report.advertiser else { return nil }
+        forgetSilentPeers(at: time)
         let isScanResponse = report.eventType.contains(.scanResponse)
         let key = PartialKey(peer: peer, sid: report.advertisingSID, isScanResponse: isScanResponse)
-        var data = partialData.removeValue(forKey: key) ?? []
+        var data = partialData.removeValue(forKey: key)?.data ?? []
         data += report.data
-        switch report.dataStatus {
+        var status = report.dataStatus
+        if data.count > AdvertisingData.extendedMaximumLength {
+            // More than any controller assembles: a hostile one. Keep what fits, as truncated.
+            data.removeLast(data.count - AdvertisingData.extendedMaximumLength)
+            droppedChains += 1
+            status = .incompleteTruncated
+        }
+        switch status {
         case .incompleteMoreToCome:
-            partialData[key] = data
+            if partialData.count >= Self.pendingChainLimit, partialData.removeLeastRecent() != nil { droppedChains += 1 }
+            partialData.touch(key, value: Partial(data: data, lastHeard: time))
             return nil
         case .complete, .incompleteTruncated:
             break
@@ -56,8 +102,15 @@ struct AdvertisementAssembler {
                                 time: ContinuousClock.Instant) -> Advertisement? {
         // Real devices send malformed data: keep the well-formed structures.
         let data = AdvertisingData.decodeLeniently(bytes)
-        var advertisement = latest[peer] ?? Advertisement(peer: peer, rssi: rssi, isConnectable: isConnectable,
-                                                          advertisingData: AdvertisingData(), timestamp: time)
+        var state: Peer
+        if let known = peers[peer] {
+            state = known
+        } else {
+            if peers.count >= max(1, options.peerLimit), peers.removeLeastRecent() != nil { evictedPeers += 1 }
+            state = Peer(latest: Advertisement(peer: peer, rssi: rssi, isConnectable: isConnectable,
+                                               advertisingData: AdvertisingData(), timestamp: time))
+        }
+        var advertisement = state.latest
         if isScanResponse {
             advertisement.scanResponse = data
         } else {
@@ -69,18 +122,34 @@ struct AdvertisementAssembler {
         advertisement.rssi = rssi ?? advertisement.rssi
         advertisement.txPower = txPower ?? advertisement.txPowerLevel ?? advertisement.txPower
         advertisement.timestamp = time
-        latest[peer] = advertisement
+        state.latest = advertisement
+        defer { peers.touch(peer, value: state) }
 
         if !options.serviceUUIDs.isEmpty {
             let advertised = Set(advertisement.serviceUUIDs)
             guard options.serviceUUIDs.contains(where: advertised.contains) else { return nil }
         }
         if options.filterDuplicates {
-            if let previous = reported[peer], previous.0 == advertisement.advertisingData, previous.1 == advertisement.scanResponse {
+            if let previous = state.reported, previous.advertisingData == advertisement.advertisingData,
+               previous.scanResponse == advertisement.scanResponse {
                 return nil
             }
-            reported[peer] = (advertisement.advertisingData, advertisement.scanResponse)
+            state.reported = (advertisement.advertisingData, advertisement.scanResponse)
         }
         return advertisement
+    }
+
+    /// Forgets the peers, and the unfinished extended advertisements, not heard for
+    /// ``ScanOptions/peerTimeout``: the least recently heard come first, so this stops at the
+    /// first one heard since.
+    private mutating func forgetSilentPeers(at time: ContinuousClock.Instant) {
+        while let least = peers.leastRecent(), least.value.latest.timestamp.duration(to: time) >= options.peerTimeout {
+            peers.removeLeastRecent()
+            expiredPeers += 1
+        }
+        while let least = partialData.leastRecent(), least.value.lastHeard.duration(to: time) >= options.peerTimeout {
+            partialData.removeLeastRecent()
+            droppedChains += 1
+        }
     }
 }
