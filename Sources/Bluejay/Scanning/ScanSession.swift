@@ -101,8 +101,9 @@ final class ScanSession: Sendable {
         }
         if let alreadyStopped { return ([], alreadyStopped, nil) }
         do {
-            let options = ScanOptions(active: request.tracker.active, filterDuplicates: !request.tracker.allowDuplicates,
+            var options = ScanOptions(active: request.tracker.active, filterDuplicates: !request.tracker.allowDuplicates,
                                       serviceUUIDs: request.serviceUUIDs)
+            options.peerLimit = request.tracker.peripheralLimit
             try await host.scan(options, handler: { [self] advertisements in
                 deliver { self.receive(advertisements, at: clock.now) }
             }, onEnd: { [self] error in
@@ -138,16 +139,20 @@ final class ScanSession: Sendable {
             // The whole batch under one lock, into the stream at once.
             let events = state.withLock { state -> [ScanEvent] in
                 guard state.ending == nil else { return [] }
-                return advertisements.compactMap { state.tracker.receive($0, at: now).map(ScanEvent.discovered) }
+                var events: [ScanEvent] = []
+                for advertisement in advertisements { state.tracker.receive(advertisement, at: now, into: &events) }
+                return events
             }
             publish(events, to: continuation)
         case let .callbacks(_, decide):
             for advertisement in advertisements {
-                let discovery = state.withLock { state -> ScanDiscovery? in
-                    guard state.ending == nil else { return nil }
-                    return state.tracker.receive(advertisement, at: now)
+                let events = state.withLock { state -> [ScanEvent] in
+                    guard state.ending == nil else { return [] }
+                    var events: [ScanEvent] = []
+                    state.tracker.receive(advertisement, at: now, into: &events)
+                    return events
                 }
-                if let discovery { ask(decide, about: .discovered(discovery)) }
+                for event in events { ask(decide, about: event) }
             }
         }
     }
@@ -155,13 +160,7 @@ final class ScanSession: Sendable {
     private func tick(at now: BluetoothClock.Instant) {
         let (events, pastDeadline) = state.withLock { state -> ([ScanEvent], Bool) in
             guard state.ending == nil else { return ([], false) }
-            let events = state.tracker.tick(at: now).map { event -> ScanEvent in
-                switch event {
-                case let .discovered(discovery): return .discovered(discovery)
-                case let .expired(discovery): return .expired(discovery)
-                }
-            }
-            return (events, state.deadline.map { now >= $0 } ?? false)
+            return (state.tracker.tick(at: now), state.deadline.map { now >= $0 } ?? false)
         }
         switch reporting {
         case let .stream(continuation):
