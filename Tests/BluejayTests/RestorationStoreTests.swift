@@ -1,5 +1,6 @@
 @testable import Bluejay
 import BluetoothHost
+import BluetoothVirtual
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -225,5 +226,33 @@ struct RestorationStoreTests {
         try FileManager.default.createDirectory(at: fifoScratch.directory, withIntermediateDirectories: true)
         #expect(mkfifo(fifoScratch.store.fileURL.path, 0o600) == 0)
         Self.expectSetAside(fifoScratch)
+    }
+
+    // MARK: At start
+
+    @Test("Bluejay started on a hostile file logs it, sets it aside, and runs without restoring")
+    func startWithHostileFile() async throws {
+        let scratch = Scratch()
+        let hostile = RestorationRecord(peripheral: "F0:00:00:00:00:01/random", listens: [
+            CharacteristicIdentifier(uuid: "2A37", service: ServiceIdentifier(uuid: String(repeating: " ", count: 32))),
+        ])
+        try scratch.plant(Array(try JSONEncoder().encode(hostile)))
+        let log = EventLog()
+        let link = VirtualLink(configuration: .init(timeScale: 1, seed: 10))
+        defer { link.shutdown() }
+        let config = BackgroundRestoreConfig(restoreIdentifier: "app", backgroundRestorer: log, listenRestorer: log,
+                                             directory: scratch.directory)
+        let controller = link.addController(name: "central", address: try #require(BluetoothAddress("C0:00:00:00:00:01")))
+        let bluejay = Bluejay()
+        bluejay.register(logObserver: log)
+        bluejay.start(mode: .new(StartOptions(backgroundRestore: .enable(config), transport: .transport(controller.makeTransport()))))
+        try await bluejay.waitUntilReady()
+        let stateFile = scratch.store.fileURL.path
+        #expect(await eventually { !FileManager.default.fileExists(atPath: stateFile) })
+        #expect(scratch.others.count == 1, "set aside: \(scratch.others)")
+        #expect(await eventually { log.all.contains { $0.contains("is not trusted") && $0.contains("does not name UUIDs") } })
+        #expect(!bluejay.isConnected)
+        #expect(!bluejay.isConnecting, "no restoration attempted")
+        await bluejay.stop()
     }
 }
