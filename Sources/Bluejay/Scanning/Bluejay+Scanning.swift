@@ -101,6 +101,7 @@ extension Bluejay {
             let host = try self.requireHost()
             self.log(.info, "\(description) started")
             let (discoveries, error, connect) = await session.run(host: host)
+            if let forgotten = session.forgottenSummary { self.log(.warning, forgotten) }
             self.endScan(session, discoveries: discoveries, error: error)
             if let connect {
                 self.log(.info, "the scan found \(connect.discovery.peripheralIdentifier): connecting")

@@ -131,6 +131,14 @@ final class ScanSession: Sendable {
         return (state.withLock { $0.tracker.discoveries }, ending.error, ending.connect)
     }
 
+    /// What the scan forgot past ``Bluejay/scanPeripheralLimit``, for the log: `nil` if nothing.
+    var forgottenSummary: String? {
+        let forgotten = state.withLock { $0.tracker.forgotten }
+        guard forgotten.tracked + forgotten.blacklisted > 0 else { return nil }
+        return "the scan heard more than \(request.tracker.peripheralLimit) peripherals: \(forgotten.tracked) tracked and "
+            + "\(forgotten.blacklisted) blacklisted were forgotten, least recently heard first"
+    }
+
     // MARK: Reports and time (on the delivery queue, or where they arrive)
 
     private func receive(_ advertisements: [Advertisement], at now: BluetoothClock.Instant) {
