@@ -51,20 +51,27 @@ struct ScanTracker: Sendable {
         var window = 16
 
         func timeout(recentGaps: [Duration]) -> Duration {
-            guard let longest = recentGaps.max() else { return initial }
-            return min(max(longest * factor, minimum), maximum)
+            timeout(longestGap: recentGaps.max())
+        }
+
+        func timeout(longestGap: Duration?) -> Duration {
+            guard let longestGap else { return initial }
+            return min(max(longestGap * factor, minimum), maximum)
         }
     }
 
-    /// What the tracker knows of one peripheral it heard.
+    /// What the tracker knows of one peripheral it heard (small: it is read and written back
+    /// at every report).
     private struct Peripheral: Sendable {
         var lastSeen: BluetoothClock.Instant
         /// The recent gaps between its advertisements (with duplicates allowed: expiry).
         var gaps: [Duration] = []
+        /// The longest of ``gaps``.
+        var longestGap: Duration?
         /// Its place in ``ScanTracker/discoveries``, once found.
         var index: Int?
-        /// Held for its scan response: the discovery so far, and until when.
-        var held: (discovery: ScanDiscovery, deadline: BluetoothClock.Instant)?
+        /// Held for its scan response until then (its discovery so far is in `heldDiscoveries`).
+        var heldUntil: BluetoothClock.Instant?
         /// The slot of the expiry schedule where it is looked at next (found, with duplicates).
         var checkSlot: ExpirySchedule.Slot?
 
@@ -82,7 +89,8 @@ struct ScanTracker: Sendable {
     private var blacklisted = RecencyTable<PeripheralIdentifier, Void>()
     /// The held peripherals' deadlines, in order (all are the same wait after a report).
     private var heldDeadlines: Deque<(id: PeripheralIdentifier, deadline: BluetoothClock.Instant)> = []
-    private var heldCount = 0
+    /// The held peripherals' discoveries so far.
+    private var heldDiscoveries: [PeripheralIdentifier: ScanDiscovery] = [:]
     private var expiryChecks: ExpirySchedule
     private var compactionVisits = 0
     /// Peripherals forgotten past ``Configuration/peripheralLimit`` (tracked, and blacklisted).
@@ -117,9 +125,10 @@ struct ScanTracker: Sendable {
             return
         }
         var peripheral: Peripheral
+        var estimateShrank = false
         if let known = peripherals[id] {
             peripheral = known
-            if configuration.allowDuplicates { recordGap(of: &peripheral, to: now) }
+            if configuration.allowDuplicates { estimateShrank = recordGap(of: &peripheral, to: now) }
             peripheral.lastSeen = now
         } else {
             makeRoom(reporting: &events)
@@ -129,7 +138,7 @@ struct ScanTracker: Sendable {
         if let index = peripheral.index {
             let previous = discoveries[index]
             var updated = discovery
-            if configuration.allowDuplicates { scheduleEarlierCheck(of: id, &peripheral) }
+            if estimateShrank { scheduleEarlierCheck(of: id, &peripheral) }
             peripherals.touch(id, value: peripheral)
             guard configuration.allowDuplicates, abs(discovery.rssi - previous.rssi) >= max(0, configuration.throttleRSSIDelta) else {
                 // Keep the freshest data, but the RSSI of the last report (the throttle's reference).
@@ -141,24 +150,24 @@ struct ScanTracker: Sendable {
             events.append(.discovered(updated))
             return
         }
-        if peripheral.held != nil {
+        if peripheral.heldUntil != nil {
             if advertisement.scanResponse != nil {
-                peripheral.held = nil
-                heldCount -= 1
+                peripheral.heldUntil = nil
+                heldDiscoveries[id] = nil
                 found(id, &peripheral, discovery)
                 events.append(.discovered(discovery))
             } else {
-                peripheral.held?.discovery = discovery
+                heldDiscoveries[id] = discovery
             }
             peripherals.touch(id, value: peripheral)
             return
         }
         if configuration.active, advertisement.isScannable, advertisement.scanResponse == nil {
             let deadline = now + configuration.scanResponseWait
-            peripheral.held = (discovery, deadline)
+            peripheral.heldUntil = deadline
             peripherals.touch(id, value: peripheral)
+            heldDiscoveries[id] = discovery
             heldDeadlines.append((id, deadline))
-            heldCount += 1
             compactHeldDeadlinesIfNeeded()
             return
         }
@@ -174,19 +183,19 @@ struct ScanTracker: Sendable {
         while let first = heldDeadlines.first, first.deadline <= now {
             heldDeadlines.removeFirst()
             compactionVisits += 1
-            guard var peripheral = peripherals[first.id], let held = peripheral.held, held.deadline == first.deadline else { continue }
-            peripheral.held = nil
-            heldCount -= 1
-            found(first.id, &peripheral, held.discovery)
+            guard var peripheral = peripherals[first.id], peripheral.heldUntil == first.deadline,
+                  let discovery = heldDiscoveries.removeValue(forKey: first.id) else { continue }
+            peripheral.heldUntil = nil
+            found(first.id, &peripheral, discovery)
             // Not heard, only released: its place in the recency order stays.
             peripherals.modify(first.id) { $0 = peripheral }
-            events.append(.discovered(held.discovery))
+            events.append(.discovered(discovery))
         }
         guard configuration.allowDuplicates else { return events }
         var expired: [Int] = []
         for (slot, id) in expiryChecks.takeDue(at: now) {
             guard let peripheral = peripherals[id], peripheral.checkSlot == slot, let index = peripheral.index else { continue }
-            let deadline = peripheral.lastSeen + configuration.expiry.timeout(recentGaps: peripheral.gaps)
+            let deadline = peripheral.lastSeen + configuration.expiry.timeout(longestGap: peripheral.longestGap)
             if deadline <= now {
                 peripherals.removeValue(forKey: id)
                 expired.append(index)
@@ -211,7 +220,7 @@ struct ScanTracker: Sendable {
         guard let peripheral = peripherals[id], peripheral.index == nil else { return }
         // Held: let go of it.
         peripherals.removeValue(forKey: id)
-        if peripheral.held != nil { heldCount -= 1 }
+        heldDiscoveries[id] = nil
     }
 
     func isBlacklisted(_ id: PeripheralIdentifier) -> Bool { blacklisted[id] != nil }
@@ -219,16 +228,28 @@ struct ScanTracker: Sendable {
     /// When the peripheral will be reported gone, if it is being tracked.
     func expiryDeadline(of id: PeripheralIdentifier) -> BluetoothClock.Instant? {
         guard let peripheral = peripherals[id] else { return nil }
-        return peripheral.lastSeen + configuration.expiry.timeout(recentGaps: peripheral.gaps)
+        return peripheral.lastSeen + configuration.expiry.timeout(longestGap: peripheral.longestGap)
     }
 
     // MARK: Internals
 
-    private func recordGap(of peripheral: inout Peripheral, to now: BluetoothClock.Instant) {
+    /// Keeps the gap since the peripheral was last heard; returns whether the estimate may
+    /// have shrunk: the first gap replaces the initial estimate, or the longest gap left the
+    /// window.
+    private func recordGap(of peripheral: inout Peripheral, to now: BluetoothClock.Instant) -> Bool {
         let gap = peripheral.lastSeen.duration(to: now)
-        guard gap > .zero else { return }
+        guard gap > .zero else { return false }
         peripheral.gaps.append(gap)
-        if peripheral.gaps.count > max(1, configuration.expiry.window) { peripheral.gaps.removeFirst() }
+        guard let longest = peripheral.longestGap else {
+            peripheral.longestGap = gap
+            return true
+        }
+        if gap > longest { peripheral.longestGap = gap }
+        guard peripheral.gaps.count > max(1, configuration.expiry.window) else { return false }
+        let left = peripheral.gaps.removeFirst()
+        guard left == peripheral.longestGap else { return false }
+        peripheral.longestGap = peripheral.gaps.max()
+        return peripheral.longestGap != left
     }
 
     /// Adds a peripheral to ``discoveries``; with duplicates allowed, schedules its expiry check.
@@ -236,15 +257,15 @@ struct ScanTracker: Sendable {
         peripheral.index = discoveries.count
         discoveries.append(discovery)
         guard configuration.allowDuplicates else { return }
-        let deadline = peripheral.lastSeen + configuration.expiry.timeout(recentGaps: peripheral.gaps)
+        let deadline = peripheral.lastSeen + configuration.expiry.timeout(longestGap: peripheral.longestGap)
         peripheral.checkSlot = expiryChecks.add(id, at: expiryChecks.slot(atOrAfter: deadline))
     }
 
-    /// A found peripheral heard again: its check stays where it is, unless the estimate
-    /// shrank so much that it would expire before that (it is then looked at earlier). A
-    /// later deadline needs nothing: the check finds it and looks again later.
+    /// A found peripheral heard again whose estimate shrank: its check moves earlier if it
+    /// would now expire before it. (A later deadline needs nothing: the check finds it and
+    /// looks again later.)
     private mutating func scheduleEarlierCheck(of id: PeripheralIdentifier, _ peripheral: inout Peripheral) {
-        let deadline = peripheral.lastSeen + configuration.expiry.timeout(recentGaps: peripheral.gaps)
+        let deadline = peripheral.lastSeen + configuration.expiry.timeout(longestGap: peripheral.longestGap)
         let slot = expiryChecks.slot(atOrAfter: deadline)
         guard let current = peripheral.checkSlot, slot < current else { return }
         peripheral.checkSlot = expiryChecks.add(id, at: slot)
@@ -257,9 +278,9 @@ struct ScanTracker: Sendable {
         guard peripherals.count >= limit else { return }
         var removed: [Int] = []
         for _ in 0..<max(1, limit / 16) {
-            guard let (_, peripheral) = peripherals.removeLeastRecent() else { break }
+            guard let (id, peripheral) = peripherals.removeLeastRecent() else { break }
             forgotten.tracked += 1
-            if peripheral.held != nil { heldCount -= 1 }
+            if peripheral.heldUntil != nil { heldDiscoveries[id] = nil }
             guard let index = peripheral.index else { continue }
             removed.append(index)
             if configuration.allowDuplicates { events.append(.expired(discoveries[index])) }
@@ -286,10 +307,10 @@ struct ScanTracker: Sendable {
     }
 
     private mutating func compactHeldDeadlinesIfNeeded() {
-        guard heldDeadlines.count > 2 * heldCount + 32 else { return }
+        guard heldDeadlines.count > 2 * heldDiscoveries.count + 32 else { return }
         compactionVisits += heldDeadlines.count
         heldDeadlines = Deque(heldDeadlines.lazy.filter { [peripherals] entry in
-            peripherals[entry.id]?.held?.deadline == entry.deadline
+            peripherals[entry.id]?.heldUntil == entry.deadline
         })
     }
 

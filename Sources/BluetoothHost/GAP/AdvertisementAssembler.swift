@@ -21,6 +21,8 @@ struct AdvertisementAssembler {
     private(set) var evictedPeers = 0
     /// Peers forgotten because they were not heard within ``ScanOptions/peerTimeout``.
     private(set) var expiredPeers = 0
+    /// When silent peers were last looked for: at most once a second, not at every report.
+    private var nextForgetting: ContinuousClock.Instant?
     /// Extended advertisements given up while they were still arriving (too many at once,
     /// or their rest never came) or cut at ``AdvertisingData/extendedMaximumLength``.
     private(set) var droppedChains = 0
@@ -102,47 +104,67 @@ struct AdvertisementAssembler {
                                 time: ContinuousClock.Instant) -> Advertisement? {
         // Real devices send malformed data: keep the well-formed structures.
         let data = AdvertisingData.decodeLeniently(bytes)
-        var state: Peer
-        if let known = peers[peer] {
-            state = known
-        } else {
-            if peers.count >= max(1, options.peerLimit), peers.removeLeastRecent() != nil { evictedPeers += 1 }
-            state = Peer(latest: Advertisement(peer: peer, rssi: rssi, isConnectable: isConnectable,
+        let report = Report(data: data, isScanResponse: isScanResponse, isConnectable: isConnectable, isScannable: isScannable,
+                            isDirected: isDirected, rssi: rssi, txPower: txPower, time: time)
+        let options = options
+        // In place: the peer's state is neither copied out nor written back.
+        if let result = peers.touch(peer, { state in Self.merge(report, into: &state, options: options) }) { return result }
+        if peers.count >= max(1, options.peerLimit), peers.removeLeastRecent() != nil { evictedPeers += 1 }
+        var state = Peer(latest: Advertisement(peer: peer, rssi: rssi, isConnectable: isConnectable,
                                                advertisingData: AdvertisingData(), timestamp: time))
-        }
-        var advertisement = state.latest
-        if isScanResponse {
-            advertisement.scanResponse = data
+        let result = Self.merge(report, into: &state, options: options)
+        peers.touch(peer, value: state)
+        return result
+    }
+
+    /// One assembled report, to merge into its peer's state.
+    private struct Report {
+        var data: AdvertisingData
+        var isScanResponse: Bool
+        var isConnectable: Bool
+        var isScannable: Bool
+        var isDirected: Bool
+        var rssi: Int8?
+        var txPower: Int8?
+        var time: ContinuousClock.Instant
+    }
+
+    /// Merges a report into the peer's latest advertisement; returns it unless the service
+    /// filter or the duplicate filter holds it back.
+    private static func merge(_ report: Report, into state: inout Peer, options: ScanOptions) -> Advertisement? {
+        if report.isScanResponse {
+            state.latest.scanResponse = report.data
         } else {
-            advertisement.advertisingData = data
-            advertisement.isConnectable = isConnectable
-            advertisement.isScannable = isScannable
-            advertisement.isDirected = isDirected
+            state.latest.advertisingData = report.data
+            state.latest.isConnectable = report.isConnectable
+            state.latest.isScannable = report.isScannable
+            state.latest.isDirected = report.isDirected
         }
-        advertisement.rssi = rssi ?? advertisement.rssi
-        advertisement.txPower = txPower ?? advertisement.txPowerLevel ?? advertisement.txPower
-        advertisement.timestamp = time
-        state.latest = advertisement
-        defer { peers.touch(peer, value: state) }
+        state.latest.rssi = report.rssi ?? state.latest.rssi
+        state.latest.txPower = report.txPower ?? state.latest.txPowerLevel ?? state.latest.txPower
+        state.latest.timestamp = report.time
 
         if !options.serviceUUIDs.isEmpty {
-            let advertised = Set(advertisement.serviceUUIDs)
+            let advertised = Set(state.latest.serviceUUIDs)
             guard options.serviceUUIDs.contains(where: advertised.contains) else { return nil }
         }
         if options.filterDuplicates {
-            if let previous = state.reported, previous.advertisingData == advertisement.advertisingData,
-               previous.scanResponse == advertisement.scanResponse {
+            if let previous = state.reported, previous.advertisingData == state.latest.advertisingData,
+               previous.scanResponse == state.latest.scanResponse {
                 return nil
             }
-            state.reported = (advertisement.advertisingData, advertisement.scanResponse)
+            state.reported = (state.latest.advertisingData, state.latest.scanResponse)
         }
-        return advertisement
+        return state.latest
     }
 
     /// Forgets the peers, and the unfinished extended advertisements, not heard for
     /// ``ScanOptions/peerTimeout``: the least recently heard come first, so this stops at the
-    /// first one heard since.
+    /// first one heard since. Looks once a second at most (a peer is forgotten up to a second
+    /// late).
     private mutating func forgetSilentPeers(at time: ContinuousClock.Instant) {
+        if let next = nextForgetting, time < next { return }
+        nextForgetting = time + .seconds(1)
         while let least = peers.leastRecent(), least.value.latest.timestamp.duration(to: time) >= options.peerTimeout {
             peers.removeLeastRecent()
             expiredPeers += 1

@@ -9,48 +9,69 @@ import DequeModule
 /// matches). Stale touches are skipped when the least recent key is looked for, and the queue
 /// is compacted once they outnumber the live ones, so it never holds more than about twice
 /// as many touches as the table has keys.
+///
+/// Inlinable, so that it runs specialized for its key and value in the modules that use it
+/// (a scan touches it for every report).
 public struct RecencyTable<Key: Hashable, Value> {
-    fileprivate struct Entry {
-        var value: Value
-        var generation: UInt64
+    @usableFromInline struct Entry {
+        @usableFromInline var value: Value
+        @usableFromInline var generation: UInt64
+
+        @inlinable init(value: Value, generation: UInt64) {
+            self.value = value
+            self.generation = generation
+        }
     }
 
-    private var entries: [Key: Entry] = [:]
-    private var order: Deque<(key: Key, generation: UInt64)> = []
-    private var nextGeneration: UInt64 = 0
+    @usableFromInline var entries: [Key: Entry] = [:]
+    @usableFromInline var order: Deque<(key: Key, generation: UInt64)> = []
+    @usableFromInline var nextGeneration: UInt64 = 0
     /// How many queue entries the table has stepped over (stale touches skipped, touches
     /// copied by a compaction): the work beyond one step per call, for tests that check
     /// that each operation is O(1) amortized.
-    public private(set) var visits = 0
+    @inlinable public var visits: Int { steps }
+    @usableFromInline var steps = 0
 
-    public init() {}
+    @inlinable public init() {}
 
     /// How many keys the table holds.
-    public var count: Int { entries.count }
-    public var isEmpty: Bool { entries.isEmpty }
+    @inlinable public var count: Int { entries.count }
+    @inlinable public var isEmpty: Bool { entries.isEmpty }
 
     /// The key's value, without touching it.
-    public subscript(key: Key) -> Value? {
+    @inlinable public subscript(key: Key) -> Value? {
         entries[key]?.value
     }
 
     /// Sets the key's value and makes it the most recent key.
-    public mutating func touch(_ key: Key, value: Value) {
+    @inlinable public mutating func touch(_ key: Key, value: Value) {
         nextGeneration &+= 1
         entries[key] = Entry(value: value, generation: nextGeneration)
         order.append((key, nextGeneration))
         compactIfNeeded()
     }
 
+    /// Changes the key's value in place and makes it the most recent key; `nil` when the key
+    /// is absent.
+    @inlinable @discardableResult
+    public mutating func touch<Result>(_ key: Key, _ body: (inout Value) throws -> Result) rethrows -> Result? {
+        guard let index = entries.index(forKey: key) else { return nil }
+        nextGeneration &+= 1
+        entries.values[index].generation = nextGeneration
+        order.append((key, nextGeneration))
+        defer { compactIfNeeded() }
+        return try body(&entries.values[index].value)
+    }
+
     /// Changes the key's value in place without touching it; `nil` when the key is absent.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func modify<Result>(_ key: Key, _ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard let index = entries.index(forKey: key) else { return nil }
         return try body(&entries.values[index].value)
     }
 
     /// Removes the key; its place in the queue goes stale.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
         let removed = entries.removeValue(forKey: key)?.value
         if removed != nil { compactIfNeeded() }
@@ -58,17 +79,17 @@ public struct RecencyTable<Key: Hashable, Value> {
     }
 
     /// The least recently touched key and its value, if any.
-    public mutating func leastRecent() -> (key: Key, value: Value)? {
+    @inlinable public mutating func leastRecent() -> (key: Key, value: Value)? {
         while let first = order.first {
             if let entry = entries[first.key], entry.generation == first.generation { return (first.key, entry.value) }
             order.removeFirst()
-            visits += 1
+            steps += 1
         }
         return nil
     }
 
     /// Removes and returns the least recently touched key and its value, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func removeLeastRecent() -> (key: Key, value: Value)? {
         guard let least = leastRecent() else { return nil }
         order.removeFirst()
@@ -77,12 +98,12 @@ public struct RecencyTable<Key: Hashable, Value> {
     }
 
     /// Every key and value, in no particular order.
-    public var keysAndValues: some Sequence<(key: Key, value: Value)> {
+    @inlinable public var keysAndValues: some Sequence<(key: Key, value: Value)> {
         entries.lazy.map { ($0.key, $0.value.value) }
     }
 
     /// Empties the table.
-    public mutating func removeAll() {
+    @inlinable public mutating func removeAll() {
         entries.removeAll()
         order.removeAll()
     }
@@ -90,9 +111,9 @@ public struct RecencyTable<Key: Hashable, Value> {
     /// Drops the stale touches once they outnumber the live ones (plus some slack, so that a
     /// small table is not compacted at every touch): the copy is paid for by the touches that
     /// went stale since the last one.
-    private mutating func compactIfNeeded() {
+    @inlinable mutating func compactIfNeeded() {
         guard order.count > 2 * entries.count + 32 else { return }
-        visits += order.count
+        steps += order.count
         order = Deque(order.lazy.filter { [entries] in entries[$0.key]?.generation == $0.generation })
     }
 }
