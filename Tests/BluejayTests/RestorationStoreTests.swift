@@ -84,6 +84,15 @@ struct RestorationStoreTests {
         #expect(Self.mode(scratch.store.fileURL.path) == 0o600)
     }
 
+    @Test("A world-readable file left by an earlier version is made private when read")
+    func loadTightensAnOldFile() throws {
+        let scratch = Scratch()
+        try scratch.plant(Array(try JSONEncoder().encode(Self.record)))
+        #expect(chmod(scratch.store.fileURL.path, 0o644) == 0)
+        #expect(scratch.store.load() == .record(Self.record))
+        #expect(Self.mode(scratch.store.fileURL.path) == 0o600)
+    }
+
     @Test("A symbolic link at the file's place is replaced, not written through")
     func saveDoesNotFollowALink() throws {
         let scratch = Scratch()

@@ -92,6 +92,8 @@ struct RestorationStore: Sendable {
         guard Int(status.st_size) <= Self.maximumFileSize else {
             return setAside("\(status.st_size) bytes, more than \(Self.maximumFileSize)")
         }
+        // A file written before files were private: private from now on.
+        if status.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
         let bytes: [UInt8]
         switch Self.readAll(descriptor, atMost: Self.maximumFileSize) {
         case let .success(read): bytes = read
