@@ -12,19 +12,18 @@ public final class WriteRequest: Sendable, CustomStringConvertible {
     public let value: [UInt8]
     /// How it arrived; a Write Command gets no answer whatever ``respond(_:)`` says.
     public let kind: GATTWriteRequest.Kind
-    private let answer: Mutex<CheckedContinuation<GATTWriteResponse, Never>?>
+    private let answer: WriteAnswer
 
-    init(central: Central, characteristic: GATTPublishedCharacteristic, value: [UInt8], kind: GATTWriteRequest.Kind,
-         continuation: CheckedContinuation<GATTWriteResponse, Never>) {
+    init(central: Central, characteristic: GATTPublishedCharacteristic, value: [UInt8], kind: GATTWriteRequest.Kind, answer: WriteAnswer) {
         self.central = central
         self.characteristic = characteristic
         self.value = value
         self.kind = kind
-        answer = Mutex(continuation)
+        self.answer = answer
     }
 
     deinit {
-        answer.withLock { $0 }?.resume(returning: .error(.unlikelyError))
+        answer.resume(.error(.unlikelyError))
     }
 
     /// Whether the central waits for the answer.
@@ -34,17 +33,56 @@ public final class WriteRequest: Sendable, CustomStringConvertible {
     /// `.error(.invalidAttributeValueLength)` or an application error 0x80…0x9F. Later
     /// calls do nothing.
     public func respond(_ response: GATTWriteResponse) {
-        let continuation = answer.withLock { answer -> CheckedContinuation<GATTWriteResponse, Never>? in
-            defer { answer = nil }
-            return answer
-        }
-        continuation?.resume(returning: response)
+        answer.resume(response)
     }
 
     /// Refuses the write with an ATT error.
     public func respond(withError code: ATTErrorCode) { respond(.error(code)) }
 
     public var description: String { "\(kind) of \(value.count) bytes to \(characteristic.uuid) from \(central)" }
+}
+
+/// The answer to one write, given once: by the app, by the request's end unanswered, or
+/// when the server gives up on it. The first wins, whichever comes before the wait begins.
+final class WriteAnswer: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<GATTWriteResponse, Never>)
+        case answered(GATTWriteResponse)
+        case done
+    }
+
+    private let state = Mutex(State.empty)
+
+    /// The wait for the answer; call once.
+    func set(_ continuation: CheckedContinuation<GATTWriteResponse, Never>) {
+        let early = state.withLock { state -> GATTWriteResponse? in
+            guard case let .answered(response) = state else {
+                state = .waiting(continuation)
+                return nil
+            }
+            state = .done
+            return response
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    /// Answers, unless answered already.
+    func resume(_ response: GATTWriteResponse) {
+        let continuation = state.withLock { state -> CheckedContinuation<GATTWriteResponse, Never>? in
+            switch state {
+            case .empty:
+                state = .answered(response)
+                return nil
+            case let .waiting(continuation):
+                state = .done
+                return continuation
+            case .answered, .done:
+                return nil
+            }
+        }
+        continuation?.resume(returning: response)
+    }
 }
 
 /// A central reads a characteristic that has a read handler.
@@ -74,6 +112,10 @@ final class RequestRouter: Sendable {
     }
 
     private let state = Mutex(State())
+    private let dropped = Atomic<Int>(0)
+
+    /// How many writes were refused because their stream was full.
+    var droppedWriteRequests: Int { dropped.load(ordering: .relaxed) }
 
     /// The server whose stored values answer reads without a handler.
     func attach(_ server: GATTServer) {
@@ -126,15 +168,33 @@ final class RequestRouter: Sendable {
         let (consumer, characteristic) = state.withLock { ($0.writeConsumers[request.handle], $0.characteristics[request.handle]) }
         guard let consumer, let characteristic else { return .success }
         let central = Central(connectionHandle: request.connectionHandle, address: request.peer)
-        return await withCheckedContinuation { continuation in
-            let writeRequest = WriteRequest(central: central, characteristic: characteristic, value: request.value,
-                                            kind: request.kind, continuation: continuation)
-            switch consumer {
-            case let .stream(stream):
-                if case .terminated = stream.yield(writeRequest) { writeRequest.respond(.success) }
-            case let .callback(callback):
-                callback(writeRequest)
+        let answer = WriteAnswer()
+        // The server gives up on a handler at its timeout and cancels it: the answer is then
+        // settled, so that this task ends instead of waiting for a request nobody may answer.
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                answer.set(continuation)
+                let writeRequest = WriteRequest(central: central, characteristic: characteristic, value: request.value,
+                                                kind: request.kind, answer: answer)
+                switch consumer {
+                case let .stream(stream):
+                    switch stream.yield(writeRequest) {
+                    case .enqueued:
+                        break
+                    case .dropped:
+                        dropped.add(1, ordering: .relaxed)
+                        writeRequest.respond(withError: .insufficientResources)
+                    case .terminated:
+                        writeRequest.respond(.success)
+                    @unknown default:
+                        writeRequest.respond(withError: .unlikelyError)
+                    }
+                case let .callback(callback):
+                    callback(writeRequest)
+                }
             }
+        } onCancel: {
+            answer.resume(.error(.unlikelyError))
         }
     }
 

@@ -45,4 +45,34 @@ import Testing
         await task.value
         #expect(fanOut.isEmpty, "a cancelled consumer's stream is removed")
     }
+
+    @Test func aStreamNobodyReadsHoldsTheNewestUpToTheLimitAndCountsTheRest() async {
+        let fanOut = AsyncStreamFanOut<Int>()
+        #expect(fanOut.bufferLimit == 1_024)
+        let idle = fanOut.makeStream()
+        for value in 1...5_000 { fanOut.yield(value) }
+        fanOut.finish()
+        var values: [Int] = []
+        for await value in idle { values.append(value) }
+        #expect(values == Array(3_977...5_000), "the newest 1,024, in order")
+        #expect(fanOut.droppedCount == 5_000 - 1_024)
+    }
+
+    @Test func aSlowStreamDoesNotMakeAnotherLoseAnything() async {
+        let fanOut = AsyncStreamFanOut<Int>(bufferLimit: 4)
+        let slow = fanOut.makeStream()
+        let fast = fanOut.makeStream()
+        var fastIterator = fast.makeAsyncIterator()
+        var fastValues: [Int] = []
+        for value in 1...10 {
+            fanOut.yield(value)
+            if let next = await fastIterator.next() { fastValues.append(next) }
+        }
+        fanOut.finish()
+        var slowValues: [Int] = []
+        for await value in slow { slowValues.append(value) }
+        #expect(fastValues == Array(1...10))
+        #expect(slowValues == [7, 8, 9, 10])
+        #expect(fanOut.droppedCount == 6)
+    }
 }

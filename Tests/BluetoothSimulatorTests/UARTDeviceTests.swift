@@ -81,4 +81,23 @@ struct UARTDeviceTests {
             try await bluejay.disconnect()
         }
     }
+
+    @Test("Answers waiting to be sent are bounded: past the limit the newest is dropped and counted")
+    func answerBufferBounded() async throws {
+        let clock = ManualClock()
+        try await withSimulator(simulatorClock: .manual(clock)) { simulator, bluejay in
+            var configuration = UARTDevice.Configuration(chunking: .fixed(20), responder: .echo)
+            configuration.chunkDelay = .seconds(1)
+            configuration.answerBufferLimit = 2
+            let uart = try await simulator.addUARTDevice(configuration)
+            try await connect(bluejay, to: uart.device)
+            try await bluejay.write(to: UART.rx, value: Data([1]))
+            // The first answer is being sent: it waits for its chunk delay on the device's clock.
+            try await clock.waitForSleepingTasks(1)
+            for value: UInt8 in 2...5 { try await bluejay.write(to: UART.rx, value: Data([value])) }
+            try await waitUntil("the two answers past the limit dropped") { uart.droppedAnswers == 2 }
+            #expect(uart.received == [[1], [2], [3], [4], [5]], "every write was received")
+            try await bluejay.disconnect()
+        }
+    }
 }

@@ -38,6 +38,16 @@ let benchmarks: @Sendable () -> Void = {
         try await bench.scan(chunks, count: count)
     }
 
+    // Each report from an address the scan has not heard yet: the path of a crowd, or of a peer
+    // rotating random addresses (`bluejay-compare scan COUNT 8 10000` measures 10,000 tracked).
+    Benchmark("H4 to Bluejay async scan with duplicates, a new random address each report, 8 per read (reports)") { benchmark in
+        let bench = try await SharedPipeline.shared.bench()
+        let count = benchmark.scaledIterations.count
+        let chunks = try PipelineBench.advertisingReportChunks(count: count, perRead: 8, advertisers: count)
+        benchmark.startMeasurement()
+        try await bench.scan(chunks, count: count)
+    }
+
     Benchmark("Bluejay async read round trip, 20 bytes, responder in the controller's place (reads)") { benchmark in
         let bench = try await SharedPipeline.shared.bench()
         benchmark.startMeasurement()

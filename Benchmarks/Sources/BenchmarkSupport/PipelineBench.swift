@@ -206,15 +206,26 @@ public final class PipelineBench: Sendable {
     }
 
     /// The H4 bytes of `count` LE Advertising Report events (one ADV_NONCONN_IND report each,
-    /// 31 bytes of data, from 50 advertisers in turn), cut into reads of `perRead` events.
-    public static func advertisingReportChunks(count: Int, perRead: Int) throws -> [[UInt8]] {
+    /// 31 bytes of data, from `advertisers` advertisers in turn: 50 fixed addresses, or that
+    /// many random static addresses from a fixed seed), cut into reads of `perRead` events.
+    public static func advertisingReportChunks(count: Int, perRead: Int, advertisers: Int = 50) throws -> [[UInt8]] {
         let data = try AdvertisingData([
             .flags([.leGeneralDiscoverableMode, .brEdrNotSupported]),
             .completeLocalName("Adv-00"),
             .manufacturerSpecificData(companyID: 0xFFFF, data: Array(repeating: 0xAB, count: 16)),
         ]).encoded()
-        let events = (0..<50).map { index in
-            let address = BluetoothAddress(bytes: [0xC0, 0xAD, 0x00, 0x00, 0x00, UInt8(index)]) ?? .zero
+        var seed: UInt64 = 10
+        let events = (0..<advertisers).map { index in
+            var address = BluetoothAddress(bytes: [0xC0, 0xAD, 0x00, 0x00, 0x00, UInt8(truncatingIfNeeded: index)]) ?? .zero
+            if advertisers > 50 {
+                // SplitMix64: distinct random static addresses (the two top bits set).
+                seed &+= 0x9E37_79B9_7F4A_7C15
+                var z = (seed ^ (seed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                z ^= z >> 31
+                let bytes = (0..<6).map { UInt8(truncatingIfNeeded: z >> (8 * $0)) }
+                address = BluetoothAddress(bytes: [bytes[0] | 0xC0] + bytes[1...]) ?? .zero
+            }
             let report = LEAdvertisingReportEvent.Report(eventType: .advNonconnInd, addressType: .random, address: address, data: data,
                                                          rssi: -50)
             return H4Packet(.event, HCIEvent.le(.advertisingReport(LEAdvertisingReportEvent(reports: [report]))).encode()).framed

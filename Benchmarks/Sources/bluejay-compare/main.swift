@@ -35,19 +35,21 @@ struct BluejayCompare {
                 await bench.shutdown()
             case "scan":
                 // LE Advertising Report events injected into our central's transport, through to a
-                // Bluejay async scan with duplicates.
+                // Bluejay async scan with duplicates, from ADVERTISERS addresses in turn (50, or
+                // that many random ones: 10,000 keeps the scan's tables at 10,000 peripherals).
                 let count = Int(arguments.dropFirst().first ?? "") ?? 100_000
                 let perRead = Int(arguments.dropFirst(2).first ?? "") ?? 8
+                let advertisers = Int(arguments.dropFirst(3).first ?? "") ?? 50
                 let bench = try await PipelineBench.make()
                 try await bench.scan(try PipelineBench.advertisingReportChunks(count: 5_000, perRead: perRead), count: 5_000)
-                let chunks = try PipelineBench.advertisingReportChunks(count: count, perRead: perRead)
+                let chunks = try PipelineBench.advertisingReportChunks(count: count, perRead: perRead, advertisers: advertisers)
                 let before = ProcessCPU.usage()
                 let start = ContinuousClock.now
                 try await bench.scan(chunks, count: count)
                 let elapsed = start.duration(to: .now)
                 let after = ProcessCPU.usage()
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-                print("scan: \(count) advertising reports, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
+                print("scan: \(count) advertising reports from \(advertisers) advertisers, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
                       + "\(String(format: "%.2f", (after.cpu - before.cpu) * 1e6 / Double(count))) µs CPU each, "
                       + "\(String(format: "%.2f", Double(after.contextSwitches - before.contextSwitches) / Double(count))) context switches each")
                 await bench.shutdown()

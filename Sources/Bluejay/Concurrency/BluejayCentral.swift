@@ -83,8 +83,10 @@ public final class BluejayCentral: Sendable {
             serviceUUIDs: uuids)
         let session = ScanSession(operationID: 0, request: request, reporting: events.reporting, stopped: events.stopped)
         let host = self.host
+        let logger = self.logger
         let task = Task {
             let (discoveries, error, _) = await session.run(host: host)
+            if let forgotten = session.forgottenSummary { logger.warning("\(forgotten)") }
             session.finish(discoveries: discoveries, error: error)
         }
         events.continuation.onTermination = {

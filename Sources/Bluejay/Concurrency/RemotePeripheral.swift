@@ -3,6 +3,7 @@ import BluetoothHCI
 import BluetoothHost
 import Foundation
 import Logging
+import Synchronization
 
 /// One connected peripheral of a ``BluejayCentral``, with its own FIFO queue: its requests
 /// run one at a time in order, each with the central's operation time limit, and fail with
@@ -15,14 +16,18 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     private let limit: Duration?
     private let clock: BluetoothClock
     private let serviceChangeStream: AsyncStream<[ServiceIdentifier]>
+    private let droppedServiceChanges = Atomic<Int>(0)
+    private let logger: Logger
 
     init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, clock: BluetoothClock, logger: Logger) {
         self.link = link
         identifier = link.identifier
         limit = operationTimeout.duration
         self.clock = clock
+        self.logger = logger
         runner = OperationRunner { message in logger.debug("\(message)") }
-        let (stream, continuation) = AsyncStream.makeStream(of: [ServiceIdentifier].self, bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream.makeStream(of: [ServiceIdentifier].self,
+                                                            bufferingPolicy: .bufferingNewest(Self.serviceChangeBufferLimit))
         serviceChangeStream = stream
         let runner = self.runner
         let peripheral = link.identifier
@@ -31,9 +36,29 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
             logger.info("disconnected from \(peripheral): \(reason)")
             runner.failAll(.disconnected(peripheral, reason: reason)) { $0.kind != .disconnect }
         }
-        Task {
-            for await change in changes { continuation.yield(link.invalidate(change)) }
+        Task { [weak self] in
+            for await change in changes {
+                // Invalidated whether or not the app reads the stream.
+                if case .dropped = continuation.yield(link.invalidate(change)) { self?.noteDroppedServiceChange() }
+            }
             continuation.finish()
+        }
+    }
+
+    /// How many Service Changed reports ``serviceChanges`` holds for a consumer that falls
+    /// behind, or never reads it (the cached services are invalidated either way). Past it
+    /// the oldest are dropped, counted and logged: a peripheral that indicates Service
+    /// Changed again and again must not make memory grow without bound.
+    public static let serviceChangeBufferLimit = 64
+
+    /// How many Service Changed reports ``serviceChanges`` dropped.
+    var droppedServiceChangeCount: Int { droppedServiceChanges.load(ordering: .relaxed) }
+
+    private func noteDroppedServiceChange() {
+        let dropped = droppedServiceChanges.add(1, ordering: .relaxed).newValue
+        // The first, then one line per buffer's worth.
+        if dropped % Self.serviceChangeBufferLimit == 1 {
+            logger.warning("\(identifier): serviceChanges is not read; \(dropped) Service Changed report(s) dropped so far")
         }
     }
 
@@ -109,7 +134,8 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     }
 
     /// The services invalidated by each Service Changed indication (empty: services were
-    /// added). A single stream: iterate it from one task.
+    /// added). A single stream: iterate it from one task. It holds the newest
+    /// ``serviceChangeBufferLimit`` reports the consumer has not taken.
     public var serviceChanges: AsyncStream<[ServiceIdentifier]> { serviceChangeStream }
 
     private func perform<T: Sendable>(_ name: String, _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {

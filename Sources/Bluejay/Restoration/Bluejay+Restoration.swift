@@ -6,14 +6,19 @@ extension Bluejay {
     /// left connected, before any other request runs.
     func beginRestoration() {
         guard let context = state.withLock({ $0.restoration }) else { return }
-        let record: RestorationRecord?
-        do {
-            record = try context.store.load()
-        } catch {
-            log(.error, "\(error); starting without restoration")
+        let record: RestorationRecord
+        switch context.store.load() {
+        case .nothing:
+            log(.debug, "nothing to restore for \"\(context.config.restoreIdentifier)\"")
             return
+        case let .setAside(reason, movedTo):
+            let disposal = movedTo.map { "moved to \($0.path)" } ?? "removed"
+            log(.error, "the restoration file \(context.store.fileURL.path) is not trusted (\(reason)): \(disposal); starting without restoration")
+            return
+        case let .record(loaded):
+            record = loaded
         }
-        guard let record, let peripheral = record.peripheralIdentifier else {
+        guard let peripheral = record.peripheralIdentifier else {
             log(.debug, "nothing to restore for \"\(context.config.restoreIdentifier)\"")
             return
         }

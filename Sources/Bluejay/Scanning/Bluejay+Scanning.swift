@@ -42,6 +42,15 @@ extension Bluejay {
                   serviceIdentifiers: serviceIdentifiers, reporting: .callbacks(queue: queue, decide: decide), stopped: report)
     }
 
+    /// How many peripherals a scan tracks at once (found, or waiting for their scan
+    /// response), and how many it keeps blacklisted: enough for 10,000 devices with random
+    /// addresses. Past it the least recently heard are forgotten, a sixteenth of the limit at
+    /// once; with duplicates allowed each forgotten discovery is reported to `expired`, and a
+    /// peripheral heard again is discovered again. A crowd, or a peer rotating random
+    /// addresses, must not make a scan's memory grow without bound. The host's state per
+    /// peer (``ScanOptions/peerLimit``) follows the same limit.
+    public static let scanPeripheralLimit = ScanOptions.defaultPeerLimit
+
     /// Stops the scan (running or queued); its `stopped` callback gets no error.
     public func stopScanning() {
         guard let session = state.withLock({ $0.scan }) else { return }
@@ -92,6 +101,7 @@ extension Bluejay {
             let host = try self.requireHost()
             self.log(.info, "\(description) started")
             let (discoveries, error, connect) = await session.run(host: host)
+            if let forgotten = session.forgottenSummary { self.log(.warning, forgotten) }
             self.endScan(session, discoveries: discoveries, error: error)
             if let connect {
                 self.log(.info, "the scan found \(connect.discovery.peripheralIdentifier): connecting")

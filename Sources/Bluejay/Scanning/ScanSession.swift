@@ -101,8 +101,9 @@ final class ScanSession: Sendable {
         }
         if let alreadyStopped { return ([], alreadyStopped, nil) }
         do {
-            let options = ScanOptions(active: request.tracker.active, filterDuplicates: !request.tracker.allowDuplicates,
+            var options = ScanOptions(active: request.tracker.active, filterDuplicates: !request.tracker.allowDuplicates,
                                       serviceUUIDs: request.serviceUUIDs)
+            options.peerLimit = request.tracker.peripheralLimit
             try await host.scan(options, handler: { [self] advertisements in
                 deliver { self.receive(advertisements, at: clock.now) }
             }, onEnd: { [self] error in
@@ -130,6 +131,14 @@ final class ScanSession: Sendable {
         return (state.withLock { $0.tracker.discoveries }, ending.error, ending.connect)
     }
 
+    /// What the scan forgot past ``Bluejay/scanPeripheralLimit``, for the log: `nil` if nothing.
+    var forgottenSummary: String? {
+        let forgotten = state.withLock { $0.tracker.forgotten }
+        guard forgotten.tracked + forgotten.blacklisted > 0 else { return nil }
+        return "the scan heard more than \(request.tracker.peripheralLimit) peripherals: \(forgotten.tracked) tracked and "
+            + "\(forgotten.blacklisted) blacklisted were forgotten, least recently heard first"
+    }
+
     // MARK: Reports and time (on the delivery queue, or where they arrive)
 
     private func receive(_ advertisements: [Advertisement], at now: BluetoothClock.Instant) {
@@ -138,16 +147,20 @@ final class ScanSession: Sendable {
             // The whole batch under one lock, into the stream at once.
             let events = state.withLock { state -> [ScanEvent] in
                 guard state.ending == nil else { return [] }
-                return advertisements.compactMap { state.tracker.receive($0, at: now).map(ScanEvent.discovered) }
+                var events: [ScanEvent] = []
+                for advertisement in advertisements { state.tracker.receive(advertisement, at: now, into: &events) }
+                return events
             }
             publish(events, to: continuation)
         case let .callbacks(_, decide):
             for advertisement in advertisements {
-                let discovery = state.withLock { state -> ScanDiscovery? in
-                    guard state.ending == nil else { return nil }
-                    return state.tracker.receive(advertisement, at: now)
+                let events = state.withLock { state -> [ScanEvent] in
+                    guard state.ending == nil else { return [] }
+                    var events: [ScanEvent] = []
+                    state.tracker.receive(advertisement, at: now, into: &events)
+                    return events
                 }
-                if let discovery { ask(decide, about: .discovered(discovery)) }
+                for event in events { ask(decide, about: event) }
             }
         }
     }
@@ -155,13 +168,7 @@ final class ScanSession: Sendable {
     private func tick(at now: BluetoothClock.Instant) {
         let (events, pastDeadline) = state.withLock { state -> ([ScanEvent], Bool) in
             guard state.ending == nil else { return ([], false) }
-            let events = state.tracker.tick(at: now).map { event -> ScanEvent in
-                switch event {
-                case let .discovered(discovery): return .discovered(discovery)
-                case let .expired(discovery): return .expired(discovery)
-                }
-            }
-            return (events, state.deadline.map { now >= $0 } ?? false)
+            return (state.tracker.tick(at: now), state.deadline.map { now >= $0 } ?? false)
         }
         switch reporting {
         case let .stream(continuation):

@@ -75,6 +75,19 @@ public struct ScanOptions: Sendable, Equatable {
     /// Scan interval and window, in units of 0.625 ms (default 60 ms / 30 ms).
     public var interval: UInt16 = 0x0060
     public var window: UInt16 = 0x0030
+    /// How many peers the host keeps state for while it scans (the latest advertisement, to
+    /// merge a scan response into; what was last reported, to filter duplicates). Default
+    /// 16,384: enough for 10,000 devices with random addresses. Past it the least recently
+    /// heard peer is forgotten (and counted): if heard again it is reported as new. A peer
+    /// or a crowd rotating random addresses must not make memory grow without bound.
+    public var peerLimit = ScanOptions.defaultPeerLimit
+    /// A peer not heard for this long is forgotten, as past ``peerLimit`` (default 60 s,
+    /// well beyond the longest legacy advertising interval, 10.24 s: Core 6.0, Vol 4, Part E,
+    /// 7.8.5).
+    public var peerTimeout: Duration = .seconds(60)
+
+    /// The default ``peerLimit``.
+    public static let defaultPeerLimit = 16_384
 
     public init(active: Bool = true, filterDuplicates: Bool = true, serviceUUIDs: [BluetoothUUID] = []) {
         self.active = active

@@ -25,6 +25,9 @@ public struct AdvertisingStructure: Hashable, Sendable, CustomStringConvertible 
 public struct AdvertisingData: Hashable, Sendable, CustomStringConvertible {
     /// The longest legacy advertising or scan response data (Core 6.0, Vol 4, Part E, 7.8.7).
     public static let legacyMaximumLength = 31
+    /// The longest extended advertising or scan response data a controller takes (Core 6.0,
+    /// Vol 4, Part E, 7.8.57: Max_Advertising_Data_Length is at most 0x0672).
+    public static let extendedMaximumLength = 1650
 
     public var structures: [AdvertisingStructure]
 

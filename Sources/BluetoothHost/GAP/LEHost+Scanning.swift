@@ -53,7 +53,7 @@ extension LEHost {
         guard scanState == nil else { throw HostError.scanInProgress }
         let id = makeIdentifier()
         let extended = controllerInfo?.supportsExtendedScanning == true
-        let receiver = ScanReceiver(id: id, options: options, handler: handler, onEnd: onEnd)
+        let receiver = ScanReceiver(id: id, options: options, logger: logger, handler: handler, onEnd: onEnd)
         scanState = ScanState(receiver: receiver, usesExtendedCommands: extended)
         // In place before the controller starts, so that no report is missed.
         l2cap.setScanReceiver(receiver)
@@ -93,7 +93,7 @@ extension LEHost {
         } else {
             _ = try? await send(LESetScanEnableCommand(enable: false, filterDuplicates: false))
         }
-        logger.debug("scan stopped")
+        logger.debug("scan stopped: \(state.receiver.statistics)")
     }
 
     func failScan(with error: HostError) {

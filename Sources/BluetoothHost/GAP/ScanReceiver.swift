@@ -1,5 +1,6 @@
 import BluetoothCore
 import BluetoothHCI
+import Logging
 import Synchronization
 
 /// The receiving end of the running scan, on the transport's reader thread: the
@@ -12,15 +13,17 @@ final class ScanReceiver: Sendable {
     let id: UInt64
     private let assembler: Mutex<AdvertisementAssembler>
     private let delivery: Mutex<Delivery>
+    private let logger: Logger
 
     private struct Delivery {
         var handler: (@Sendable ([Advertisement]) -> Void)?
         var onEnd: (@Sendable (HostError?) -> Void)?
     }
 
-    init(id: UInt64, options: ScanOptions, handler: @escaping @Sendable ([Advertisement]) -> Void,
+    init(id: UInt64, options: ScanOptions, logger: Logger, handler: @escaping @Sendable ([Advertisement]) -> Void,
          onEnd: @escaping @Sendable (HostError?) -> Void) {
         self.id = id
+        self.logger = logger
         assembler = Mutex(AdvertisementAssembler(options: options))
         delivery = Mutex(Delivery(handler: handler, onEnd: onEnd))
     }
@@ -28,19 +31,37 @@ final class ScanReceiver: Sendable {
     /// Assembles a legacy advertising report event into `advertisements`.
     func assemble(_ event: LEAdvertisingReportEvent, at time: ContinuousClock.Instant, into advertisements: inout [Advertisement]) {
         assembler.withLock { assembler in
+            let evicted = assembler.evictedPeers
             for report in event.reports {
                 if let advertisement = assembler.receive(report, at: time) { advertisements.append(advertisement) }
             }
+            warnOnFirstEviction(before: evicted, after: assembler.evictedPeers, limit: assembler.options.peerLimit)
         }
     }
 
     /// Assembles an extended advertising report event into `advertisements`.
     func assemble(_ event: LEExtendedAdvertisingReportEvent, at time: ContinuousClock.Instant, into advertisements: inout [Advertisement]) {
         assembler.withLock { assembler in
+            let evicted = assembler.evictedPeers
             for report in event.reports {
                 if let advertisement = assembler.receive(report, at: time) { advertisements.append(advertisement) }
             }
+            warnOnFirstEviction(before: evicted, after: assembler.evictedPeers, limit: assembler.options.peerLimit)
         }
+    }
+
+    /// What the assembler forgot or gave up, for the log at the end of the scan.
+    var statistics: String {
+        assembler.withLock { assembler in
+            "\(assembler.peerCount) peer(s) tracked, \(assembler.evictedPeers) forgotten past the limit of \(assembler.options.peerLimit), "
+                + "\(assembler.expiredPeers) after \(assembler.options.peerTimeout) unheard, \(assembler.droppedChains) extended advertisement(s) given up"
+        }
+    }
+
+    /// Says once per scan that the peer table is full (each eviction is counted, not logged).
+    private func warnOnFirstEviction(before: Int, after: Int, limit: Int) {
+        guard before == 0, after > 0 else { return }
+        logger.warning("the scan hears more than \(limit) peers: the least recently heard are forgotten (and reported again if heard again)")
     }
 
     /// Hands the handler one batch's advertisements, unless the scan has ended.

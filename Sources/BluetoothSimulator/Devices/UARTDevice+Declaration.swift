@@ -41,6 +41,11 @@ extension UARTDevice {
         public var responder: Responder
         /// Waits this long before each chunk.
         public var chunkDelay: Duration = .zero
+        /// How many answers may wait to be sent (behind the one being sent): a central that
+        /// writes faster than the answers go out (or never reads them) must not make the
+        /// device's memory grow without bound. Past it the newest answer is dropped and counted
+        /// in ``UARTDevice/droppedAnswers``; the answers kept go out in order. Default 256.
+        public var answerBufferLimit = 256
         /// Time between advertising events.
         public var advertisingInterval: Duration = .milliseconds(100)
         /// On a virtual link, in metres.

@@ -34,13 +34,15 @@ public final class UARTDevice: Sendable {
         var received: [[UInt8]] = []
         var answeredChunkSizes: [[Int]] = []
         var unsent = 0
+        var dropped = 0
     }
 
     init(device: SimulatedDevice, configuration: Configuration) {
         self.device = device
         self.configuration = configuration
         state = Mutex(State(sizer: ChunkSizer(configuration.chunking)))
-        let (stream, continuation) = AsyncStream.makeStream(of: Answer.self, bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream.makeStream(of: Answer.self,
+                                                            bufferingPolicy: .bufferingOldest(max(1, configuration.answerBufferLimit)))
         answers = continuation
         let writes = device.events()
         // Writes to RX become answers, in order.
@@ -53,7 +55,14 @@ public final class UARTDevice: Sendable {
                 case .echo: answer = value
                 case let .script(respond): answer = await respond(value)
                 }
-                if let answer, !answer.isEmpty { self.answers.yield(Answer(central: central, bytes: answer)) }
+                if let answer, !answer.isEmpty, case .dropped = self.answers.yield(Answer(central: central, bytes: answer)) {
+                    let dropped = self.state.withLock { state in
+                        state.dropped += 1
+                        return state.dropped
+                    }
+                    let limit = self.configuration.answerBufferLimit
+                    self.device.logger.warning("UART answer of \(answer.count) bytes to \(central) dropped (\(limit) waiting): \(dropped) so far")
+                }
             }
             self?.answers.finish()
         })
@@ -92,6 +101,9 @@ public final class UARTDevice: Sendable {
 
     /// Answers that could not be sent (the central had not subscribed to TX, or left).
     public var unsentAnswers: Int { state.withLock { $0.unsent } }
+
+    /// Answers dropped because ``Configuration/answerBufferLimit`` answers were waiting.
+    public var droppedAnswers: Int { state.withLock { $0.dropped } }
 
     func stopAnswering() {
         answers.finish()
