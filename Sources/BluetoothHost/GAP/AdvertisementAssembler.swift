@@ -5,6 +5,13 @@ import BluetoothHCI
 /// advertisement of the same peer, joins extended advertising data that arrives in several
 /// reports, filters by service, and suppresses duplicates. A plain state machine: no I/O.
 struct AdvertisementAssembler {
+    /// The most advertising data one advertising set can carry, 1,650 octets (Core 6.0, Vol 4,
+    /// Part E, 7.8.54 and 7.8.57). Data chained over reports stops there: a peer that never
+    /// ends its chain costs at most this much per advertising set, and what is reported is no
+    /// longer than a real advertiser can send (the rest of the chain is dropped, as a
+    /// controller drops data it reports "incomplete, truncated").
+    static let maximumDataLength = 1650
+
     let options: ScanOptions
     private var latest: [DeviceAddress: Advertisement] = [:]
     /// What was last reported per peer, for duplicate filtering.
@@ -36,7 +43,7 @@ struct AdvertisementAssembler {
         let isScanResponse = report.eventType.contains(.scanResponse)
         let key = PartialKey(peer: peer, sid: report.advertisingSID, isScanResponse: isScanResponse)
         var data = partialData.removeValue(forKey: key) ?? []
-        data += report.data
+        data += report.data.prefix(Self.maximumDataLength - data.count)
         switch report.dataStatus {
         case .incompleteMoreToCome:
             partialData[key] = data
