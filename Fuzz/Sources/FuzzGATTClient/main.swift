@@ -59,7 +59,11 @@ final class FuzzedPeer: Sendable {
             return (state.client, Self.plan(for: request, expected: expected, from: &state.input))
         }
         guard let client else { return }
-        for pdu in plan { client.receive(pdu) }
+        fuzzTrace("client: \(request)")
+        for pdu in plan {
+            fuzzTrace("  peer: \(fuzzHex(pdu))")
+            client.receive(pdu)
+        }
         // An answer the client must ignore (another response, an Error Response for another
         // request) leaves the request waiting: end it, as a peer that goes on would.
         if let answer = plan.last, !Self.ends(request, expected: expected, answer) {

@@ -1,4 +1,9 @@
 import BluetoothCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Fails the fuzz run: prints what broke, then traps, so that libFuzzer saves the input as a
 /// crash artifact. Used for a property that does not hold (a decoder that does not round-trip,
@@ -15,3 +20,11 @@ public func fuzzCheck(_ condition: @autoclosure () -> Bool, _ message: @autoclos
 
 /// Hex for messages.
 public func fuzzHex(_ bytes: some Collection<UInt8>) -> String { Hex.encode(bytes, separator: " ") }
+
+/// Set `FUZZ_TRACE=1` to see what a target does with an input (when replaying one).
+private let tracing = getenv("FUZZ_TRACE") != nil
+
+/// Prints a step of the target when tracing; costs nothing otherwise.
+public func fuzzTrace(_ message: @autoclosure () -> String) {
+    if tracing { print(message()) }
+}
