@@ -6,9 +6,11 @@
 #   scripts/fuzz.sh --smoke [TARGET...]  `make fuzz-smoke` (run by scripts/test.sh): replays the
 #                                        seeds, then fuzzes FUZZ_SMOKE_SECONDS per target (default 3)
 #
-# Each target starts from its committed seeds (Fuzz/Corpus/TARGET/, read only) and the corpus
-# earlier runs grew (.build-fuzz/corpus/TARGET/, outside git, where new inputs go); the smoke
-# run starts from the seeds alone, with a corpus of its own that each run empties. A crash,
+# Each target starts from its committed seeds (Fuzz/Corpus/TARGET/, read only; the inputs of
+# the crashes it found are there too, as regression-*) and from the corpus earlier runs grew
+# (.build-fuzz/corpus/TARGET/, outside git, where new inputs go), with the tokens of
+# Fuzz/Dictionaries/TARGET.dict if there is one. The smoke run starts from the seeds alone,
+# with a corpus of its own that each run empties. A crash,
 # a leak, a hang (-timeout) or a run over the memory limits saves the input in
 # .build-fuzz/artifacts/TARGET/, prints how to reproduce it, and fails the run once every
 # target has run. Logs: .build-fuzz/logs/TARGET.log.
@@ -57,6 +59,10 @@ binaries=$(swift build --package-path Fuzz --scratch-path "$scratch" --show-bin-
 # not Bluejay): the restoration target reads empty files.
 export LSAN_OPTIONS="suppressions=$root/Fuzz/lsan-suppressions.txt:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
+# A trap is libFuzzer's to report: Swift's own backtracer, under AddressSanitizer, takes long
+# and adds noise.
+export SWIFT_BACKTRACE=enable=no
+
 failed=()
 printf '%-20s %12s %10s %8s  %s\n' target executions "exec/s" "corpus" result
 for target in "${targets[@]}"; do
@@ -70,8 +76,10 @@ for target in "${targets[@]}"; do
     mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
     leaks=1
     [[ "$async_targets" == *" $target "* ]] && leaks=0
+    dictionary=()
+    [[ -f Fuzz/Dictionaries/$target.dict ]] && dictionary=(-dict="Fuzz/Dictionaries/$target.dict")
     status=0
-    "$binaries/$target" "$corpus" "Fuzz/Corpus/$target" \
+    "$binaries/$target" "$corpus" "Fuzz/Corpus/$target" "${dictionary[@]}" \
         -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=512 -detect_leaks=$leaks \
         -print_final_stats=1 -artifact_prefix="$artifacts/" > "$log" 2>&1 || status=$?
     executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
