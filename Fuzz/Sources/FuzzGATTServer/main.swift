@@ -23,6 +23,12 @@ let requestOpcodes: [ATTOpcode] = [
     .readMultipleVariableRequest, .writeCommand, .signedWriteCommand, .handleValueConfirmation,
 ]
 let connectionHandles: [UInt16] = [0x0040, 0x0041]
+/// A known defect, reported to the GATT server's owner (issue 10) and tolerated here until it
+/// is fixed, so that longer runs find the next one: a Prepare Write Request longer than the
+/// ATT MTU (its part value is at most ATT_MTU - 5, Core 6.0, Vol 3, Part F, 3.4.6.1) is
+/// echoed whole, so the Prepare Write Response is longer than the MTU. Set to `false` once the
+/// server refuses such requests.
+let toleratesEchoOfOverlongPrepareWrite = true
 
 /// What the server sent, per connection, in order.
 final class Outbox: Sendable {
@@ -97,7 +103,9 @@ struct Connection {
                 fuzzCheck(pdu.count <= largestMTU, "a value pushed on \(handle) is \(pdu.count) bytes, MTU \(largestMTU): \(fuzzHex(pdu))")
                 if pdu.first == ATTOpcode.handleValueIndication.rawValue { indicationsToConfirm += 1 }
             default:
-                fuzzCheck(pdu.count <= mtu, "the answer to \(fuzzHex(request)) is \(pdu.count) bytes, MTU \(mtu): \(fuzzHex(pdu))")
+                let known = toleratesEchoOfOverlongPrepareWrite && request.first == ATTOpcode.prepareWriteRequest.rawValue
+                    && request.count > mtu && pdu.first == ATTOpcode.prepareWriteResponse.rawValue
+                fuzzCheck(known || pdu.count <= mtu, "the answer to \(fuzzHex(request)) is \(pdu.count) bytes, MTU \(mtu): \(fuzzHex(pdu))")
                 return pdu
             }
         }
