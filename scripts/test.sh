@@ -3,7 +3,9 @@
 #  1. makes .venv (Python with the pinned Bumble of Tests/InteropTests/bumble/requirements.txt)
 #     when it is missing, broken, or older than requirements.txt;
 #  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
-#  3. runs every test, unit and interop (the interop tests start the Bumble peer from .venv).
+#  3. runs every test, unit and interop (the interop tests start the Bumble peer from .venv);
+#  4. runs every fuzz target a few seconds (`make fuzz-smoke`, scripts/fuzz.sh --smoke), so that
+#     the fuzz harness (Fuzz/, built in .build-fuzz) keeps building and its seeds keep passing.
 # `scripts/test.sh --venv-only` does step 1 only (`make venv`).
 #
 # Note: an incremental build only shows the warnings of the files it recompiles; CI builds
@@ -51,3 +53,6 @@ fi
 
 echo "==> swift test"
 swift test
+
+echo "==> fuzz smoke (scripts/fuzz.sh --smoke)"
+bash scripts/fuzz.sh --smoke
