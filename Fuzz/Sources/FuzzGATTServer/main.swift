@@ -86,7 +86,7 @@ let extraService = GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180A)), ch
 ])
 
 /// The checks on what one connection receives.
-struct Connection {
+struct ClientLink {
     let handle: UInt16
     var pdus: AsyncStream<[UInt8]>.Iterator
     /// The largest MTU the connection had: pushed values sent before a reconnection may have used it.
@@ -152,7 +152,7 @@ func run(_ input: FuzzInput) async {
         fuzzFailure("the database does not publish: \(error)")
     }
     var extra: GATTPublishedService?
-    var connections = connectionHandles.compactMap { handle in outbox.streams[handle].map { Connection(handle: handle, pdus: $0.makeAsyncIterator()) } }
+    var connections = connectionHandles.compactMap { handle in outbox.streams[handle].map { ClientLink(handle: handle, pdus: $0.makeAsyncIterator()) } }
     var used: Set<Int> = []
 
     while !input.isAtEnd {
