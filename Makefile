@@ -1,6 +1,6 @@
 # `make` or `make test`: the one test command (scripts/test.sh): venv, build without warnings, all tests.
 .DEFAULT_GOAL := test
-.PHONY: test stress-test soak venv rig-selftest bench bench-compare
+.PHONY: test stress-test soak fuzz fuzz-smoke venv rig-selftest bench bench-compare
 
 test:
 	bash scripts/test.sh
@@ -26,6 +26,16 @@ venv:
 # Checks the Bumble peer on its own, with a Bumble host in place of Bluejay (a few seconds).
 rig-selftest: venv
 	.venv/bin/python Tests/InteropTests/bumble/selftest.py
+
+# libFuzzer targets (Fuzz/, a package of their own, built in .build-fuzz): each runs
+# FUZZ_SECONDS (default 60) from its seeds in Fuzz/Corpus/; crashes go to .build-fuzz/artifacts/.
+# FUZZ_TARGETS="FuzzHCIEvent FuzzStrings" runs only those. See scripts/fuzz.sh.
+fuzz:
+	bash scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# Every fuzz target for a few seconds (FUZZ_SMOKE_SECONDS, default 3), as `make test` runs them.
+fuzz-smoke:
+	bash scripts/fuzz.sh --smoke $(FUZZ_TARGETS)
 
 # Benchmarks live in Benchmarks/, a package of their own that `make test` never builds.
 # The ordo-one benchmarks (throughput, wall clock, mallocs per item); see Benchmarks/README.md.

@@ -4,7 +4,9 @@
 #     when it is missing, broken, or older than requirements.txt;
 #  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
 #  3. runs every test, unit and interop (the interop tests start the Bumble peer from .venv);
-#  4. runs the soak (bluejay-soak, `make soak`) for 8 seconds, so that it cannot rot.
+#  4. runs the soak (bluejay-soak, `make soak`) for 8 seconds, so that it cannot rot;
+#  5. runs every fuzz target a few seconds (`make fuzz-smoke`, scripts/fuzz.sh --smoke), so that
+#     the fuzz harness (Fuzz/, built in .build-fuzz) keeps building and its seeds keep passing.
 # `scripts/test.sh --venv-only` does step 1 only (`make venv`).
 #
 # Note: an incremental build only shows the warnings of the files it recompiles; CI builds
@@ -61,3 +63,6 @@ if ! "$(swift build --show-bin-path)/bluejay-soak" --seconds 8 > "$soak_log" 2>&
     exit 1
 fi
 grep -E "^(operations|faults injected|notifications|result)" "$soak_log"
+
+echo "==> fuzz smoke (scripts/fuzz.sh --smoke)"
+bash scripts/fuzz.sh --smoke

@@ -68,7 +68,11 @@ public enum TransportSpecification: Equatable, Sendable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case let .tcp(host, port): return host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
+        // In brackets when the parser would otherwise take the host apart: an IPv6 address, or a
+        // host that is itself in brackets (the parser removes one pair).
+        case let .tcp(host, port):
+            let bracketed = host.contains(":") || (host.hasPrefix("[") && host.hasSuffix("]"))
+            return bracketed ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
         case let .unix(path): return "unix:\(path)"
         case let .serial(path, baud): return baud == Self.defaultSerialBaudRate ? "serial:\(path)" : "serial:\(path)@\(baud)"
         case let .hciUserChannel(index): return "hci\(index)"

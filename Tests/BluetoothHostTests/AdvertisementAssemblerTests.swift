@@ -157,6 +157,26 @@ import Testing
         #expect(advertisement.localName == "Kept")
     }
 
+    /// Found by fuzzing (Fuzz/Sources/FuzzAdvertising): a peer that chains reports and never
+    /// ends the chain made the assembler keep every byte, and then report an advertisement
+    /// longer than any advertiser can send.
+    @Test func chainedExtendedDataStopsAtTheLongestAnAdvertiserCanSend() throws {
+        var assembler = AdvertisementAssembler(options: ScanOptions())
+        // Whole 229-byte AD structures, the most one report carries, 16 times over.
+        let part = [228, 0xFF] + [UInt8](repeating: 0x5A, count: 227)
+        for _ in 0..<16 {
+            #expect(assembler.receive(extended([], .incompleteMoreToCome, Self.peerA, part)) == nil)
+        }
+        let advertisementReport = assembler.receive(extended([], .complete, Self.peerA, [0x02, 0x01, 0x06]))
+        let advertisement = try #require(advertisementReport)
+        #expect(advertisement.advertisingData.encodedLength <= AdvertisingData.extendedMaximumLength)
+        // What fits is kept: the first seven whole structures.
+        #expect(advertisement.advertisingData.structures.count == AdvertisingData.extendedMaximumLength / part.count)
+        // The next chain starts afresh.
+        let nextReport = try assembler.receive(extended([], .complete, Self.peerA, bytes([.completeLocalName("Next")])))
+        #expect(try #require(nextReport).localName == "Next")
+    }
+
     @Test func anonymousExtendedReportsAreIgnored() throws {
         var assembler = AdvertisementAssembler(options: ScanOptions(filterDuplicates: false))
         var report = extended([.connectable], .complete, Self.peerA, try bytes([.completeLocalName("Nobody")]))

@@ -69,6 +69,9 @@ struct TransportSpecificationTests {
     @Test(arguments: [
         ("tcp:127.0.0.1:9000", "tcp:127.0.0.1:9000"),
         ("tcp:[::1]:9000", "tcp:[::1]:9000"),
+        // Found by fuzzing (FuzzStrings): a host in two pairs of brackets printed with one, which
+        // parses as another host.
+        ("tcp:[[a]]:1", "tcp:[[a]]:1"),
         ("unix:/tmp/bumble.sock", "unix:/tmp/bumble.sock"),
         ("serial:/dev/ttyACM0", "serial:/dev/ttyACM0"),
         ("serial:/dev/ttyACM0@1000000", "serial:/dev/ttyACM0"),

@@ -69,6 +69,12 @@ public actor GATTServer {
 
     deinit {
         inbox.finish()
+        // Connections still known end with the server: their request tasks would otherwise
+        // wait on their streams for ever.
+        for bearer in bearers.values {
+            bearer.requests.finish()
+            bearer.indicationTimer?.cancel()
+        }
     }
 
     /// Stops taking requests (the host's transport is gone): the inbox ends.
