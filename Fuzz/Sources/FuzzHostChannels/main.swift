@@ -112,7 +112,9 @@ final class ScriptedController: HCITransport {
 /// Whether the host must answer this signalling payload, and with which identifier: a
 /// request, or anything it cannot make sense of (Core 6.0, Vol 3, Part A, 4 and 4.1).
 func expectedSignalingReply(_ payload: [UInt8]) -> UInt8? {
-    guard let packet = try? LESignalingPacket.decode(payload) else { return payload.count >= 2 ? payload[1] : nil }
+    // Identifier 0 is never valid (Vol 3, Part A, 4): such a packet is ignored.
+    guard payload.count >= 2, payload[1] != 0 else { return nil }
+    guard let packet = try? LESignalingPacket.decode(payload) else { return payload[1] }
     guard let command = try? packet.command else { return packet.identifier }
     switch command {
     case .commandReject, .disconnectionResponse, .connectionParameterUpdateResponse, .leCreditBasedConnectionResponse,

@@ -7,12 +7,14 @@ extension GATTServer {
         let mtu = Int(mtu(of: current))
         let context = RequestContext(bearerID: bearerID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu)
         // No PDU may be longer than ATT_MTU (Core 6.0, Vol 3, Part F, 3.2.8): a request that
-        // is gets Invalid PDU, anything else is ignored, and nothing of it is stored.
+        // is gets Invalid PDU (an unknown one Request Not Supported, as any unknown request),
+        // anything else is ignored, and nothing of it is stored.
         if bytes.count > mtu, let first = bytes.first {
             let opcode = ATTOpcode(rawValue: first)
             logger.debug("ATT PDU of \(bytes.count) octets over the MTU of \(mtu) refused")
-            if opcode.isKnown, !opcode.isCommand, opcode.kind == .request {
-                send(.errorResponse(ATTErrorResponse(requestOpcode: opcode, handle: 0x0000, code: .invalidPDU)), to: connectionHandle)
+            if !opcode.isCommand, !opcode.isKnown || opcode.kind == .request {
+                let code: ATTErrorCode = opcode.isKnown ? .invalidPDU : .requestNotSupported
+                send(.errorResponse(ATTErrorResponse(requestOpcode: opcode, handle: 0x0000, code: code)), to: connectionHandle)
             }
             return
         }
