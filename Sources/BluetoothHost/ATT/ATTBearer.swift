@@ -32,6 +32,7 @@ public final class ATTBearer: Sendable {
         var subscribers: [UInt16: [NotificationSink]] = [:]
         /// Sinks of every notification and indication, whatever its handle.
         var listeners: [NotificationSink] = []
+        var security = LinkSecurity.unencrypted
     }
 
     /// The connection's handle.
@@ -77,6 +78,17 @@ public final class ATTBearer: Sendable {
 
     /// Whether the MTU was exchanged (at most once per bearer, in either role).
     public var hasExchangedMTU: Bool { state.withLock { $0.hasExchangedMTU } }
+
+    // MARK: Security
+
+    /// The link's encryption, as the host last learned it from the controller. The GATT
+    /// server checks attribute permissions against it for each request.
+    public var security: LinkSecurity { state.withLock { $0.security } }
+
+    /// Called by the host on Encryption Change and Encryption Key Refresh.
+    func setSecurity(_ security: LinkSecurity) {
+        state.withLock { $0.security = security }
+    }
 
     /// Claims the bearer's one MTU exchange; `false` when it happened already.
     func beginMTUExchange() -> Bool {
