@@ -6,8 +6,11 @@ import PackageDescription
 ///     BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← BluetoothPeripheral ←┐
 ///                                       ↖ BluetoothVirtual (an HCI controller) ← BluetoothSimulator ├ bluejay (CLI), bluejay-soak
 ///     GATTProfiles (serde, SIG profiles)                     BluetoothHost ← Bluejay (app API) ←┘
+///     BluetoothCore ← BluetoothCrypto (the SMP security toolbox, on swift-crypto)
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras = Target.Dependency.product(name: "CryptoExtras", package: "swift-crypto")
 
 let package = Package(
     name: "Bluejay",
@@ -21,6 +24,7 @@ let package = Package(
         .library(name: "GATTProfiles", targets: ["GATTProfiles"]),
         .library(name: "BluetoothHCI", targets: ["BluetoothHCI"]),
         .library(name: "BluetoothTransport", targets: ["BluetoothTransport"]),
+        .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .executable(name: "bluejay", targets: ["BluejayCLI"]),
         .executable(name: "bluejay-soak", targets: ["BluejaySoak"]),
@@ -29,9 +33,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .target(name: "BluetoothCore"),
+        .target(name: "BluetoothCrypto", dependencies: ["BluetoothCore", crypto, cryptoExtras]),
         .target(name: "BluetoothTransport", dependencies: ["BluetoothCore", logging]),
         .target(name: "BluetoothHCI", dependencies: ["BluetoothCore", "BluetoothTransport", logging, deque]),
         .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", logging, deque]),
@@ -72,6 +78,7 @@ let package = Package(
         ),
         .target(name: "TestSupport", dependencies: ["Bluejay", "BluetoothPeripheral"], path: "Tests/TestSupport"),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"]),
+        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCore", "BluetoothCrypto"]),
         .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothCore", "BluetoothTransport"]),
         .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "TestSupport"]),
         .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "TestSupport"]),
