@@ -10,7 +10,7 @@
 //   LinkSimulation(+…)     the world as a value: commands, advertising, scanning, connecting,
 //                          connection events, ACL; no I/O, no clock
 //   ControllerState, LinkConnection, LinkDataQueue, ACLBufferPool, DuplicateFilter,
-//   TimerQueue, LinkClock, RadioTiming, ParameterRanges, ControllerCapabilities, AES128
+//   TimerQueue, LinkClock, RadioTiming, ParameterRanges, ControllerCapabilities
 //                          plain values and rules, tested directly
 //
 // What is simulated (at real time × VirtualLink.timeScale)

@@ -1,4 +1,5 @@
 import BluetoothCore
+import BluetoothCrypto
 import BluetoothHCI
 
 extension LinkSimulation {
@@ -91,10 +92,11 @@ extension LinkSimulation {
         case is LERandCommand:
             complete(id, opcode, returning: LERandCommand.ReturnParameters(randomNumber: random.next()))
         case let command as LEEncryptCommand:
-            // HCI carries the octets least significant first; AES-128 takes them most
-            // significant first (Core 6.0, Vol 4, Part E, 7.8.22).
-            let encrypted = AES128.encrypt(block: command.plaintext.reversed(), key: command.key.reversed()) ?? []
-            complete(id, opcode, returning: LEEncryptCommand.ReturnParameters(encryptedData: encrypted.reversed()))
+            // HCI carries key and data least significant octet first (Core 6.0, Vol 4, Part E,
+            // 7.8.22); the security function e takes them as numbers.
+            let encrypted = SecurityToolbox.e(key: number(leastSignificantFirst: command.key), plaintext: number(leastSignificantFirst: command.plaintext))
+            let octets = (0..<16).map { UInt8(truncatingIfNeeded: encrypted >> (8 * $0)) }
+            complete(id, opcode, returning: LEEncryptCommand.ReturnParameters(encryptedData: octets))
         case let command as LEWriteSuggestedDefaultDataLengthCommand:
             writeSuggestedDefaultDataLength(command, opcode: opcode, from: id)
         case is LEReadMaximumDataLengthCommand:
@@ -189,4 +191,10 @@ extension LinkSimulation {
               let role = connection.role(of: id) else { return nil }
         return (connection, role)
     }
+}
+
+/// The number whose octets, least significant first, are `octets` (16 of them, as a decoded
+/// LE Encrypt command holds).
+private func number(leastSignificantFirst octets: [UInt8]) -> UInt128 {
+    octets.reversed().reduce(0) { $0 << 8 | UInt128($1) }
 }
