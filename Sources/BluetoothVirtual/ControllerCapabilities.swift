@@ -36,6 +36,8 @@ enum ControllerCapabilities {
         (LEReadRemoteFeaturesCommand.self, .leReadRemoteFeatures),
         (LEEncryptCommand.self, .leEncrypt),
         (LERandCommand.self, .leRand),
+        (LEEnableEncryptionCommand.self, .leEnableEncryption),
+        (LELongTermKeyRequestReplyCommand.self, .leLongTermKeyRequestReply),
         (LELongTermKeyRequestNegativeReplyCommand.self, .leLongTermKeyRequestNegativeReply),
         (LERemoteConnectionParameterRequestReplyCommand.self, .leRemoteConnectionParameterRequestReply),
         (LERemoteConnectionParameterRequestNegativeReplyCommand.self, .leRemoteConnectionParameterRequestNegativeReply),

@@ -133,11 +133,13 @@ extension LinkSimulation {
         case let command as LESetDataLengthCommand: setDataLength(command, opcode: opcode, from: id)
         case let command as LEReadPHYCommand: readPHY(command, opcode: opcode, from: id)
         case let command as LESetPHYCommand: setPHY(command, opcode: opcode, from: id)
+
+        // Encryption
+        case let command as LEEnableEncryptionCommand: enableEncryption(command, opcode: opcode, from: id)
+        case let command as LELongTermKeyRequestReplyCommand:
+            replyToLongTermKeyRequest(handle: command.connectionHandle, key: command.longTermKey, opcode: opcode, from: id)
         case let command as LELongTermKeyRequestNegativeReplyCommand:
-            // Encryption is not simulated, so there is never a request to refuse: the reply
-            // only has to name a live connection.
-            let known = controllers[id]?.connections[command.connectionHandle] != nil
-            complete(id, opcode, known ? .success : .unknownConnectionIdentifier, handleBytes(command.connectionHandle))
+            replyToLongTermKeyRequest(handle: command.connectionHandle, key: nil, opcode: opcode, from: id)
 
         default:
             reject(id, opcode, type(of: command).acknowledgement, .unknownCommand)

@@ -50,9 +50,9 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     }
 
     /// The LE features of a virtual controller by default: the link-layer procedures it
-    /// simulates. No encryption: LE Enable Encryption is not implemented.
+    /// simulates, encryption included.
     public static let defaultLEFeatures: LEFeatures = [
-        .connectionParametersRequest, .extendedReject, .peripheralInitiatedFeaturesExchange,
+        .encryption, .connectionParametersRequest, .extendedReject, .peripheralInitiatedFeaturesExchange,
         .dataPacketLengthExtension, .le2MPHY, .channelSelectionAlgorithm2,
     ]
 
@@ -134,6 +134,12 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     /// The LL payload octets this side transmits with on a connection (its data length).
     public func dataLength(ofConnection handle: UInt16) -> UInt16? {
         link.read { simulation in simulation.connection(handle, of: id).map { $0.0.end($0.1).txOctets } }
+    }
+
+    /// The long term key a connection is encrypted with (16 octets, least significant
+    /// first, as HCI carries it), `nil` while the connection is not encrypted.
+    public func encryptionKey(ofConnection handle: UInt16) -> [UInt8]? {
+        link.read { simulation in simulation.connection(handle, of: id)?.0.encryptionKey }
     }
 
     /// LE ACL buffers holding data not yet sent over the air or not yet reported complete.
