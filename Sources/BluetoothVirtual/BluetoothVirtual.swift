@@ -10,7 +10,7 @@
 //   LinkSimulation(+…)     the world as a value: commands, advertising, scanning, connecting,
 //                          connection events, encryption, ACL; no I/O, no clock
 //   ControllerState, LinkConnection, LinkDataQueue, ACLBufferPool, DuplicateFilter,
-//   TimerQueue, LinkClock, RadioTiming, ParameterRanges, ControllerCapabilities, AES128
+//   TimerQueue, LinkClock, RadioTiming, ParameterRanges, ControllerCapabilities, ResolvingList, AES128
 //                          plain values and rules, tested directly
 //
 // What is simulated (at real time × VirtualLink.timeScale)
@@ -40,9 +40,10 @@
 // - Nothing is enciphered: the keys are compared, there is no session key, MIC or
 //   Encryption Change [v2] (no Set Event Mask Page 2), and data keeps flowing during the
 //   encryption start (a real link layer pauses it).
-// - No extended advertising, no periodic advertising, no ISO, no Filter Accept List or
-//   resolving list (the filtering policies therefore accept nothing, RPA types fall back to
-//   the identity address), no LE Coded PHY.
+// - No extended advertising, no periodic advertising, no ISO, no Filter Accept List (the
+//   filtering policies therefore accept nothing), no LE Coded PHY. The resolving list is
+//   kept and reported (ResolvingList) but not used: no address is resolved or generated,
+//   RPA own-address types fall back to the identity address.
 // - Mixing legacy and extended commands is not refused (Core 6.0, Vol 4, Part E, 3.1.1 says
 //   it should be): a host may scan with the extended commands and advertise with the legacy
 //   ones, as hosts do on controllers without extended advertising.

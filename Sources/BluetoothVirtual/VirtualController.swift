@@ -153,6 +153,11 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     public var isScanning: Bool { link.read { $0.controllers[id]?.scanning.isEnabled ?? false } }
     /// An LE (Extended) Create Connection is pending.
     public var isInitiating: Bool { link.read { $0.controllers[id]?.initiating != nil } }
+    /// The identity addresses on its resolving list, in the order they were added. The list
+    /// is kept but not yet used to resolve addresses.
+    public var resolvingList: [DeviceAddress] { link.read { $0.controllers[id]?.resolvingList.entries.map(\.peerIdentity) ?? [] } }
+    /// LE Set Address Resolution Enable was last set to on.
+    public var isAddressResolutionEnabled: Bool { link.read { $0.controllers[id]?.resolvingList.isResolutionEnabled ?? false } }
     /// The address set with LE Set Random Address.
     public var randomAddress: BluetoothAddress? { link.read { $0.controllers[id]?.randomAddress } }
 
