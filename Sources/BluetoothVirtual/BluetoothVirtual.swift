@@ -8,9 +8,9 @@
 //   RadioModel, VirtualPosition  path loss and RSSI (public)
 //   FaultInjection         ACLFault, ACLDirection, ConnectionAcceptance and the fault methods (public)
 //   LinkSimulation(+…)     the world as a value: commands, advertising, scanning, connecting,
-//                          connection events, ACL; no I/O, no clock
+//                          connection events, encryption, ACL; no I/O, no clock
 //   ControllerState, LinkConnection, LinkDataQueue, ACLBufferPool, DuplicateFilter,
-//   TimerQueue, LinkClock, RadioTiming, ParameterRanges, ControllerCapabilities
+//   TimerQueue, LinkClock, RadioTiming, ParameterRanges, ControllerCapabilities, ResolvingList
 //                          plain values and rules, tested directly
 //
 // What is simulated (at real time × VirtualLink.timeScale)
@@ -29,12 +29,21 @@
 //   the central's host, feature and version exchange, data length update, PHY update)
 //   complete in later events. Out of range: supervision timeout (0x08), or 0x3E when no
 //   event ever got through.
+// - Encryption (LinkSimulation+Encryption): the central's LE Enable Encryption reaches the
+//   peripheral's host as LE Long Term Key Request in the next event (one more for a restart,
+//   which pauses first); its Reply starts encryption two events later: equal keys give
+//   Encryption Change (or Encryption Key Refresh Complete on a restart) on both sides,
+//   different keys a disconnection with MIC Failure (0x3D); its Negative Reply gives the
+//   central Encryption Change with PIN or Key Missing (0x06). The link keeps its key.
 //
 // Deliberate simplifications
-// - No encryption (LE Enable Encryption and LTK Request Reply answer Unknown HCI Command),
-//   no extended advertising, no periodic advertising, no ISO, no Filter Accept List or
-//   resolving list (the filtering policies therefore accept nothing, RPA types fall back to
-//   the identity address), no LE Coded PHY.
+// - Nothing is enciphered: the keys are compared, there is no session key, MIC or
+//   Encryption Change [v2] (no Set Event Mask Page 2), and data keeps flowing during the
+//   encryption start (a real link layer pauses it).
+// - No extended advertising, no periodic advertising, no ISO, no Filter Accept List (the
+//   filtering policies therefore accept nothing), no LE Coded PHY. The resolving list is
+//   kept and reported (ResolvingList) but not used: no address is resolved or generated,
+//   RPA own-address types fall back to the identity address.
 // - Mixing legacy and extended commands is not refused (Core 6.0, Vol 4, Part E, 3.1.1 says
 //   it should be): a host may scan with the extended commands and advertise with the legacy
 //   ones, as hosts do on controllers without extended advertising.

@@ -101,6 +101,7 @@ struct ControllerState: Sendable {
     var advertising = AdvertisingState()
     var scanning = ScanningState()
     var initiating: InitiatingState?
+    var resolvingList = ResolvingList()
     /// Connection handle → connection.
     var connections: [UInt16: LinkConnectionID] = [:]
     private var nextHandle: UInt16 = 0x0040
@@ -134,6 +135,11 @@ struct ControllerState: Sendable {
             return DeviceAddress(randomAddress, type: .random)
         }
     }
+
+    /// Advertising, scanning or initiating is on: the resolving list may not change while
+    /// address resolution is enabled, nor resolution be switched (Core 6.0, Vol 4, Part E,
+    /// 7.8.38-7.8.40, 7.8.44).
+    var isUsingAddresses: Bool { advertising.isEnabled || scanning.isEnabled || initiating != nil }
 
     /// Whether `address` is one of this controller's own addresses.
     func owns(_ address: BluetoothAddress) -> Bool {

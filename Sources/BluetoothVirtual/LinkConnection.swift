@@ -21,14 +21,25 @@ enum LLProcedure: Sendable {
     case awaitingParameterReply
     /// The central's host refused the peripheral's request; the peripheral hears it at `at`.
     case parameterRequestRejected(reason: HCIStatus, at: Int)
+    /// The central's LL_ENC_REQ (after LL_PAUSE_ENC_REQ/RSP on an encrypted link) reaches the
+    /// peripheral at `at`, whose host is then asked for the key (5.1.3.1, 5.1.3.2).
+    case encryptionRequest(EncryptionRequest, at: Int)
+    /// The peripheral's host was asked for the long term key and has not answered.
+    case awaitingLongTermKey(EncryptionRequest)
+    /// The peripheral's host gave its key: LL_ENC_RSP, LL_START_ENC_REQ and the two
+    /// LL_START_ENC_RSP are through at `at`, or fail there if the keys differ.
+    case encryptionStart(centralKey: [UInt8], peripheralKey: [UInt8], at: Int)
+    /// The peripheral rejected LL_ENC_REQ (LL_REJECT_EXT_IND); the central hears it at `at`.
+    case encryptionRejected(reason: HCIStatus, at: Int)
 
     var dueEvent: Int {
         switch self {
         case let .featureExchange(_, at), let .versionExchange(_, at), let .dataLengthUpdate(_, at),
              let .phyUpdate(_, _, _, at), let .connectionUpdate(_, _, at), let .parameterRequest(_, _, _, _, at),
-             let .parameterRequestRejected(_, at):
+             let .parameterRequestRejected(_, at), let .encryptionRequest(_, at), let .encryptionStart(_, _, at),
+             let .encryptionRejected(_, at):
             return at
-        case .awaitingParameterReply:
+        case .awaitingParameterReply, .awaitingLongTermKey:
             return Int.max
         }
     }
@@ -41,10 +52,27 @@ enum LLProcedure: Sendable {
         }
     }
 
+    /// Whether this is part of the encryption start procedure (one at a time per connection).
+    var isEncryption: Bool {
+        switch self {
+        case .encryptionRequest, .awaitingLongTermKey, .encryptionStart, .encryptionRejected: return true
+        default: return false
+        }
+    }
+
     var isPHYUpdate: Bool {
         if case .phyUpdate = self { return true }
         return false
     }
+}
+
+/// What the central's host gave LE Enable Encryption (Core 6.0, Vol 4, Part E, 7.8.24): the
+/// Rand and EDIV the peripheral's host gets to find its key, and the central's key.
+struct EncryptionRequest: Sendable, Equatable {
+    var randomNumber: UInt64
+    var encryptedDiversifier: UInt16
+    /// 16 octets, least significant first.
+    var longTermKey: [UInt8]
 }
 
 /// One LE connection between two controllers of the link: both ends, the timing of its
@@ -93,6 +121,9 @@ struct LinkConnection: Sendable {
     var toCentral = LinkDataQueue()
     var procedures: [LLProcedure] = []
     var termination: Termination?
+    /// The long term key the link is encrypted with (both ends agreed on it), `nil` while
+    /// it is not encrypted. Kept for the encryption restart (Core 6.0, Vol 6, Part B, 5.1.3.2).
+    var encryptionKey: [UInt8]?
 
     init(id: LinkConnectionID, central: End, peripheral: End, parameters: LinkParameters, firstAnchor: Duration, createdAt: Duration) {
         self.id = id

@@ -135,15 +135,51 @@ extension LinkSimulation {
         case let command as LESetDataLengthCommand: setDataLength(command, opcode: opcode, from: id)
         case let command as LEReadPHYCommand: readPHY(command, opcode: opcode, from: id)
         case let command as LESetPHYCommand: setPHY(command, opcode: opcode, from: id)
+
+        // Resolving list
+        case let command as LEAddDeviceToResolvingListCommand:
+            changeResolvingList(opcode: opcode, from: id) { $0.add(.init(peerIdentity: command.peerIdentity, peerIRK: command.peerIRK, localIRK: command.localIRK)) }
+        case let command as LERemoveDeviceFromResolvingListCommand:
+            changeResolvingList(opcode: opcode, from: id) { $0.remove(command.peerIdentity) }
+        case is LEClearResolvingListCommand:
+            changeResolvingList(opcode: opcode, from: id) { list in
+                list.clear()
+                return .success
+            }
+        case is LEReadResolvingListSizeCommand:
+            complete(id, opcode, returning: LEReadResolvingListSizeCommand.ReturnParameters(resolvingListSize: UInt8(ResolvingList.capacity)))
+        case let command as LESetAddressResolutionEnableCommand:
+            guard controllers[id]?.isUsingAddresses == false else {
+                complete(id, opcode, .commandDisallowed)
+                return
+            }
+            controllers[id]?.resolvingList.isResolutionEnabled = command.enable
+            complete(id, opcode, .success)
+
+        // Encryption
+        case let command as LEEnableEncryptionCommand: enableEncryption(command, opcode: opcode, from: id)
+        case let command as LELongTermKeyRequestReplyCommand:
+            replyToLongTermKeyRequest(handle: command.connectionHandle, key: command.longTermKey, opcode: opcode, from: id)
         case let command as LELongTermKeyRequestNegativeReplyCommand:
-            // Encryption is not simulated, so there is never a request to refuse: the reply
-            // only has to name a live connection.
-            let known = controllers[id]?.connections[command.connectionHandle] != nil
-            complete(id, opcode, known ? .success : .unknownConnectionIdentifier, handleBytes(command.connectionHandle))
+            replyToLongTermKeyRequest(handle: command.connectionHandle, key: nil, opcode: opcode, from: id)
 
         default:
             reject(id, opcode, type(of: command).acknowledgement, .unknownCommand)
         }
+    }
+
+    /// Changes the resolving list, unless address resolution is on while advertising,
+    /// scanning or initiating (Core 6.0, Vol 4, Part E, 7.8.38-7.8.40).
+    private mutating func changeResolvingList(opcode: HCIOpcode, from id: ControllerID, _ change: (inout ResolvingList) -> HCIStatus) {
+        guard let state = controllers[id] else { return }
+        guard !(state.resolvingList.isResolutionEnabled && state.isUsingAddresses) else {
+            complete(id, opcode, .commandDisallowed)
+            return
+        }
+        var list = state.resolvingList
+        let status = change(&list)
+        controllers[id]?.resolvingList = list
+        complete(id, opcode, status)
     }
 
     /// A connection handle as return parameters (after the Status octet).

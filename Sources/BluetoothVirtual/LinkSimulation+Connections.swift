@@ -351,6 +351,18 @@ extension LinkSimulation {
         case .awaitingParameterReply:
             break
 
+        case let .encryptionRequest(request, _):
+            deliverEncryptionRequest(request, on: id)
+
+        case .awaitingLongTermKey:
+            break
+
+        case let .encryptionStart(centralKey, peripheralKey, _):
+            finishEncryptionStart(centralKey: centralKey, peripheralKey: peripheralKey, on: id)
+
+        case let .encryptionRejected(reason, _):
+            rejectEncryption(reason: reason, on: id)
+
         case let .parameterRequestRejected(reason, _):
             let peripheral = connection.end(.peripheral)
             emit(.connectionUpdateComplete(LEConnectionUpdateCompleteEvent(

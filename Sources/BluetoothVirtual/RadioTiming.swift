@@ -36,6 +36,14 @@ enum RadioTiming {
     /// Events an LL request/response procedure (features, version, data length) takes.
     static let exchangeEventCount = 2
 
+    /// Encryption start (Core 6.0, Vol 6, Part B, 5.1.3.1), in events after the next one:
+    /// LL_ENC_REQ goes in the next event, after one more on a restart, which first pauses
+    /// (LL_PAUSE_ENC_REQ / LL_PAUSE_ENC_RSP, 5.1.3.2). Once the peripheral's host has the key,
+    /// LL_ENC_RSP and LL_START_ENC_REQ go in the next event and the two LL_START_ENC_RSP in
+    /// the one after. A rejection (LL_REJECT_EXT_IND) goes in the next event.
+    static let encryptionPauseEvents = 1
+    static let encryptionStartEvents = 1
+
     /// The time an LL data PDU of `octets` payload takes on the LE 1M PHY: preamble, access
     /// address, header, MIC-less payload and CRC, 8 µs per octet (Core 6.0, Vol 6, Part B, 4.5.10).
     static func transmitTime(octets: UInt16, phy: Double = 1) -> UInt16 {

@@ -50,9 +50,9 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     }
 
     /// The LE features of a virtual controller by default: the link-layer procedures it
-    /// simulates. No encryption: LE Enable Encryption is not implemented.
+    /// simulates, encryption included.
     public static let defaultLEFeatures: LEFeatures = [
-        .connectionParametersRequest, .extendedReject, .peripheralInitiatedFeaturesExchange,
+        .encryption, .connectionParametersRequest, .extendedReject, .peripheralInitiatedFeaturesExchange,
         .dataPacketLengthExtension, .le2MPHY, .channelSelectionAlgorithm2,
     ]
 
@@ -136,6 +136,12 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         link.read { simulation in simulation.connection(handle, of: id).map { $0.0.end($0.1).txOctets } }
     }
 
+    /// The long term key a connection is encrypted with (16 octets, least significant
+    /// first, as HCI carries it), `nil` while the connection is not encrypted.
+    public func encryptionKey(ofConnection handle: UInt16) -> [UInt8]? {
+        link.read { simulation in simulation.connection(handle, of: id)?.0.encryptionKey }
+    }
+
     /// LE ACL buffers holding data not yet sent over the air or not yet reported complete.
     public var aclBuffersInUse: Int {
         link.read { $0.controllers[id]?.buffers.inUse ?? 0 }
@@ -147,6 +153,11 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     public var isScanning: Bool { link.read { $0.controllers[id]?.scanning.isEnabled ?? false } }
     /// An LE (Extended) Create Connection is pending.
     public var isInitiating: Bool { link.read { $0.controllers[id]?.initiating != nil } }
+    /// The identity addresses on its resolving list, in the order they were added. The list
+    /// is kept but not yet used to resolve addresses.
+    public var resolvingList: [DeviceAddress] { link.read { $0.controllers[id]?.resolvingList.entries.map(\.peerIdentity) ?? [] } }
+    /// LE Set Address Resolution Enable was last set to on.
+    public var isAddressResolutionEnabled: Bool { link.read { $0.controllers[id]?.resolvingList.isResolutionEnabled ?? false } }
     /// The address set with LE Set Random Address.
     public var randomAddress: BluetoothAddress? { link.read { $0.controllers[id]?.randomAddress } }
 

@@ -177,7 +177,8 @@ struct StateMachineTests {
         let bits = ControllerCapabilities.commands.compactMap(\.bit)
         let setBits = bitmap.octets.map { $0.nonzeroBitCount }.reduce(0, +)
         #expect(setBits == bits.count)
-        #expect(!bitmap.contains(.leEnableEncryption))
-        #expect(!bitmap.contains(.leLongTermKeyRequestReply))
+        #expect(bitmap.contains(.leEnableEncryption))
+        #expect(bitmap.contains(.leLongTermKeyRequestReply))
+        #expect(bitmap.contains(.leLongTermKeyRequestNegativeReply))
     }
 }

@@ -1,0 +1,125 @@
+import BluetoothCore
+
+// The resolving list of LL privacy (Core 6.0, Vol 4, Part E, 7.8.38-7.8.44; Vol 6, Part B,
+// 6.9): identity addresses with their IRKs, for the controller to resolve and generate
+// resolvable private addresses. IRKs are held least significant octet first, as on the wire.
+
+/// LE Add Device To Resolving List (Core 6.0, Vol 4, Part E, 7.8.38).
+public struct LEAddDeviceToResolvingListCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0027)
+    public static let name = "LE Add Device To Resolving List"
+
+    /// Public (0x00) or random (static) identity address (0x01).
+    public var peerIdentityAddressType: AddressType
+    public var peerIdentityAddress: BluetoothAddress
+    /// 16 octets, least significant first; all zeros: the peer uses its identity address.
+    public var peerIRK: [UInt8]
+    /// 16 octets, least significant first; all zeros: this device uses its identity address.
+    public var localIRK: [UInt8]
+
+    public init(peerIdentityAddressType: AddressType, peerIdentityAddress: BluetoothAddress, peerIRK: [UInt8], localIRK: [UInt8]) {
+        self.peerIdentityAddressType = peerIdentityAddressType
+        self.peerIdentityAddress = peerIdentityAddress
+        self.peerIRK = peerIRK
+        self.localIRK = localIRK
+    }
+
+    /// The peer's identity address with its type.
+    public var peerIdentity: DeviceAddress { DeviceAddress(peerIdentityAddress, type: peerIdentityAddressType) }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        peerIdentityAddressType = try reader.readPublicOrRandomAddressType(field: "Peer_Identity_Address_Type")
+        peerIdentityAddress = try reader.readAddress()
+        peerIRK = try reader.readKey128()
+        localIRK = try reader.readKey128()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(peerIdentityAddressType.rawValue)
+        writer.write(peerIdentityAddress)
+        writer.writeFixed(peerIRK, count: 16)
+        writer.writeFixed(localIRK, count: 16)
+    }
+}
+
+/// LE Remove Device From Resolving List (Core 6.0, Vol 4, Part E, 7.8.39).
+public struct LERemoveDeviceFromResolvingListCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0028)
+    public static let name = "LE Remove Device From Resolving List"
+
+    /// Public (0x00) or random (static) identity address (0x01).
+    public var peerIdentityAddressType: AddressType
+    public var peerIdentityAddress: BluetoothAddress
+
+    public init(peerIdentityAddressType: AddressType, peerIdentityAddress: BluetoothAddress) {
+        self.peerIdentityAddressType = peerIdentityAddressType
+        self.peerIdentityAddress = peerIdentityAddress
+    }
+
+    /// The peer's identity address with its type.
+    public var peerIdentity: DeviceAddress { DeviceAddress(peerIdentityAddress, type: peerIdentityAddressType) }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        peerIdentityAddressType = try reader.readPublicOrRandomAddressType(field: "Peer_Identity_Address_Type")
+        peerIdentityAddress = try reader.readAddress()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(peerIdentityAddressType.rawValue)
+        writer.write(peerIdentityAddress)
+    }
+}
+
+/// LE Clear Resolving List (Core 6.0, Vol 4, Part E, 7.8.40).
+public struct LEClearResolvingListCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0029)
+    public static let name = "LE Clear Resolving List"
+
+    public init() {}
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {}
+    public func encodeParameters(into writer: inout ByteWriter) {}
+}
+
+/// LE Read Resolving List Size (Core 6.0, Vol 4, Part E, 7.8.41): how many entries the
+/// controller can hold.
+public struct LEReadResolvingListSizeCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x002A)
+    public static let name = "LE Read Resolving List Size"
+
+    public struct ReturnParameters: HCIReturnParameters {
+        public var resolvingListSize: UInt8
+
+        public init(resolvingListSize: UInt8) { self.resolvingListSize = resolvingListSize }
+
+        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
+            resolvingListSize = try reader.readUInt8()
+        }
+
+        public func encodeReturnParameters(into writer: inout ByteWriter) {
+            writer.write(resolvingListSize)
+        }
+    }
+
+    public init() {}
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {}
+    public func encodeParameters(into writer: inout ByteWriter) {}
+}
+
+/// LE Set Address Resolution Enable (Core 6.0, Vol 4, Part E, 7.8.44): turns resolution of
+/// resolvable private addresses with the resolving list on or off.
+public struct LESetAddressResolutionEnableCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x002D)
+    public static let name = "LE Set Address Resolution Enable"
+
+    public var enable: Bool
+
+    public init(enable: Bool) { self.enable = enable }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        enable = try reader.readBool(field: "Address_Resolution_Enable")
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(UInt8(enable ? 1 : 0))
+    }
+}
