@@ -25,15 +25,16 @@ struct AttributeSecurityRequirement: Sendable, Hashable {
 
     /// The error to answer on a link with `security`, if the link does not meet the
     /// requirements; authorization is not part of it (the application decides it later).
+    /// `peerHasKey` is asked only for a refusal of an unencrypted link.
     ///
     /// - An unencrypted link: Insufficient Encryption when the server has a key for the peer
     ///   (the client may start encryption with it), else Insufficient Authentication (it
     ///   must pair first) (Core 6.0, Vol 3, Part C, 10.3.1).
     /// - An encrypted link whose key is not authenticated: Insufficient Authentication.
     /// - A key shorter than ``minimumKeySize``: Encryption Key Size Too Short.
-    func refusal(on security: LinkSecurity, peerHasKey: Bool) -> ATTErrorCode? {
+    func refusal(on security: LinkSecurity, peerHasKey: @autoclosure () -> Bool) -> ATTErrorCode? {
         guard needsEncryption else { return nil }
-        guard security.isEncrypted else { return peerHasKey ? .insufficientEncryption : .insufficientAuthentication }
+        guard security.isEncrypted else { return peerHasKey() ? .insufficientEncryption : .insufficientAuthentication }
         if authentication, !security.isAuthenticated { return .insufficientAuthentication }
         if security.keySize < minimumKeySize { return .encryptionKeySizeTooShort }
         return nil

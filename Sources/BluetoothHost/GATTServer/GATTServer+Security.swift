@@ -29,7 +29,8 @@ extension GATTServer {
     /// Tells the server whether this device has a key (a bond) for a peer, so that a client
     /// on an unencrypted link is told to encrypt (Insufficient Encryption) rather than to
     /// pair (Insufficient Authentication) (Core 6.0, Vol 3, Part C, 10.3.1). The host sets
-    /// it; the check runs on the server for each refused request, so it must be quick.
+    /// it; the check runs on the server's actor when an unencrypted link asks for an
+    /// attribute that needs encryption, so it must be quick and must not block.
     /// Without one the server has no keys.
     public func setKeyAvailability(_ check: @escaping @Sendable (DeviceAddress) -> Bool) {
         keyAvailability = check
