@@ -21,6 +21,52 @@ extension PeripheralCharacteristic {
         set { definition.permissions = newValue }
     }
 
+    /// What a central's link needs to read the value; setting it replaces the read
+    /// requirements of ``permissions`` (and sets ``minimumKeySize`` to 16 with
+    /// ``PeripheralSecurity/key128``).
+    public var readSecurity: PeripheralSecurity {
+        get { PeripheralSecurity(permissions: definition.permissions, minimumKeySize: definition.minimumKeySize, write: false) }
+        set { setSecurity(newValue, write: false) }
+    }
+
+    /// What a central's link needs to write the value; setting it replaces the write
+    /// requirements of ``permissions`` (and sets ``minimumKeySize`` to 16 with
+    /// ``PeripheralSecurity/key128``).
+    public var writeSecurity: PeripheralSecurity {
+        get { PeripheralSecurity(permissions: definition.permissions, minimumKeySize: definition.minimumKeySize, write: true) }
+        set { setSecurity(newValue, write: true) }
+    }
+
+    /// The shortest encryption key, in octets (7…16), that the reads and writes needing
+    /// encryption accept.
+    public var minimumKeySize: Int {
+        get { definition.minimumKeySize }
+        set { definition.minimumKeySize = newValue }
+    }
+
+    /// Who may write the Client Characteristic Configuration (subscribe): its write
+    /// requirements apply; it is always readable.
+    public var clientConfigurationPermissions: AttributePermissions {
+        get { definition.clientConfigurationPermissions }
+        set { definition.clientConfigurationPermissions = newValue }
+    }
+
+    private mutating func setSecurity(_ security: PeripheralSecurity, write: Bool) {
+        let requirements: AttributePermissions = write
+            ? [.writeEncryptionRequired, .writeAuthenticationRequired, .writeAuthorizationRequired]
+            : [.readEncryptionRequired, .readAuthenticationRequired, .readAuthorizationRequired]
+        var permissions = definition.permissions.subtracting(requirements).union(security.permissions(write: write))
+        // A direction with requirements is open to the central once they are met.
+        if !security.isEmpty { permissions.insert(write ? .writeable : .readable) }
+        definition.permissions = permissions
+        let other = write ? readSecurity : writeSecurity
+        if security.contains(.key128) {
+            definition.minimumKeySize = 16
+        } else if definition.minimumKeySize == 16, !other.contains(.key128) {
+            definition.minimumKeySize = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound
+        }
+    }
+
     /// The value until a central or the application changes it.
     public var value: [UInt8] {
         get { definition.value }

@@ -14,8 +14,12 @@ public struct PeripheralCharacteristic: Sendable {
     /// Converts values to and from text, for ``PeripheralManager/updateValue(stringValue:for:)``.
     public var profile: CharacteristicProfile?
 
-    /// - Parameter permissions: `nil` derives them from the properties.
+    /// - Parameters:
+    ///   - permissions: `nil` derives them from the properties.
+    ///   - readSecurity: what a central's link needs to read (added to `permissions`).
+    ///   - writeSecurity: what a central's link needs to write (added to `permissions`).
     public init(uuid: BluetoothUUID, name: String? = nil, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
+                readSecurity: PeripheralSecurity = [], writeSecurity: PeripheralSecurity = [],
                 value: [UInt8] = [], maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                 userDescription: String? = nil, presentationFormat: GATTPresentationFormat? = nil,
                 descriptors: [GATTDescriptorDefinition] = []) {
@@ -23,6 +27,8 @@ public struct PeripheralCharacteristic: Sendable {
             uuid: uuid, properties: properties, permissions: permissions, value: value, maximumValueLength: maximumValueLength,
             userDescription: userDescription, presentationFormat: presentationFormat, descriptors: descriptors)
         self.init(definition: definition, name: name)
+        if !readSecurity.isEmpty { self.readSecurity = readSecurity }
+        if !writeSecurity.isEmpty { self.writeSecurity = writeSecurity }
     }
 
     /// A characteristic as the GATT server takes it.

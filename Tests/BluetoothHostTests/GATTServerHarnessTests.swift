@@ -57,11 +57,12 @@ final class ServerHarness: Sendable {
         return client
     }
 
-    /// A bearer that sends raw bytes and records what the server answers.
-    func rawBearer(handle: UInt16 = 0x0041) -> RawBearer {
+    /// A bearer that sends raw bytes and records what the server answers; `peer` is the
+    /// client's address as the server hears it.
+    func rawBearer(handle: UInt16 = 0x0041, peer: DeviceAddress? = nil) -> RawBearer {
         let recorder = PDURecorder()
         state.withLock { $0.recorders[handle] = recorder }
-        return RawBearer(handle: handle, server: server, recorder: recorder)
+        return RawBearer(handle: handle, server: server, recorder: recorder, peer: peer)
     }
 
     /// Records every PDU the server sends on `handle`, also to a client.
@@ -131,8 +132,9 @@ struct RawBearer: Sendable {
     let handle: UInt16
     let server: GATTServer
     let recorder: PDURecorder
+    var peer: DeviceAddress?
 
-    func send(_ bytes: [UInt8]) { server.receive(bytes, connectionHandle: handle) }
+    func send(_ bytes: [UInt8]) { server.receive(bytes, connectionHandle: handle, peer: peer) }
     func send(_ pdu: ATTPDU) { send(pdu.encode()) }
 
     /// Sends a PDU and returns the server's answer, decoded.

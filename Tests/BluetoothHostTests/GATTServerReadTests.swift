@@ -156,7 +156,7 @@ struct GATTServerReadTests {
         #expect(error.code == .unlikelyError)
     }
 
-    @Test("Attributes that need encryption are refused with Insufficient Authentication")
+    @Test("Attributes that need encryption are refused with Insufficient Authentication on an unencrypted link with no key")
     func encryptionRequired() async throws {
         let harness = await ServerHarness()
         let published = try await harness.server.addService(GATTServiceDefinition(uuid: TestDatabase.service, characteristics: [

@@ -29,4 +29,28 @@ struct PeripheralServiceModelTests {
         #expect(characteristic?.definition.isReadable == true && characteristic?.definition.isWritable == true)
         #expect(PeripheralCharacteristic(uuid: "FFF2", properties: [.notify]).definition.isReadable == false)
     }
+
+    @Test("Read and write security become the definition's permissions and key size, and read back the same")
+    func security() {
+        var characteristic = PeripheralCharacteristic(uuid: "FFF1", properties: [.read, .write], readSecurity: .encryption,
+                                                      writeSecurity: [.authentication, .authorization, .key128])
+        #expect(characteristic.permissions == [.readable, .writeable, .readEncryptionRequired, .writeEncryptionRequired,
+                                               .writeAuthenticationRequired, .writeAuthorizationRequired])
+        #expect(characteristic.minimumKeySize == 16)
+        // Reads need encryption, so the 128-bit key counts for them too.
+        #expect(characteristic.readSecurity == [.encryption, .key128])
+        #expect(characteristic.writeSecurity == [.encryption, .authentication, .authorization, .key128])
+
+        characteristic.writeSecurity = []
+        #expect(characteristic.permissions == [.readable, .writeable, .readEncryptionRequired])
+        #expect(characteristic.minimumKeySize == 16, "reads still ask for the 128-bit key")
+        #expect(characteristic.readSecurity == [.encryption, .key128] && characteristic.writeSecurity.isEmpty)
+        characteristic.readSecurity = .encryption
+        #expect(characteristic.minimumKeySize == 7, "no direction asks for a 128-bit key any more")
+        #expect(characteristic.readSecurity == .encryption)
+
+        // The old spelling still works.
+        let legacy = PeripheralCharacteristic(uuid: "FFF2", properties: .read, permissions: [.readable, .readEncryptionRequired])
+        #expect(legacy.readSecurity == .encryption && legacy.minimumKeySize == 7)
+    }
 }

@@ -184,12 +184,19 @@ struct AttributeDatabase: Sendable {
             guard characteristic.value.count <= characteristic.maximumValueLength else {
                 throw .invalidDefinition("\(name) starts with \(characteristic.value.count) bytes but allows \(characteristic.maximumValueLength)")
             }
+            let keySizes = GATTCharacteristicDefinition.encryptionKeySizes
+            guard keySizes.contains(characteristic.minimumKeySize) else {
+                throw .invalidDefinition("\(name) asks for keys of at least \(characteristic.minimumKeySize) octets; keys have 7 to 16")
+            }
             if let text = characteristic.userDescription, text.utf8.count > GATTCharacteristicDefinition.maximumAttributeValueLength {
                 throw .invalidDefinition("the user description of \(name) is longer than 512 bytes")
             }
             for descriptor in characteristic.descriptors {
                 guard !automatic.contains(descriptor.uuid) else {
                     throw .invalidDefinition("descriptor \(descriptor.uuid) of \(name) is added by the server itself")
+                }
+                guard keySizes.contains(descriptor.minimumKeySize) else {
+                    throw .invalidDefinition("descriptor \(descriptor.uuid) of \(name) asks for keys of at least \(descriptor.minimumKeySize) octets; keys have 7 to 16")
                 }
                 guard (0...GATTCharacteristicDefinition.maximumAttributeValueLength).contains(descriptor.maximumValueLength),
                       descriptor.value.count <= descriptor.maximumValueLength else {
@@ -219,10 +226,11 @@ private struct ServiceBuilder {
 
     @discardableResult
     mutating func append(type: BluetoothUUID, kind: ServerAttribute.Kind, permissions: AttributePermissions, value: [UInt8],
-                         maximumLength: Int? = nil, onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) -> UInt16 {
+                         maximumLength: Int? = nil, minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
+                         onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) -> UInt16 {
         let handle = next
         attributes.append(ServerAttribute(handle: handle, type: type, kind: kind, permissions: permissions, value: value,
-                                          maximumLength: maximumLength, onRead: onRead, onWrite: onWrite))
+                                          maximumLength: maximumLength, minimumKeySize: minimumKeySize, onRead: onRead, onWrite: onWrite))
         // The caller counted the attributes first, so the last one is at most 0xFFFF.
         next = handle == .max ? handle : handle + 1
         return handle
@@ -238,14 +246,18 @@ private struct ServiceBuilder {
         declaration.write(contentsOf: definition.uuid.attBytes)
         append(type: GATTAttributeType.characteristic, kind: .characteristicDeclaration, permissions: .readable, value: declaration.bytes)
         append(type: definition.uuid, kind: .value(properties: definition.properties), permissions: definition.permissions,
-               value: definition.value, maximumLength: definition.maximumValueLength,
+               value: definition.value, maximumLength: definition.maximumValueLength, minimumKeySize: definition.minimumKeySize,
                onRead: definition.onRead, onWrite: definition.onWrite)
         var descriptors: [GATTDescriptor] = []
         var configurationHandle: UInt16?
         if !definition.properties.isDisjoint(with: [.notify, .indicate]) {
+            // Readable by any client with no security; writes as the definition says
+            // (Core 6.0, Vol 3, Part G, 3.3.3.3).
+            let permissions = AttributePermissions.readWrite.union(
+                definition.clientConfigurationPermissions.intersection(AttributePermissions.writeRequirements))
             let handle = append(type: GATTAttributeType.clientCharacteristicConfiguration,
                                 kind: .clientConfiguration(valueHandle: valueHandle, properties: definition.properties),
-                                permissions: .readWrite, value: [0, 0], maximumLength: 2)
+                                permissions: permissions, value: [0, 0], maximumLength: 2, minimumKeySize: definition.minimumKeySize)
             configurationHandle = handle
             descriptors.append(GATTDescriptor(uuid: GATTAttributeType.clientCharacteristicConfiguration, handle: handle))
         }
@@ -261,7 +273,8 @@ private struct ServiceBuilder {
         }
         for descriptor in definition.descriptors {
             let handle = append(type: descriptor.uuid, kind: .descriptor, permissions: descriptor.permissions, value: descriptor.value,
-                                maximumLength: descriptor.maximumValueLength, onRead: descriptor.onRead, onWrite: descriptor.onWrite)
+                                maximumLength: descriptor.maximumValueLength, minimumKeySize: descriptor.minimumKeySize,
+                                onRead: descriptor.onRead, onWrite: descriptor.onWrite)
             descriptors.append(GATTDescriptor(uuid: descriptor.uuid, handle: handle))
         }
         return GATTPublishedCharacteristic(uuid: definition.uuid, properties: definition.properties,

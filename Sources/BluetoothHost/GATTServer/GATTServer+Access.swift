@@ -3,25 +3,39 @@ import BluetoothCore
 /// Reading and writing one attribute value for a client, with the permission checks of
 /// Core 6.0, Vol 3, Part F, 3.2.5 and the application's handlers.
 extension GATTServer {
-    /// Why the client may not read the attribute, if it may not.
-    static func readRefusal(_ attribute: ServerAttribute) -> ATTErrorCode? {
+    /// Why the client may not read the attribute, short of authorization, if it may not:
+    /// the read permission, then the link's encryption, authentication and key size
+    /// (Core 6.0, Vol 3, Part F, 4 and Part C, 10.3.1).
+    func readSecurityRefusal(_ attribute: ServerAttribute, _ context: RequestContext) -> ATTErrorCode? {
         guard attribute.permissions.allowsReading else { return .readNotPermitted }
-        // No link is encrypted: pairing is refused (Core 6.0, Vol 3, Part C, 10.3.1).
-        if attribute.permissions.contains(.readEncryptionRequired) { return .insufficientAuthentication }
+        return attribute.readRequirement.refusal(on: context.security, peerHasKey: hasKey(for: context))
+    }
+
+    /// Why the client may not read the attribute, if it may not: ``readSecurityRefusal(_:_:)``,
+    /// then the application's authorization.
+    func readRefusal(_ attribute: ServerAttribute, _ context: RequestContext) async -> ATTErrorCode? {
+        if let refusal = readSecurityRefusal(attribute, context) { return refusal }
+        if attribute.readRequirement.authorization { return await authorize(attribute, access: .read, context) }
         return nil
     }
 
     /// Why the client may not write `length` octets to the attribute with a write of `kind`,
     /// if it may not. A characteristic value takes only the writes its properties declare
     /// (Core 6.0, Vol 3, Part G, 3.3.1.1): Write Request and prepared writes need Write, a
-    /// Write Command needs Write Without Response.
-    static func writeRefusal(_ attribute: ServerAttribute, kind: GATTWriteRequest.Kind, length: Int) -> ATTErrorCode? {
+    /// Write Command needs Write Without Response. Then the link's security, the
+    /// application's authorization (unless `authorizing` is `false`: an executed prepared
+    /// write was authorized when it was prepared) and last the length, so that a client
+    /// learns nothing of a value it may not write.
+    func writeRefusal(_ attribute: ServerAttribute, kind: GATTWriteRequest.Kind, length: Int, authorizing: Bool = true,
+                      _ context: RequestContext) async -> ATTErrorCode? {
         guard attribute.permissions.allowsWriting else { return .writeNotPermitted }
         if case let .value(properties) = attribute.kind {
             let declared: CharacteristicProperties = kind == .command ? .writeWithoutResponse : .write
             guard properties.contains(declared) else { return .writeNotPermitted }
         }
-        if attribute.permissions.contains(.writeEncryptionRequired) { return .insufficientAuthentication }
+        let requirement = attribute.writeRequirement
+        if let refusal = requirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) { return refusal }
+        if authorizing, requirement.authorization, let refusal = await authorize(attribute, access: .write, context) { return refusal }
         guard length <= attribute.maximumLength else { return .invalidAttributeValueLength }
         return nil
     }
@@ -29,7 +43,7 @@ extension GATTServer {
     /// The attribute's value as this client sees it: its own Client Characteristic
     /// Configuration, the read handler's answer, or the stored value.
     func readValue(of attribute: ServerAttribute, offset: Int = 0, _ context: RequestContext) async -> GATTReadResponse {
-        if let refusal = Self.readRefusal(attribute) { return .error(refusal) }
+        if let refusal = await readRefusal(attribute, context) { return .error(refusal) }
         if case let .clientConfiguration(valueHandle, _) = attribute.kind {
             return .value(clientConfiguration(of: valueHandle, context).bytes)
         }
@@ -49,8 +63,12 @@ extension GATTServer {
     /// Writes a value for a client: a Client Characteristic Configuration for this client
     /// alone, else through the write handler, and stores it when accepted. Returns the error
     /// to answer, or `nil` on success.
-    func writeValue(_ value: [UInt8], to attribute: ServerAttribute, kind: GATTWriteRequest.Kind, _ context: RequestContext) async -> ATTErrorCode? {
-        if let refusal = Self.writeRefusal(attribute, kind: kind, length: value.count) { return refusal }
+    /// `authorizing` as for ``writeRefusal(_:kind:length:authorizing:_:)``.
+    func writeValue(_ value: [UInt8], to attribute: ServerAttribute, kind: GATTWriteRequest.Kind, authorizing: Bool = true,
+                    _ context: RequestContext) async -> ATTErrorCode? {
+        if let refusal = await writeRefusal(attribute, kind: kind, length: value.count, authorizing: authorizing, context) {
+            return refusal
+        }
         if case let .clientConfiguration(valueHandle, properties) = attribute.kind {
             return configure(valueHandle: valueHandle, properties: properties, value: value, context)
         }

@@ -18,7 +18,7 @@ extension GATTServer {
             ?? ATTFindInformationResponse(entries: entries))
     }
 
-    /// Find By Type Value (Vol 3, Part F, 3.4.3.3): the readable attributes of a 16-bit type
+    /// Find By Type Value (Vol 3, Part F, 3.4.3.3): the attributes of a 16-bit type readable on this link
     /// holding a value, with the end of their group; GATT finds a primary service by UUID
     /// this way. A service UUID matches in either width.
     func findByTypeValue(_ request: ATTFindByTypeValueRequest, _ context: RequestContext) -> ATTPDU {
@@ -26,7 +26,10 @@ extension GATTServer {
         if let invalid = Self.checkRange(request.startingHandle, request.endingHandle, opcode: opcode) { return invalid }
         let type = BluetoothUUID(request.attributeType)
         let matches = database.attributes(in: request.startingHandle...request.endingHandle).filter { attribute in
-            guard attribute.type == type, Self.readRefusal(attribute) == nil, attribute.onRead == nil else { return false }
+            // Only values this client may read now; none that needs the application's
+            // authorization (this request asks no handler).
+            guard attribute.type == type, readSecurityRefusal(attribute, context) == nil, !attribute.readRequirement.authorization,
+                  attribute.onRead == nil else { return false }
             if case .clientConfiguration = attribute.kind { return false }
             if attribute.value == request.attributeValue { return true }
             guard attribute.isServiceDeclaration, let stored = BluetoothUUID(littleEndianBytes: attribute.value),

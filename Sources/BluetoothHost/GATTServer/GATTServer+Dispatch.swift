@@ -2,10 +2,12 @@ import BluetoothCore
 
 extension GATTServer {
     /// Serves one request or command of a client, in the order the client sent them.
-    func serve(_ bytes: [UInt8], bearerID: UInt64, connectionHandle: UInt16) async {
+    /// `security` is the link's when the PDU arrived.
+    func serve(_ bytes: [UInt8], security: LinkSecurity, bearerID: UInt64, connectionHandle: UInt16) async {
         guard let current = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
         let mtu = Int(mtu(of: current))
-        let context = RequestContext(bearerID: bearerID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu)
+        let context = RequestContext(bearerID: bearerID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu,
+                                     security: security)
         // No PDU may be longer than ATT_MTU (Core 6.0, Vol 3, Part F, 3.2.8): a request that
         // is gets Invalid PDU (an unknown one Request Not Supported, as any unknown request),
         // anything else is ignored, and nothing of it is stored.
@@ -58,8 +60,8 @@ extension GATTServer {
             await write(command, context)
             response = nil
         case .signedWriteCommand:
-            // No signing key is ever shared (pairing is refused), so the signature cannot be
-            // verified and the command is ignored (Core 6.0, Vol 3, Part F, 3.4.5.4).
+            // Signatures are not verified yet (no CSRK reaches the server), so the command is
+            // ignored (Core 6.0, Vol 3, Part F, 3.4.5.4).
             logger.debug("ignoring Signed Write Command: no signature resolving key")
             response = nil
         case let .prepareWriteRequest(request):
@@ -83,6 +85,8 @@ extension GATTServer {
         let peer: DeviceAddress?
         /// The bearer's ATT MTU when the request arrived.
         let mtu: Int
+        /// The link's security when the request arrived: what its permission checks use.
+        let security: LinkSecurity
     }
 
     static func error(_ opcode: ATTOpcode, _ handle: UInt16, _ code: ATTErrorCode) -> ATTPDU {

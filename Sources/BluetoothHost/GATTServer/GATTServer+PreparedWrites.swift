@@ -3,13 +3,15 @@ import BluetoothCore
 /// Prepare Write and Execute Write (Core 6.0, Vol 3, Part F, 3.4.6): long and reliable
 /// writes through the client's prepare queue.
 extension GATTServer {
-    /// Prepare Write (Vol 3, Part F, 3.4.6.1): the handle and the permissions are checked
-    /// now, the offset and the length only when the queue is executed. The response echoes
-    /// the request.
+    /// Prepare Write (Vol 3, Part F, 3.4.6.1): the handle and the permissions (with the
+    /// link's security and the application's authorization) are checked now, the offset and
+    /// the length only when the queue is executed. The response echoes the request.
     func prepareWrite(_ request: ATTPrepareWriteRequest, _ context: RequestContext) async -> ATTPDU {
         let opcode = ATTOpcode.prepareWriteRequest
         guard let attribute = database.attribute(at: request.handle) else { return Self.error(opcode, request.handle, .invalidHandle) }
-        if let refusal = Self.writeRefusal(attribute, kind: .preparedWrite, length: 0) { return Self.error(opcode, request.handle, refusal) }
+        if let refusal = await writeRefusal(attribute, kind: .preparedWrite, length: 0, context) {
+            return Self.error(opcode, request.handle, refusal)
+        }
         guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else {
             return Self.error(opcode, request.handle, .unlikelyError)
         }
@@ -48,7 +50,8 @@ extension GATTServer {
         }
         for (handle, value) in values {
             guard let attribute = database.attribute(at: handle) else { return Self.error(opcode, handle, .invalidHandle) }
-            if let code = await writeValue(value, to: attribute, kind: .preparedWrite, context) {
+            // Authorized when prepared; the link's security is checked again (Vol 3, Part F, 3.4.6.3).
+            if let code = await writeValue(value, to: attribute, kind: .preparedWrite, authorizing: false, context) {
                 return Self.error(opcode, handle, code)
             }
         }

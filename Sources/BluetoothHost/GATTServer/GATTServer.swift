@@ -1,6 +1,7 @@
 import BluetoothCore
 import BluetoothHCI
 import Logging
+import Synchronization
 
 /// This device's GATT server (Core 6.0, Vol 3, Part G): an attribute database built from
 /// ``GATTServiceDefinition``s, served to every connected client over ATT.
@@ -26,7 +27,8 @@ public actor GATTServer {
     public typealias Sender = @Sendable (_ connectionHandle: UInt16, _ pdu: [UInt8], _ completion: HCIController.ACLCompletion?) -> Void
 
     enum InboxItem: Sendable {
-        case pdu([UInt8], ServerLink)
+        /// With the link's security when the PDU arrived.
+        case pdu([UInt8], ServerLink, LinkSecurity)
         case closed(connectionHandle: UInt16)
         /// The controller took a notification (or the link failed it).
         case notificationLeft(bearerID: UInt64, connectionHandle: UInt16)
@@ -46,6 +48,13 @@ public actor GATTServer {
     let clock: BluetoothClock
     let eventListeners = AsyncStreamFanOut<GATTServerEvent>()
     private var nextIdentifier: UInt64 = 0
+    /// Whether this device has a key for a peer (``setKeyAvailability(_:)``); none by default.
+    var keyAvailability: @Sendable (DeviceAddress) -> Bool = { _ in false }
+    /// Grants accesses that require authorization (``setAuthorizationHandler(_:)``).
+    var authorizationHandler: GATTAuthorizationHandler?
+    /// The security of connections wired in memory (``setSecurity(_:connectionHandle:)``),
+    /// read as their PDUs arrive.
+    nonisolated let memoryLinkSecurity = Mutex<[UInt16: LinkSecurity]>([:])
     /// The PDUs each connection has waiting (``GATTServerSettings/maximumQueuedPDUs``).
     nonisolated let inboundLimit = InboundPDULimit(limit: GATTServerSettings().maximumQueuedPDUs)
 
@@ -87,7 +96,7 @@ public actor GATTServer {
     /// A server-bound ATT PDU (request, command, confirmation) from a connection's bearer.
     nonisolated func receive(_ pdu: [UInt8], from bearer: ATTBearer) {
         guard admit(connectionHandle: bearer.connectionHandle) else { return }
-        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer)))
+        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer), bearer.security))
     }
 
     /// A server-bound ATT PDU from a client on a bearer that is not a Host connection, e.g. a
@@ -95,7 +104,8 @@ public actor GATTServer {
     /// `connectionHandle`.
     public nonisolated func receive(_ pdu: [UInt8], connectionHandle: UInt16, peer: DeviceAddress? = nil) {
         guard admit(connectionHandle: connectionHandle) else { return }
-        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: nil)))
+        let security = memoryLinkSecurity.withLock { $0[connectionHandle] } ?? .unencrypted
+        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: nil), security))
     }
 
     /// PDUs dropped so far because their connection had ``GATTServerSettings/maximumQueuedPDUs``
@@ -115,7 +125,7 @@ public actor GATTServer {
 
     private func handle(_ item: InboxItem) {
         switch item {
-        case let .pdu(bytes, link): accept(bytes, from: link)
+        case let .pdu(bytes, link, security): accept(bytes, from: link, security: security)
         case let .closed(handle): closeBearer(handle)
         case let .notificationLeft(bearerID, handle): notificationDidLeave(bearerID: bearerID, connectionHandle: handle)
         }
@@ -124,7 +134,7 @@ public actor GATTServer {
     /// Confirmations are handled at once, so that an indication is never held up behind a
     /// request waiting for an application handler; requests and commands go to the
     /// connection's queue.
-    private func accept(_ bytes: [UInt8], from link: ServerLink) {
+    private func accept(_ bytes: [UInt8], from link: ServerLink, security: LinkSecurity) {
         guard let first = bytes.first else {
             inboundLimit.handled(connectionHandle: link.connectionHandle)
             return
@@ -134,14 +144,14 @@ public actor GATTServer {
             inboundLimit.handled(connectionHandle: bearer.connectionHandle)
             didReceiveConfirmation(bytes, connectionHandle: bearer.connectionHandle)
         } else {
-            bearer.requests.yield(bytes)
+            bearer.requests.yield(ServerRequest(bytes: bytes, security: security))
         }
     }
 
     private func bearer(for link: ServerLink) -> ServerBearer {
         if let existing = bearers[link.connectionHandle] { return existing }
         let id = makeIdentifier()
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
         let bearer = ServerBearer(id: id, link: link,
                                   prepareQueue: PreparedWriteQueue(capacity: settings.maximumPreparedWrites),
                                   indications: IndicationQueue(capacity: settings.maximumQueuedIndications),
@@ -149,9 +159,9 @@ public actor GATTServer {
         bearers[link.connectionHandle] = bearer
         let inboundLimit = self.inboundLimit
         Task { [weak self] in
-            for await bytes in stream {
+            for await request in stream {
                 inboundLimit.handled(connectionHandle: link.connectionHandle)
-                await self?.serve(bytes, bearerID: id, connectionHandle: link.connectionHandle)
+                await self?.serve(request.bytes, security: request.security, bearerID: id, connectionHandle: link.connectionHandle)
             }
         }
         return bearer
@@ -159,6 +169,7 @@ public actor GATTServer {
 
     private func closeBearer(_ connectionHandle: UInt16) {
         inboundLimit.reset(connectionHandle: connectionHandle)
+        memoryLinkSecurity.withLock { _ = $0.removeValue(forKey: connectionHandle) }
         guard let bearer = bearers.removeValue(forKey: connectionHandle) else { return }
         bearer.requests.finish()
         bearer.indicationTimer?.cancel()

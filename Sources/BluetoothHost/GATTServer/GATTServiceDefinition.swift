@@ -30,6 +30,15 @@ public struct GATTCharacteristicDefinition: Sendable {
     public var uuid: BluetoothUUID
     public var properties: CharacteristicProperties
     public var permissions: AttributePermissions
+    /// The shortest encryption key, in octets (7…16), that reads or writes needing
+    /// encryption or authentication accept; a shorter one is refused with Encryption Key
+    /// Size Too Short. 16 asks for a 128-bit key. Accesses that need no encryption ignore it.
+    public var minimumKeySize: Int
+    /// Who may write the Client Characteristic Configuration descriptor the server adds
+    /// with `notify` or `indicate`: its write requirements (encryption, authentication,
+    /// authorization) apply, with ``minimumKeySize``; it is always readable, with no
+    /// security (Core 6.0, Vol 3, Part G, 3.3.3.3).
+    public var clientConfigurationPermissions: AttributePermissions
     /// The value until a client or the application changes it.
     public var value: [UInt8]
     /// The longest value a write may set; at most 512 (Core 6.0, Vol 3, Part F, 3.2.9).
@@ -47,6 +56,8 @@ public struct GATTCharacteristicDefinition: Sendable {
     /// - Parameter permissions: `nil` derives them from `properties` (see
     ///   ``AttributePermissions/init(properties:)``).
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
+                minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
+                clientConfigurationPermissions: AttributePermissions = .readWrite,
                 value: [UInt8] = [], maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                 userDescription: String? = nil, presentationFormat: GATTPresentationFormat? = nil,
                 descriptors: [GATTDescriptorDefinition] = [],
@@ -54,6 +65,8 @@ public struct GATTCharacteristicDefinition: Sendable {
         self.uuid = uuid
         self.properties = properties
         self.permissions = permissions ?? AttributePermissions(properties: properties)
+        self.minimumKeySize = minimumKeySize
+        self.clientConfigurationPermissions = clientConfigurationPermissions
         self.value = value
         self.maximumValueLength = maximumValueLength
         self.userDescription = userDescription
@@ -63,16 +76,20 @@ public struct GATTCharacteristicDefinition: Sendable {
         self.onWrite = onWrite
     }
 
-    /// Whether ``permissions`` let a client read the value (with or without encryption),
-    /// as the server decides it.
+    /// Whether ``permissions`` let a client read the value (perhaps only on a secure enough
+    /// link, or with the application's authorization), as the server decides it.
     public var isReadable: Bool { permissions.allowsReading }
 
-    /// Whether ``permissions`` let a client write the value (with or without encryption),
-    /// as the server decides it.
+    /// Whether ``permissions`` let a client write the value (perhaps only on a secure enough
+    /// link, or with the application's authorization), as the server decides it.
     public var isWritable: Bool { permissions.allowsWriting }
 
     /// The longest attribute value ATT allows (Core 6.0, Vol 3, Part F, 3.2.9).
     public static let maximumAttributeValueLength = 512
+
+    /// The encryption key sizes a link may have, in octets (Core 6.0, Vol 3, Part H, 2.3.4):
+    /// the values ``minimumKeySize`` may take.
+    public static let encryptionKeySizes = 7...16
 }
 
 /// A descriptor of a ``GATTCharacteristicDefinition`` other than those the server adds
@@ -80,16 +97,21 @@ public struct GATTCharacteristicDefinition: Sendable {
 public struct GATTDescriptorDefinition: Sendable {
     public var uuid: BluetoothUUID
     public var permissions: AttributePermissions
+    /// As ``GATTCharacteristicDefinition/minimumKeySize``: the shortest encryption key, in
+    /// octets (7…16), for the accesses that need encryption or authentication.
+    public var minimumKeySize: Int
     public var value: [UInt8]
     public var maximumValueLength: Int
     public var onRead: GATTReadHandler?
     public var onWrite: GATTWriteHandler?
 
-    public init(uuid: BluetoothUUID, permissions: AttributePermissions = .readable, value: [UInt8] = [],
+    public init(uuid: BluetoothUUID, permissions: AttributePermissions = .readable,
+                minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound, value: [UInt8] = [],
                 maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                 onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) {
         self.uuid = uuid
         self.permissions = permissions
+        self.minimumKeySize = minimumKeySize
         self.value = value
         self.maximumValueLength = maximumValueLength
         self.onRead = onRead

@@ -22,19 +22,33 @@ struct ServerAttribute: Sendable {
     let permissions: AttributePermissions
     var value: [UInt8]
     let maximumLength: Int
+    /// The shortest encryption key, in octets, for the accesses that need encryption.
+    let minimumKeySize: Int
     let onRead: GATTReadHandler?
     let onWrite: GATTWriteHandler?
 
     init(handle: UInt16, type: BluetoothUUID, kind: Kind, permissions: AttributePermissions, value: [UInt8],
-         maximumLength: Int? = nil, onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) {
+         maximumLength: Int? = nil, minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
+         onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) {
         self.handle = handle
         self.type = type
         self.kind = kind
         self.permissions = permissions
         self.value = value
         self.maximumLength = maximumLength ?? value.count
+        self.minimumKeySize = minimumKeySize
         self.onRead = onRead
         self.onWrite = onWrite
+    }
+
+    /// What a read of the attribute asks of the link.
+    var readRequirement: AttributeSecurityRequirement {
+        AttributeSecurityRequirement(permissions: permissions, minimumKeySize: minimumKeySize, write: false)
+    }
+
+    /// What a write of the attribute asks of the link.
+    var writeRequirement: AttributeSecurityRequirement {
+        AttributeSecurityRequirement(permissions: permissions, minimumKeySize: minimumKeySize, write: true)
     }
 
     /// The end of the group of a grouping attribute, else the handle itself (Core 6.0, Vol 3,

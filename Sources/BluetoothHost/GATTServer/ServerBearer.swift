@@ -9,10 +9,18 @@ struct ServerLink: Sendable {
     let bearer: ATTBearer?
 }
 
+/// A request or command as it arrived: its bytes and the link's security at that moment,
+/// which its permission checks use (a request sent before encryption started is not served
+/// as if it had been encrypted).
+struct ServerRequest: Sendable {
+    let bytes: [UInt8]
+    let security: LinkSecurity
+}
+
 /// What the server keeps for one connected client: the bearer's MTU, the client's
-/// Client Characteristic Configurations (no client is bonded, so they last as long as the
-/// connection, Core 6.0, Vol 3, Part G, 3.3.3.3), its prepare queue, its indications and its
-/// notifications on their way to the controller.
+/// Client Characteristic Configurations (for as long as the connection lasts; those of a
+/// bonded client are not kept across connections yet, Core 6.0, Vol 3, Part G, 3.3.3.3),
+/// its prepare queue, its indications and its notifications on their way to the controller.
 struct ServerBearer: Sendable {
     typealias Ticket = CheckedContinuation<Void, any Error>
 
@@ -33,7 +41,7 @@ struct ServerBearer: Sendable {
     /// An update found the queue full; say so when it drains.
     var owesReadyEvent = false
     /// Requests and commands, served one at a time in arrival order (Vol 3, Part F, 3.3.2).
-    let requests: AsyncStream<[UInt8]>.Continuation
+    let requests: AsyncStream<ServerRequest>.Continuation
 
     var connectionHandle: UInt16 { link.connectionHandle }
 }

@@ -1,0 +1,42 @@
+/// What one direction (read or write) of an attribute asks of the link, and the check of a
+/// link against it (Core 6.0, Vol 3, Part C, 10.3.1 and Part F, 4). A plain value: the
+/// server supplies the link's ``LinkSecurity`` and whether it has a key for the peer.
+struct AttributeSecurityRequirement: Sendable, Hashable {
+    /// The link must be encrypted.
+    var encryption: Bool
+    /// The link's key must come from a pairing with MITM protection.
+    var authentication: Bool
+    /// The application must consent.
+    var authorization: Bool
+    /// The shortest encryption key accepted, in octets, when the link must be encrypted.
+    var minimumKeySize: Int
+
+    /// The requirements of reads (`write == false`) or writes of an attribute.
+    init(permissions: AttributePermissions, minimumKeySize: Int, write: Bool) {
+        encryption = permissions.contains(write ? .writeEncryptionRequired : .readEncryptionRequired)
+        authentication = permissions.contains(write ? .writeAuthenticationRequired : .readAuthenticationRequired)
+        authorization = permissions.contains(write ? .writeAuthorizationRequired : .readAuthorizationRequired)
+        self.minimumKeySize = minimumKeySize
+    }
+
+    /// The link must be encrypted: authentication is about the encryption key, so it needs
+    /// encryption too.
+    var needsEncryption: Bool { encryption || authentication }
+
+    /// The error to answer on a link with `security`, if the link does not meet the
+    /// requirements; authorization is not part of it (the application decides it later).
+    /// `peerHasKey` is asked only for a refusal of an unencrypted link.
+    ///
+    /// - An unencrypted link: Insufficient Encryption when the server has a key for the peer
+    ///   (the client may start encryption with it), else Insufficient Authentication (it
+    ///   must pair first) (Core 6.0, Vol 3, Part C, 10.3.1).
+    /// - An encrypted link whose key is not authenticated: Insufficient Authentication.
+    /// - A key shorter than ``minimumKeySize``: Encryption Key Size Too Short.
+    func refusal(on security: LinkSecurity, peerHasKey: @autoclosure () -> Bool) -> ATTErrorCode? {
+        guard needsEncryption else { return nil }
+        guard security.isEncrypted else { return peerHasKey() ? .insufficientEncryption : .insufficientAuthentication }
+        if authentication, !security.isAuthenticated { return .insufficientAuthentication }
+        if security.keySize < minimumKeySize { return .encryptionKeySizeTooShort }
+        return nil
+    }
+}

@@ -1,0 +1,14 @@
+/// Why a ``BondStore`` could not keep or forget a bond.
+public enum BondStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The bond cannot be kept as it is; the text says why (e.g. a key size outside 7…16).
+    case invalidBond(String)
+    /// The storage failed; the text says where and how.
+    case writeFailed(String)
+
+    public var description: String {
+        switch self {
+        case let .invalidBond(why): return "invalid bond: \(why)"
+        case let .writeFailed(what): return what
+        }
+    }
+}
