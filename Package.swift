@@ -6,7 +6,7 @@ import PackageDescription
 ///     BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← BluetoothPeripheral ←┐
 ///                                       ↖ BluetoothVirtual (an HCI controller) ← BluetoothSimulator ├ bluejay (CLI), bluejay-soak
 ///     GATTProfiles (serde, SIG profiles)                     BluetoothHost ← Bluejay (app API) ←┘
-///     BluetoothCore ← BluetoothCrypto (the SMP security toolbox, on swift-crypto) ← BluetoothVirtual
+///     BluetoothCore ← BluetoothCrypto (the SMP security toolbox, on swift-crypto) ← BluetoothHost, BluetoothVirtual ← BluetoothVirtual
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "BluetoothCrypto", dependencies: ["BluetoothCore", crypto, cryptoExtras]),
         .target(name: "BluetoothTransport", dependencies: ["BluetoothCore", logging]),
         .target(name: "BluetoothHCI", dependencies: ["BluetoothCore", "BluetoothTransport", logging, deque]),
-        .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", logging, deque]),
+        .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "BluetoothVirtual", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "GATTProfiles", dependencies: ["BluetoothCore"]),
         .target(

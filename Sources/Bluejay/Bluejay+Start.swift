@@ -85,6 +85,7 @@ extension Bluejay {
             notifyAvailability(false)
             return
         }
+        if let agent = state.withLock({ $0.pairingAgent }) { await host.setPairingAgent(agent) }
         let events = await host.events()
         let accepted = state.withLock { state -> Bool in
             guard state.generation == generation, state.lifecycle == .running else { return false }

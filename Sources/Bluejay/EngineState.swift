@@ -74,6 +74,8 @@ struct EngineState: Sendable {
     var connectionObservers = WeakObservers<any ConnectionObserver>()
     var serviceObservers = WeakObservers<any ServiceObserver>()
     var rssiObservers = WeakObservers<any RSSIObserver>()
+    /// Who answers pairing questions; given to every host Bluejay starts.
+    var pairingAgent: (any PairingAgent)?
     var logObservers = WeakObservers<any LogObserver>()
     var disconnectHandler = WeakObservers<any DisconnectHandler>()
 

@@ -5,14 +5,14 @@ import ArgumentParser
 struct BluejayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bluejay",
-        abstract: "Bluetooth LE from the command line: scan, explore GATT, read, write, listen.",
+        abstract: "Bluetooth LE from the command line: scan, explore GATT, read, write, listen, pair.",
         discussion: """
         Every command talks to a controller through --hci TRANSPORT (or the BLUEJAY_HCI \
         environment variable): tcp:HOST:PORT, unix:PATH, serial:DEVICE[@BAUD], hciN, or virtual.
         """,
         subcommands: [
             ScanCommand.self, GATTCommand.self, ReadCommand.self, WriteCommand.self, ListenCommand.self,
-            DemoCommand.self, SensorCommand.self, VirtualCommand.self,
+            PairCommand.self, BondsCommand.self, DemoCommand.self, SensorCommand.self, VirtualCommand.self,
         ]
     )
 }

@@ -4,8 +4,9 @@ import BluetoothHost
 @testable import BluetoothVirtual
 import Testing
 
-/// The Security Manager channel as a peer that lies would use it. This host does not pair yet:
-/// every request to pair is refused, with the reason that fits what was sent.
+/// The Security Manager channel as a peer that lies would use it: malformed requests are
+/// refused with the reason that fits, stray pairing steps fail, a good Security Request starts
+/// pairing.
 @Suite("Host: Security Manager requests", .timeLimit(.minutes(1)))
 struct HostSecurityManagerTests {
     /// Sends an SMP PDU from the raw peripheral and returns the next SMP PDU the host sends back.
@@ -28,10 +29,19 @@ struct HostSecurityManagerTests {
             == SMPPDU.pairingFailed(.invalidParameters).encode())
         #expect(try await exchange(rig, handle: handle, [[0x01, 0x03, 0x00, 0x01, 0x10, 0x07, 0x07, 0x00]])
             == SMPPDU.pairingFailed(.invalidParameters).encode())
-        // A reserved code and a malformed Pairing Confirm get no answer (nothing to fail): the
-        // next answer is the one to the well-formed Security Request after them.
-        #expect(try await exchange(rig, handle: handle, [[0x3F, 0x01], [0x03, 0x01], [0x0B, 0x01]])
-            == SMPPDU.pairingFailed(.pairingNotSupported).encode())
+        // A reserved code and a malformed Pairing Confirm get no answer (nothing to fail); a
+        // well-formed Pairing Confirm with no pairing running fails (Unspecified Reason).
+        var confirm: [UInt8] = [0x03]
+        confirm += [UInt8](repeating: 0xAA, count: 16)
+        #expect(try await exchange(rig, handle: handle, [[0x3F, 0x01], [0x03, 0x01], confirm])
+            == SMPPDU.pairingFailed(.unspecifiedReason).encode())
+        // A well-formed Security Request makes the central start pairing.
+        let answer = try await exchange(rig, handle: handle, [[0x0B, 0x01]])
+        guard case let .pairingRequest(features) = try SMPPDU.decode(answer) else {
+            Issue.record("expected a Pairing Request, got \(answer)")
+            return
+        }
+        #expect(features.authenticationRequirements.contains(.bonding))
         #expect(rig.connection.isConnected)
         await rig.host.shutdown()
     }

@@ -138,7 +138,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     /// ``serviceChangeBufferLimit`` reports the consumer has not taken.
     public var serviceChanges: AsyncStream<[ServiceIdentifier]> { serviceChangeStream }
 
-    private func perform<T: Sendable>(_ name: String, _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
+    func perform<T: Sendable>(_ name: String, _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
         let link = self.link
         let limit = self.limit
         let clock = self.clock

@@ -60,7 +60,8 @@ extension Bluejay {
     /// What every new link needs before use: its MTU, and Service Changed indications for the
     /// ServiceObserver (subscribed to before they are enabled, so none is missed).
     func prepareLink(_ connection: Connection, identifier: PeripheralIdentifier) async -> (PeripheralLink, AsyncStream<GATTServiceChange>) {
-        let link = PeripheralLink(connection: connection, identifier: identifier)
+        let raisesSecurity = state.withLock { $0.options.raisesSecurityAutomatically }
+        let link = PeripheralLink(connection: connection, identifier: identifier, raisesSecurity: raisesSecurity)
         let changes = connection.gatt.serviceChanges()
         do {
             try await withTimeLimit(operationTimeLimit, clock: clock, operation: "enabling Service Changed indications") {

@@ -28,6 +28,10 @@ public struct StartOptions: Sendable {
     public var operationTimeout: Timeout
     /// Settings of the host Bluejay creates (not used by ``StartMode/use(host:peripheral:options:)``).
     public var hostConfiguration: HostConfiguration
+    /// After a read or write refused with Insufficient Authentication or Insufficient
+    /// Encryption, encrypt the link (with the bond's key, else by pairing) and try once more,
+    /// as iOS does. On by default.
+    public var raisesSecurityAutomatically = true
     /// Linux shows no Bluetooth alert; when `true`, an unusable controller is logged at `error` level.
     public var enableBluetoothAlert: Bool
 

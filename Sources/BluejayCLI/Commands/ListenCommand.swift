@@ -11,6 +11,7 @@ struct ListenCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var peripheral: PeripheralOptions
+    @OptionGroup var security: SecurityOptions
     @Option(help: "The service UUID.") var service: String
     @Option(help: "The characteristic UUID.") var characteristic: String
     @Option(help: "Stop after this many values.") var count: Int?
@@ -24,10 +25,10 @@ struct ListenCommand: AsyncParsableCommand {
             if let count, count < 1 { throw CLIError.usage("--count must be at least 1") }
             let output = Output(json: common.json)
             let (peripheral, count, timeout) = (peripheral, count, timeout)
-            let received = try await HostSession.run(common) { host in
+            let received = try await HostSession.run(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
-                let values = try await connection.gatt.subscribe(to: target)
+                let values = try await connection.raisingSecurity { try await connection.gatt.subscribe(to: target) }
                 let indicates = !target.properties.contains(.notify)
                 let timer = timeout.map { seconds in
                     Task {

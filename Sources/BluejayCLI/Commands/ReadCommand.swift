@@ -7,6 +7,7 @@ struct ReadCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var peripheral: PeripheralOptions
+    @OptionGroup var security: SecurityOptions
     @Option(help: "The service UUID (180D or the 128-bit form).") var service: String
     @Option(help: "The characteristic UUID.") var characteristic: String
     @Option(help: "How to print the value: \(ValueFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -18,10 +19,10 @@ struct ReadCommand: AsyncParsableCommand {
             let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
             let output = Output(json: common.json)
             let (peripheral, format) = (peripheral, format)
-            let value = try await HostSession.run(common) { host in
+            let value = try await HostSession.run(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
-                let value = try await connection.gatt.read(target)
+                let value = try await connection.raisingSecurity { try await connection.gatt.read(target) }
                 try await connection.disconnect()
                 return value
             }

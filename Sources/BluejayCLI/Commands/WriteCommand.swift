@@ -10,6 +10,7 @@ struct WriteCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var peripheral: PeripheralOptions
+    @OptionGroup var security: SecurityOptions
     @Option(help: "The service UUID.") var service: String
     @Option(help: "The characteristic UUID.") var characteristic: String
     @Option(help: "The value in hex, e.g. 0102ff.") var value: String
@@ -22,13 +23,13 @@ struct WriteCommand: AsyncParsableCommand {
             guard let bytes = Hex.decode(value) else { throw CLIError.usage("\"\(value)\" is not hex (e.g. 0102ff)") }
             let output = Output(json: common.json)
             let (peripheral, withoutResponse) = (peripheral, withoutResponse)
-            try await HostSession.run(common) { host in
+            try await HostSession.run(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
                 if withoutResponse {
-                    try await connection.gatt.writeWithoutResponse(bytes, handle: target.valueHandle)
+                    try await connection.raisingSecurity { try await connection.gatt.writeWithoutResponse(bytes, handle: target.valueHandle) }
                 } else {
-                    try await connection.gatt.write(bytes, to: target)
+                    try await connection.raisingSecurity { try await connection.gatt.write(bytes, to: target) }
                 }
                 try await connection.disconnect()
             }

@@ -11,10 +11,15 @@ import ArgumentParser
 /// down afterwards (disconnecting cleanly, even after Ctrl-C), so that a shared controller
 /// such as Bumble's is not left with a stale link.
 enum HostSession {
-    static func run<T: Sendable>(_ options: CommonOptions, _ body: @escaping @Sendable (LEHost) async throws -> T) async throws -> T {
+    static func run<T: Sendable>(_ options: CommonOptions, security: SecurityOptions? = nil,
+                                 _ body: @escaping @Sendable (LEHost) async throws -> T) async throws -> T {
         bootstrapLogging(verbose: options.verbose)
         let transport = try TransportOpener.open(try options.transport())
-        let host = LEHost(transport: transport, logger: Logger(label: "bluejay"))
+        let logger = Logger(label: "bluejay")
+        let host = LEHost(transport: transport, configuration: security?.configuration(logger: logger) ?? HostConfiguration(), logger: logger)
+        if let security {
+            await host.setPairingAgent(TerminalPairingAgent(passkey: security.passkey, alwaysConfirm: security.yes))
+        }
         do {
             try await host.powerOn()
             let result = try await cancellingOnInterrupt { try await body(host) }

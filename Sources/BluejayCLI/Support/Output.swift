@@ -30,8 +30,8 @@ struct Output {
     }
 
     /// Writes a message to stderr.
-    static func error(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+    static func error(_ message: String, terminator: String = "\n") {
+        FileHandle.standardError.write(Data((message + terminator).utf8))
     }
 }
 

@@ -45,6 +45,8 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// The longest LE data PDU payload the controller sends on this link.
     public var maximumTxOctets: UInt16 { state.withLock { $0.maximumTxOctets } }
     public var phy: (tx: LEPhy, rx: LEPhy) { state.withLock { $0.phy } }
+    /// The link's encryption, as the controller last reported it.
+    public var security: LinkSecurity { gatt.bearer.security }
 
     /// Disconnects and returns when the controller reports the link closed.
     /// Does nothing if the connection has already ended.

@@ -382,6 +382,7 @@ extension LEHost {
         connection.markDisconnected(reason: reason)
         failParameterUpdates(handle: handle, error: .disconnected(reason: reason))
         peerParameterUpdates[handle] = nil
+        securityDidDisconnect(connection, reason: reason)
         broadcast(.disconnected(connection, reason: reason))
         advertisingDidDisconnect(connection)
     }

@@ -31,6 +31,14 @@ public struct HostConfiguration: Sendable {
     public var clock: BluetoothClock = .continuous
     /// The bounds on what the host keeps for later (queues fed by peers and the controller).
     public var limits = HostLimits()
+    /// What the Security Manager offers and demands when pairing.
+    public var security = SecurityManagerSettings()
+    /// Where bonds are kept. The default keeps them in memory, for this host's lifetime; give
+    /// a ``FileBondStore`` to keep them across runs.
+    public var bondStore: any BondStore = InMemoryBondStore()
+    /// This device's Identity Resolving Key, distributed to bonded peers. Keep it across runs
+    /// (peers store it); `nil` makes a random one for this host's lifetime.
+    public var identityResolvingKey: UInt128?
 
     public init() {}
 }

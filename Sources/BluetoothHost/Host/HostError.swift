@@ -45,6 +45,12 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case controllerFailure(hardwareCode: UInt8)
     /// An argument is out of the range the specification allows.
     case invalidArgument(String)
+    /// Pairing failed (Core 6.0, Vol 3, Part H).
+    case pairingFailed(PairingFailure)
+    /// The controller could not encrypt the link with a stored key. With
+    /// ``BluetoothHCI/HCIStatus/pinOrKeyMissing`` the peer no longer has the bond: remove it and
+    /// pair again.
+    case encryptionFailed(HCIStatus)
 
     public var description: String {
         switch self {
@@ -66,6 +72,10 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unsupported(what): return "not supported: \(what)"
         case let .controllerFailure(code): return "the controller failed (hardware error \(Hex.format(code))) and is initialized again"
         case let .invalidArgument(what): return "invalid argument: \(what)"
+        case let .pairingFailed(failure): return "pairing failed: \(failure)"
+        case let .encryptionFailed(status) where status == .pinOrKeyMissing:
+            return "the peer has no key for this device (it lost or removed the bond): remove the bond and pair again"
+        case let .encryptionFailed(status): return "encryption failed: \(status)"
         }
     }
 

@@ -8,6 +8,11 @@ public enum HostEvent: Sendable {
     case connected(Connection)
     /// A connection ended, with the reason the controller reported.
     case disconnected(Connection, reason: HCIStatus)
+    /// A link's encryption changed: encrypted after pairing or with stored keys, or a key
+    /// refresh.
+    case securityChanged(Connection, LinkSecurity)
+    /// A pairing on a connection ended, well or not.
+    case pairingFinished(Connection, Result<PairingOutcome, PairingFailure>)
     /// The controller reported a hardware error; the host should be restarted.
     case hardwareError(code: UInt8)
     /// The transport to the controller is gone: every connection is lost.

@@ -51,11 +51,22 @@ public actor LEHost {
     /// The controller's initialization after a hardware error, while it runs (see
     /// LEHost+ControllerRecovery.swift).
     var controllerRecovery: Task<Void, Never>?
+    // Security Manager state (see SMP/LEHost+SecurityManager.swift).
+    var securitySessions: [UInt16: SecuritySession] = [:]
+    var pairingAgent: any PairingAgent = DefaultPairingAgent()
+    var pairingBackoff: [BluetoothAddress: PairingRetryBackoff] = [:]
+    /// The latest bond being written to the store.
+    var pendingBondSave: Task<Void, Never>?
+    /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
+    nonisolated let bondedPeers = BondedPeers()
+    /// This device's IRK, distributed with its identity when bonding.
+    nonisolated let localIdentityResolvingKey: UInt128
 
     public init(transport: any HCITransport, configuration: HostConfiguration = HostConfiguration(),
                 logger: Logger = Logger(label: "bluejay.host")) {
         self.configuration = configuration
         self.logger = logger
+        localIdentityResolvingKey = configuration.identityResolvingKey ?? UInt128.random(in: 1...UInt128.max)
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
         let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, clock: configuration.clock,
@@ -93,6 +104,7 @@ public actor LEHost {
         do {
             let info = try await controller.initialize()
             controllerInfo = info
+            await loadBondedPeers()
             logger.info("controller \(info.address) ready: LE ACL \(info.aclBufferCount) x \(info.aclDataLength) bytes, extended scanning \(info.supportsExtendedScanning)")
             return info
         } catch {
@@ -180,6 +192,14 @@ public actor LEHost {
             logger.error("controller hardware error \(Hex.format(error.hardwareCode))")
             broadcast(.hardwareError(code: error.hardwareCode))
             beginControllerRecovery(hardwareCode: error.hardwareCode)
+        case let .encryptionChange(change):
+            encryptionChanged(handle: change.connectionHandle, status: change.status, enabled: change.encryptionEnabled.isEncrypted,
+                              keySize: nil)
+        case let .encryptionChangeV2(change):
+            encryptionChanged(handle: change.connectionHandle, status: change.status, enabled: change.encryptionEnabled.isEncrypted,
+                              keySize: Int(change.encryptionKeySize))
+        case let .encryptionKeyRefreshComplete(refresh):
+            encryptionChanged(handle: refresh.connectionHandle, status: refresh.status, enabled: true, keySize: nil)
         case let .dataBufferOverflow(overflow):
             logger.error("controller reports a data buffer overflow: \(overflow)")
         default:
@@ -206,9 +226,7 @@ public actor LEHost {
         case let .remoteConnectionParameterRequest(request):
             answer(request)
         case let .longTermKeyRequest(request):
-            // No bonding keys are stored: refuse, so the link stays unencrypted
-            // (Core 6.0, Vol 4, Part E, 7.8.26).
-            Task { _ = try? await controller.send(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: request.connectionHandle)) }
+            answer(request)
         default:
             logger.debug("LE event not handled by the host: \(event)")
         }

@@ -16,6 +16,13 @@ public struct SMPPublicKey: Hashable, Sendable, CustomStringConvertible {
         self.y = y
     }
 
+    /// From coordinates most significant octet first, as crypto libraries give them; each must
+    /// be 32 octets (a key pair's own coordinates always are).
+    init(mostSignificantFirstX x: [UInt8], y: [UInt8]) {
+        self.x = Array(x.reversed())
+        self.y = Array(y.reversed())
+    }
+
     public var description: String {
         "X=\(Hex.encode(x.reversed())) Y=\(Hex.encode(y.reversed()))"
     }

@@ -1,0 +1,84 @@
+import BluetoothCore
+import BluetoothCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bonds: the keys of past pairings, kept in ``HostConfiguration/bondStore`` under this
+/// device's identity and the peer's.
+extension LEHost {
+    /// The bonds this device has, with any local identity.
+    public func bonds() async -> [Bond] {
+        await settledBondStore().bonds().filter { $0.localIdentity == localAddress }
+    }
+
+    /// Forgets the bond with a peer (its identity address). Returns whether there was one.
+    @discardableResult
+    public func removeBond(with peer: DeviceAddress) async throws -> Bool {
+        let identity = DeviceAddress(peer.address, type: peer.type.base)
+        let removed = try await settledBondStore().removeBond(local: localAddress, peer: identity)
+        if removed {
+            logger.info("removed the bond with \(identity)")
+            bondedPeers.remove(identity)
+        }
+        return removed
+    }
+
+    /// The bond with a connection's peer: by its address, or by an IRK that resolves its
+    /// resolvable private address (Core 6.0, Vol 3, Part C, 10.8.2.3).
+    public func bond(for connection: Connection) async -> Bond? {
+        await bond(forAddress: connection.peer)
+    }
+
+    /// The bond of a device seen at `address`, resolving private addresses with stored IRKs.
+    public func bond(forAddress address: DeviceAddress) async -> Bond? {
+        let store = await settledBondStore()
+        let local = localAddress
+        let identity = DeviceAddress(address.address, type: address.type.base)
+        if let bond = await store.bond(local: local, peer: identity) { return bond }
+        guard address.type.base == .random, ResolvablePrivateAddress.isResolvable(address.address.rawValue) else { return nil }
+        return await store.bonds().first { bond in
+            guard bond.localIdentity == local, let irk = bond.peerKeys.identityResolvingKey else { return false }
+            return ResolvablePrivateAddress.resolves(address.address.rawValue, irk: irk)
+        }
+    }
+
+    /// The bond store once the bonds this host made are written.
+    func settledBondStore() async -> any BondStore {
+        await pendingBondSave?.value
+        return configuration.bondStore
+    }
+
+    /// The record a bonding pairing leaves: under the identity the peer distributed, else the
+    /// address it paired from.
+    func makeBond(_ outcome: PairingOutcome, peer: DeviceAddress) -> Bond {
+        let peerIdentity = outcome.peerKeys.identityAddress ?? DeviceAddress(peer.address, type: peer.type.base)
+        return Bond(localIdentity: localAddress, peerIdentity: peerIdentity, keySize: outcome.keySize,
+                    isAuthenticated: outcome.method.isAuthenticated, isSecureConnections: outcome.isSecureConnections,
+                    peerKeys: BondKeys(outcome.peerKeys), localKeys: BondKeys(outcome.localKeys),
+                    createdAt: Int64(time(nil)))
+    }
+
+    /// Called when a bond is made, so the GATT server knows the peer has a key (it then answers
+    /// Insufficient Encryption rather than Insufficient Authentication, Vol 3, Part C, 10.3.1).
+    func rememberBond(_ bond: Bond) {
+        bondedPeers.insert(bond.peerIdentity)
+    }
+
+    /// At power-on: the bonded peers the GATT server may expect to encrypt.
+    func loadBondedPeers() async {
+        let local = localAddress
+        let peers = await settledBondStore().bonds().filter { $0.localIdentity == local }.map(\.peerIdentity)
+        bondedPeers.insert(contentsOf: peers)
+        let known = bondedPeers
+        await server.setKeyAvailability { peer in known.contains(peer) }
+    }
+}
+
+extension BondKeys {
+    /// The keys a pairing distributed, as a bond keeps them.
+    init(_ keys: PairingKeys) {
+        self.init(longTermKey: keys.longTermKey, ediv: keys.ediv, rand: keys.rand, identityResolvingKey: keys.identityResolvingKey,
+                  identityAddress: keys.identityAddress, signatureKey: keys.signatureKey, signCounter: 0)
+    }
+}

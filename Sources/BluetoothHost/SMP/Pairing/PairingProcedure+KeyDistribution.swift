@@ -1,0 +1,80 @@
+/// Phase 3 (Core 6.0, Vol 3, Part H, 3.6.1): over the encrypted link, the responder sends
+/// its keys first, then the initiator; each side's keys go in a fixed order: Encryption
+/// Information and Central Identification (legacy LTK), Identity Information and Identity
+/// Address Information, Signing Information.
+extension PairingProcedure {
+    /// The PDUs a side sends for these keys, in order.
+    static func keyPDUCodes(_ keys: SMPKeyDistribution) -> [SMPCode] {
+        var codes: [SMPCode] = []
+        if keys.contains(.encryptionKey) { codes += [.encryptionInformation, .centralIdentification] }
+        if keys.contains(.identityKey) { codes += [.identityInformation, .identityAddressInformation] }
+        if keys.contains(.signingKey) { codes.append(.signingInformation) }
+        return codes
+    }
+
+    mutating func beginKeyDistribution() -> [Action] {
+        moveTo(.distributingKeys)
+        if isSecureConnections {
+            // Both sides use the LTK the pairing derived (Vol 3, Part H, 2.3.5.6.5).
+            localKeys.longTermKey = encryptionKey
+            peerKeys.longTermKey = encryptionKey
+        }
+        pendingKeyPDUs = Self.keyPDUCodes(expectedPeerKeys)
+        if role == .responder {
+            let sent = sendLocalKeys()
+            return pendingKeyPDUs.isEmpty ? sent + finish() : sent
+        }
+        return pendingKeyPDUs.isEmpty ? sendLocalKeys() + finish() : []
+    }
+
+    /// One key PDU from the peer, in the order of Vol 3, Part H, 3.6.1.
+    mutating func receiveKey(_ pdu: SMPPDU) -> [Action] {
+        guard let expected = pendingKeyPDUs.first, pdu.code == expected else {
+            return fail(.unspecifiedReason, .invalidKeyDistribution("unexpected \(pdu.code.name)"))
+        }
+        pendingKeyPDUs.removeFirst()
+        switch pdu {
+        case let .encryptionInformation(ltk): peerKeys.longTermKey = ltk
+        case let .centralIdentification(ediv, rand):
+            peerKeys.ediv = ediv
+            peerKeys.rand = rand
+        case let .identityInformation(irk): peerKeys.identityResolvingKey = irk
+        case let .identityAddressInformation(address): peerKeys.identityAddress = address
+        case let .signingInformation(csrk): peerKeys.signatureKey = csrk
+        default: break
+        }
+        guard pendingKeyPDUs.isEmpty else { return [] }
+        return role == .initiator ? sendLocalKeys() + finish() : finish()
+    }
+
+    /// Sends this device's keys, made up now (a legacy LTK with its EDIV and Rand, a CSRK) or
+    /// its identity.
+    private mutating func sendLocalKeys() -> [Action] {
+        var actions: [Action] = []
+        if keysToSend.contains(.encryptionKey) {
+            let ltk = masked(random.next128())
+            localKeys.longTermKey = ltk
+            localKeys.ediv = random.next16()
+            localKeys.rand = random.next64()
+            actions.append(.send(.encryptionInformation(longTermKey: ltk)))
+            actions.append(.send(.centralIdentification(ediv: localKeys.ediv, rand: localKeys.rand)))
+        }
+        if keysToSend.contains(.identityKey) {
+            localKeys.identityResolvingKey = localIdentityResolvingKey
+            localKeys.identityAddress = localIdentity
+            actions.append(.send(.identityInformation(identityResolvingKey: localIdentityResolvingKey)))
+            actions.append(.send(.identityAddressInformation(localIdentity)))
+        }
+        if keysToSend.contains(.signingKey) {
+            let csrk = random.next128()
+            localKeys.signatureKey = csrk
+            actions.append(.send(.signingInformation(signatureKey: csrk)))
+        }
+        return actions
+    }
+
+    private mutating func finish() -> [Action] {
+        moveTo(.complete)
+        return [.complete(outcome)]
+    }
+}

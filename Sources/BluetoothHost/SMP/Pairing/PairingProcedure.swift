@@ -1,0 +1,335 @@
+import BluetoothCore
+import BluetoothCrypto
+
+/// One pairing on one link, in either role, as a state machine with no I/O (Core 6.0, Vol 3,
+/// Part H, 2.3): the host feeds it SMP PDUs, the user's answers and the link's encryption
+/// changes, and carries out the ``Action``s it returns.
+///
+/// Phase 1 (feature exchange) is here; phase 2 is in `PairingProcedure+Legacy.swift` and
+/// `PairingProcedure+SecureConnections.swift`, phase 3 (key distribution) in
+/// `PairingProcedure+KeyDistribution.swift`.
+struct PairingProcedure {
+    enum Role: Sendable { case initiator, responder }
+
+    /// What the host must do next.
+    enum Action: Equatable {
+        case send(SMPPDU)
+        /// Ask the user (the host's pairing agent) and feed the answer back.
+        case prompt(PairingPrompt)
+        /// Central: start encryption with this key (LE Enable Encryption).
+        case encrypt(key: UInt128, ediv: UInt16, rand: UInt64)
+        case complete(PairingOutcome)
+        /// Pairing failed (a Pairing Failed to the peer, if any, is among the actions before).
+        case fail(PairingFailure)
+    }
+
+    enum Phase: Equatable {
+        case idle
+        /// Initiator: Pairing Request sent.
+        case awaitingResponse
+        /// Legacy: the TK is not known yet (passkey to be typed).
+        case legacyAwaitingPasskey
+        case legacyAwaitingConfirm
+        case legacyAwaitingRandom
+        case scAwaitingPublicKey
+        /// Cb (Just Works / Numeric Comparison) or Cai/Cbi (Passkey Entry).
+        case scAwaitingCommitment
+        case scAwaitingNonce
+        /// Numeric Comparison on the initiator: Nb checked, the user has not answered yet.
+        case scAwaitingConfirmation
+        case scAwaitingDHKeyCheck
+        case awaitingEncryption
+        case distributingKeys
+        case complete
+        case failed
+    }
+
+    let role: Role
+    let settings: SecurityManagerSettings
+    /// The initiator's and the responder's addresses on this connection, for c1, f5 and f6.
+    let initiatorAddress: DeviceAddress
+    let responderAddress: DeviceAddress
+    /// This device's identity, distributed with its IRK.
+    let localIdentity: DeviceAddress
+    let localIdentityResolvingKey: UInt128
+    var random: PairingRandom
+
+    private(set) var phase: Phase = .idle
+    var request: SMPPairingFeatures?
+    var response: SMPPairingFeatures?
+    var method: PairingMethod = .justWorks
+    var isSecureConnections = false
+    var keySize = 16
+    /// Both sides set bonding.
+    var isBonding = false
+    /// The passkey once known (either side's display, or the user's entry).
+    var passkey: UInt32?
+
+    // Legacy phase 2.
+    var legacyLocalRandom: UInt128 = 0
+    var legacyPeerConfirm: UInt128?
+
+    // LE Secure Connections phase 2.
+    var keyPair: SecureConnectionsKeyPair?
+    var peerPublicKey: SMPPublicKey?
+    var dhKey: [UInt8] = []
+    var localNonce: UInt128 = 0
+    var peerNonce: UInt128 = 0
+    var peerCommitment: UInt128?
+    /// Passkey Entry: this side sent its commitment for the round.
+    var localCommitted = false
+    /// Passkey Entry round, 0…19 (Vol 3, Part H, 2.3.5.6.3).
+    var passkeyRound = 0
+    /// Numeric Comparison on the responder: the user's answer, and the initiator's DHKey check
+    /// if it came first.
+    var userConfirmed = false
+    var pendingPeerDHKeyCheck: UInt128?
+    var macKey: UInt128 = 0
+
+    /// The key the link is encrypted with at the end of phase 2: STK (legacy) or LTK.
+    var encryptionKey: UInt128 = 0
+
+    // Phase 3.
+    var localKeys = PairingKeys()
+    var peerKeys = PairingKeys()
+    /// What the peer still has to send, and what this device sends.
+    var expectedPeerKeys: SMPKeyDistribution = []
+    var keysToSend: SMPKeyDistribution = []
+    /// The next peer key PDU expected in a distribution, by code.
+    var pendingKeyPDUs: [SMPCode] = []
+
+    init(role: Role, settings: SecurityManagerSettings, initiatorAddress: DeviceAddress, responderAddress: DeviceAddress,
+         localIdentity: DeviceAddress, localIdentityResolvingKey: UInt128, random: PairingRandom = PairingRandom(),
+         keyPair: SecureConnectionsKeyPair? = nil) {
+        self.role = role
+        self.settings = settings
+        self.initiatorAddress = initiatorAddress
+        self.responderAddress = responderAddress
+        self.localIdentity = localIdentity
+        self.localIdentityResolvingKey = localIdentityResolvingKey
+        self.random = random
+        self.keyPair = keyPair
+    }
+
+    var isFinished: Bool { phase == .complete || phase == .failed }
+
+    /// The features this device offers.
+    var localFeatures: SMPPairingFeatures {
+        SMPPairingFeatures(ioCapability: settings.ioCapability, oobDataPresent: false,
+                           authenticationRequirements: settings.authenticationRequirements,
+                           maximumEncryptionKeySize: UInt8(settings.maximumKeySize),
+                           initiatorKeyDistribution: role == .initiator ? settings.keysToDistribute : settings.keysToAccept,
+                           responderKeyDistribution: role == .initiator ? settings.keysToAccept : settings.keysToDistribute)
+    }
+
+    // MARK: Phase 1
+
+    /// Initiator: sends the Pairing Request (Vol 3, Part H, 2.3.5.1).
+    mutating func start() -> [Action] {
+        guard role == .initiator, phase == .idle else { return [] }
+        let features = localFeatures
+        request = features
+        phase = .awaitingResponse
+        return [.send(.pairingRequest(features))]
+    }
+
+    /// Feeds one SMP PDU from the peer.
+    mutating func receive(_ pdu: SMPPDU) -> [Action] {
+        guard !isFinished else { return [] }
+        if case let .pairingFailed(reason) = pdu {
+            phase = .failed
+            return [.fail(.peerFailed(reason))]
+        }
+        if case .keypressNotification = pdu { return [] }
+        switch (phase, pdu) {
+        case let (.idle, .pairingRequest(features)) where role == .responder:
+            return respond(to: features)
+        case let (.awaitingResponse, .pairingResponse(features)) where role == .initiator:
+            return accept(features)
+        case let (.legacyAwaitingConfirm, .pairingConfirm(value)), let (.legacyAwaitingPasskey, .pairingConfirm(value)):
+            return legacyReceiveConfirm(value)
+        case let (.legacyAwaitingRandom, .pairingRandom(value)):
+            return legacyReceiveRandom(value)
+        case let (.scAwaitingPublicKey, .pairingPublicKey(key)):
+            return scReceivePublicKey(key)
+        case let (.scAwaitingCommitment, .pairingConfirm(value)):
+            return scReceiveCommitment(value)
+        case let (.scAwaitingNonce, .pairingRandom(value)):
+            return scReceiveNonce(value)
+        case let (.scAwaitingDHKeyCheck, .pairingDHKeyCheck(value)):
+            return scReceiveDHKeyCheck(value)
+        case (.distributingKeys, _):
+            return receiveKey(pdu)
+        default:
+            // An SMP command the procedure does not expect now (Vol 3, Part H, 3.3).
+            return fail(.unspecifiedReason, .unexpectedPDU(pdu.code))
+        }
+    }
+
+    /// Responder: checks the Pairing Request and answers with this device's features.
+    private mutating func respond(to features: SMPPairingFeatures) -> [Action] {
+        guard (7...16).contains(features.maximumEncryptionKeySize) else {
+            return fail(.invalidParameters, .invalidFeatures("maximum key size \(features.maximumEncryptionKeySize)"))
+        }
+        var answer = localFeatures
+        // Distribute only what both want (Vol 3, Part H, 3.6.1): the responder's fields are
+        // the final ones.
+        answer.initiatorKeyDistribution = features.initiatorKeyDistribution.intersection(answer.initiatorKeyDistribution)
+        answer.responderKeyDistribution = features.responderKeyDistribution.intersection(answer.responderKeyDistribution)
+        if !features.authenticationRequirements.contains(.bonding) {
+            answer.initiatorKeyDistribution = []
+            answer.responderKeyDistribution = []
+        }
+        request = features
+        response = answer
+        if let refusal = negotiate() { return refusal }
+        var actions: [Action] = [.send(.pairingResponse(answer))]
+        actions += beginPhase2()
+        return actions
+    }
+
+    /// Initiator: checks the Pairing Response.
+    private mutating func accept(_ features: SMPPairingFeatures) -> [Action] {
+        guard let request else { return fail(.unspecifiedReason, .unexpectedPDU(.pairingResponse)) }
+        guard (7...16).contains(features.maximumEncryptionKeySize) else {
+            return fail(.invalidParameters, .invalidFeatures("maximum key size \(features.maximumEncryptionKeySize)"))
+        }
+        // The responder may only take away keys the initiator offered (Vol 3, Part H, 3.6.1).
+        guard request.initiatorKeyDistribution.isSuperset(of: features.initiatorKeyDistribution),
+              request.responderKeyDistribution.isSuperset(of: features.responderKeyDistribution) else {
+            return fail(.invalidParameters, .invalidFeatures("key distribution beyond the request"))
+        }
+        response = features
+        if let refusal = negotiate() { return refusal }
+        return beginPhase2()
+    }
+
+    /// Method, key size and mode from both features, or the refusal.
+    private mutating func negotiate() -> [Action]? {
+        guard let request, let response else { return nil }
+        isSecureConnections = request.authenticationRequirements.contains(.secureConnections)
+            && response.authenticationRequirements.contains(.secureConnections)
+        if settings.secureConnectionsOnly && !isSecureConnections {
+            return fail(.authenticationRequirements, .secureConnectionsRequired)
+        }
+        keySize = Int(min(request.maximumEncryptionKeySize, response.maximumEncryptionKeySize))
+        guard keySize >= settings.minimumKeySize else {
+            return fail(.encryptionKeySize, .keySizeTooSmall(keySize))
+        }
+        method = PairingMethod.select(request: request, response: response, secureConnections: isSecureConnections)
+        if method == .outOfBand {
+            // This device never offers OOB data (no out-of-band channel is configured), so a
+            // peer that claims to have ours has nothing to check it against.
+            return fail(.oobNotAvailable, .outOfBandUnavailable)
+        }
+        if settings.requiresMITM && !method.isAuthenticated {
+            return fail(.authenticationRequirements, .authenticationRequired)
+        }
+        isBonding = request.authenticationRequirements.contains(.bonding) && response.authenticationRequirements.contains(.bonding)
+        var initiatorKeys = response.initiatorKeyDistribution
+        var responderKeys = response.responderKeyDistribution
+        // EncKey is ignored with LE Secure Connections and LinkKey is never used
+        // (cross-transport key derivation off) (Vol 3, Part H, 3.6.1).
+        initiatorKeys.remove(.linkKey)
+        responderKeys.remove(.linkKey)
+        if isSecureConnections {
+            initiatorKeys.remove(.encryptionKey)
+            responderKeys.remove(.encryptionKey)
+        }
+        keysToSend = role == .initiator ? initiatorKeys : responderKeys
+        expectedPeerKeys = role == .initiator ? responderKeys : initiatorKeys
+        return nil
+    }
+
+    private mutating func beginPhase2() -> [Action] {
+        isSecureConnections ? scBegin() : legacyBegin()
+    }
+
+    // MARK: User answers
+
+    /// The user typed a passkey (`nil`: the user cancelled).
+    mutating func passkeyEntered(_ value: UInt32?) -> [Action] {
+        guard !isFinished, passkey == nil, awaitsPasskeyEntry else { return [] }
+        guard let value, value <= 999_999 else { return fail(.passkeyEntryFailed, .userRejected) }
+        passkey = value
+        return isSecureConnections ? scPasskeyKnown() : legacyPasskeyKnown()
+    }
+
+    /// The user answered a Numeric Comparison.
+    mutating func numberConfirmed(_ matches: Bool) -> [Action] {
+        guard !isFinished, method == .numericComparison, !userConfirmed else { return [] }
+        guard matches else { return fail(.numericComparisonFailed, .userRejected) }
+        userConfirmed = true
+        return scUserConfirmed()
+    }
+
+    /// Whether this side is the one that types the passkey.
+    var awaitsPasskeyEntry: Bool {
+        guard case let .passkeyEntry(initiatorDisplays, responderDisplays) = method else { return false }
+        return role == .initiator ? !initiatorDisplays : !responderDisplays
+    }
+
+    /// For Passkey Entry: the displayed passkey (this side displays) or a prompt to type one.
+    mutating func passkeyPrompt() -> [Action] {
+        if awaitsPasskeyEntry { return [.prompt(.enterPasskey)] }
+        let value = random.passkey()
+        passkey = value
+        return [.prompt(.displayPasskey(value))]
+    }
+
+    // MARK: Encryption
+
+    /// Responder: the key for the controller's LTK Request during this pairing (EDIV and Rand
+    /// are 0 for both the STK and an LE Secure Connections LTK), or `nil` when the pairing is
+    /// not waiting for encryption.
+    func keyForEncryption(ediv: UInt16, rand: UInt64) -> UInt128? {
+        guard role == .responder, phase == .awaitingEncryption, ediv == 0, rand == 0 else { return nil }
+        return encryptionKey
+    }
+
+    /// The link's encryption changed (Encryption Change): phase 3 starts, or the pairing fails.
+    mutating func encryptionChanged(success: Bool) -> [Action] {
+        guard phase == .awaitingEncryption else { return [] }
+        guard success else {
+            phase = .failed
+            return [.fail(.encryptionFailed)]
+        }
+        return beginKeyDistribution()
+    }
+
+    /// The Security Manager Timer ran out (Vol 3, Part H, 3.4): no Pairing Failed is sent.
+    mutating func timedOut() -> [Action] {
+        guard !isFinished else { return [] }
+        phase = .failed
+        return [.fail(.timeout)]
+    }
+
+    /// The app or the host cancels: Pairing Failed with `reason` goes to the peer.
+    mutating func cancel(reason: SMPPairingFailureReason = .unspecifiedReason) -> [Action] {
+        guard !isFinished else { return [] }
+        return fail(reason, .cancelled)
+    }
+
+    // MARK: Helpers
+
+    mutating func fail(_ reason: SMPPairingFailureReason, _ failure: PairingFailure) -> [Action] {
+        phase = .failed
+        return [.send(.pairingFailed(reason)), .fail(failure.sent(reason))]
+    }
+
+    mutating func moveTo(_ next: Phase) {
+        phase = next
+    }
+
+    /// The key masked to the negotiated size (Vol 3, Part H, 2.3.4): the most significant
+    /// octets are zeroed.
+    func masked(_ key: UInt128) -> UInt128 {
+        keySize >= 16 ? key : key & ((UInt128(1) << (8 * keySize)) - 1)
+    }
+
+    /// The outcome once both sides distributed their keys.
+    var outcome: PairingOutcome {
+        PairingOutcome(method: method, isSecureConnections: isSecureConnections, keySize: keySize, isBonding: isBonding,
+                       peerKeys: peerKeys, localKeys: localKeys)
+    }
+}

@@ -1,0 +1,190 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+import Synchronization
+import Testing
+
+/// Answers pairing questions from a script: the passkey to type and the comparison answer.
+/// Records what it was shown.
+final class ScriptedPairingAgent: PairingAgent {
+    private struct Seen { var displayed: [UInt32] = []; var compared: [UInt32] = [] }
+    private let seen = Mutex(Seen())
+    let typed: @Sendable () async -> UInt32?
+    let confirms: Bool
+
+    init(confirms: Bool = true, typed: @escaping @Sendable () async -> UInt32? = { nil }) {
+        self.confirms = confirms
+        self.typed = typed
+    }
+
+    var displayedPasskeys: [UInt32] { seen.withLock { $0.displayed } }
+    var comparedNumbers: [UInt32] { seen.withLock { $0.compared } }
+
+    func display(passkey: UInt32, for peer: DeviceAddress) async { seen.withLock { $0.displayed.append(passkey) } }
+    func passkey(for peer: DeviceAddress) async -> UInt32? { await typed() }
+    func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool {
+        seen.withLock { $0.compared.append(number) }
+        return confirms
+    }
+}
+
+extension InteropSuites {
+    /// The Security Manager against Bumble's: every pairing method in both roles, bonding and
+    /// re-encryption, wrong passkeys, a lost bond, protected characteristics.
+    @Suite("Pairing and encryption against Bumble")
+    struct PairingInteropTests {
+        static let plugin = ["--plugin", "bluejay_pairing"]
+        static let encrypted = BluetoothUUID(stringLiteral: "6E400302-B5A3-F393-E0A9-E50E24DCCA9E")
+        static let authenticated = BluetoothUUID(stringLiteral: "6E400303-B5A3-F393-E0A9-E50E24DCCA9E")
+        static let service = BluetoothUUID(stringLiteral: "6E400301-B5A3-F393-E0A9-E50E24DCCA9E")
+
+        static func configuration(_ io: SMPIOCapability, mitm: Bool = false) -> HostConfiguration {
+            var configuration = HostConfiguration()
+            configuration.security = SecurityManagerSettings(ioCapability: io, requiresMITM: mitm)
+            return configuration
+        }
+
+        struct Case: Sendable, CustomTestStringConvertible {
+            let name: String
+            let ours: SMPIOCapability
+            let theirs: String
+            let secureConnections: Bool
+            let expectedMethodAuthenticated: Bool
+            var testDescription: String { name }
+        }
+
+        static let centralCases: [Case] = [
+            Case(name: "LESC Just Works", ours: .noInputNoOutput, theirs: "none", secureConnections: true, expectedMethodAuthenticated: false),
+            Case(name: "LESC Numeric Comparison", ours: .displayYesNo, theirs: "yesno", secureConnections: true, expectedMethodAuthenticated: true),
+            Case(name: "LESC Passkey, peripheral displays", ours: .keyboardOnly, theirs: "display", secureConnections: true,
+                 expectedMethodAuthenticated: true),
+            Case(name: "LESC Passkey, central displays", ours: .displayOnly, theirs: "keyboard", secureConnections: true,
+                 expectedMethodAuthenticated: true),
+            Case(name: "Legacy Just Works", ours: .noInputNoOutput, theirs: "none", secureConnections: false, expectedMethodAuthenticated: false),
+            Case(name: "Legacy Passkey, peripheral displays", ours: .keyboardOnly, theirs: "display", secureConnections: false,
+                 expectedMethodAuthenticated: true),
+        ]
+
+        @Test("Our central pairs with a Bumble peripheral", arguments: centralCases)
+        func centralPairs(_ method: Case) async throws {
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                _ = try await rig.request("pairing_config", ["io": method.theirs, "sc": method.secureConnections,
+                                                             "mitm": method.expectedMethodAuthenticated])
+                let agent = ScriptedPairingAgent { [rig] in
+                    // Type what the peripheral displays.
+                    let shown = try? await rig.waitForEvent(named: "pairing_display")
+                    return shown?.int("passkey").map(UInt32.init)
+                }
+                try await withHost(on: rig, configuration: Self.configuration(method.ours, mitm: method.expectedMethodAuthenticated)) { host in
+                    await host.setPairingAgent(agent)
+                    let connection = try await host.connect(to: try rig.peer)
+                    if method.ours == .displayOnly {
+                        // The peripheral types what we display.
+                        Task {
+                            while agent.displayedPasskeys.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+                            _ = try await rig.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
+                        }
+                    }
+                    let security = try await host.pair(connection)
+                    #expect(security.isEncrypted && security.isBonded)
+                    #expect(security.isAuthenticated == method.expectedMethodAuthenticated, "\(security)")
+                    #expect(security.isSecureConnections == method.secureConnections, "\(security)")
+                    try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true }
+                    if method.ours == .displayYesNo {
+                        let theirs = try await rig.waitForEvent(named: "pairing_compare")
+                        #expect(agent.comparedNumbers.map(Int.init) == [theirs.int("number") ?? -1])
+                    }
+                    // The protected characteristic reads now.
+                    let secret = try await connection.gatt.characteristic(Self.encrypted, inService: Self.service)
+                    #expect(try await connection.gatt.read(secret) == Array("secret".utf8))
+                    let bonds = await host.bonds()
+                    #expect(bonds.count == 1 && bonds.first?.isSecureConnections == method.secureConnections)
+                    try await connection.disconnect()
+                }
+            }
+        }
+
+        @Test("A bonded central re-encrypts on reconnect with the stored key, without pairing again")
+        func reencryptOnReconnect() async throws {
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                try await withHost(on: rig) { host in
+                    let first = try await host.connect(to: try rig.peer)
+                    _ = try await host.pair(first)
+                    try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true }
+                    try await first.disconnect()
+
+                    let second = try await host.connect(to: try rig.peer)
+                    let security = try await host.secure(second)
+                    #expect(security.isEncrypted && security.isBonded && security.keySize == 16)
+                    try await rig.waitForEvent(named: "encryption") { $0.bool("encrypted") == true }
+                    #expect(!rig.receivedEvents.contains { $0.name == "pairing_done" && $0.line.contains("false") })
+                    // No second pairing: only one pairing_done in all.
+                    #expect(rig.receivedEvents.filter { $0.name == "pairing_done" }.count == 1)
+                    try await second.disconnect()
+                }
+            }
+        }
+
+        @Test("A wrong passkey fails with Confirm Value Failed on both sides", arguments: [true, false])
+        func wrongPasskey(secureConnections: Bool) async throws {
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                _ = try await rig.request("pairing_config", ["io": "display", "sc": secureConnections, "mitm": true, "passkey": 123_456])
+                let agent = ScriptedPairingAgent { 654_321 }
+                try await withHost(on: rig, configuration: Self.configuration(.keyboardOnly, mitm: true)) { host in
+                    await host.setPairingAgent(agent)
+                    let connection = try await host.connect(to: try rig.peer)
+                    await #expect {
+                        try await host.pair(connection)
+                    } throws: { error in
+                        guard case let HostError.pairingFailed(failure) = error else { return false }
+                        return failure.reason == .confirmValueFailed
+                    }
+                    let done = try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == false }
+                    #expect(done.int("reason") == 0x04, "\(done)")
+                    #expect(!connection.security.isEncrypted)
+                    try await connection.disconnect()
+                }
+            }
+        }
+
+        @Test("A peer that lost the bond: PIN or Key Missing, then pairing again when allowed")
+        func lostBond() async throws {
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                try await withHost(on: rig) { host in
+                    let first = try await host.connect(to: try rig.peer)
+                    _ = try await host.pair(first)
+                    try await first.disconnect()
+                    _ = try await rig.request("forget_keys")
+
+                    let second = try await host.connect(to: try rig.peer)
+                    await #expect {
+                        try await host.secure(second, allowPairing: false)
+                    } throws: { error in
+                        guard case let HostError.encryptionFailed(status) = error else { return false }
+                        return status == .pinOrKeyMissing
+                    }
+                    #expect("\(HostError.encryptionFailed(.pinOrKeyMissing))".contains("remove the bond"))
+                    let repaired = try await host.secure(second, allowPairing: true)
+                    #expect(repaired.isEncrypted && repaired.isBonded)
+                    try await second.disconnect()
+                }
+            }
+        }
+
+        @Test("A Bumble peripheral's Security Request makes our central pair")
+        func securityRequest() async throws {
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                try await withHost(on: rig) { host in
+                    let connection = try await host.connect(to: try rig.peer)
+                    let ack = try await rig.request("initiate")
+                    #expect(ack.bool("paired") == true, "\(ack)")
+                    // The central's side ends with the key distribution; the link is encrypted and bonded.
+                    let security = try await host.secure(connection, allowPairing: false)
+                    #expect(security.isEncrypted && security.isBonded, "\(security)")
+                    #expect(await host.bonds().count == 1)
+                    try await connection.disconnect()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+# Pairing and encryption for the Security Manager interop tests
+# (Tests/InteropTests/PairingInteropTests.swift). Loaded with `--plugin bluejay_pairing` by
+# peer.py, in either role.
+#
+# Every Bumble device of the rig gets a pairing configuration (default: LE Secure Connections,
+# bonding, no MITM, NoInputNoOutput) and, in the peripheral role, a service
+# 6E400301-B5A3-F393-E0A9-E50E24DCCA9E with two readable characteristics:
+#   6E400302-...  needs an encrypted link            (value "secret")
+#   6E400303-...  needs an authenticated (MITM) link (value "top secret")
+#
+# Commands:
+#   pairing_config  io (none|display|keyboard|yesno|keyboard_display), sc, mitm, bonding (bools),
+#                   passkey (the one this side displays), typed (what this side types; default:
+#                   the passkey the rig last saw displayed by either side), confirm (numeric
+#                   comparison answer), accept (accept incoming pairing). Unknown keys refused.
+#   initiate        pairs now: the central's `connection.pair()`, or, on a peripheral,
+#                   a Security Request and the central's pairing; ack {"paired": bool, "error": text}
+#   encrypt         central role: encrypts with the stored keys; ack {"encrypted": bool, "error": ...}
+#   forget_keys     forgets every stored key (a peer that lost its bond)
+#   keys            ack {"peers": [address, ...]} with stored keys
+# Events:
+#   {"event":"pairing_display","passkey":N}, {"event":"pairing_compare","number":N},
+#   {"event":"pairing_done","ok":true,"keys":[...]}, {"event":"pairing_done","ok":false,"reason":N},
+#   {"event":"encryption","encrypted":true,"key_size":16}, {"event":"encryption_failure","error":N}
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from bumble import gatt
+from bumble.keys import MemoryKeyStore
+from bumble.pairing import PairingConfig, PairingDelegate
+
+import peer
+
+logger = logging.getLogger('pairing')
+CommandError = getattr(sys.modules['__main__'], 'CommandError', peer.CommandError)
+emit = getattr(sys.modules['__main__'], 'emit', peer.emit)
+
+SERVICE = '6E400301-B5A3-F393-E0A9-E50E24DCCA9E'
+ENCRYPTED = '6E400302-B5A3-F393-E0A9-E50E24DCCA9E'
+AUTHENTICATED = '6E400303-B5A3-F393-E0A9-E50E24DCCA9E'
+
+IO = {
+    'none': PairingDelegate.IoCapability.NO_OUTPUT_NO_INPUT,
+    'display': PairingDelegate.IoCapability.DISPLAY_OUTPUT_ONLY,
+    'keyboard': PairingDelegate.IoCapability.KEYBOARD_INPUT_ONLY,
+    'yesno': PairingDelegate.IoCapability.DISPLAY_OUTPUT_AND_YES_NO_INPUT,
+    'keyboard_display': PairingDelegate.IoCapability.DISPLAY_OUTPUT_AND_KEYBOARD_INPUT,
+}
+KEYS = PairingDelegate.KeyDistribution
+ALL_KEYS = KEYS.DISTRIBUTE_ENCRYPTION_KEY | KEYS.DISTRIBUTE_IDENTITY_KEY | KEYS.DISTRIBUTE_SIGNING_KEY
+
+
+class Settings:
+    def __init__(self) -> None:
+        self.io = 'none'
+        self.sc = True
+        self.mitm = False
+        self.bonding = True
+        self.passkey: int | None = None
+        self.typed: int | None = None
+        self.confirm = True
+        self.accept = True
+        # The passkey last displayed by this rig or reported to it.
+        self.last_displayed: int | None = None
+
+
+class Delegate(PairingDelegate):
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(io_capability=IO[settings.io], local_initiator_key_distribution=ALL_KEYS,
+                         local_responder_key_distribution=ALL_KEYS)
+        self.settings = settings
+
+    async def accept(self) -> bool:
+        return self.settings.accept
+
+    async def confirm(self, auto: bool = False) -> bool:
+        return self.settings.accept
+
+    async def compare_numbers(self, number: int, digits: int) -> bool:
+        emit('pairing_compare', number=number)
+        return self.settings.confirm
+
+    async def get_number(self) -> int | None:
+        # The test may tell the passkey to type only once the other side displayed it.
+        for _ in range(1500):
+            typed = self.settings.typed if self.settings.typed is not None else self.settings.last_displayed
+            if typed is not None:
+                emit('pairing_typed', passkey=typed)
+                return typed
+            await asyncio.sleep(0.01)
+        return None
+
+    async def generate_passkey(self) -> int:
+        if self.settings.passkey is not None:
+            return self.settings.passkey
+        return await super().generate_passkey()
+
+    async def display_number(self, number: int, digits: int) -> None:
+        self.settings.last_displayed = number
+        emit('pairing_display', passkey=number)
+
+
+def install(role, rig) -> None:
+    settings = Settings()
+    devices = [p.device for p in getattr(role, 'peripherals', [])]
+    if hasattr(role, 'device'):
+        devices.append(role.device)
+    for device in devices:
+        device.keystore = MemoryKeyStore()
+        device.pairing_config_factory = lambda _connection: PairingConfig(
+            sc=settings.sc, mitm=settings.mitm, bonding=settings.bonding, delegate=Delegate(settings))
+        device.on('connection', watch)
+    for peripheral in getattr(role, 'peripherals', []):
+        peripheral.device.add_services([gatt.Service(SERVICE, [
+            gatt.Characteristic(ENCRYPTED, gatt.Characteristic.Properties.READ,
+                                gatt.Characteristic.READ_REQUIRES_ENCRYPTION, b'secret'),
+            gatt.Characteristic(AUTHENTICATED, gatt.Characteristic.Properties.READ,
+                                gatt.Characteristic.READ_REQUIRES_AUTHENTICATION, b'top secret'),
+        ])])
+
+    def connection_of(command: dict[str, Any]):
+        if hasattr(role, 'only_connection'):
+            return role.only_connection(command)
+        if role.connection is None:
+            raise CommandError('not connected')
+        return role.connection
+
+    async def cmd_pairing_config(command: dict[str, Any]):
+        known = {'cmd', 'id', 'io', 'sc', 'mitm', 'bonding', 'passkey', 'typed', 'confirm', 'accept'}
+        unknown = set(command) - known
+        if unknown:
+            raise CommandError(f'unknown pairing_config keys {sorted(unknown)}')
+        if 'io' in command and command['io'] not in IO:
+            raise CommandError(f'io must be one of {sorted(IO)}')
+        for key in known - {'cmd', 'id'}:
+            if key in command:
+                setattr(settings, key, command[key])
+        return {}
+
+    async def cmd_initiate(command: dict[str, Any]):
+        connection = connection_of(command)
+        timeout = float(command.get('timeout', 20))
+        try:
+            if hasattr(role, 'peripherals'):
+                # A peripheral asks with a Security Request; the central runs the pairing.
+                done = asyncio.get_running_loop().create_future()
+                connection.once('pairing', lambda _keys: done.done() or done.set_result(True))
+                connection.once('pairing_failure', lambda reason: done.done() or done.set_exception(
+                    RuntimeError(f'pairing failed: reason {int(reason)}')))
+                connection.request_pairing()
+                await asyncio.wait_for(done, timeout=timeout)
+            else:
+                await asyncio.wait_for(connection.pair(), timeout=timeout)
+        except Exception as error:
+            return {'paired': False, 'error': f'{type(error).__name__}: {error}'}
+        return {'paired': True}
+
+    async def cmd_encrypt(command: dict[str, Any]):
+        connection = connection_of(command)
+        try:
+            await asyncio.wait_for(connection.encrypt(), timeout=float(command.get('timeout', 10)))
+        except Exception as error:
+            return {'encrypted': False, 'error': f'{type(error).__name__}: {error}'}
+        return {'encrypted': True}
+
+    async def cmd_forget_keys(_command: dict[str, Any]):
+        for device in devices:
+            device.keystore = MemoryKeyStore()
+        return {}
+
+    async def cmd_keys(_command: dict[str, Any]):
+        peers: list[str] = []
+        for device in devices:
+            peers += [name for name, _keys in await device.keystore.get_all()]
+        return {'peers': peers}
+
+    role.handlers.update({'pairing_config': cmd_pairing_config, 'initiate': cmd_initiate, 'encrypt': cmd_encrypt,
+                          'forget_keys': cmd_forget_keys, 'keys': cmd_keys})
+
+
+def watch(connection) -> None:
+    def on_pairing(keys) -> None:
+        names = [name for name in ('ltk', 'ltk_central', 'ltk_peripheral', 'irk', 'csrk') if getattr(keys, name, None)]
+        emit('pairing_done', ok=True, keys=names)
+
+    def on_failure(reason) -> None:
+        emit('pairing_done', ok=False, reason=int(reason))
+
+    def on_encryption() -> None:
+        emit('encryption', encrypted=bool(connection.is_encrypted), key_size=int(getattr(connection, "encryption_key_size", 0) or 0))
+
+    def on_encryption_failure(error) -> None:
+        emit('encryption_failure', error=int(getattr(error, 'error_code', 0) or 0))
+
+    connection.on('pairing', on_pairing)
+    connection.on('pairing_failure', on_failure)
+    connection.on('connection_encryption_change', on_encryption)
+    connection.on('connection_encryption_failure', on_encryption_failure)
