@@ -10,10 +10,13 @@ extension LEHost {
     public func pair(_ connection: Connection) async throws -> LinkSecurity {
         try requireLink(connection)
         switch connection.role {
-        case .central: startPairing(on: connection)
-        case .peripheral: requestSecurity(on: connection)
+        case .central:
+            startPairing(on: connection)
+            return try await waitForSecurity(connection)
+        case .peripheral:
+            requestSecurity(on: connection)
+            return try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
         }
-        return try await waitForSecurity(connection)
     }
 
     /// Makes the link encrypted, and authenticated if asked: returns at once when it already
@@ -32,6 +35,7 @@ extension LEHost {
         switch connection.role {
         case .peripheral:
             requestSecurity(on: connection, authenticated: authenticated)
+            return try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
         case .central:
             let bond = await bond(for: connection)
             if let bond, let key = bond.peerKeys.longTermKey, bond.isAuthenticated || !authenticated {
@@ -196,10 +200,19 @@ extension LEHost {
     // MARK: Waiting
 
     /// Waits until the link is secure or the attempt fails. Throws ``HostError/cancelled`` when
-    /// the task is cancelled (the pairing goes on).
-    func waitForSecurity(_ connection: Connection) async throws -> LinkSecurity {
+    /// the task is cancelled (the pairing goes on). With `answerWithin` (after a Security
+    /// Request), fails with ``PairingFailure/timeout`` if by then the central has neither
+    /// started pairing nor encrypted (the Security Manager Timer, Core 6.0, Vol 3, Part H, 3.4).
+    func waitForSecurity(_ connection: Connection, answerWithin: Duration? = nil) async throws -> LinkSecurity {
         let id = makeIdentifier()
         let handle = connection.handle
+        if let answerWithin {
+            let clock = configuration.clock
+            Task {
+                try? await clock.sleep(for: answerWithin)
+                self.securityRequestUnanswered(handle, id: id)
+            }
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard connectionsByHandle[handle] === connection, !Task.isCancelled else {
@@ -212,6 +225,13 @@ extension LEHost {
         } onCancel: {
             Task { await self.cancelSecurityWaiter(handle, id: id) }
         }
+    }
+
+    private func securityRequestUnanswered(_ handle: UInt16, id: UInt64) {
+        if let running = securitySessions[handle]?.procedure, !running.isFinished { return }
+        guard let waiter = securitySessions[handle]?.waiters.removeValue(forKey: id) else { return }
+        logger.info("the central did not answer the Security Request within \(configuration.security.timeout)")
+        waiter.resume(throwing: HostError.pairingFailed(.timeout))
     }
 
     private func cancelSecurityWaiter(_ handle: UInt16, id: UInt64) {

@@ -14,7 +14,9 @@
 #                   the passkey the rig last saw displayed by either side), confirm (numeric
 #                   comparison answer), accept (accept incoming pairing). Unknown keys refused.
 #   initiate        pairs now: the central's `connection.pair()`, or, on a peripheral,
-#                   a Security Request and the central's pairing; ack {"paired": bool, "error": text}
+#                   a Security Request and the central's pairing; ack {"paired": bool, "error": text};
+#                   with "wait": false (central) the ack comes at once and pairing_done follows.
+#   A Bumble central answers a Security Request by encrypting with stored keys, else pairing.
 #   encrypt         central role: encrypts with the stored keys; ack {"encrypted": bool, "error": ...}
 #   forget_keys     forgets every stored key (a peer that lost its bond)
 #   keys            ack {"peers": [address, ...]} with stored keys
@@ -110,11 +112,12 @@ def install(role, rig) -> None:
     devices = [p.device for p in getattr(role, 'peripherals', [])]
     if hasattr(role, 'device'):
         devices.append(role.device)
+    central_role = not hasattr(role, 'peripherals')
     for device in devices:
         device.keystore = MemoryKeyStore()
         device.pairing_config_factory = lambda _connection: PairingConfig(
             sc=settings.sc, mitm=settings.mitm, bonding=settings.bonding, delegate=Delegate(settings))
-        device.on('connection', watch)
+        device.on('connection', lambda connection, device=device: watch(connection, device, central_role, rig))
     for peripheral in getattr(role, 'peripherals', []):
         peripheral.device.add_services([gatt.Service(SERVICE, [
             gatt.Characteristic(ENCRYPTED, gatt.Characteristic.Properties.READ,
@@ -145,6 +148,11 @@ def install(role, rig) -> None:
     async def cmd_initiate(command: dict[str, Any]):
         connection = connection_of(command)
         timeout = float(command.get('timeout', 20))
+        if command.get('wait', True) is False:
+            # Answer now; the outcome comes as a pairing_done event (the rig runs one command
+            # at a time, and the test may have to tell this side a passkey meanwhile).
+            rig.spawn(connection.pair())
+            return {}
         try:
             if hasattr(role, 'peripherals'):
                 # A peripheral asks with a Security Request; the central runs the pairing.
@@ -183,7 +191,20 @@ def install(role, rig) -> None:
                           'forget_keys': cmd_forget_keys, 'keys': cmd_keys})
 
 
-def watch(connection) -> None:
+def watch(connection, device, central_role: bool, rig) -> None:
+    if central_role:
+        # Bumble leaves a Security Request to the application: encrypt with stored keys, else pair.
+        async def answer_security_request() -> None:
+            try:
+                if await device.keystore.get(str(connection.peer_address)):
+                    await connection.encrypt()
+                else:
+                    await connection.pair()
+            except Exception as error:
+                logger.info('answering the security request failed: %s', error)
+
+        connection.on('security_request', lambda _auth_req: rig.spawn(answer_security_request()))
+
     def on_pairing(keys) -> None:
         names = [name for name in ('ltk', 'ltk_central', 'ltk_peripheral', 'irk', 'csrk') if getattr(keys, name, None)]
         emit('pairing_done', ok=True, keys=names)
