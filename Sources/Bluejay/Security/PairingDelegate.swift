@@ -49,11 +49,17 @@ struct DelegatePairingAgent: PairingAgent {
         self.queue = queue
     }
 
+    /// How long a question waits for the delegate's reply before the fallback answer: longer
+    /// than the Security Manager Timer (30 s), which fails the pairing first, so that a
+    /// delegate that never replies leaves no task waiting.
+    static let replyLimit: DispatchTimeInterval = .seconds(60)
+
     private func ask<T: Sendable>(_ fallback: T, _ question: @escaping @Sendable (any PairingDelegate, @escaping @Sendable (T) -> Void) -> Void) async -> T {
         guard let delegate = box.delegate else { return fallback }
         return await withCheckedContinuation { continuation in
             let reply = OneShotReply(continuation)
             queue.async { question(delegate) { reply.resume($0) } }
+            queue.asyncAfter(deadline: .now() + Self.replyLimit) { reply.resume(fallback) }
         }
     }
 

@@ -57,6 +57,9 @@ public actor LEHost {
     var pairingBackoff: [BluetoothAddress: PairingRetryBackoff] = [:]
     /// The latest bond being written to the store.
     var pendingBondSave: Task<Void, Never>?
+    /// Out-of-band pairing data: this device's, and the peers' by address.
+    var localOutOfBand: LocalOutOfBand?
+    var peerOutOfBand: [BluetoothAddress: OutOfBandData] = [:]
     /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
     nonisolated let bondedPeers = BondedPeers()
     /// This device's IRK, distributed with its identity when bonding.
@@ -124,6 +127,8 @@ public actor LEHost {
         }
         controller.close()
         await inboundTask?.value
+        // Bonds made just before are written before the host is gone.
+        await pendingBondSave?.value
     }
 
     /// The connections that are up.

@@ -138,7 +138,8 @@ extension LEHost {
         return PairingProcedure(role: role, settings: configuration.security,
                                 initiatorAddress: role == .initiator ? local : peer,
                                 responderAddress: role == .initiator ? peer : local,
-                                localIdentity: local, localIdentityResolvingKey: localIdentityResolvingKey)
+                                localIdentity: local, localIdentityResolvingKey: localIdentityResolvingKey,
+                                localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address])
     }
 
     /// This device's address on its links: the controller's public address (the host neither
@@ -221,21 +222,32 @@ extension LEHost {
         connection.gatt.bearer.setSecurity(security)
         securitySessions[handle]?.security = security
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
+        var saved: Task<Void, Never>?
         if outcome.isBonding {
             let bond = makeBond(outcome, peer: connection.peer)
             let store = configuration.bondStore
             let logger = logger
             let previous = pendingBondSave
-            // Saves run in order; lookups wait for them (see `settledBondStore`).
-            pendingBondSave = Task {
+            // Saves run in order; lookups wait for them (see `settledBondStore`), and the
+            // callers of pair() learn the outcome once the bond is stored.
+            let save = Task {
                 await previous?.value
                 do { try await store.save(bond) } catch { logger.error("could not store the bond with \(bond.peerIdentity): \(error)") }
             }
+            pendingBondSave = save
+            saved = save
             rememberBond(bond)
         }
         broadcast(.securityChanged(connection, security))
         broadcast(.pairingFinished(connection, .success(outcome)))
-        resolveSecurityWaiters(handle, with: .success(security))
+        if let saved {
+            Task {
+                await saved.value
+                self.resolveSecurityWaiters(handle, with: .success(security))
+            }
+        } else {
+            resolveSecurityWaiters(handle, with: .success(security))
+        }
         let agent = pairingAgent
         Task { await agent.pairingFinished(with: connection.peer, result: .success(outcome)) }
     }

@@ -48,6 +48,7 @@ extension PairingProcedure {
         var actions: [Action] = []
         if role == .responder { actions.append(.send(.pairingPublicKey(localPublicKey(keys)))) }
         passkeyRound = 0
+        if method == .outOfBand { return actions + scOutOfBandBegin(peerX: key.x.reversed()) }
         if isPasskeyEntry {
             moveTo(.scAwaitingCommitment)
             if role == .initiator, passkey != nil { actions += scSendPasskeyCommitment() }
@@ -96,8 +97,29 @@ extension PairingProcedure {
         return passkey == nil ? [] : scSendPasskeyCommitment()
     }
 
+    /// OOB: check the peer's commitment to the key it just sent, if we have its data; then the
+    /// initiator sends Na (no commitments over the air, Vol 3, Part H, 2.3.5.6.4).
+    private mutating func scOutOfBandBegin(peerX: [UInt8]) -> [Action] {
+        if let peerData = peerOutOfBand, peerData.confirm != SecurityToolbox.f4(u: peerX, v: peerX, x: peerData.random, z: 0) {
+            return fail(.confirmValueFailed, .confirmValueMismatch)
+        }
+        moveTo(.scAwaitingNonce)
+        guard role == .initiator else { return [] }
+        localNonce = random.next128()
+        return [.send(.pairingRandom(randomValue: localNonce))]
+    }
+
     mutating func scReceiveNonce(_ value: UInt128) -> [Action] {
         if isPasskeyEntry { return scReceivePasskeyNonce(value) }
+        if method == .outOfBand {
+            peerNonce = value
+            if role == .responder {
+                localNonce = random.next128()
+                moveTo(.scAwaitingDHKeyCheck)
+                return [.send(.pairingRandom(randomValue: localNonce))]
+            }
+            return scSendInitiatorDHKeyCheck()
+        }
         peerNonce = value
         if role == .responder {
             moveTo(.scAwaitingDHKeyCheck)
@@ -171,10 +193,25 @@ extension PairingProcedure {
         let keys = SecurityToolbox.f5(w: dhKey, n1: initiatorNonce, n2: responderNonce, a1: a, a2: b)
         macKey = keys.macKey
         encryptionKey = masked(keys.ltk)
-        let r: UInt128 = isPasskeyEntry ? UInt128(passkey ?? 0) : 0
-        let ea = SecurityToolbox.f6(w: macKey, n1: initiatorNonce, n2: responderNonce, r: r, ioCap: Self.ioCap(request), a1: a, a2: b)
-        let eb = SecurityToolbox.f6(w: macKey, n1: responderNonce, n2: initiatorNonce, r: r, ioCap: Self.ioCap(response), a1: b, a2: a)
+        let (ra, rb) = stage2Randoms
+        let ea = SecurityToolbox.f6(w: macKey, n1: initiatorNonce, n2: responderNonce, r: rb, ioCap: Self.ioCap(request), a1: a, a2: b)
+        let eb = SecurityToolbox.f6(w: macKey, n1: responderNonce, n2: initiatorNonce, r: ra, ioCap: Self.ioCap(response), a1: b, a2: a)
         return (ea, eb)
+    }
+
+    /// ra and rb of f6: the passkey for Passkey Entry; for OOB each device's own r, or 0 where
+    /// the other side has no OOB data from it (Vol 3, Part H, 2.3.5.6.5); else 0.
+    private var stage2Randoms: (ra: UInt128, rb: UInt128) {
+        if isPasskeyEntry { return (UInt128(passkey ?? 0), UInt128(passkey ?? 0)) }
+        guard method == .outOfBand else { return (0, 0) }
+        let local = localOutOfBand?.random ?? 0
+        let peer = peerOutOfBand?.random ?? 0
+        let responderHasInitiators = response?.oobDataPresent == true
+        let initiatorHasResponders = request?.oobDataPresent == true
+        if role == .initiator {
+            return (responderHasInitiators ? local : 0, initiatorHasResponders ? peer : 0)
+        }
+        return (responderHasInitiators ? peer : 0, initiatorHasResponders ? local : 0)
     }
 
     private mutating func scSendInitiatorDHKeyCheck() -> [Action] {

@@ -53,6 +53,9 @@ struct PairingProcedure {
     let localIdentity: DeviceAddress
     let localIdentityResolvingKey: UInt128
     var random: PairingRandom
+    /// Out-of-band data: this device's (whose key pair the pairing then uses) and the peer's.
+    let localOutOfBand: LocalOutOfBand?
+    let peerOutOfBand: OutOfBandData?
 
     private(set) var phase: Phase = .idle
     var request: SMPPairingFeatures?
@@ -100,7 +103,7 @@ struct PairingProcedure {
 
     init(role: Role, settings: SecurityManagerSettings, initiatorAddress: DeviceAddress, responderAddress: DeviceAddress,
          localIdentity: DeviceAddress, localIdentityResolvingKey: UInt128, random: PairingRandom = PairingRandom(),
-         keyPair: SecureConnectionsKeyPair? = nil) {
+         keyPair: SecureConnectionsKeyPair? = nil, localOutOfBand: LocalOutOfBand? = nil, peerOutOfBand: OutOfBandData? = nil) {
         self.role = role
         self.settings = settings
         self.initiatorAddress = initiatorAddress
@@ -108,14 +111,18 @@ struct PairingProcedure {
         self.localIdentity = localIdentity
         self.localIdentityResolvingKey = localIdentityResolvingKey
         self.random = random
-        self.keyPair = keyPair
+        self.localOutOfBand = localOutOfBand
+        self.peerOutOfBand = peerOutOfBand
+        self.keyPair = localOutOfBand?.keyPair ?? keyPair
     }
 
     var isFinished: Bool { phase == .complete || phase == .failed }
 
     /// The features this device offers.
     var localFeatures: SMPPairingFeatures {
-        SMPPairingFeatures(ioCapability: settings.ioCapability, oobDataPresent: false,
+        // The OOB flag says "I have the peer's OOB data" (Vol 3, Part H, 3.5.1); only LE Secure
+        // Connections OOB is offered.
+        SMPPairingFeatures(ioCapability: settings.ioCapability, oobDataPresent: peerOutOfBand != nil && settings.offersSecureConnections,
                            authenticationRequirements: settings.authenticationRequirements,
                            maximumEncryptionKeySize: UInt8(settings.maximumKeySize),
                            initiatorKeyDistribution: role == .initiator ? settings.keysToDistribute : settings.keysToAccept,
@@ -218,9 +225,12 @@ struct PairingProcedure {
         }
         method = PairingMethod.select(request: request, response: response, secureConnections: isSecureConnections)
         if method == .outOfBand {
-            // This device never offers OOB data (no out-of-band channel is configured), so a
-            // peer that claims to have ours has nothing to check it against.
-            return fail(.oobNotAvailable, .outOfBandUnavailable)
+            // Legacy OOB needs a TK exchanged out of band, which is not offered; with LE Secure
+            // Connections, a peer that says it has our data needs us to have made some.
+            let peerHasOurs = (role == .initiator ? response : request).oobDataPresent
+            if !isSecureConnections || (peerHasOurs && localOutOfBand == nil) {
+                return fail(.oobNotAvailable, .outOfBandUnavailable)
+            }
         }
         if settings.requiresMITM && !method.isAuthenticated {
             return fail(.authenticationRequirements, .authenticationRequired)
