@@ -104,6 +104,33 @@ extension InteropSuites {
             }
         }
 
+        @Test("Out of band: both sides exchange OOB data; LE Secure Connections pairs authenticated with no passkey")
+        func outOfBand() async throws {
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                try await withHost(on: rig) { host in
+                    let ours = await host.makeOutOfBandData()
+                    let theirs = try await rig.request("oob", ["peer_r": Self.hex(ours.random), "peer_c": Self.hex(ours.confirm)])
+                    let random = try #require(theirs.string("r").flatMap { UInt128($0, radix: 16) })
+                    let confirm = try #require(theirs.string("c").flatMap { UInt128($0, radix: 16) })
+                    let peer = try rig.peer
+                    await host.setPeerOutOfBandData(OutOfBandData(address: peer, random: random, confirm: confirm))
+                    let connection = try await host.connect(to: peer)
+                    let security = try await host.pair(connection)
+                    #expect(security.isAuthenticated && security.isSecureConnections && security.level == 4, "\(security)")
+                    try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true }
+                    let guarded = try await connection.gatt.characteristic(Self.authenticated, inService: Self.service)
+                    #expect(try await connection.gatt.read(guarded) == Array("top secret".utf8))
+                    try await connection.disconnect()
+                }
+            }
+        }
+
+        /// 32 hex digits.
+        static func hex(_ value: UInt128) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: 32 - text.count) + text
+        }
+
         @Test("A bonded central re-encrypts on reconnect with the stored key, without pairing again")
         func reencryptOnReconnect() async throws {
             try await withBumbleRig(arguments: Self.plugin) { rig in

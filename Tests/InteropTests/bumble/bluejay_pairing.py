@@ -18,6 +18,8 @@
 #                   with "wait": false (central) the ack comes at once and pairing_done follows.
 #   A Bumble central answers a Security Request by encrypting with stored keys, else pairing.
 #   encrypt         central role: encrypts with the stored keys; ack {"encrypted": bool, "error": ...}
+#   oob             makes this side's LE Secure Connections OOB data (ack {"r","c"}: hex, most
+#                   significant octet first) and, with peer_r/peer_c, takes the peer's
 #   forget_keys     forgets every stored key (a peer that lost its bond)
 #   keys            ack {"peers": [address, ...]} with stored keys
 # Events:
@@ -35,6 +37,7 @@ from typing import Any
 from bumble import gatt
 from bumble.keys import MemoryKeyStore
 from bumble.pairing import PairingConfig, PairingDelegate
+from bumble.smp import OobContext, OobSharedData
 
 import peer
 
@@ -69,6 +72,9 @@ class Settings:
         self.accept = True
         # The passkey last displayed by this rig or reported to it.
         self.last_displayed: int | None = None
+        # LE Secure Connections OOB: this side's context and the peer's data.
+        self.oob_context: OobContext | None = None
+        self.oob_peer: OobSharedData | None = None
 
 
 class Delegate(PairingDelegate):
@@ -116,7 +122,9 @@ def install(role, rig) -> None:
     for device in devices:
         device.keystore = MemoryKeyStore()
         device.pairing_config_factory = lambda _connection: PairingConfig(
-            sc=settings.sc, mitm=settings.mitm, bonding=settings.bonding, delegate=Delegate(settings))
+            sc=settings.sc, mitm=settings.mitm, bonding=settings.bonding, delegate=Delegate(settings),
+            oob=PairingConfig.OobConfig(our_context=settings.oob_context, peer_data=settings.oob_peer, legacy_context=None)
+            if settings.oob_context is not None else None)
         device.on('connection', lambda connection, device=device: watch(connection, device, central_role, rig))
     for peripheral in getattr(role, 'peripherals', []):
         peripheral.device.add_services([gatt.Service(SERVICE, [
@@ -187,7 +195,15 @@ def install(role, rig) -> None:
             peers += [name for name, _keys in await device.keystore.get_all()]
         return {'peers': peers}
 
-    role.handlers.update({'pairing_config': cmd_pairing_config, 'initiate': cmd_initiate, 'encrypt': cmd_encrypt,
+    async def cmd_oob(command: dict[str, Any]):
+        # r and c travel as hex, most significant octet first (Bumble keeps them reversed).
+        settings.oob_context = OobContext()
+        if 'peer_r' in command:
+            settings.oob_peer = OobSharedData(c=bytes.fromhex(command['peer_c'])[::-1], r=bytes.fromhex(command['peer_r'])[::-1])
+        shared = settings.oob_context.share()
+        return {'r': shared.r[::-1].hex(), 'c': shared.c[::-1].hex()}
+
+    role.handlers.update({'oob': cmd_oob, 'pairing_config': cmd_pairing_config, 'initiate': cmd_initiate, 'encrypt': cmd_encrypt,
                           'forget_keys': cmd_forget_keys, 'keys': cmd_keys})
 
 
