@@ -14,7 +14,15 @@ enum HostSession {
     static func run<T: Sendable>(_ options: CommonOptions, _ body: @escaping @Sendable (LEHost) async throws -> T) async throws -> T {
         bootstrapLogging(verbose: options.verbose)
         let transport = try TransportOpener.open(try options.transport())
-        let host = LEHost(transport: transport, logger: Logger(label: "bluejay"))
+        var configuration = HostConfiguration()
+        do {
+            configuration.capture = try options.capture.open()
+        } catch {
+            transport.close()
+            throw error
+        }
+        // The host closes the capture in shutdown().
+        let host = LEHost(transport: transport, configuration: configuration, logger: Logger(label: "bluejay"))
         do {
             try await host.powerOn()
             let result = try await cancellingOnInterrupt { try await body(host) }
@@ -26,16 +34,22 @@ enum HostSession {
         }
     }
 
-    /// Runs `body` in a task that Ctrl-C cancels, so the command can still clean up.
+    /// Runs `body` in a task that Ctrl-C or SIGTERM cancels, so the command can still clean up.
     private static func cancellingOnInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let task = Task { try await body() }
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { task.cancel() }
-        source.resume()
+        // SIGTERM too: the host disconnects and the capture file is flushed either way.
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return (number, source)
+        }
         defer {
-            source.cancel()
-            signal(SIGINT, SIG_DFL)
+            for (number, source) in sources {
+                source.cancel()
+                signal(number, SIG_DFL)
+            }
         }
         return try await task.value
     }

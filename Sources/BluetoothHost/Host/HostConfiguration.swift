@@ -1,5 +1,6 @@
 import BluetoothCore
 import BluetoothHCI
+import BluetoothTransport
 
 /// Settings of an ``LEHost``; the defaults suit most uses.
 public struct HostConfiguration: Sendable {
@@ -31,6 +32,10 @@ public struct HostConfiguration: Sendable {
     public var clock: BluetoothClock = .continuous
     /// The bounds on what the host keeps for later (queues fed by peers and the controller).
     public var limits = HostLimits()
+    /// Where to record every HCI packet, both ways, as a btsnoop file for Wireshark
+    /// (``HCICapture``); `nil`, the default, records nothing. The host wraps its transport in
+    /// a ``CapturingTransport`` and closes the capture in ``LEHost/shutdown()``.
+    public var capture: HCICapture?
 
     public init() {}
 }

@@ -58,6 +58,7 @@ public actor LEHost {
         self.logger = logger
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
+        let transport = configuration.capture.map { CapturingTransport(transport, capture: $0) } ?? transport
         let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, clock: configuration.clock,
                                        coalescingWindow: configuration.receiveCoalescingWindow, limits: configuration.limits.hci,
                                        logger: hciLogger)
@@ -100,7 +101,8 @@ public actor LEHost {
         }
     }
 
-    /// Disconnects every connection (best effort), then closes the transport.
+    /// Disconnects every connection (best effort), then closes the transport and the capture
+    /// (``HostConfiguration/capture``).
     public func shutdown() async {
         if scanState != nil { await stopScanning() }
         // All at once: each waits up to its supervision timeout for the controller's report
@@ -112,6 +114,7 @@ public actor LEHost {
         }
         controller.close()
         await inboundTask?.value
+        configuration.capture?.close()
     }
 
     /// The connections that are up.
