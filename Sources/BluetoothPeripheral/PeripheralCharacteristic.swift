@@ -3,18 +3,27 @@ import BluetoothHost
 import GATTProfiles
 
 /// A characteristic of a ``PeripheralService``: BlueCap's mutable characteristic, a builder
-/// over the ``GATTCharacteristicDefinition`` the GATT server takes.
+/// over the `GATTCharacteristicDefinition` the GATT server takes.
 public struct PeripheralCharacteristic: Sendable {
     /// What the GATT server publishes. Its `onRead` and `onWrite` are replaced when the
     /// service is added: answer requests with ``PeripheralManager/setReadHandler(for:_:)``
-    /// and ``PeripheralManager/writeRequests(for:)``.
+    /// and `PeripheralManager/writeRequests(for:)`.
     public var definition: GATTCharacteristicDefinition
     /// A name for logs; centrals never see it.
     public var name: String?
     /// Converts values to and from text, for ``PeripheralManager/updateValue(stringValue:for:)``.
     public var profile: CharacteristicProfile?
 
-    /// - Parameter permissions: `nil` derives them from the properties.
+    /// - Parameters:
+    ///   - properties: what centrals may do with it (read, write, notify, …).
+    ///   - name: a name for logs; centrals never see it.
+    ///   - value: the initial value.
+    ///   - maximumValueLength: the longest value a write may set (at most 512).
+    ///   - descriptors: further descriptors, in order.
+    ///   - uuid: the characteristic's type.
+    ///   - presentationFormat: a Presentation Format descriptor, if any.
+    ///   - userDescription: text for a User Description descriptor, if any.
+    ///   - permissions: `nil` derives them from the properties.
     public init(uuid: BluetoothUUID, name: String? = nil, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
                 value: [UInt8] = [], maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                 userDescription: String? = nil, presentationFormat: GATTPresentationFormat? = nil,

@@ -51,6 +51,9 @@ public final class VirtualControllerServer: Sendable {
     }
 
     /// - Parameters:
+    ///   - resetsControllerWhenClientLeaves: reset the controller when a client disconnects, so the next one starts clean.
+    ///   - logger: where connections and failures are logged.
+    ///   - controller: the controller to serve.
     ///   - host: an IPv4 address to listen on; keep the loopback address unless the
     ///     controller must be reachable from elsewhere.
     ///   - port: the TCP port; 0 picks a free one (read it from ``port`` after ``start()``).

@@ -14,6 +14,7 @@ public struct AdapterAdvice: Sendable, Equatable {
     }
 
     /// - Parameters:
+    ///   - adapter: the adapter as the kernel reports it.
     ///   - hasCapability: the process has `CAP_NET_ADMIN` (`nil`: unknown).
     ///   - daemonRunning: BlueZ's `bluetoothd` runs (it powers adapters back on).
     ///   - executable: how to name this program in a `setcap` command.

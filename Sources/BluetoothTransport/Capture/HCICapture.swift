@@ -66,6 +66,8 @@ public final class HCICapture: Sendable, CustomStringConvertible {
 
     /// Opens (or creates) `path` and starts the writer.
     /// - Parameters:
+    ///   - path: the file to write.
+    ///   - logger: where the closing statistics and write failures are logged.
     ///   - mode: what to do when the file exists (refuse it by default).
     ///   - queueLimit: the most packets waiting for the writer; past it they are dropped and counted.
     ///   - queueByteLimit: the most packet bytes waiting for the writer.
