@@ -124,6 +124,38 @@ extension InteropSuites {
             #expect(try Self.records(second).isEmpty, "nobody used the second controller")
         }
 
+        @Test("gatt through bluejay virtual --capture: the served controller's file decodes in tshark, services by Read By Group Type",
+              .enabled(if: tshark != nil, "tshark is not installed (scripts/test.sh installs Debian's tshark package; apt-get install tshark)"))
+        func virtualCaptureDecodesInTShark() async throws {
+            let tshark = try #require(Self.tshark)
+            let path = Self.temporaryPath("served.btsnoop")
+            let served = path.replacingOccurrences(of: ".btsnoop", with: "-1.btsnoop")
+            defer { try? FileManager.default.removeItem(atPath: served) }
+            var services: [String] = []
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor", "--capture", path])) { server in
+                let lines = try await server.waitForReady()
+                let transport = try #require(lines.first { $0.hasPrefix("tcp:") }, "\(server.diagnostics)")
+                let sensorLine = try #require(lines.first { $0.hasPrefix("sensor: ") }, "\(server.diagnostics)")
+                let address = try #require(sensorLine.split(separator: " ").first { $0.hasPrefix("C0:") }.map(String.init), "\(sensorLine)")
+                let gatt = try await bluejay("gatt", "--hci", transport, "--address", address)
+                #expect(gatt.status == 0, "\(gatt)")
+                services = gatt.lines.filter { $0.hasPrefix("service ") }
+                #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.diagnostics)")
+            }
+            let decoded = try await Self.runTShark(tshark, ["-r", served, "-V"])
+            #expect(decoded.status == 0, "tshark failed: \(decoded.log)")
+            let text = decoded.lines.joined(separator: "\n")
+            #expect(!text.contains("Malformed"), "tshark found malformed packets")
+            #expect(text.contains("Opcode: Read By Group Type Request (0x10)"))
+            #expect(text.contains("Opcode: Read By Group Type Response (0x11)"))
+            // Each service the command printed, with its handle range, is in a response as tshark decodes it.
+            let heartRate = try #require(services.first { $0.hasPrefix("service 180D") }, "\(services)")
+            let range = try #require(heartRate.split(separator: " ").first { $0.hasPrefix("0x") && $0.contains("-") }, "\(heartRate)")
+            let bounds = range.lowercased().split(separator: "-")  // tshark prints hex in lower case
+            try #require(bounds.count == 2)
+            #expect(text.contains("Attribute Data, Handle: \(bounds[0]), Group End Handle: \(bounds[1]), UUID: Heart Rate"), "\(heartRate)")
+        }
+
         @Test("a command stopped by SIGTERM still leaves a complete capture, up to its shutdown")
         func captureFlushedOnSIGTERM() async throws {
             let path = Self.temporaryPath("sigterm.btsnoop")
