@@ -1,6 +1,6 @@
 # `make` or `make test`: the one test command (scripts/test.sh): venv, build without warnings, all tests.
 .DEFAULT_GOAL := test
-.PHONY: test stress-test soak fuzz fuzz-smoke venv rig-selftest bench bench-compare
+.PHONY: test stress-test soak fuzz fuzz-smoke venv rig-selftest bench bench-compare install install-check docs
 
 test:
 	bash scripts/test.sh
@@ -49,3 +49,22 @@ bench-compare:
 	bash scripts/bench-compare.sh
 	bash scripts/bench-rig.sh
 	bash scripts/bench-pipeline.sh
+
+# A release build of `bluejay` with the Swift runtime linked in (--static-swift-stdlib), so it
+# runs where Swift is not installed, as PREFIX/bin/bluejay (PREFIX defaults to /usr/local;
+# DESTDIR stages it), with bash, zsh and fish completions under PREFIX/share.
+PREFIX ?= /usr/local
+export PREFIX
+install:
+	bash scripts/install.sh "$(PREFIX)"
+
+# Installs into a temporary PREFIX and runs the installed `bluejay demo` from an empty
+# environment (env -i) with no Swift on the PATH. A release build of several minutes, so not
+# part of `make test`.
+install-check:
+	bash scripts/install-check.sh
+
+# DocC for every library module with swift-docc-plugin: fails on any DocC warning, prints each
+# module's documentation coverage. About 3 minutes, so not part of `make test`.
+docs:
+	bash scripts/docs.sh

@@ -3,7 +3,8 @@
 #  1. makes .venv (Python with the pinned Bumble of Tests/InteropTests/bumble/requirements.txt)
 #     when it is missing, broken, or older than requirements.txt;
 #  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
-#  3. runs every test, unit and interop (the interop tests start the Bumble peer from .venv);
+#  3. installs tshark (Debian's package) when missing, for the capture test, then runs every
+#     test, unit and interop (the interop tests start the Bumble peer from .venv);
 #  4. runs the soak (bluejay-soak, `make soak`) for 8 seconds, so that it cannot rot;
 #  5. runs every fuzz target a few seconds (`make fuzz-smoke`, scripts/fuzz.sh --smoke), so that
 #     the fuzz harness (Fuzz/, built in .build-fuzz) keeps building and its seeds keep passing.
@@ -33,6 +34,23 @@ echo "==> Bumble peer: $("$BLUEJAY_PYTHON" -c 'import bumble, sys; print("bumble
 
 if [[ "${1:-}" == "--venv-only" ]]; then
     exit 0
+fi
+
+# tshark (Wireshark's command line) decodes the btsnoop captures of the CLI tests
+# (InteropTests/CLICaptureTests). Installed from Debian's package when missing; when that is
+# impossible (not root, no apt), those tests are skipped and say so.
+if ! command -v tshark > /dev/null; then
+    echo "==> installing tshark (Debian package) for the capture tests"
+    sudo_cmd=()
+    if [[ $(id -u) -ne 0 ]] && command -v sudo > /dev/null; then sudo_cmd=(sudo -n); fi
+    if command -v apt-get > /dev/null \
+        && { "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark > /dev/null 2>&1 \
+             || { "${sudo_cmd[@]}" apt-get update -q > /dev/null 2>&1 \
+                  && "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark > /dev/null 2>&1; }; }; then
+        echo "==> $(tshark --version 2>/dev/null | head -1)"
+    else
+        echo "warning: cannot install tshark (needs root or passwordless sudo, and apt-get): the tshark capture test will be skipped" >&2
+    fi
 fi
 
 build_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-build.XXXXXX")

@@ -59,10 +59,18 @@ extension Bluejay {
         do {
             switch mode {
             case let .new(options):
-                let transport = try options.transport.open()
+                var configuration = options.hostConfiguration
+                if configuration.capture == nil { configuration.capture = try options.capture.open() }
+                let transport: any HCITransport
+                do {
+                    transport = try options.transport.open()
+                } catch {
+                    configuration.capture?.close()
+                    throw error
+                }
                 var hostLogger = logger
                 hostLogger[metadataKey: "part"] = "host"
-                host = LEHost(transport: transport, configuration: options.hostConfiguration, logger: hostLogger)
+                host = LEHost(transport: transport, configuration: configuration, logger: hostLogger)
                 owns = true
             case let .use(existing, connection, _):
                 host = existing

@@ -3,11 +3,11 @@ import BluetoothHost
 import GATTProfiles
 
 /// A characteristic of a ``PeripheralService``: BlueCap's mutable characteristic, a builder
-/// over the ``GATTCharacteristicDefinition`` the GATT server takes.
+/// over the `GATTCharacteristicDefinition` the GATT server takes.
 public struct PeripheralCharacteristic: Sendable {
     /// What the GATT server publishes. Its `onRead` and `onWrite` are replaced when the
     /// service is added: answer requests with ``PeripheralManager/setReadHandler(for:_:)``
-    /// and ``PeripheralManager/writeRequests(for:)``.
+    /// and `PeripheralManager/writeRequests(for:)`.
     public var definition: GATTCharacteristicDefinition
     /// A name for logs; centrals never see it.
     public var name: String?
@@ -15,6 +15,14 @@ public struct PeripheralCharacteristic: Sendable {
     public var profile: CharacteristicProfile?
 
     /// - Parameters:
+    ///   - properties: what centrals may do with it (read, write, notify, …).
+    ///   - name: a name for logs; centrals never see it.
+    ///   - value: the initial value.
+    ///   - maximumValueLength: the longest value a write may set (at most 512).
+    ///   - descriptors: further descriptors, in order.
+    ///   - uuid: the characteristic's type.
+    ///   - presentationFormat: a Presentation Format descriptor, if any.
+    ///   - userDescription: text for a User Description descriptor, if any.
     ///   - permissions: `nil` derives them from the properties.
     ///   - readSecurity: what a central's link needs to read (added to `permissions`).
     ///   - writeSecurity: what a central's link needs to write (added to `permissions`).

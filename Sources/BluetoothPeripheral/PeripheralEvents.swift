@@ -33,7 +33,7 @@ public enum PeripheralConnectionEvent: Hashable, Sendable {
     case readyToUpdateSubscribers(Central)
 }
 
-/// What ``PeripheralManager/updateValue(_:for:)`` did.
+/// What `PeripheralManager/updateValue(_:for:)` did.
 public struct ValueUpdateResult: Hashable, Sendable {
     /// Why some or all subscribers did not get the value.
     public enum Shortfall: Hashable, Sendable {

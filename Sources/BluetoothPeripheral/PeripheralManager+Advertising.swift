@@ -28,7 +28,7 @@ extension PeripheralManager {
         try await startAdvertising(data, scanResponse: scanResponse, parameters: options.parameters)
     }
 
-    /// Advertises the given data and scan response (see ``LEHost/startAdvertising(_:scanResponse:parameters:)``).
+    /// Advertises the given data and scan response (see `LEHost/startAdvertising(_:scanResponse:parameters:)`).
     public func startAdvertising(_ data: AdvertisingData, scanResponse: AdvertisingData? = nil,
                                  parameters: AdvertisingParameters = AdvertisingParameters()) async throws(PeripheralError) {
         do {

@@ -4,7 +4,7 @@ import GATTProfiles
 
 extension PeripheralManager {
     /// Publishes a service and returns its handles; ask it for characteristics with
-    /// ``GATTPublishedService/characteristic(_:)``. Centrals connected now that asked for
+    /// `GATTPublishedService/characteristic(_:)`. Centrals connected now that asked for
     /// Service Changed are told.
     @discardableResult
     public func add(_ service: PeripheralService) async throws(PeripheralError) -> GATTPublishedService {

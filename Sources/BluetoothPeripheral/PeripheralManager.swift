@@ -5,7 +5,7 @@ import BluetoothTransport
 import GATTProfiles
 import Logging
 
-/// The peripheral role, as BlueCap's PeripheralManager offers it, on a Bluejay ``LEHost``:
+/// The peripheral role, as BlueCap's PeripheralManager offers it, on a Bluejay `LEHost`:
 /// publish services, advertise (a name and service UUIDs, any fields, or an iBeacon), keep
 /// characteristic values, push them to subscribed centrals, answer reads and writes.
 ///

@@ -2,8 +2,8 @@ import BluetoothCore
 import BluetoothHost
 import GATTProfiles
 
-/// A service to publish with ``PeripheralManager/add(_:)``: BlueCap's mutable service, a
-/// builder over the ``GATTServiceDefinition`` the GATT server takes.
+/// A service to publish with `PeripheralManager/add(_:)`: BlueCap's mutable service, a
+/// builder over the `GATTServiceDefinition` the GATT server takes.
 ///
 /// ```swift
 /// let service = PeripheralService(profile: TISensorTag.AccelerometerService.profile)

@@ -5,7 +5,7 @@ import BluetoothVirtual
 import Logging
 import Synchronization
 
-/// A virtual radio world for tests and demos: one ``VirtualLink`` with simulated
+/// A virtual radio world for tests and demos: one `VirtualLink` with simulated
 /// peripherals on it and the controller(s) an app's central runs on.
 ///
 /// ```swift
@@ -38,6 +38,7 @@ public final class Simulator: Sendable {
 
     /// A simulator on a new link of its own.
     /// - Parameters:
+    ///   - logger: where the simulated devices log.
     ///   - timeScale: simulated seconds per real second; above 1 the radio (advertising,
     ///     connection events, supervision timeouts) runs faster, which keeps tests of
     ///     timeouts short. The peripherals' own timers (notification rates, response delays)
@@ -54,7 +55,7 @@ public final class Simulator: Sendable {
     /// A simulator on an existing link, e.g. Bluejay's `InProcessRadio.link`, so that a
     /// Bluejay started with the transport `virtual` hears its peripherals. ``shutdown()``
     /// then stops the peripherals but leaves the link running.
-    /// The peripherals' timers run on `clock`, by default the link's (``VirtualLink/hostClock``).
+    /// The peripherals' timers run on `clock`, by default the link's (`VirtualLink.hostClock`).
     public convenience init(link: VirtualLink, clock: BluetoothClock? = nil, logger: Logger = Logger(label: "bluejay.simulator")) {
         self.init(link: link, ownsLink: false, clock: clock ?? link.hostClock, logger: logger)
     }

@@ -69,7 +69,11 @@ public final class FileDescriptorTransport: HCITransport {
 
     /// Wraps `fileDescriptor`, which the transport owns from now on: it is made non-blocking
     /// and closed when the transport ends, also when this initializer throws.
-    /// - Parameter name: the specification it was opened from, used in logs and errors.
+    /// - Parameters:
+    ///   - fileDescriptor: an open socket, serial port or pipe end.
+    ///   - framing: whether reads return a byte stream to deframe or one packet each.
+    ///   - writeStallLimit: how long a write may make no progress before the transport ends.
+    ///   - name: the specification it was opened from, used in logs and errors.
     public init(name: String, fileDescriptor: Int32, framing: Framing, writeStallLimit: Duration = .seconds(10)) throws(TransportError) {
         self.name = name
         self.framing = framing

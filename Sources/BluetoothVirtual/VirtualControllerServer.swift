@@ -34,6 +34,8 @@ public final class VirtualControllerServer: Sendable {
     public let host: String
     /// Reset the controller when a client disconnects.
     public let resetsControllerWhenClientLeaves: Bool
+    /// Where the HCI traffic of every client is recorded (as the client host sees it), if anywhere.
+    public let capture: HCICapture?
     private let requestedPort: UInt16
     private let logger: Logger
     private let state = Mutex(State())
@@ -49,12 +51,19 @@ public final class VirtualControllerServer: Sendable {
     }
 
     /// - Parameters:
+    ///   - resetsControllerWhenClientLeaves: reset the controller when a client disconnects, so the next one starts clean.
+    ///   - logger: where connections and failures are logged.
+    ///   - controller: the controller to serve.
     ///   - host: an IPv4 address to listen on; keep the loopback address unless the
     ///     controller must be reachable from elsewhere.
     ///   - port: the TCP port; 0 picks a free one (read it from ``port`` after ``start()``).
+    ///   - capture: records the packets between the clients and the controller (closed by
+    ///     the caller, after ``stop()``).
     public init(controller: VirtualController, host: String = "127.0.0.1", port: UInt16 = 0,
-                resetsControllerWhenClientLeaves: Bool = true, logger: Logger = Logger(label: "bluejay.virtual.server")) {
+                resetsControllerWhenClientLeaves: Bool = true, capture: HCICapture? = nil,
+                logger: Logger = Logger(label: "bluejay.virtual.server")) {
         self.controller = controller
+        self.capture = capture
         self.host = host
         requestedPort = port
         self.resetsControllerWhenClientLeaves = resetsControllerWhenClientLeaves
@@ -195,7 +204,8 @@ public final class VirtualControllerServer: Sendable {
             logger.error("virtual controller server: \(error)")
             return
         }
-        let bridge = ClientBridge(client: client, controllerSide: controller.makeTransport())
+        let controllerSide: any HCITransport = controller.makeTransport()
+        let bridge = ClientBridge(client: client, controllerSide: capture.map { CapturingTransport(controllerSide, capture: $0) } ?? controllerSide)
         state.withLock { state in
             state.client = bridge
             state.clientsServed += 1
@@ -219,9 +229,9 @@ public final class VirtualControllerServer: Sendable {
 /// events and data from the controller go to the client.
 private final class ClientBridge: Sendable {
     let client: FileDescriptorTransport
-    let controllerSide: VirtualControllerTransport
+    let controllerSide: any HCITransport
 
-    init(client: FileDescriptorTransport, controllerSide: VirtualControllerTransport) {
+    init(client: FileDescriptorTransport, controllerSide: any HCITransport) {
         self.client = client
         self.controllerSide = controllerSide
     }

@@ -3,10 +3,10 @@ import BluetoothTransport
 import Dispatch
 import Synchronization
 
-/// The host's end of a ``VirtualController``: an ``HCITransport`` like a UART or a socket,
+/// The host's end of a ``VirtualController``: an `HCITransport` like a UART or a socket,
 /// so the host cannot tell the controller is simulated.
 ///
-/// It keeps the contract of ``HCITransport``: ``send(_:)`` only queues the packet for the
+/// It keeps the contract of `HCITransport`: ``send(_:)`` only queues the packet for the
 /// link's executor, so the receiver is never called from inside it; the receiver gets the
 /// controller's packets in order on the transport's own serial queue, and exactly one
 /// `.closed` at the end (`nil` after ``close()``, an error when the controller went away or
@@ -56,7 +56,7 @@ public final class VirtualControllerTransport: HCITransport {
         }
     }
 
-    /// Queues a packet for the controller. Throws ``TransportError/closed(_:)`` (or why the
+    /// Queues a packet for the controller. Throws `TransportError/closed(_:)` (or why the
     /// transport ended) once it is closed.
     public func send(_ packet: H4Packet) throws(TransportError) {
         try state.withLock { state throws(TransportError) in

@@ -7,7 +7,7 @@ import Synchronization
 
 /// A shared in-process radio medium for ``VirtualController``s: the air between virtual LE
 /// devices, with a simulated clock that follows real time (scaled by ``timeScale``), or that
-/// moves only when a test advances its ``ManualClock``.
+/// moves only when a test advances its `ManualClock`.
 ///
 /// Everything on the link (advertising events, connection events, command handling) runs
 /// on one serial dispatch queue, the link's executor; hosts talk to their controllers through
@@ -101,6 +101,7 @@ public final class VirtualLink: Sendable {
 
     /// Adds a controller to the link.
     /// - Parameters:
+    ///   - configuration: the radio, its clock or time scale, and the random seed.
     ///   - name: for logs and the transport name (`virtual:NAME`); defaults to the address.
     ///   - address: its public address (Read BD_ADDR).
     ///   - position: where it is, in metres.

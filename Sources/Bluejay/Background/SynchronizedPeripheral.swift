@@ -78,8 +78,11 @@ public final class SynchronizedPeripheral: Sendable {
     /// Listens and calls `completion` with each value (on this thread) until it returns
     /// ``ListenAction/done``, then ends the listen. Use it to wait for expected values, not
     /// for continuous monitoring (that is the regular ``Bluejay/listen(to:multipleListenOption:completion:)``).
-    /// - Parameter timeout: the longest the whole listen may take; ``Timeout/none`` waits
-    ///   until done, disconnected or cancelled.
+    /// - Parameters:
+    ///   - completion: called with each value; return ``ListenAction/done`` to end the listen.
+    ///   - characteristic: the characteristic to listen to.
+    ///   - timeout: the longest the whole listen may take; ``Timeout/none`` waits
+    ///     until done, disconnected or cancelled.
     public func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, timeout: Timeout = .none,
                                       completion: (R) throws -> ListenAction) throws {
         try listenLoop(characteristic, timeout: timeout, name: "listen to \(characteristic)", before: {}) { data in

@@ -47,7 +47,7 @@ extension Bluejay {
         }
     }
 
-    /// Reads a characteristic; see ``read(from:completion:)``.
+    /// Reads a characteristic; see `read(from:completion:)`.
     public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
         let data = try await performGATT("read \(characteristic)") { link in try await link.read(characteristic) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
@@ -117,7 +117,7 @@ extension Bluejay {
     }
 
     /// How many values an `async` listen holds for a consumer that falls behind (as a host
-    /// subscriber does, ``GATTClient/subscriberBufferLimit``).
+    /// subscriber does, `GATTClient/subscriberBufferLimit`).
     public static let listenBufferLimit = GATTClient.subscriberBufferLimit
 
     /// Ends a listen; see ``endListen(to:completion:)``.

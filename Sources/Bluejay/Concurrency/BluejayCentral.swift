@@ -28,7 +28,10 @@ public final class BluejayCentral: Sendable {
     }
 
     /// A central on a host that is already open (it is powered on if it is not yet).
-    /// - Parameter operationTimeout: the time limit of each read, write, discovery and listen set-up.
+    /// - Parameters:
+    ///   - host: the host to run on; powered on if it is not yet.
+    ///   - logger: where the central logs.
+    ///   - operationTimeout: the time limit of each read, write, discovery and listen set-up.
     public init(host: LEHost, operationTimeout: Timeout = .seconds(15), logger: Logger = Logger(label: "bluejay.central")) {
         self.host = host
         ownsHost = false

@@ -12,6 +12,8 @@ extension Bluejay {
     /// Once connected, the ATT MTU is exchanged, Service Changed indications are enabled
     /// (for the ``ServiceObserver``s) and ``shouldAutoReconnect`` becomes `true`.
     /// - Parameters:
+    ///   - peripheral: the peripheral to connect to, usually from a scan.
+    ///   - completion: called on the callback queue with the outcome.
     ///   - timeout: how long to try; ``Timeout/none`` (the default) tries until cancelled.
     ///     Auto-reconnect uses the same timeout.
     ///   - warningOptions: no effect on Linux (see ``WarningOptions``).

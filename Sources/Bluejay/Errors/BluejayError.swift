@@ -73,7 +73,7 @@ public enum BluejayError: Error, Sendable, Equatable, CustomStringConvertible, L
 
     /// The bytes could not be turned into the requested ``Receivable``.
     case deserializationFailed(type: String, data: Data, reason: String)
-    /// ``Foundation/Data/extract(start:length:)`` was asked for bytes the data does not have.
+    /// `Foundation/Data/extract(start:length:)` was asked for bytes the data does not have.
     case dataOutOfBounds(start: Int, length: Int, count: Int)
     /// ``SynchronizedPeripheral/writeAndAssemble(writeTo:value:listenTo:expectedLength:timeoutInSeconds:completion:)``
     /// received more bytes than the expected length.

@@ -5,6 +5,7 @@ import BluetoothHost
 /// disconnection, expected or not, once the connection observers have been told. Held weakly.
 public protocol DisconnectHandler: AnyObject, Sendable {
     /// - Parameters:
+    ///   - peripheral: the peripheral that was connected.
     ///   - error: `nil` for an expected disconnection (requested by the app), otherwise why
     ///     the link was lost.
     ///   - autoReconnect: whether Bluejay will reconnect if the handler does not change it.

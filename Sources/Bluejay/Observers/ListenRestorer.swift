@@ -6,7 +6,10 @@ import Foundation
 /// auto-reconnect, until the app calls ``Bluejay/listen(to:multipleListenOption:completion:)``
 /// again. Called on the callback queue.
 public protocol ListenRestorer: AnyObject, Sendable {
-    /// - Parameter value: the notification's bytes.
+    /// - Parameters:
+    ///   - peripheral: the connected peripheral.
+    ///   - characteristic: the characteristic the notification came from.
+    ///   - value: the notification's bytes.
     /// - Returns: ``ListenRestoreAction/promiseRestoration`` after installing a listen (or to
     ///   install one later; values arriving meanwhile come here again), or
     ///   ``ListenRestoreAction/stopListen`` to turn the notifications off.

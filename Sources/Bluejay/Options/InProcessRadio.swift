@@ -4,7 +4,7 @@ import BluetoothVirtual
 import Synchronization
 
 /// The in-process virtual controllers that `virtual` and `virtual:NAME` name: simulated LE
-/// controllers on one ``BluetoothVirtual/VirtualLink`` shared by the whole process, so that a
+/// controllers on one `BluetoothVirtual/VirtualLink` shared by the whole process, so that a
 /// Bluejay and a peripheral made in the same program (or test) hear each other.
 ///
 /// `virtual` is the controller named `bluejay`. Each name gets its own controller, made on

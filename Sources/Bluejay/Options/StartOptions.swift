@@ -34,10 +34,17 @@ public struct StartOptions: Sendable {
     public var raisesSecurityAutomatically = true
     /// Linux shows no Bluetooth alert; when `true`, an unusable controller is logged at `error` level.
     public var enableBluetoothAlert: Bool
+    /// Whether the HCI traffic is recorded in a btsnoop file (``CaptureSetting/environment``,
+    /// `$BLUEJAY_CAPTURE`, by default). Not used when ``hostConfiguration`` has a capture
+    /// already, nor by ``StartMode/use(host:peripheral:options:)``; the host closes the file
+    /// when Bluejay stops.
+    public var capture: CaptureSetting
 
     public init(enableBluetoothAlert: Bool = false, backgroundRestore: BackgroundRestoreMode = .disable,
                 transport: TransportProvider = .environment, callbackQueue: DispatchQueue? = nil,
-                operationTimeout: Timeout = .seconds(15), hostConfiguration: HostConfiguration = HostConfiguration()) {
+                operationTimeout: Timeout = .seconds(15), hostConfiguration: HostConfiguration = HostConfiguration(),
+                capture: CaptureSetting = .environment) {
+        self.capture = capture
         self.enableBluetoothAlert = enableBluetoothAlert
         self.backgroundRestore = backgroundRestore
         self.transport = transport

@@ -48,7 +48,7 @@ extension Bluejay {
     /// once; with duplicates allowed each forgotten discovery is reported to `expired`, and a
     /// peripheral heard again is discovered again. A crowd, or a peer rotating random
     /// addresses, must not make a scan's memory grow without bound. The host's state per
-    /// peer (``ScanOptions/peerLimit``) follows the same limit.
+    /// peer (`ScanOptions/peerLimit`) follows the same limit.
     public static let scanPeripheralLimit = ScanOptions.defaultPeerLimit
 
     /// Stops the scan (running or queued); its `stopped` callback gets no error.

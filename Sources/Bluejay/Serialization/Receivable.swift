@@ -1,7 +1,7 @@
 import Foundation
 
 /// A value that can be made from the bytes of a characteristic or descriptor: what
-/// ``Bluejay/read(from:completion:)`` and ``Bluejay/listen(to:multipleListenOption:completion:)``
+/// `Bluejay/read(from:completion:)` and ``Bluejay/listen(to:multipleListenOption:completion:)``
 /// return.
 ///
 /// ```swift
@@ -16,7 +16,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// Throw (any error; ``BluejayError`` from ``Foundation/Data/extract(start:length:)``) when
+/// Throw (any error; ``BluejayError`` from `Foundation/Data/extract(start:length:)`) when
 /// the bytes do not make a value: Bluejay reports it as
 /// ``BluejayError/deserializationFailed(type:data:reason:)`` with the bytes received.
 public protocol Receivable: SendableMetatype {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bluejay
+import BluetoothHost
 import BluetoothSimulator
 import BluetoothTransport
 import Foundation
@@ -27,13 +28,17 @@ struct DemoCommand: AsyncParsableCommand {
     var scanSeconds = Seconds(whole: 15)
 
     mutating func run() async throws {
-        let (hci, listening, scanning, json, verbose) = (common.hci, seconds, scanSeconds, common.json, common.verbose)
+        let (hci, listening, scanning, json, verbose, capture) = (common.hci, seconds, scanSeconds, common.json, common.verbose, common.capture)
         try await runReportingBluejayErrors {
             guard !scanning.isZero else { throw CLIError.usage("--scan-seconds must be more than 0") }
             HostSession.bootstrapLogging(verbose: verbose)
+            var configuration = HostConfiguration()
+            configuration.capture = try capture.open()
             let environment = try await DemoEnvironment.make(hci: hci, showsProgress: !json)
             let bluejay = Bluejay(logger: Logger(label: "bluejay"))
-            bluejay.start(mode: .new(StartOptions(transport: .transport(environment.transport), operationTimeout: .seconds(10))))
+            // Bluejay's host closes the capture when Bluejay stops.
+            bluejay.start(mode: .new(StartOptions(transport: .transport(environment.transport), operationTimeout: .seconds(10),
+                                                  hostConfiguration: configuration, capture: .off)))
             let central = DemoCentral(bluejay: bluejay, listeningTime: listening.duration,
                                       showsProgress: !json, scanSeconds: scanning.value)
             let outcome = await Self.runUntilInterrupted { try await central.run() }

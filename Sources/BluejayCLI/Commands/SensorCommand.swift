@@ -2,6 +2,7 @@ import ArgumentParser
 import BluetoothCore
 import BluetoothHost
 import BluetoothSimulator
+import BluetoothTransport
 import Foundation
 import GATTProfiles
 
@@ -37,7 +38,10 @@ struct SensorCommand: AsyncParsableCommand {
             guard !interval.isZero else { throw CLIError.usage("--interval must be more than 0 seconds") }
             HostSession.bootstrapLogging(verbose: common.verbose)
             let transportName = try common.transport()
-            let transport = try TransportOpener.open(transportName)
+            let capture = try common.capture.open()
+            defer { capture?.close() }
+            let opened = try TransportOpener.open(transportName)
+            let transport = capture.map { CapturingTransport(opened, capture: $0) } ?? opened
             let configuration = HeartRateSensor.Configuration(name: name, serialNumber: serial, heartRate: .resting,
                                                               measurementInterval: interval.duration)
             let termination = TerminationSignal()

@@ -14,7 +14,9 @@ struct VirtualCommand: AsyncParsableCommand {
         discussion: """
         Each --listen serves one controller (port 0 picks a free port). The actual addresses are \
         printed one per line (tcp:HOST:PORT), then `ready`. Bluejay opens them with --hci \
-        tcp:HOST:PORT, Bumble with tcp-client:HOST:PORT. Runs until Ctrl-C or SIGTERM.
+        tcp:HOST:PORT, Bumble with tcp-client:HOST:PORT. Runs until Ctrl-C or SIGTERM. With \
+        --capture FILE each controller's traffic goes to a file of its own: FILE with -1, -2, … \
+        before its extension.
         """
     )
 
@@ -36,8 +38,11 @@ struct VirtualCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Log protocol details to stderr.")
     var verbose = false
 
+    /// One capture per controller: FILE with -1, -2, … before its extension.
+    @OptionGroup var capture: CaptureOptions
+
     mutating func run() async throws {
-        let (listens, withSensor, sensorName, serial, timeScale, verbose) = (listens, sensor, sensorName, serial, timeScale, verbose)
+        let (listens, withSensor, sensorName, serial, timeScale, verbose, capture) = (listens, sensor, sensorName, serial, timeScale, verbose, capture)
         try await runReportingBluejayErrors {
             #if canImport(Glibc)
             let endpoints = try listens.map(Self.endpoint)
@@ -47,11 +52,15 @@ struct VirtualCommand: AsyncParsableCommand {
             let termination = TerminationSignal()
             let link = VirtualLink(configuration: VirtualLink.Configuration(timeScale: timeScale))
             var servers: [VirtualControllerServer] = []
+            var captures: [HCICapture] = []
+            defer { captures.forEach { $0.close() } }
             let simulator = Simulator(link: link)
             do {
                 for (index, endpoint) in endpoints.enumerated() {
                     let controller = link.addController(name: "controller-\(index + 1)", address: Self.address(index))
-                    let server = VirtualControllerServer(controller: controller, host: endpoint.host, port: endpoint.port)
+                    let controllerCapture = try capture.open(suffix: "-\(index + 1)")
+                    if let controllerCapture { captures.append(controllerCapture) }
+                    let server = VirtualControllerServer(controller: controller, host: endpoint.host, port: endpoint.port, capture: controllerCapture)
                     servers.append(server)
                     do throws(TransportError) {
                         try server.start()

@@ -15,6 +15,8 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: [.short, .long], help: "Log protocol details to stderr.")
     var verbose = false
 
+    @OptionGroup var capture: CaptureOptions
+
     /// The transport to open: the option, else the environment.
     func transport() throws -> String {
         if let hci { return hci }

@@ -16,7 +16,15 @@ enum HostSession {
         bootstrapLogging(verbose: options.verbose)
         let transport = try TransportOpener.open(try options.transport())
         let logger = Logger(label: "bluejay")
-        let host = LEHost(transport: transport, configuration: security?.configuration(logger: logger) ?? HostConfiguration(), logger: logger)
+        var configuration = security?.configuration(logger: logger) ?? HostConfiguration()
+        do {
+            configuration.capture = try options.capture.open()
+        } catch {
+            transport.close()
+            throw error
+        }
+        // The host closes the capture in shutdown().
+        let host = LEHost(transport: transport, configuration: configuration, logger: logger)
         if let security {
             await host.setPairingAgent(TerminalPairingAgent(passkey: security.passkey, alwaysConfirm: security.yes))
         }
@@ -31,16 +39,22 @@ enum HostSession {
         }
     }
 
-    /// Runs `body` in a task that Ctrl-C cancels, so the command can still clean up.
+    /// Runs `body` in a task that Ctrl-C or SIGTERM cancels, so the command can still clean up.
     private static func cancellingOnInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let task = Task { try await body() }
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { task.cancel() }
-        source.resume()
+        // SIGTERM too: the host disconnects and the capture file is flushed either way.
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return (number, source)
+        }
         defer {
-            source.cancel()
-            signal(SIGINT, SIG_DFL)
+            for (number, source) in sources {
+                source.cancel()
+                signal(number, SIG_DFL)
+            }
         }
         return try await task.value
     }

@@ -57,7 +57,7 @@ public struct ACLDataPacket: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The header fields and the data of an ACL packet, read in place: the data is a slice of
-    /// `bytes`, not a copy (the receive path's form of ``decode(_:)``).
+    /// `bytes`, not a copy (the receive path's form of `decode(_:)`).
     public static func parse(_ bytes: ArraySlice<UInt8>) throws(PacketDecodingError) -> (connectionHandle: UInt16, boundary: ACLPacketBoundary, data: ArraySlice<UInt8>) {
         guard let header = ByteReader.uint16(in: bytes, at: 0), let rawLength = ByteReader.uint16(in: bytes, at: 2) else {
             throw .truncated(context: "ACL data packet", needed: 4, available: bytes.count)

@@ -72,7 +72,7 @@ public enum HCICommandCatalogue {
     }
 
     /// Decodes a command packet into its command value, as the virtual controller does.
-    /// Throws ``PacketDecodingError/unknownOpcode(context:opcode:)`` for an opcode not in
+    /// Throws `PacketDecodingError/unknownOpcode(context:opcode:)` for an opcode not in
     /// the catalogue, and the command's own errors for malformed parameters.
     public static func decode(_ packet: HCICommandPacket) throws(PacketDecodingError) -> any HCICommand {
         guard let type = byOpcode[packet.opcode] else {

@@ -121,7 +121,7 @@ public final class ATTBearer: Sendable {
     /// ``HostError/cancelled`` at once; the request, if sent, still holds the bearer until its
     /// response comes.
     ///
-    /// The task's ``RequestScope`` bounds the wait: past its deadline, kept by the same watchdog
+    /// The task's `RequestScope` bounds the wait: past its deadline, kept by the same watchdog
     /// as the transaction timeout (no timer of its own), the caller gets
     /// ``HostError/deadlineExceeded``; when its abort signal fires, the caller gets the
     /// signal's error at once. Either way the request keeps its place, as for cancellation.
@@ -163,7 +163,7 @@ public final class ATTBearer: Sendable {
 
     /// Sends a PDU that gets no response (a command, a confirmation, a notification);
     /// returns once the controller has taken it under its buffer credits. The task's
-    /// ``RequestScope`` bounds the wait for credits: past its deadline the caller gets
+    /// `RequestScope` bounds the wait for credits: past its deadline the caller gets
     /// ``HostError/deadlineExceeded``, when its abort signal fires the signal's error, and the
     /// caller's cancellation gives ``HostError/cancelled``, each at once (the PDU still goes out
     /// in its turn).

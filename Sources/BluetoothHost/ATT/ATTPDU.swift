@@ -11,8 +11,8 @@ public protocol ATTPDUParameters: Sendable, Equatable, CustomStringConvertible {
 
 /// An Attribute Protocol PDU (Core 6.0, Vol 3, Part F, 3.4), one case per PDU.
 ///
-/// ``decode(_:)`` throws ``PacketDecodingError/unknownOpcode(context:opcode:)`` carrying the
-/// opcode for an opcode this stack does not know, and another ``PacketDecodingError`` for a
+/// ``decode(_:)`` throws `PacketDecodingError/unknownOpcode(context:opcode:)` carrying the
+/// opcode for an opcode this stack does not know, and another `PacketDecodingError` for a
 /// known PDU of the wrong length. What a server answers to either is in
 /// ``serverErrorResponse(toUndecodable:)``: Vol 3, Part F, 3.3 says an unsupported request
 /// gets Request Not Supported, an invalid request gets Invalid PDU, and an unsupported

@@ -38,7 +38,7 @@ public struct AdvertisingData: Hashable, Sendable, CustomStringConvertible {
 
     /// Decodes advertising data strictly. A zero Length octet ends the significant part and
     /// everything after it is padding (Vol 3, Part C, 11); a structure whose Length runs past
-    /// the end of the data throws ``PacketDecodingError/truncated(context:needed:available:)``.
+    /// the end of the data throws `PacketDecodingError/truncated(context:needed:available:)`.
     public static func decode(_ bytes: [UInt8]) throws(PacketDecodingError) -> AdvertisingData {
         let (data, error) = parse(bytes)
         if let error { throw error }

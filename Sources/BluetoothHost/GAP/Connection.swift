@@ -2,7 +2,7 @@ import BluetoothCore
 import BluetoothHCI
 import Synchronization
 
-/// One LE connection, in either role. Thread-safe; its operations go through the ``Host``.
+/// One LE connection, in either role. Thread-safe; its operations go through the `Host`.
 public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public let handle: UInt16
     public let peer: DeviceAddress

@@ -70,9 +70,12 @@ extension LEHost {
     /// Connects to a peripheral as the central and returns once the link is up and ready
     /// (ATT MTU exchanged, longest data length requested).
     ///
-    /// - Parameter timeout: how long to try, waiting for an earlier attempt included; `nil`
-    ///   tries until cancelled. On timeout the caller gets ``HostError/connectionTimeout(_:)``
-    ///   at once, and the attempt is cancelled in the controller.
+    /// - Parameters:
+    ///   - request: the connection parameters and scan settings to ask the controller for.
+    ///   - peer: the peripheral's address and its type.
+    ///   - timeout: how long to try, waiting for an earlier attempt included; `nil`
+    ///     tries until cancelled. On timeout the caller gets ``HostError/connectionTimeout(_:)``
+    ///     at once, and the attempt is cancelled in the controller.
     /// Cancelling the calling task gives up the same way, with ``HostError/cancelled``.
     /// Connection requests wait for each other: the controller creates one at a time.
     public func connect(to peer: DeviceAddress, request: ConnectionRequest = ConnectionRequest(), timeout: Duration? = .seconds(30)) async throws -> Connection {

@@ -18,8 +18,11 @@ extension GATTClient {
     /// The stream ends when its consumer stops, after ``unsubscribe(from:)``, or with an
     /// error when the connection drops. It holds at most ``subscriberBufferLimit`` values.
     ///
-    /// - Parameter clientConfigurationHandle: the descriptor's handle if known; otherwise the
-    ///   characteristic's descriptors are discovered to find it.
+    /// - Parameters:
+    ///   - characteristic: a characteristic that notifies or indicates.
+    ///   - preferIndications: subscribe to indications when the characteristic offers both.
+    ///   - clientConfigurationHandle: the descriptor's handle if known; otherwise the
+    ///     characteristic's descriptors are discovered to find it.
     public func subscribe(to characteristic: GATTCharacteristic, clientConfigurationHandle: UInt16? = nil,
                           preferIndications: Bool = false) async throws -> ValueStream<[UInt8]> {
         let (stream, continuation) = ValueStream.makeStream(of: [UInt8].self, limit: Self.subscriberBufferLimit)

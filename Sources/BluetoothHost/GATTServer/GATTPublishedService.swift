@@ -31,7 +31,7 @@ public struct GATTPublishedCharacteristic: Sendable, Hashable, CustomStringConve
     public var uuid: BluetoothUUID
     public var properties: CharacteristicProperties
     public var declarationHandle: UInt16
-    /// The handle to pass to ``GATTServer/updateValue(_:forHandle:)`` and friends.
+    /// The handle to pass to `GATTServer/updateValue(_:forHandle:)` and friends.
     public var valueHandle: UInt16
     /// The Client Characteristic Configuration descriptor, for notifying or indicating ones.
     public var clientConfigurationHandle: UInt16?

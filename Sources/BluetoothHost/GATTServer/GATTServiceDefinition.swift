@@ -53,8 +53,18 @@ public struct GATTCharacteristicDefinition: Sendable {
     /// Accepts or refuses writes; without one every permitted write is stored.
     public var onWrite: GATTWriteHandler?
 
-    /// - Parameter permissions: `nil` derives them from `properties` (see
-    ///   ``AttributePermissions/init(properties:)``).
+    /// - Parameters:
+    ///   - value: the value until a client or the application changes it.
+    ///   - properties: what clients may do with it (read, write, notify, …).
+    ///   - maximumValueLength: the longest value a write may set (at most 512).
+    ///   - userDescription: text for a User Description descriptor, if any.
+    ///   - descriptors: further descriptors, in order.
+    ///   - presentationFormat: a Presentation Format descriptor, if any.
+    ///   - uuid: the characteristic's type.
+    ///   - onWrite: accepts or refuses writes.
+    ///   - onRead: answers reads instead of the stored value.
+    ///   - permissions: `nil` derives them from `properties` (see
+    ///     ``AttributePermissions/init(properties:)``).
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
                 minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
                 clientConfigurationPermissions: AttributePermissions = .readWrite,

@@ -1,5 +1,6 @@
 import BluetoothCore
 import BluetoothHCI
+import BluetoothTransport
 
 /// Settings of an ``LEHost``; the defaults suit most uses.
 public struct HostConfiguration: Sendable {
@@ -19,7 +20,7 @@ public struct HostConfiguration: Sendable {
     public var linkProcedureTimeout: Duration = .seconds(40)
     /// Receive coalescing: after a batch of notifications or advertising reports, while the
     /// host awaits no answer, the reader may pause this long before reading again, so that a
-    /// stream arrives in batches instead of waking a thread per packet (see ``HCIController``).
+    /// stream arrives in batches instead of waking a thread per packet (see `HCIController`).
     /// A send ends the pause at once. 1 ms by default, below any connection interval (7.5 ms
     /// at least) and the polling interval of a USB controller; zero turns it off.
     public var receiveCoalescingWindow: Duration = .milliseconds(1)
@@ -39,6 +40,10 @@ public struct HostConfiguration: Sendable {
     /// This device's Identity Resolving Key, distributed to bonded peers. Keep it across runs
     /// (peers store it); `nil` makes a random one for this host's lifetime.
     public var identityResolvingKey: UInt128?
+    /// Where to record every HCI packet, both ways, as a btsnoop file for Wireshark
+    /// (`HCICapture`); `nil`, the default, records nothing. The host wraps its transport in
+    /// a `CapturingTransport` and closes the capture in ``LEHost/shutdown()``.
+    public var capture: HCICapture?
 
     public init() {}
 }

@@ -25,7 +25,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     case attBearerClosed
     /// The operation was cancelled by the caller.
     case cancelled
-    /// The deadline of the caller's ``RequestScope`` passed before the
+    /// The deadline of the caller's `RequestScope` passed before the
     /// response; the request keeps the bearer until its response comes.
     case deadlineExceeded
     /// Only one scan runs at a time.

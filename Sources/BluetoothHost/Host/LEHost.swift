@@ -72,6 +72,7 @@ public actor LEHost {
         localIdentityResolvingKey = configuration.identityResolvingKey ?? UInt128.random(in: 1...UInt128.max)
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
+        let transport = configuration.capture.map { CapturingTransport(transport, capture: $0) } ?? transport
         let controller = HCIController(transport: transport, commandTimeout: configuration.commandTimeout, clock: configuration.clock,
                                        coalescingWindow: configuration.receiveCoalescingWindow, limits: configuration.limits.hci,
                                        logger: hciLogger)
@@ -115,7 +116,8 @@ public actor LEHost {
         }
     }
 
-    /// Disconnects every connection (best effort), then closes the transport.
+    /// Disconnects every connection (best effort), then closes the transport and the capture
+    /// (``HostConfiguration/capture``).
     public func shutdown() async {
         if scanState != nil { await stopScanning() }
         // All at once: each waits up to its supervision timeout for the controller's report
@@ -129,6 +131,7 @@ public actor LEHost {
         await inboundTask?.value
         // Bonds made just before are written before the host is gone.
         await pendingBondSave?.value
+        configuration.capture?.close()
     }
 
     /// The connections that are up.

@@ -2,7 +2,7 @@
 /// worth (Core 6.0, Vol 3, Part C, 10.2.1, LE security mode 1).
 ///
 /// The host updates it on Encryption Change and Encryption Key Refresh; the GATT server checks
-/// attribute permissions against it, and ``Connection/security`` shows it to the app.
+/// attribute permissions against it, and `Connection/security` shows it to the app.
 public struct LinkSecurity: Sendable, Hashable, CustomStringConvertible {
     /// The link is encrypted.
     public var isEncrypted: Bool

@@ -5,7 +5,7 @@ import BluetoothCore
 ///
 /// Every command is fixed-size, so decoding rejects short and over-long PDUs (the Security
 /// Manager answers those with Pairing Failed "Invalid Parameters"). A code reserved for future
-/// use throws ``PacketDecodingError/unknownOpcode(context:opcode:)`` carrying the code; such a
+/// use throws `PacketDecodingError/unknownOpcode(context:opcode:)` carrying the code; such a
 /// packet shall be ignored (Vol 3, Part H, 3.3).
 ///
 /// 128-bit values (confirm, random, keys, DHKey check) are `UInt128` numbers; on the wire they

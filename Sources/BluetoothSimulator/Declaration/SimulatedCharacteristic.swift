@@ -11,7 +11,7 @@ public typealias SimulatedReadHandler = @Sendable (SimulatedRead) async -> GATTR
 public typealias SimulatedWriteHandler = @Sendable (SimulatedWrite) async -> GATTWriteResponse
 
 /// A characteristic of a ``SimulatedService``, a builder over the
-/// ``GATTCharacteristicDefinition`` its device publishes: its value, and optionally how it
+/// `GATTCharacteristicDefinition` its device publishes: its value, and optionally how it
 /// answers reads and writes and how long it takes.
 ///
 /// Without handlers a read returns the stored value and a permitted write replaces it, as a
@@ -52,6 +52,11 @@ public struct SimulatedCharacteristic: Sendable {
     /// A characteristic as a GATTProfiles profile declares it (UUID, properties, initial
     /// value), e.g. `SimulatedCharacteristic(BatteryProfile.Level.self, value: [87])`.
     /// - Parameters:
+    ///   - maximumValueLength: the longest value a write may set (at most 512).
+    ///   - responseDelay: how long the peripheral takes to answer each request.
+    ///   - onWrite: decides on writes instead of accepting every one.
+    ///   - onRead: answers reads instead of the stored value.
+    ///   - profile: the profile's characteristic type.
     ///   - value: replaces the profile's initial value.
     ///   - properties: replaces the profile's properties.
     public init<C: CharacteristicConfigurable>(_ profile: C.Type, value: [UInt8]? = nil, properties: CharacteristicProperties? = nil,

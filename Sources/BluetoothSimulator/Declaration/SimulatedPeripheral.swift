@@ -3,8 +3,8 @@ import BluetoothHost
 import BluetoothVirtual
 
 /// A peripheral declared in code: its name, how it advertises, its services. Start it on a
-/// virtual link with ``Simulator/add(_:)`` (or ``SimulatedDevice/start(_:on:)``), or on any
-/// controller with ``SimulatedDevice/start(_:transport:)``.
+/// virtual link with ``Simulator/add(_:)`` (or `SimulatedDevice/start(_:on:)`), or on any
+/// controller with `SimulatedDevice/start(_:transport:)`.
 ///
 /// By default it advertises, connectable, every ``advertisingInterval``: flags, its primary
 /// service UUIDs and its name (in the scan response when the advertising data is full), and
@@ -44,7 +44,7 @@ public struct SimulatedPeripheral: Sendable {
     public var position: VirtualPosition
     /// The ATT MTU its server accepts.
     public var preferredATTMTU: UInt16
-    /// Limits and timeouts of its GATT server (e.g. ``GATTServerSettings/handlerTimeout``,
+    /// Limits and timeouts of its GATT server (e.g. `GATTServerSettings/handlerTimeout`,
     /// after which a handler still busy is answered with Unlikely Error).
     public var serverSettings: GATTServerSettings
 

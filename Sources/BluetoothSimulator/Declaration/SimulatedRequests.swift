@@ -28,6 +28,6 @@ public struct SimulatedWrite: Sendable {
     public var kind: GATTWriteRequest.Kind
     /// The value stored before this write.
     public var storedValue: [UInt8]
-    /// The peripheral, to answer on another characteristic (``SimulatedDevice/notify(_:on:to:)``).
+    /// The peripheral, to answer on another characteristic (`SimulatedDevice/notify(_:on:to:)`).
     public var device: SimulatedDevice
 }

@@ -2,7 +2,7 @@ import BluetoothCore
 import BluetoothHost
 import GATTProfiles
 
-/// A service of a ``SimulatedPeripheral``, a builder over the ``GATTServiceDefinition``
+/// A service of a ``SimulatedPeripheral``, a builder over the `GATTServiceDefinition`
 /// its device publishes.
 ///
 /// ```swift

@@ -7,8 +7,8 @@ import BluetoothVirtual
 import Logging
 import Synchronization
 
-/// A ``SimulatedPeripheral`` brought to life: a host of this stack (``LEHost`` with a
-/// ``PeripheralManager``) on its own controller, publishing the declared services and
+/// A ``SimulatedPeripheral`` brought to life: a host of this stack (`LEHost` with a
+/// `PeripheralManager`) on its own controller, publishing the declared services and
 /// advertising. On a virtual link it can also be moved, refuse connections and lose packets.
 ///
 /// ```swift
@@ -90,7 +90,7 @@ public final class SimulatedDevice: Sendable {
 
     /// Starts a peripheral on a new controller of `link`, at its declared position, and
     /// (unless the declaration says otherwise) advertises. Its behaviour's timers run on
-    /// `clock`, by default the link's (``VirtualLink/hostClock``).
+    /// `clock`, by default the link's (`VirtualLink/hostClock`).
     public static func start(_ declaration: SimulatedPeripheral, on link: VirtualLink, clock: BluetoothClock? = nil,
                              logger: Logger = Logger(label: "bluejay.simulator")) async throws(SimulatorError) -> SimulatedDevice {
         let address = declaration.address ?? SimulatedPeripheral.address(forName: declaration.name)

@@ -54,7 +54,7 @@ extension HeartRateSensor {
     /// The sensor as a ``SimulatedPeripheral``: Heart Rate (180D: 2A37 notify, 2A38
     /// read/write, 2A39 write), Device Information (180A: 2A29, 2A24, 2A25, 2A26) and
     /// Battery (180F: 2A19 read/notify). Start it on any controller with
-    /// ``SimulatedDevice/start(_:transport:)`` and wrap it, or use
+    /// `SimulatedDevice/start(_:transport:)` and wrap it, or use
     /// ``Simulator/addHeartRateSensor(_:)``.
     public static func declaration(_ configuration: Configuration) -> SimulatedPeripheral {
         declaration(configuration, energy: EnergyExpendedCounter())

@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension InteropSuites {
+    /// `--capture FILE`: the btsnoop file of a CLI run, opened by the real tool, `tshark`
+    /// (Debian's package; scripts/test.sh installs it when missing), which must decode the
+    /// whole session down to ATT. Also `bluejay adapters` and `bluejay --version`.
+    @Suite("bluejay --capture, adapters, --version")
+    struct CLICaptureTests {
+        /// `tshark` on the PATH (or in /usr/bin), or `nil`.
+        static let tshark: String? = {
+            let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin"]
+            return directories.map { "\($0)/tshark" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        }()
+
+        private static func temporaryPath(_ name: String) -> String {
+            FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-capture-\(UUID().uuidString.prefix(8))-\(name)").path
+        }
+
+        /// Runs tshark to the end; its stdout lines.
+        private static func runTShark(_ tshark: String, _ arguments: [String]) async throws -> (status: Int32, lines: [String], log: String) {
+            let process = try ManagedProcess.launch(name: "tshark", executable: URL(fileURLWithPath: tshark), arguments: arguments,
+                                                    input: .nullDevice, stopping: .interrupt, logName: "tshark", parse: { $0 })
+            let status = try await process.exitStatus(within: .seconds(60))
+            defer { process.stop() }
+            return (status ?? -1, process.lines, process.log)
+        }
+
+        @Test("demo --capture writes a btsnoop file that tshark decodes: scan, connect, discovery, reads, notifications, disconnect",
+              .enabled(if: tshark != nil, "tshark is not installed (scripts/test.sh installs Debian's tshark package; apt-get install tshark)"))
+        func demoCaptureDecodesInTShark() async throws {
+            let tshark = try #require(Self.tshark)
+            let path = Self.temporaryPath("demo.btsnoop")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let demo = try await bluejay("demo", "--seconds", "1.5", "--capture", path, timeout: .seconds(60))
+            #expect(demo.status == 0, "\(demo)")
+
+            let decoded = try await Self.runTShark(tshark, ["-r", path, "-V"])
+            #expect(decoded.status == 0, "tshark failed: \(decoded.log)")
+            let text = decoded.lines.joined(separator: "\n")
+            #expect(!text.contains("Malformed"), "tshark found malformed packets")
+            // The HCI side: the controller's setup, the scan, the connection, its end.
+            for expected in ["Command Opcode: Reset (0x0c03)", "LE Extended Advertising Report", "LE Enhanced Connection Complete",
+                             "Command Opcode: Disconnect (0x0406)", "Disconnect Complete"] {
+                #expect(text.contains(expected), "tshark did not show \(expected)")
+            }
+            // ATT, as the demo runs it: MTU, discovery, reads and writes, notifications.
+            for opcode in ["Exchange MTU Request (0x02)", "Find By Type Value Request (0x06)", "Read By Type Request (0x08)",
+                           "Read By Type Response (0x09)", "Read Request (0x0a)", "Read Response (0x0b)", "Write Request (0x12)",
+                           "Handle Value Notification (0x1b)"] {
+                #expect(text.contains("Opcode: \(opcode)"), "tshark did not show the ATT opcode \(opcode)")
+            }
+            // The handles: those discovery found are those read and notified.
+            let measurement = try #require(Self.valueHandle(of: "Heart Rate Measurement", in: text), "no Heart Rate Measurement declaration")
+            let location = try #require(Self.valueHandle(of: "Body Sensor Location", in: text), "no Body Sensor Location declaration")
+            let notified = Self.handles(after: "Opcode: Handle Value Notification (0x1b)", in: decoded.lines)
+            #expect(notified.count >= 2, "notifications every 250 ms for 1.5 s")
+            #expect(Set(notified) == [measurement], "notified handles \(notified), Heart Rate Measurement is \(measurement)")
+            #expect(Self.handles(after: "Opcode: Read Request (0x0a)", in: decoded.lines).contains(location))
+        }
+
+        /// `Characteristic Handle: 0x000c, UUID: NAME` in a Read By Type Response: the value handle.
+        private static func valueHandle(of name: String, in text: String) -> String? {
+            guard let range = text.range(of: ", UUID: \(name)\n") else { return nil }
+            let before = text[..<range.lowerBound]
+            guard let marker = before.range(of: "Characteristic Handle: ", options: .backwards) else { return nil }
+            return String(before[marker.upperBound...])
+        }
+
+        /// The `Handle: 0x....` lines right after each line containing `marker`.
+        private static func handles(after marker: String, in lines: [String]) -> [String] {
+            lines.indices.compactMap { index -> String? in
+                guard lines[index].contains(marker) else { return nil }
+                let next = lines[(index + 1)...].first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("Handle: 0x") }
+                return next.map { String($0.trimmingCharacters(in: .whitespaces).dropFirst("Handle: ".count).prefix(6)) }
+            }
+        }
+
+        @Test("an existing capture file is refused with a clear message, appended to or replaced only when asked")
+        func existingFile() async throws {
+            let path = Self.temporaryPath("existing.btsnoop")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try Data("precious".utf8).write(to: URL(fileURLWithPath: path))
+            let refused = try await bluejay("demo", "--seconds", "0", "--capture", path, timeout: .seconds(60))
+            #expect(refused.status == 73, "\(refused)")
+            #expect(refused.stderr.contains("already exists: pass --capture-append to add to it or --capture-overwrite to replace it"), "\(refused)")
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")
+
+            let notACapture = try await bluejay("demo", "--seconds", "0", "--capture", path, "--capture-append", timeout: .seconds(60))
+            #expect(notACapture.status == 73, "\(notACapture)")
+            #expect(notACapture.stderr.contains("not a btsnoop file"), "\(notACapture)")
+
+            let replaced = try await bluejay("demo", "--seconds", "0", "--capture", path, "--capture-overwrite", timeout: .seconds(60))
+            #expect(replaced.status == 0, "\(replaced)")
+            let size = try Data(contentsOf: URL(fileURLWithPath: path)).count
+            let appended = try await bluejay("demo", "--seconds", "0", "--capture", path, "--capture-append", timeout: .seconds(60))
+            #expect(appended.status == 0, "\(appended)")
+            let header = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8))
+            #expect(header == Array("btsnoop".utf8) + [0])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count > size + 16, "the second run's records follow the first's")
+        }
+
+        @Test("virtual --capture writes one file per served controller, -1 and -2 before the extension")
+        func virtualCapturePerController() async throws {
+            let path = Self.temporaryPath("virtual.btsnoop")
+            let first = path.replacingOccurrences(of: ".btsnoop", with: "-1.btsnoop")
+            let second = path.replacingOccurrences(of: ".btsnoop", with: "-2.btsnoop")
+            defer { [first, second].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0", "--sensor",
+                                            "--capture", path])) { server in
+                let transports = try await server.waitForReady().filter { $0.hasPrefix("tcp:") }
+                try #require(transports.count == 2, "\(server.diagnostics)")
+                let scan = try await bluejay("scan", "--hci", transports[0], "--duration", "30", "--find", "Bluejay HRM", "--json")
+                #expect(scan.status == 0, "\(scan)")
+                #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.diagnostics)")
+            }
+            let records = try Self.records(first)
+            // The client host's view: commands sent (flags 2), events received (flags 3).
+            #expect(records.contains { $0.flags == 2 && $0.data.first == 0x01 }, "no command recorded")
+            #expect(records.contains { $0.flags == 3 && $0.data.first == 0x04 }, "no event recorded")
+            #expect(try Self.records(second).isEmpty, "nobody used the second controller")
+        }
+
+        @Test("gatt through bluejay virtual --capture: the served controller's file decodes in tshark, services by Read By Group Type",
+              .enabled(if: tshark != nil, "tshark is not installed (scripts/test.sh installs Debian's tshark package; apt-get install tshark)"))
+        func virtualCaptureDecodesInTShark() async throws {
+            let tshark = try #require(Self.tshark)
+            let path = Self.temporaryPath("served.btsnoop")
+            let served = path.replacingOccurrences(of: ".btsnoop", with: "-1.btsnoop")
+            defer { try? FileManager.default.removeItem(atPath: served) }
+            var services: [String] = []
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor", "--capture", path])) { server in
+                let lines = try await server.waitForReady()
+                let transport = try #require(lines.first { $0.hasPrefix("tcp:") }, "\(server.diagnostics)")
+                let sensorLine = try #require(lines.first { $0.hasPrefix("sensor: ") }, "\(server.diagnostics)")
+                let address = try #require(sensorLine.split(separator: " ").first { $0.hasPrefix("C0:") }.map(String.init), "\(sensorLine)")
+                let gatt = try await bluejay("gatt", "--hci", transport, "--address", address)
+                #expect(gatt.status == 0, "\(gatt)")
+                services = gatt.lines.filter { $0.hasPrefix("service ") }
+                #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.diagnostics)")
+            }
+            let decoded = try await Self.runTShark(tshark, ["-r", served, "-V"])
+            #expect(decoded.status == 0, "tshark failed: \(decoded.log)")
+            let text = decoded.lines.joined(separator: "\n")
+            #expect(!text.contains("Malformed"), "tshark found malformed packets")
+            #expect(text.contains("Opcode: Read By Group Type Request (0x10)"))
+            #expect(text.contains("Opcode: Read By Group Type Response (0x11)"))
+            // Each service the command printed, with its handle range, is in a response as tshark decodes it.
+            let heartRate = try #require(services.first { $0.hasPrefix("service 180D") }, "\(services)")
+            let range = try #require(heartRate.split(separator: " ").first { $0.hasPrefix("0x") && $0.contains("-") }, "\(heartRate)")
+            let bounds = range.lowercased().split(separator: "-")  // tshark prints hex in lower case
+            try #require(bounds.count == 2)
+            #expect(text.contains("Attribute Data, Handle: \(bounds[0]), Group End Handle: \(bounds[1]), UUID: Heart Rate"), "\(heartRate)")
+        }
+
+        @Test("a command stopped by SIGTERM still leaves a complete capture, up to its shutdown")
+        func captureFlushedOnSIGTERM() async throws {
+            let path = Self.temporaryPath("sigterm.btsnoop")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor"])) { server in
+                let transport = try #require(try await server.waitForReady().first { $0.hasPrefix("tcp:") }, "\(server.diagnostics)")
+                try await using(try CLIProcess(["scan", "--hci", transport, "--duration", "60", "--json", "--capture", path])) { scan in
+                    // Its stdout is buffered; the capture shows when it hears the sensor.
+                    try await waitUntil("an advertising report in the capture", timeout: .seconds(30)) {
+                        Self.parse(path)?.contains { $0.flags == 3 && $0.data.starts(with: [0x04, 0x3E]) } == true
+                    }
+                    _ = try await scan.stop(signal: SIGTERM)
+                }
+                _ = try await server.stop(signal: SIGTERM)
+            }
+            let records = try Self.records(path)
+            let commands = records.filter { $0.flags == 2 }.map { Array($0.data.dropFirst().prefix(2)) }
+            // LE Set Extended Scan Enable (0x2042) twice: on, then off by the shutdown the signal started.
+            #expect(commands.filter { $0 == [0x42, 0x20] }.count == 2, "scan enable on and off: \(commands)")
+            #expect(records.contains { $0.flags == 3 && $0.data.starts(with: [0x04, 0x3E]) }, "advertising reports (LE Meta events)")
+        }
+
+        /// The records of a btsnoop file, read here so the test does not trust the writer's own reader.
+        private static func records(_ path: String) throws -> [(flags: UInt32, data: [UInt8])] {
+            try #require(parse(path), "\(path) is not a whole btsnoop file (version 1, datalink H4, complete records)")
+        }
+
+        /// The records, or `nil` unless the file is a btsnoop H4 file of whole records.
+        private static func parse(_ path: String) -> [(flags: UInt32, data: [UInt8])]? {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            let bytes = Array(data)
+            guard bytes.count >= 16, bytes.prefix(8).elementsEqual(Array("btsnoop".utf8) + [0]) else { return nil }
+            func word(_ offset: Int) -> UInt32 { bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
+            guard word(8) == 1, word(12) == 1002 else { return nil }
+            var records: [(flags: UInt32, data: [UInt8])] = []
+            var offset = 16
+            while offset + 24 <= bytes.count {
+                let length = Int(word(offset + 4))
+                guard offset + 24 + length <= bytes.count else { return nil }
+                records.append((word(offset + 8), Array(bytes[(offset + 24)..<(offset + 24 + length)])))
+                offset += 24 + length
+            }
+            return offset == bytes.count ? records : nil
+        }
+
+        @Test("adapters says what it found and exits 0, also with no Bluetooth in the kernel")
+        func adapters() async throws {
+            let result = try await bluejay("adapters")
+            #expect(result.status == 0, "\(result)")
+            let first = try #require(result.lines.first, "\(result)")
+            #expect(first.hasPrefix("no adapters: ") || first.hasPrefix("hci"), "\(result)")
+            let json = try await bluejay("adapters", "--json")
+            #expect(json.status == 0)
+            #expect(try json.jsonObjects().count >= 1, "\(json)")
+        }
+
+        @Test("--version prints the version")
+        func version() async throws {
+            let result = try await bluejay("--version")
+            #expect(result.status == 0)
+            let version = try #require(result.lines.first)
+            #expect(version.split(separator: ".").count == 3 && version.allSatisfy { $0.isNumber || $0 == "." }, "\(result)")
+        }
+    }
+}
