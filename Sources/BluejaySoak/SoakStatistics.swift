@@ -105,6 +105,7 @@ final class SoakStatistics: Sendable {
         case .dataOutOfBounds: return "dataOutOfBounds"
         case .assembledTooMuchData: return "assembledTooMuchData"
         case .multipleScanNotSupported: return "multipleScanNotSupported"
+        case .scanTimeout: return "scanTimeout"
         case .multipleListenTrapped: return "multipleListenTrapped"
         case .multipleListenReplaced: return "multipleListenReplaced"
         case .backgroundTaskRunning: return "backgroundTaskRunning"

@@ -128,15 +128,19 @@ extension Bluejay {
         }
     }
 
-    /// Scans; see ``scan(duration:allowDuplicates:throttleRSSIDelta:serviceIdentifiers:discovery:expired:stopped:)``.
-    /// The stream ends when the scan stops (duration, ``stopScanning()``) and throws if it
-    /// stops with an error. Stopping the iteration stops the scan.
+    /// Scans; see ``scan(duration:allowDuplicates:throttleRSSIDelta:timeout:endsWhenConnecting:serviceIdentifiers:discovery:expired:stopped:)``.
+    /// The stream ends when the scan stops (duration, ``stopScanning()``, a connection
+    /// requested with `endsWhenConnecting`) and throws if it stops with an error
+    /// (``BluejayError/scanTimeout(after:)`` when `timeout` passed with nothing discovered).
+    /// Stopping the iteration stops the scan.
     public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
+                     timeout: TimeInterval = 0, endsWhenConnecting: Bool = false,
                      serviceIdentifiers: [ServiceIdentifier]? = nil) -> ValueStream<ScanEvent> {
         let events = ScanEventStream()
         let session = startScan(
-            duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-            serviceIdentifiers: serviceIdentifiers, reporting: events.reporting, stopped: events.stopped)
+            duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, timeout: timeout,
+            endsWhenConnecting: endsWhenConnecting, serviceIdentifiers: serviceIdentifiers, reporting: events.reporting,
+            stopped: events.stopped)
         if let session {
             events.continuation.onTermination = { [weak self] in
                 guard let self, self.state.withLock({ $0.scan === session }) else { return }

@@ -46,6 +46,7 @@ extension Bluejay {
             deliver(.failure(refusal))
             return
         }
+        if case .request = purpose, !atFront { endScanForConnection() }
         let operation = QueuedOperation.make(id: id, name: "connect to \(peripheral)", kind: .connect, work: { [self] in
             try await self.performConnection(to: peripheral, timeout: timeout, purpose: purpose, operationID: id)
         }, deliver: { [self] result in
@@ -55,6 +56,14 @@ extension Bluejay {
             deliver(result)
         })
         runner.submit(operation, atFront: atFront)
+    }
+
+    /// Ends a scan started with `endsWhenConnecting` (it holds the queue, so the connection
+    /// would wait for it): its `stopped` gets no error, its stream finishes.
+    private func endScanForConnection() {
+        guard let session = state.withLock({ $0.scan }), session.request.endsWhenConnecting else { return }
+        log(.info, "a connection was requested: ending the scan")
+        if !session.requestStop(error: nil) { runner.cancel(session.operationID) }
     }
 
     /// What every new link needs before use: its MTU, and Service Changed indications for the
