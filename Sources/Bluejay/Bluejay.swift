@@ -27,6 +27,8 @@ public final class Bluejay: Sendable {
     let restorationWrites = Mutex(())
     /// The streams of ``connectionEvents()``; they outlive a stop and a new start.
     let connectionEventListeners = AsyncStreamFanOut<ConnectionEvent>()
+    /// The streams of ``notifications()``.
+    let notificationListeners = AsyncStreamFanOut<CharacteristicNotification>(bufferLimit: Bluejay.listenBufferLimit)
 
     /// A Bluejay that does nothing until ``start(mode:)``.
     /// - Parameter logger: where Bluejay logs (swift-log); ``LogObserver``s get the same lines.

@@ -76,6 +76,7 @@ struct EngineState: Sendable {
     var rssiObservers = WeakObservers<any RSSIObserver>()
     var logObservers = WeakObservers<any LogObserver>()
     var disconnectHandler = WeakObservers<any DisconnectHandler>()
+    var notificationObservers = WeakObservers<any NotificationObserver>()
 
     var callbackQueue: DispatchQueue { options.callbackQueue }
 
