@@ -113,7 +113,11 @@ extension Bluejay {
             throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
         }
         saveCurrentRestorationState()
-        announceConnection(peripheral, mtu: link.mtu)
+        if case .request = purpose {
+            announceConnection(peripheral, mtu: link.mtu)
+        } else {
+            announceConnection(peripheral, mtu: link.mtu, automatic: true)
+        }
         return peripheral
     }
 
@@ -140,11 +144,14 @@ extension Bluejay {
         }
     }
 
-    func announceConnection(_ peripheral: PeripheralIdentifier, mtu: Int) {
+    /// Tells the observers and the event streams; `automatic` for a connection Bluejay made on
+    /// its own (auto-reconnect, restoration).
+    func announceConnection(_ peripheral: PeripheralIdentifier, mtu: Int, automatic: Bool = false) {
         log(.info, "connected to \(peripheral), ATT MTU \(mtu); auto-reconnect on")
         let observers = state.withLock { $0.connectionObservers.live() }
         onCallbackQueue { observers.forEach { $0.connected(to: peripheral) } }
         broadcast(.connected(peripheral))
+        if automatic { broadcast(.autoConnected(peripheral)) }
     }
 
     private func servicesDidChange(on link: PeripheralLink, invalidated: [ServiceIdentifier]) {
@@ -171,9 +178,11 @@ extension Bluejay {
         switch purpose {
         case .request:
             log(.info, "connecting to \(peripheral) failed: \(error)")
+            broadcast(.connectionFailed(peripheral, error: error))
         case .restore:
             log(.warning, "restoring the connection to \(peripheral) failed: \(error)")
             reportRestoration(of: peripheral, error: error)
+            broadcast(.connectionFailed(peripheral, error: error))
         case .reconnect:
             guard wasCurrent, running, error != .cancelled, error != .stopped else {
                 log(.info, "auto-reconnect to \(peripheral) abandoned: \(error)")
@@ -186,6 +195,7 @@ extension Bluejay {
                 log(.warning, "auto-reconnect to \(peripheral) timed out after \(timeout); giving up")
                 endAllListens(notifying: nil)
                 saveRestoration(RestorationRecord())
+                broadcast(.gaveUp(peripheral, error: error))
                 return
             }
             log(.warning, "auto-reconnect to \(peripheral) failed (\(error)); an unexpected disconnection")
@@ -260,6 +270,7 @@ extension Bluejay {
             return
         }
         log(.info, "auto-reconnecting to \(peripheral)")
+        broadcast(.reconnecting(peripheral))
         requestConnection(to: peripheral, timeout: decision.timeout, purpose: .reconnect, atFront: true) { _ in }
     }
 
