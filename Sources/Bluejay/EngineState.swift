@@ -58,7 +58,13 @@ struct EngineState: Sendable {
     /// Why the controller is unusable, for the errors of operations that need it.
     var unavailableReason = "Bluejay has not been started"
 
-    var link: LinkState = .idle
+    var link: LinkState = .idle {
+        didSet {
+            let now = PeripheralState(link)
+            if now != PeripheralState(oldValue) { peripheralStateListeners.publish(now) }
+        }
+    }
+    var peripheralStateListeners = PeripheralStateListeners()
     var watchers: [Task<Void, Never>] = []
     var reconnect = AutoReconnectPolicy()
     var lastPeripheral: PeripheralIdentifier?

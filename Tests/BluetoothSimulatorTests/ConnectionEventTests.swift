@@ -67,4 +67,38 @@ struct ConnectionEventTests {
             try await waitUntil("idle") { !bluejay.isConnected && !bluejay.isConnecting }
         }
     }
+
+    @Test("The peripheral state stream: the state now, then connecting, connected, disconnecting, disconnected; a failed attempt goes back to disconnected")
+    func peripheralStates() async throws {
+        try await withSimulator { simulator, bluejay in
+            let device = try await simulator.addHeartRateSensor(.init(measurementInterval: nil)).device
+            let peripheral = device.peripheralIdentifier
+            let states = AwaitableLog<PeripheralState>()
+            let stream = bluejay.peripheralStates()
+            let collector = Task { for await state in stream { states.append(state) } }
+            defer { collector.cancel() }
+            #expect(await states.wait(forCount: 1) == [.disconnected])
+
+            try await bluejay.connect(peripheral, timeout: .seconds(5))
+            #expect(bluejay.peripheralState == .connected(peripheral))
+            try await bluejay.disconnect()
+            #expect(await states.wait(forCount: 5) == [
+                .disconnected, .connecting(peripheral), .connected(peripheral), .disconnecting(peripheral), .disconnected,
+            ])
+
+            try device.setConnectionAcceptance(.failToEstablish)
+            await #expect(throws: BluejayError.self) { try await bluejay.connect(peripheral, timeout: .seconds(5)) }
+            #expect(await states.wait(forCount: 7).map { Array($0.suffix(2)) } == [.connecting(peripheral), .disconnected])
+
+            // An unexpected drop goes to disconnected, then connecting again for the auto-reconnect.
+            try device.setConnectionAcceptance(.accept)
+            try await bluejay.connect(peripheral, timeout: .seconds(5))
+            await device.dropAllLinks()
+            let afterDrop = await states.wait { $0.count >= 12 }
+            #expect(afterDrop.map { Array($0.dropFirst(7)) } == [
+                .connecting(peripheral), .connected(peripheral), .disconnected, .connecting(peripheral), .connected(peripheral),
+            ], "\(states.items)")
+            try await bluejay.disconnect()
+        }
+    }
 }
