@@ -83,6 +83,8 @@ struct EngineState: Sendable {
     var logObservers = WeakObservers<any LogObserver>()
     var disconnectHandler = WeakObservers<any DisconnectHandler>()
     var notificationObservers = WeakObservers<any NotificationObserver>()
+    var connectionTasks: [RegisteredConnectionTask] = []
+    var nextConnectionTaskID: UInt64 = 0
 
     var callbackQueue: DispatchQueue { options.callbackQueue }
 

@@ -112,6 +112,18 @@ extension Bluejay {
             // The link dropped while the listens were being enabled; that was handled already.
             throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
         }
+        do {
+            try await runConnectionTasks(on: link)
+        } catch {
+            // The app refused the connection: an expected disconnection, no auto-reconnect.
+            log(.warning, "\(error); disconnecting from \(peripheral)")
+            state.withLock { $0.reconnect.disconnectionWasRequested() }
+            try? await connection.disconnect()
+            throw error
+        }
+        guard state.withLock({ $0.link.link === link }) else {
+            throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
+        }
         saveCurrentRestorationState()
         if case .request = purpose {
             announceConnection(peripheral, mtu: link.mtu)
