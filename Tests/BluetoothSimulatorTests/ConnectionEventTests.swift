@@ -56,11 +56,7 @@ struct ConnectionEventTests {
             ], "\(events.items)")
             let started = clock.now
             // Bluejay's time moves 100 ms at a time until it gives up.
-            for _ in 0..<100 where events.count == 8 {
-                try await clock.waitForSleepingTasks(1)
-                clock.advance(by: .milliseconds(100))
-                _ = await events.wait(timeout: .milliseconds(50)) { $0.count > 8 }
-            }
+            await step(clock, until: { events.count > 8 })
             #expect(events.items.last == .gaveUp(peripheral, error: .connectionTimedOut(peripheral)), "\(events.items)")
             #expect(clock.now - started >= .seconds(5), "not before the attempt's 5 s: \(clock.now - started)")
             #expect(events.count == 9)

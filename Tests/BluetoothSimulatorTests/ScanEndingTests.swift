@@ -25,7 +25,7 @@ struct ScanEndingTests {
                     return "\(error)"
                 }
             }
-            let ended = try await Self.drive(clock) { !bluejay.isScanning }
+            let ended = await step(clock, until: { !bluejay.isScanning })
             #expect(await outcome.value == "\(BluejayError.scanTimeout(after: .seconds(5)))")
             #expect(ended - started >= .seconds(5), "not before the timeout: \(ended - started)")
             #expect(ended - started < .seconds(6), "at the timeout: \(ended - started)")
@@ -35,24 +35,10 @@ struct ScanEndingTests {
             let callbackStart = clock.now
             bluejay.scan(timeout: 2, serviceIdentifiers: [Self.nobodyService], discovery: { _, _ in .continue },
                          stopped: { _, error in stopped.append(error) })
-            let callbackEnd = try await Self.drive(clock) { stopped.count > 0 }
+            let callbackEnd = await step(clock, until: { stopped.count > 0 })
             #expect(stopped.items == [.scanTimeout(after: .seconds(2))])
             #expect(callbackEnd - callbackStart >= .seconds(2) && callbackEnd - callbackStart < .seconds(3))
         }
-    }
-
-    /// Moves Bluejay's clock 100 ms at a time, each time once something sleeps on it (the
-    /// scan's ticker, a command timeout), until `done`; returns the time then. Simulated time
-    /// only: at most 30 simulated seconds.
-    static func drive(_ clock: ManualClock, until done: @escaping @Sendable () -> Bool) async throws -> Duration {
-        for _ in 0..<300 where !done() {
-            try await clock.waitForSleepingTasks(1)
-            clock.advance(by: .milliseconds(100))
-            // Let the woken tasks run before looking again.
-            _ = await eventually(timeout: .milliseconds(50)) { done() }
-        }
-        #expect(done(), "still not done after 30 simulated seconds")
-        return clock.now
     }
 
     @Test("A scan that found something before its timeout goes on past it, and stops without an error")
@@ -63,10 +49,9 @@ struct ScanEndingTests {
             var iterator = bluejay.scan(timeout: 5, serviceIdentifiers: [Self.heartRateService]).makeAsyncIterator()
             let first = try await iterator.next()
             #expect(first?.discovery.peripheralIdentifier == sensor.device.peripheralIdentifier)
-            let sleepers = clock.sleepingTaskCount
-            clock.advance(by: .seconds(10))
-            // The ticker woke past the timeout, checked it, and sleeps again.
-            try await clock.waitForSleepingTasks(sleepers)
+            // Ten simulated seconds, the scan's ticker checking at each step, twice the timeout.
+            let start = clock.now
+            await step(clock, until: { clock.now - start >= .seconds(10) })
             #expect(bluejay.isScanning)
             bluejay.stopScanning()
             while try await iterator.next() != nil {}

@@ -78,11 +78,7 @@ struct WriteAndListenTests {
             bluejay.writeAndListen(writeTo: Self.silent, value: UInt8(1), listenTo: Self.silent, timeout: .seconds(3)) { (result: ReadResult<UInt8>) in
                 outcome.append(result)
             }
-            for _ in 0..<100 where outcome.count == 0 {
-                try await clock.waitForSleepingTasks(1)
-                clock.advance(by: .milliseconds(100))
-                _ = await outcome.wait(timeout: .milliseconds(50)) { !$0.isEmpty }
-            }
+            await step(clock, until: { outcome.count > 0 })
             guard case let .failure(.timedOut(operation, after))? = outcome.items.first else {
                 Issue.record("expected a time-out, got \(outcome.items)")
                 return
