@@ -47,16 +47,18 @@ extension Bluejay {
         }
     }
 
-    /// Reads a characteristic; see ``read(from:completion:)``.
-    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
-        let data = try await performGATT("read \(characteristic)") { link in try await link.read(characteristic) }
+    /// Reads a characteristic; see ``read(from:timeout:completion:)``.
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
+        let data = try await performGATT("read \(characteristic)", timeout: timeout) { link in try await link.read(characteristic) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
-    /// Writes a characteristic; see ``write(to:value:type:completion:)``.
-    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
+    /// Writes a characteristic; see ``write(to:value:type:timeout:completion:)``.
+    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                        timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")") { link in
+        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")",
+                              timeout: timeout) { link in
             try await link.write(data, to: characteristic, type: type)
         }
     }
