@@ -98,6 +98,12 @@ let package = Package(
             dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "Bluejay", "BluetoothVirtual", "TestSupport"]
         ),
         .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothTransport", "BluetoothSimulator", "Bluejay", "TestSupport"]),
+        // The seeds' Bluejay snippets, compiled as a porting app compiles them (Swift 5 language mode).
+        .testTarget(
+            name: "SeedSnippetTests",
+            dependencies: ["Bluejay", "BluetoothSimulator", "TestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "InteropTests",
             dependencies: [

@@ -3,23 +3,25 @@ import Foundation
 
 extension Bluejay {
     /// Reads a characteristic (long values included) and makes `R` from its bytes.
+    /// `timeout` replaces the operation time limit for this call (``Timeout/none``: none).
     ///
     /// ```swift
     /// bluejay.read(from: bodySensorLocation) { (result: ReadResult<UInt8>) in ... }
     /// ```
-    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier,
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, timeout: Timeout? = nil,
                                     completion: @escaping @Sendable (ReadResult<R>) -> Void) {
         let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
-        submitGATT("read \(characteristic)", work: { link in try await link.read(characteristic) }, deliver: deliver)
+        submitGATT("read \(characteristic)", timeout: timeout, work: { link in try await link.read(characteristic) }, deliver: deliver)
     }
 
     /// Writes a value: with response (acknowledged; long values as a long write) or without
-    /// (paced by the controller's buffer credits; at most MTU - 3 bytes).
+    /// (paced by the controller's buffer credits; at most MTU - 3 bytes). `timeout` replaces the
+    /// operation time limit for this call.
     public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
-                                        completion: @escaping @Sendable (WriteResult) -> Void) {
+                                        timeout: Timeout? = nil, completion: @escaping @Sendable (WriteResult) -> Void) {
         let data = value.toBluetoothData()
         submitGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")",
-                   work: { link in try await link.write(data, to: characteristic, type: type) },
+                   timeout: timeout, work: { link in try await link.write(data, to: characteristic, type: type) },
                    deliver: onCallbackQueue(completion))
     }
 

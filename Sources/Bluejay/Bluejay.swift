@@ -27,6 +27,8 @@ public final class Bluejay: Sendable {
     let restorationWrites = Mutex(())
     /// The streams of ``connectionEvents()``; they outlive a stop and a new start.
     let connectionEventListeners = AsyncStreamFanOut<ConnectionEvent>()
+    /// The streams of ``notifications()``.
+    let notificationListeners = AsyncStreamFanOut<CharacteristicNotification>(bufferLimit: Bluejay.listenBufferLimit)
 
     /// A Bluejay that does nothing until ``start(mode:)``.
     /// - Parameter logger: where Bluejay logs (swift-log); ``LogObserver``s get the same lines.
@@ -208,30 +210,34 @@ public final class Bluejay: Sendable {
         state.withLock { $0.host?.configuration.clock ?? $0.options.hostConfiguration.clock }
     }
 
-    /// Queues a GATT operation on the connected link, with the operation time limit, run in a
-    /// task of its own. `deliver` gets the outcome once, on whatever thread; it hops queues itself.
+    /// Queues a GATT operation on the connected link, with the operation time limit (or the
+    /// call's own `timeout`), run in a task of its own. `deliver` gets the outcome once, on
+    /// whatever thread; it hops queues itself.
     func submitGATT<T: Sendable>(_ name: String, privileged: Bool = false, atFront: Bool = false, id: UInt64? = nil,
+                                 timeout: Timeout? = nil,
                                  work: @escaping @Sendable (PeripheralLink) async throws -> T,
                                  deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void) {
         if !privileged, let refusal = refusal(for: name) {
             deliver(.failure(refusal))
             return
         }
-        let body = gattOperation(name, work: work)
+        let body = gattOperation(name, timeout: timeout, work: work)
         runner.submit(QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, work: body, deliver: deliver), atFront: atFront)
     }
 
     /// Queues a GATT operation on the connected link, with the operation time limit, and runs it
     /// in the calling task when its turn comes (the `async` API).
-    func performGATT<T: Sendable>(_ name: String, work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
+    func performGATT<T: Sendable>(_ name: String, timeout: Timeout? = nil,
+                                  work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
         if let refusal = refusal(for: name) { throw refusal }
-        return try await runner.perform(name, kind: .gatt, work: gattOperation(name, work: work))
+        return try await runner.perform(name, kind: .gatt, work: gattOperation(name, timeout: timeout, work: work))
     }
 
     /// The work of a GATT operation: `work` on the link connected when it starts, within the
-    /// operation time limit.
-    private func gattOperation<T: Sendable>(_ name: String, work: @escaping @Sendable (PeripheralLink) async throws -> T) -> @Sendable () async throws -> T {
-        let limit = operationTimeLimit
+    /// call's `timeout` (``Timeout/none``: no limit), else the operation time limit.
+    private func gattOperation<T: Sendable>(_ name: String, timeout: Timeout?,
+                                            work: @escaping @Sendable (PeripheralLink) async throws -> T) -> @Sendable () async throws -> T {
+        let limit = timeout.map(\.duration) ?? operationTimeLimit
         // A request made while connected that finds the link gone reports the disconnection,
         // whichever of the failing of the queue and its own start came first.
         let submittedOn = state.withLock { $0.connectedLink }

@@ -58,7 +58,13 @@ struct EngineState: Sendable {
     /// Why the controller is unusable, for the errors of operations that need it.
     var unavailableReason = "Bluejay has not been started"
 
-    var link: LinkState = .idle
+    var link: LinkState = .idle {
+        didSet {
+            let now = PeripheralState(link)
+            if now != PeripheralState(oldValue) { peripheralStateListeners.publish(now) }
+        }
+    }
+    var peripheralStateListeners = PeripheralStateListeners()
     var watchers: [Task<Void, Never>] = []
     var reconnect = AutoReconnectPolicy()
     var lastPeripheral: PeripheralIdentifier?
@@ -78,6 +84,9 @@ struct EngineState: Sendable {
     var pairingAgent: (any PairingAgent)?
     var logObservers = WeakObservers<any LogObserver>()
     var disconnectHandler = WeakObservers<any DisconnectHandler>()
+    var notificationObservers = WeakObservers<any NotificationObserver>()
+    var connectionTasks: [RegisteredConnectionTask] = []
+    var nextConnectionTaskID: UInt64 = 0
 
     var callbackQueue: DispatchQueue { options.callbackQueue }
 

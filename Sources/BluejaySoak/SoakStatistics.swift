@@ -105,6 +105,8 @@ final class SoakStatistics: Sendable {
         case .dataOutOfBounds: return "dataOutOfBounds"
         case .assembledTooMuchData: return "assembledTooMuchData"
         case .multipleScanNotSupported: return "multipleScanNotSupported"
+        case .scanTimeout: return "scanTimeout"
+        case .connectionTaskFailed: return "connectionTaskFailed"
         case .multipleListenTrapped: return "multipleListenTrapped"
         case .multipleListenReplaced: return "multipleListenReplaced"
         case .backgroundTaskRunning: return "backgroundTaskRunning"

@@ -132,7 +132,7 @@ final class Recorder: ConnectionObserver, DisconnectHandler, ServiceObserver, Li
     func connected(to peripheral: PeripheralIdentifier) { events.append("connected \(peripheral.address)") }
     func disconnected(from peripheral: PeripheralIdentifier) { events.append("disconnected \(peripheral.address)") }
 
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: BluejayError?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
         events.append("handler \(error == nil ? "expected" : "unexpected") willReconnect=\(autoReconnect)")
         return reconnectAnswer.withLock { $0 }
     }
@@ -152,7 +152,7 @@ final class Recorder: ConnectionObserver, DisconnectHandler, ServiceObserver, Li
         return .callback { [events] in events.append("restore callback") }
     }
 
-    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: BluejayError) -> BackgroundRestoreCompletion {
+    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: any Error) -> BackgroundRestoreCompletion {
         events.append("restore failed \(peripheral.address): \(error)")
         return .continue
     }

@@ -69,6 +69,62 @@ extension InteropSuites {
             }
         }
 
+        @Test("gatt shows descriptor values; read and listen --format decode i8, i32, u64, f32, sfloat or say why not")
+        func descriptorValuesAndFormats() async throws {
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor"])) { server in
+                let lines = try await server.waitForReady()
+                let transport = try #require(lines.first { $0.hasPrefix("tcp:127.0.0.1:") }, "\(lines)")
+                let scan = try await bluejay("scan", "--hci", transport, "--duration", "30", "--find", "Bluejay HRM", "--json")
+                let sensor = try #require(try scan.jsonObjects().first { $0["name"] as? String == "Bluejay HRM" }, "\(scan)")
+                let address = try #require(sensor["address"] as? String)
+
+                // The battery level's User Description, Presentation Format and CCCD, decoded.
+                let gatt = try await bluejay("gatt", "--hci", transport, "--address", address)
+                #expect(gatt.status == 0, "\(gatt)")
+                let descriptors = gatt.lines.filter { $0.hasPrefix("    descriptor") }
+                #expect(descriptors.contains { $0.contains("2901 (Characteristic User Description)") && $0.hasSuffix("\"Battery level\"") },
+                        "\(gatt)")
+                #expect(descriptors.contains {
+                    $0.contains("2904 (Characteristic Presentation Format)")
+                        && $0.hasSuffix("uint8, exponent 0, unit 0x27AD (percentage), namespace Bluetooth SIG, description 0x0")
+                }, "\(gatt)")
+                #expect(descriptors.contains { $0.contains("2902 (Client Characteristic Configuration)")
+                        && $0.hasSuffix("notifications off, indications off") }, "\(gatt)")
+                let json = try await bluejay("gatt", "--hci", transport, "--address", address, "--json")
+                let userDescription = try #require(try json.jsonObjects().first { $0["uuid"] as? String == "2901" }, "\(json)")
+                #expect(userDescription["decoded"] as? String == "\"Battery level\"")
+
+                // Battery level 87 as i8; the one-octet value is refused by the wider formats (usage error 64, no crash).
+                let level = try await bluejay("read", "--hci", transport, "--address", address, "--service", "180F", "--characteristic", "2A19",
+                                              "--format", "i8")
+                #expect(level.lines == ["87"], "\(level)")
+                for format in ["i32", "u64", "f32", "sfloat"] {
+                    let refused = try await bluejay("read", "--hci", transport, "--address", address, "--service", "180F",
+                                                    "--characteristic", "2A19", "--format", format)
+                    #expect(refused.status == 64, "\(format): \(refused)")
+                    #expect(refused.stderr.contains("the value has 1 byte(s) but \(format) needs"), "\(format): \(refused)")
+                }
+                // A heart rate measurement (flags, 8-bit rate) read as SFLOAT: a number, the listen goes on;
+                // as u64 each value is shown in hex with the reason.
+                let sfloat = try await bluejay("listen", "--hci", transport, "--address", address, "--service", "180D",
+                                               "--characteristic", "2A37", "--count", "2", "--timeout", "10", "--format", "sfloat")
+                #expect(sfloat.status == 0 && sfloat.lines.count == 2, "\(sfloat)")
+                let wrong = try await bluejay("listen", "--hci", transport, "--address", address, "--service", "180D",
+                                              "--characteristic", "2A37", "--count", "2", "--timeout", "10", "--format", "u64")
+                #expect(wrong.status == 0 && wrong.lines.count == 2, "\(wrong)")
+                #expect(wrong.lines.allSatisfy { $0.contains("but u64 needs 8") }, "\(wrong)")
+
+                let help = try await bluejay("read", "--help")
+                for format in ["i8", "i32", "u64", "f32", "sfloat"] {
+                    #expect(help.stdout.contains("\(format): "), "\(format) documented: \(help)")
+                }
+                #expect(["NaN", "NRes", "+INF", "-INF", "reserved"].allSatisfy { help.stdout.contains($0) }, "\(help)")
+                let listenHelp = try await bluejay("listen", "--help")
+                #expect(listenHelp.stdout.contains("sfloat: IEEE 11073"), "\(listenHelp)")
+                #expect(try await server.stop(signal: SIGTERM) == 0)
+            }
+        }
+
         @Test("sensor on one controller of a virtual pair is found and read through the other")
         func sensorOnVirtualPair() async throws {
             try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])) { server in

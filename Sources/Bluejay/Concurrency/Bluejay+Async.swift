@@ -47,16 +47,18 @@ extension Bluejay {
         }
     }
 
-    /// Reads a characteristic; see `read(from:completion:)`.
-    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
-        let data = try await performGATT("read \(characteristic)") { link in try await link.read(characteristic) }
+    /// Reads a characteristic; see ``read(from:timeout:completion:)``.
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
+        let data = try await performGATT("read \(characteristic)", timeout: timeout) { link in try await link.read(characteristic) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
-    /// Writes a characteristic; see ``write(to:value:type:completion:)``.
-    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
+    /// Writes a characteristic; see ``write(to:value:type:timeout:completion:)``.
+    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                        timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")") { link in
+        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")",
+                              timeout: timeout) { link in
             try await link.write(data, to: characteristic, type: type)
         }
     }
@@ -128,15 +130,19 @@ extension Bluejay {
         }
     }
 
-    /// Scans; see ``scan(duration:allowDuplicates:throttleRSSIDelta:serviceIdentifiers:discovery:expired:stopped:)``.
-    /// The stream ends when the scan stops (duration, ``stopScanning()``) and throws if it
-    /// stops with an error. Stopping the iteration stops the scan.
+    /// Scans; see ``scan(duration:allowDuplicates:throttleRSSIDelta:timeout:endsWhenConnecting:serviceIdentifiers:discovery:expired:stopped:)``.
+    /// The stream ends when the scan stops (duration, ``stopScanning()``, a connection
+    /// requested with `endsWhenConnecting`) and throws if it stops with an error
+    /// (``BluejayError/scanTimeout(after:)`` when `timeout` passed with nothing discovered).
+    /// Stopping the iteration stops the scan.
     public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
+                     timeout: TimeInterval = 0, endsWhenConnecting: Bool = false,
                      serviceIdentifiers: [ServiceIdentifier]? = nil) -> ValueStream<ScanEvent> {
         let events = ScanEventStream()
         let session = startScan(
-            duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-            serviceIdentifiers: serviceIdentifiers, reporting: events.reporting, stopped: events.stopped)
+            duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, timeout: timeout,
+            endsWhenConnecting: endsWhenConnecting, serviceIdentifiers: serviceIdentifiers, reporting: events.reporting,
+            stopped: events.stopped)
         if let session {
             events.continuation.onTermination = { [weak self] in
                 guard let self, self.state.withLock({ $0.scan === session }) else { return }

@@ -65,7 +65,7 @@ public final class BluejayCentral: Sendable {
         state.withLock { Array($0.peripherals.values) }.filter(\.isConnected)
     }
 
-    /// Scans; the events are those of ``Bluejay/scan(duration:allowDuplicates:throttleRSSIDelta:serviceIdentifiers:)``.
+    /// Scans; the events are those of ``Bluejay/scan(duration:allowDuplicates:throttleRSSIDelta:timeout:endsWhenConnecting:serviceIdentifiers:)``.
     /// One scan at a time; stopping the iteration stops the scan.
     public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
                      serviceIdentifiers: [ServiceIdentifier]? = nil) -> ValueStream<ScanEvent> {

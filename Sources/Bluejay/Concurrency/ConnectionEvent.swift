@@ -1,11 +1,24 @@
 import BluetoothHost
 
 /// What ``Bluejay/connectionEvents()`` reports: the same events as ``ConnectionObserver``,
-/// ``ServiceObserver`` and ``DisconnectHandler`` see, as an `AsyncSequence`.
+/// ``ServiceObserver`` and ``DisconnectHandler`` see, as an `AsyncSequence`, and the steps of
+/// connecting that LittleBluetooth reports (auto-connected, failed, reconnecting, gave up).
 public enum ConnectionEvent: Sendable, Equatable {
     /// The controller became usable, or stopped being usable.
     case bluetoothAvailable(Bool)
+    /// A connection is up and ready, whether requested, auto-reconnected or restored.
     case connected(PeripheralIdentifier)
+    /// Follows ``connected(_:)`` when Bluejay made the connection on its own: an
+    /// auto-reconnect or a restoration (LittleBluetooth's auto-connection).
+    case autoConnected(PeripheralIdentifier)
+    /// A connection the app asked for (or a restoration) failed; Bluejay does not retry it.
+    case connectionFailed(PeripheralIdentifier, error: BluejayError)
+    /// An auto-reconnect attempt is starting (after a disconnection, or after an attempt that
+    /// failed other than by timing out).
+    case reconnecting(PeripheralIdentifier)
+    /// Auto-reconnect stopped trying: an attempt timed out (the peripheral seems gone). The
+    /// listens end; nothing more happens until the app connects again.
+    case gaveUp(PeripheralIdentifier, error: BluejayError)
     /// `error` is `nil` for an expected disconnection; `willReconnect` says whether
     /// Bluejay reconnects (after the ``DisconnectHandler`` had its say).
     case disconnected(PeripheralIdentifier, error: BluejayError?, willReconnect: Bool)

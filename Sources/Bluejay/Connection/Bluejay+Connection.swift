@@ -48,6 +48,7 @@ extension Bluejay {
             deliver(.failure(refusal))
             return
         }
+        if case .request = purpose, !atFront { endScanForConnection() }
         let operation = QueuedOperation.make(id: id, name: "connect to \(peripheral)", kind: .connect, work: { [self] in
             try await self.performConnection(to: peripheral, timeout: timeout, purpose: purpose, operationID: id)
         }, deliver: { [self] result in
@@ -57,6 +58,14 @@ extension Bluejay {
             deliver(result)
         })
         runner.submit(operation, atFront: atFront)
+    }
+
+    /// Ends a scan started with `endsWhenConnecting` (it holds the queue, so the connection
+    /// would wait for it): its `stopped` gets no error, its stream finishes.
+    private func endScanForConnection() {
+        guard let session = state.withLock({ $0.scan }), session.request.endsWhenConnecting else { return }
+        log(.info, "a connection was requested: ending the scan")
+        if !session.requestStop(error: nil) { runner.cancel(session.operationID) }
     }
 
     /// What every new link needs before use: its MTU, and Service Changed indications for the
@@ -106,8 +115,24 @@ extension Bluejay {
             // The link dropped while the listens were being enabled; that was handled already.
             throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
         }
+        do {
+            try await runConnectionTasks(on: link)
+        } catch {
+            // The app refused the connection: an expected disconnection, no auto-reconnect.
+            log(.warning, "\(error); disconnecting from \(peripheral)")
+            state.withLock { $0.reconnect.disconnectionWasRequested() }
+            try? await connection.disconnect()
+            throw error
+        }
+        guard state.withLock({ $0.link.link === link }) else {
+            throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)
+        }
         saveCurrentRestorationState()
-        announceConnection(peripheral, mtu: link.mtu)
+        if case .request = purpose {
+            announceConnection(peripheral, mtu: link.mtu)
+        } else {
+            announceConnection(peripheral, mtu: link.mtu, automatic: true)
+        }
         return peripheral
     }
 
@@ -134,11 +159,14 @@ extension Bluejay {
         }
     }
 
-    func announceConnection(_ peripheral: PeripheralIdentifier, mtu: Int) {
+    /// Tells the observers and the event streams; `automatic` for a connection Bluejay made on
+    /// its own (auto-reconnect, restoration).
+    func announceConnection(_ peripheral: PeripheralIdentifier, mtu: Int, automatic: Bool = false) {
         log(.info, "connected to \(peripheral), ATT MTU \(mtu); auto-reconnect on")
         let observers = state.withLock { $0.connectionObservers.live() }
         onCallbackQueue { observers.forEach { $0.connected(to: peripheral) } }
         broadcast(.connected(peripheral))
+        if automatic { broadcast(.autoConnected(peripheral)) }
     }
 
     private func servicesDidChange(on link: PeripheralLink, invalidated: [ServiceIdentifier]) {
@@ -165,9 +193,11 @@ extension Bluejay {
         switch purpose {
         case .request:
             log(.info, "connecting to \(peripheral) failed: \(error)")
+            broadcast(.connectionFailed(peripheral, error: error))
         case .restore:
             log(.warning, "restoring the connection to \(peripheral) failed: \(error)")
             reportRestoration(of: peripheral, error: error)
+            broadcast(.connectionFailed(peripheral, error: error))
         case .reconnect:
             guard wasCurrent, running, error != .cancelled, error != .stopped else {
                 log(.info, "auto-reconnect to \(peripheral) abandoned: \(error)")
@@ -180,6 +210,7 @@ extension Bluejay {
                 log(.warning, "auto-reconnect to \(peripheral) timed out after \(timeout); giving up")
                 endAllListens(notifying: nil)
                 saveRestoration(RestorationRecord())
+                broadcast(.gaveUp(peripheral, error: error))
                 return
             }
             log(.warning, "auto-reconnect to \(peripheral) failed (\(error)); an unexpected disconnection")
@@ -254,6 +285,7 @@ extension Bluejay {
             return
         }
         log(.info, "auto-reconnecting to \(peripheral)")
+        broadcast(.reconnecting(peripheral))
         requestConnection(to: peripheral, timeout: decision.timeout, purpose: .reconnect, atFront: true) { _ in }
     }
 

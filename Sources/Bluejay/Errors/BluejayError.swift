@@ -83,6 +83,11 @@ public enum BluejayError: Error, Sendable, Equatable, CustomStringConvertible, L
 
     /// Only one scan runs at a time.
     case multipleScanNotSupported
+    /// A ``ConnectionTask`` refused the connection with an error of the app's own.
+    case connectionTaskFailed(task: String, reason: String)
+    /// A scan with a timeout found nothing that matched within it (LittleBluetooth's scan
+    /// timeout error).
+    case scanTimeout(after: Duration)
     /// The existing listen on the characteristic was installed with ``MultipleListenOption/trap``.
     case multipleListenTrapped(CharacteristicIdentifier)
     /// This listen was replaced by a newer one on the same characteristic
@@ -143,6 +148,8 @@ public enum BluejayError: Error, Sendable, Equatable, CustomStringConvertible, L
             return "cannot extract \(length) byte\(length == 1 ? "" : "s") at offset \(start) from \(count) byte\(count == 1 ? "" : "s")"
         case let .assembledTooMuchData(expected, received): return "expected \(expected) bytes, received \(received)"
         case .multipleScanNotSupported: return "a scan is already running; only one scan runs at a time"
+        case let .connectionTaskFailed(task, reason): return "the connection task \"\(task)\" failed: \(reason)"
+        case let .scanTimeout(after): return "the scan found nothing that matched within \(after.bluejaySeconds)"
         case let .multipleListenTrapped(characteristic): return "\(characteristic) is already listened to, and that listen traps new ones"
         case let .multipleListenReplaced(characteristic): return "the listen on \(characteristic) was replaced by a new one"
         case .backgroundTaskRunning: return "a background task is running"

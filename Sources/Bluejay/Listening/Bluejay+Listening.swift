@@ -150,11 +150,15 @@ extension Bluejay {
     /// Notifications or indications arrived for a listen (one transport batch).
     private func didReceive(_ values: [Data], on characteristic: CharacteristicIdentifier, from link: PeripheralLink) {
         // Only the receiver is taken under the lock: this runs once per batch on the reader thread.
-        let receiver = state.withLock { state -> ListenReceiver? in
-            guard let record = state.listens.record(for: characteristic) else { return nil }
-            if let batchHandler = record.batchHandler { return .batch(batchHandler) }
-            if let handler = record.handler { return .each(handler) }
-            return .restorer(state.restoration?.config.listenRestorer, state.callbackQueue)
+        let (receiver, observers, queue) = state.withLock { state -> (ListenReceiver?, [any NotificationObserver], DispatchQueue) in
+            guard let record = state.listens.record(for: characteristic) else { return (nil, [], state.callbackQueue) }
+            let observers = state.notificationObservers.isEmpty ? [] : state.notificationObservers.live()
+            if let batchHandler = record.batchHandler { return (.batch(batchHandler), observers, state.callbackQueue) }
+            if let handler = record.handler { return (.each(handler), observers, state.callbackQueue) }
+            return (.restorer(state.restoration?.config.listenRestorer, state.callbackQueue), observers, state.callbackQueue)
+        }
+        if receiver != nil {
+            publishNotifications(values, on: characteristic, from: link.identifier, observers: observers, queue: queue)
         }
         switch receiver {
         case nil:

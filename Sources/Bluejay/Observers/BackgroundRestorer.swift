@@ -6,8 +6,9 @@ import Foundation
 public protocol BackgroundRestorer: AnyObject, Sendable {
     /// The persisted peripheral is connected again and its listens are re-enabled.
     func didRestoreConnection(to peripheral: PeripheralIdentifier) -> BackgroundRestoreCompletion
-    /// The persisted peripheral could not be reconnected.
-    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: BluejayError) -> BackgroundRestoreCompletion
+    /// The persisted peripheral could not be reconnected. `error` is always a
+    /// ``BluejayError``; the parameter is `Error`, as in Bluejay's READMEs.
+    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: any Error) -> BackgroundRestoreCompletion
 }
 
 /// What to do once restoration has been reported.

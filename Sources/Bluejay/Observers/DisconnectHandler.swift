@@ -7,9 +7,11 @@ public protocol DisconnectHandler: AnyObject, Sendable {
     /// - Parameters:
     ///   - peripheral: the peripheral that was connected.
     ///   - error: `nil` for an expected disconnection (requested by the app), otherwise why
-    ///     the link was lost.
+    ///     the link was lost: always a ``BluejayError`` (`error as? BluejayError`). The
+    ///     parameter is `Error?`, as in Bluejay's READMEs, so that their handlers compile as
+    ///     written.
     ///   - autoReconnect: whether Bluejay will reconnect if the handler does not change it.
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: BluejayError?, willReconnect autoReconnect: Bool) -> AutoReconnectMode
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode
 }
 
 /// A ``DisconnectHandler``'s decision about auto-reconnect.

@@ -17,12 +17,18 @@ extension Bluejay {
     ///   - expired: with duplicates allowed, a peripheral not heard for longer than its
     ///     advertising suggests (an estimate: the longest recent gap between its
     ///     advertisements times four, from 2 s to 30 s), and the discoveries left.
+    ///   - timeout: seconds within which something must be discovered, else the scan stops
+    ///     with ``BluejayError/scanTimeout(after:)``; 0 (the default) for no such limit. Once
+    ///     something was discovered the scan goes on (until `duration`, a stop or a connect).
+    ///   - endsWhenConnecting: a connection requested while the scan runs ends it (without an
+    ///     error) instead of waiting behind it in the queue, as LittleBluetooth's scans do.
     ///   - stopped: the discoveries at the end, and an error unless the scan was stopped on
     ///     purpose (``ScanAction/stop``, a duration, ``stopScanning()``, ``ScanAction/connect(_:_:_:_:)``).
     ///
     /// All three callbacks run on the callback queue. Returning ``ScanAction/connect(_:_:_:_:)``
     /// stops the scan, then connects before anything else queued runs.
     public func scan(duration: TimeInterval = 0, allowDuplicates: Bool = false, throttleRSSIDelta: Int = 5,
+                     timeout: TimeInterval = 0, endsWhenConnecting: Bool = false,
                      serviceIdentifiers: [ServiceIdentifier]?,
                      discovery: @escaping @Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction,
                      expired: (@Sendable (ScanDiscovery, [ScanDiscovery]) -> ScanAction)? = nil,
@@ -38,8 +44,9 @@ extension Bluejay {
             case let .expired(lost): return expired?(lost, discoveries) ?? .continue
             }
         }
-        startScan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta,
-                  serviceIdentifiers: serviceIdentifiers, reporting: .callbacks(queue: queue, decide: decide), stopped: report)
+        startScan(duration: duration, allowDuplicates: allowDuplicates, throttleRSSIDelta: throttleRSSIDelta, timeout: timeout,
+                  endsWhenConnecting: endsWhenConnecting, serviceIdentifiers: serviceIdentifiers,
+                  reporting: .callbacks(queue: queue, decide: decide), stopped: report)
     }
 
     /// How many peripherals a scan tracks at once (found, or waiting for their scan
@@ -62,7 +69,8 @@ extension Bluejay {
 
     /// Queues a scan; shared by the callback and `async` APIs.
     @discardableResult
-    func startScan(duration: TimeInterval, allowDuplicates: Bool, throttleRSSIDelta: Int, serviceIdentifiers: [ServiceIdentifier]?,
+    func startScan(duration: TimeInterval, allowDuplicates: Bool, throttleRSSIDelta: Int, timeout: TimeInterval = 0,
+                   endsWhenConnecting: Bool = false, serviceIdentifiers: [ServiceIdentifier]?,
                    reporting: ScanSession.Reporting,
                    stopped: @escaping @Sendable ([ScanDiscovery], BluejayError?) -> Void) -> ScanSession? {
         if let refusal = refusal(for: "scan") {
@@ -83,7 +91,9 @@ extension Bluejay {
         let request = ScanSession.Request(
             tracker: configuration,
             duration: duration > 0 ? .clampedSeconds(duration) : nil,
-            serviceUUIDs: uuids)
+            serviceUUIDs: uuids,
+            timeout: timeout > 0 ? .clampedSeconds(timeout) : nil,
+            endsWhenConnecting: endsWhenConnecting)
         let id = runner.makeID()
         let session = ScanSession(operationID: id, request: request, reporting: reporting, stopped: stopped)
         let accepted = state.withLock { state -> Bool in

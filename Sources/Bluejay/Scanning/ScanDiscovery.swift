@@ -77,3 +77,12 @@ public enum ScanEvent: Sendable {
         }
     }
 }
+
+extension ScanAction {
+    /// Stop scanning, then connect to the discovery before anything else queued runs, with no
+    /// time limit on the connection (Bluejay's default) and the default warning options: the
+    /// two-argument form of Bluejay's README. The four-argument case sets both.
+    public static func connect(_ discovery: ScanDiscovery, _ completion: @escaping @Sendable (ConnectionResult) -> Void) -> ScanAction {
+        .connect(discovery, .none, WarningOptions(), completion)
+    }
+}

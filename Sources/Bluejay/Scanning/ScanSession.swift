@@ -24,6 +24,10 @@ final class ScanSession: Sendable {
         var tracker: ScanTracker.Configuration
         var duration: Duration?
         var serviceUUIDs: [BluetoothUUID]
+        /// Fail with ``BluejayError/scanTimeout(after:)`` when nothing is discovered within it.
+        var timeout: Duration?
+        /// End (without an error) when a connection is requested.
+        var endsWhenConnecting = false
     }
 
     /// A scan's `.connect` action, carried out by Bluejay once the scan has stopped.
@@ -47,6 +51,10 @@ final class ScanSession: Sendable {
         var stopped: (@Sendable ([ScanDiscovery], BluejayError?) -> Void)?
         var tracker: ScanTracker
         var deadline: BluetoothClock.Instant?
+        /// When the scan fails unless something was discovered (``Request/timeout``).
+        var discoveryDeadline: BluetoothClock.Instant?
+        /// Something was discovered (the scan timeout no longer applies).
+        var hasDiscovered = false
         /// Set once; nothing is reported after it.
         var ending: Ending?
         var endWaiter: CheckedContinuation<Void, Never>?
@@ -97,6 +105,7 @@ final class ScanSession: Sendable {
         let alreadyStopped = state.withLock { state -> BluejayError?? in
             state.hasStarted = true
             state.deadline = request.duration.map { clock.now + $0 }
+            state.discoveryDeadline = request.timeout.map { clock.now + $0 }
             return state.stopRequest
         }
         if let alreadyStopped { return ([], alreadyStopped, nil) }
@@ -149,6 +158,7 @@ final class ScanSession: Sendable {
                 guard state.ending == nil else { return [] }
                 var events: [ScanEvent] = []
                 for advertisement in advertisements { state.tracker.receive(advertisement, at: now, into: &events) }
+                if !events.isEmpty { state.hasDiscovered = true }
                 return events
             }
             publish(events, to: continuation)
@@ -158,6 +168,7 @@ final class ScanSession: Sendable {
                     guard state.ending == nil else { return [] }
                     var events: [ScanEvent] = []
                     state.tracker.receive(advertisement, at: now, into: &events)
+                    if !events.isEmpty { state.hasDiscovered = true }
                     return events
                 }
                 for event in events { ask(decide, about: event) }
@@ -166,9 +177,14 @@ final class ScanSession: Sendable {
     }
 
     private func tick(at now: BluetoothClock.Instant) {
-        let (events, pastDeadline) = state.withLock { state -> ([ScanEvent], Bool) in
-            guard state.ending == nil else { return ([], false) }
-            return (state.tracker.tick(at: now), state.deadline.map { now >= $0 } ?? false)
+        let (events, pastDeadline, timedOut) = state.withLock { state -> ([ScanEvent], Bool, Bool) in
+            guard state.ending == nil else { return ([], false, false) }
+            let timedOut = !state.hasDiscovered && (state.discoveryDeadline.map { now >= $0 } ?? false)
+            return (state.tracker.tick(at: now), state.deadline.map { now >= $0 } ?? false, timedOut)
+        }
+        if timedOut, let timeout = request.timeout {
+            end(Ending(error: .scanTimeout(after: timeout)))
+            return
         }
         switch reporting {
         case let .stream(continuation):

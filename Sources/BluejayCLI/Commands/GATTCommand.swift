@@ -53,16 +53,44 @@ struct GATTCommand: AsyncParsableCommand {
                         }
                         output.emit(fields, line: "  characteristic \(characteristic.uuid)\(named(GATTNames.name(forCharacteristic: characteristic.uuid)))  handle 0x\(hex4(characteristic.valueHandle))  [\(characteristic.properties)]\(valueText)")
                         for descriptor in item.descriptors {
-                            output.emit(["type": .string("descriptor"), "characteristic": .string(characteristic.uuid.description),
-                                         "uuid": .string(descriptor.uuid.description), "handle": .int(Int(descriptor.handle)),
-                                         "name": .optional(GATTNames.name(forDescriptor: descriptor.uuid))],
-                                        line: "    descriptor \(descriptor.uuid)\(named(GATTNames.name(forDescriptor: descriptor.uuid)))  handle 0x\(hex4(descriptor.handle))")
+                            var fields: [String: JSONValue] = [
+                                "type": .string("descriptor"), "characteristic": .string(characteristic.uuid.description),
+                                "uuid": .string(descriptor.uuid.description), "handle": .int(Int(descriptor.handle)),
+                                "name": .optional(GATTNames.name(forDescriptor: descriptor.uuid)),
+                            ]
+                            let valueText = try await readDescriptor(descriptor, on: connection, into: &fields)
+                            output.emit(fields, line: "    descriptor \(descriptor.uuid)\(named(GATTNames.name(forDescriptor: descriptor.uuid)))  handle 0x\(hex4(descriptor.handle))\(valueText)")
                         }
                     }
                 }
                 try await connection.disconnect()
             }
         }
+    }
+}
+
+/// Reads a descriptor (the declaration does not say whether it is readable, so a refusal
+/// is shown, not an error) and decodes it: User Description text, Presentation Format
+/// fields, CCCD bits. Returns the text for the line; adds `value`, `decoded` or `error`.
+private func readDescriptor(_ descriptor: GATTDescriptor, on connection: Connection,
+                            into fields: inout [String: JSONValue]) async throws -> String {
+    let value: [UInt8]
+    do {
+        value = try await connection.gatt.read(descriptor)
+    } catch let HostError.att(error) {
+        fields["error"] = .string("\(error.code)")
+        return "  (read refused: \(error.code))"
+    }
+    fields["value"] = .hex(value)
+    do {
+        let decoded = try DescriptorValue(uuid: descriptor.uuid, bytes: value)
+        if case .other = decoded { return "  value \(describe(value))" }
+        fields["decoded"] = .string(decoded.description)
+        return "  \(decoded)"
+    } catch {
+        // A malformed value of a known descriptor: the octets, and why.
+        fields["decode_error"] = .string("\(error)")
+        return "  value \(Hex.encode(value)) (\(error))"
     }
 }
 

@@ -17,6 +17,7 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many values.") var count: Int?
     @Option(help: "Stop after this many seconds (0 to 86400); with --count, fewer values than asked is a timeout error.")
     var timeout: Seconds?
+    @Option(help: ValueFormat.help) var format: ValueFormat?
 
     mutating func run() async throws {
         try await runReportingErrors {
@@ -24,7 +25,7 @@ struct ListenCommand: AsyncParsableCommand {
             let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
             if let count, count < 1 { throw CLIError.usage("--count must be at least 1") }
             let output = Output(json: common.json)
-            let (peripheral, count, timeout) = (peripheral, count, timeout)
+            let (peripheral, count, timeout, format) = (peripheral, count, timeout, format)
             let received = try await HostSession.run(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
@@ -40,10 +41,22 @@ struct ListenCommand: AsyncParsableCommand {
                 var received = 0
                 for try await value in values {
                     received += 1
-                    output.emit(["characteristic": .string(characteristicUUID.description), "index": .int(received),
-                                 "value": .hex(value), "indication": .bool(indicates),
-                                 "time": .double(Date().timeIntervalSince1970)],
-                                line: "\(received)  \(describe(value))")
+                    var fields: [String: JSONValue] = ["characteristic": .string(characteristicUUID.description), "index": .int(received),
+                                                       "value": .hex(value), "indication": .bool(indicates),
+                                                       "time": .double(Date().timeIntervalSince1970)]
+                    var text = describe(value)
+                    if let format {
+                        // A value the format cannot read is shown in hex with why; the listen goes on.
+                        do {
+                            let formatted = try format.format(value)
+                            fields["formatted"] = .string(formatted)
+                            text = formatted
+                        } catch {
+                            fields["format_error"] = .string("\(error)")
+                            text = "\(Hex.encode(value)) (\(error))"
+                        }
+                    }
+                    output.emit(fields, line: "\(received)  \(text)")
                     if let count, received >= count { break }
                 }
                 if connection.isConnected { try await connection.disconnect() }

@@ -10,8 +10,7 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var security: SecurityOptions
     @Option(help: "The service UUID (180D or the 128-bit form).") var service: String
     @Option(help: "The characteristic UUID.") var characteristic: String
-    @Option(help: "How to print the value: \(ValueFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var format: ValueFormat = .hex
+    @Option(help: ValueFormat.help) var format: ValueFormat = .hex
 
     mutating func run() async throws {
         try await runReportingErrors {

@@ -1,9 +1,28 @@
 import ArgumentParser
 import BluetoothCore
+import GATTProfiles
 
-/// How `read` prints a value. Integers are little-endian, as GATT characteristics are.
+/// How `read` and `listen` print a value: hex, UTF-8 text, or one number of a fixed format
+/// (``NumberFormat``: integers little-endian as GATT values are, f32, the health profiles' SFLOAT).
 enum ValueFormat: String, ExpressibleByArgument, CaseIterable {
-    case hex, utf8, u8, u16, i16, u32
+    case hex, utf8, u8, u16, u32, u64, i8, i16, i32, f32, sfloat
+
+    /// The `--format` help: every format with what it is.
+    static var help: ArgumentHelp {
+        let lines = allCases.map { "\($0.rawValue): \($0.summary)" }
+        return ArgumentHelp("How to print the value; integers and floats are little-endian, as GATT values are.",
+                            discussion: lines.joined(separator: "\n"))
+    }
+
+    var summary: String {
+        switch self {
+        case .hex: return "the octets in hex (the default)"
+        case .utf8: return "UTF-8 text"
+        default: return number?.summary ?? rawValue
+        }
+    }
+
+    private var number: NumberFormat? { NumberFormat(rawValue: rawValue) }
 
     func format(_ bytes: [UInt8]) throws -> String {
         switch self {
@@ -13,18 +32,13 @@ enum ValueFormat: String, ExpressibleByArgument, CaseIterable {
                 throw CLIError.usage("the value \(Hex.encode(bytes)) is not UTF-8 text; use --format hex")
             }
             return text
-        case .u8: return String(try integer(bytes, width: 1))
-        case .u16: return String(try integer(bytes, width: 2))
-        case .i16: return String(Int16(bitPattern: UInt16(try integer(bytes, width: 2))))
-        case .u32: return String(try integer(bytes, width: 4))
+        default:
+            guard let number else { return Hex.encode(bytes) }
+            do {
+                return try number.format(bytes)
+            } catch {
+                throw CLIError.usage("the value has \(bytes.count) byte(s) but \(rawValue) needs \(number.width): \(Hex.encode(bytes))")
+            }
         }
-    }
-
-    private func integer(_ bytes: [UInt8], width: Int) throws -> UInt64 {
-        guard bytes.count == width else {
-            throw CLIError.usage("the value has \(bytes.count) byte(s) but \(rawValue) needs \(width): \(Hex.encode(bytes))")
-        }
-        var reader = ByteReader(bytes, context: rawValue)
-        return try reader.readLittleEndian(byteCount: width)
     }
 }

@@ -88,9 +88,13 @@ extension HeartRateSensor {
             SimulatedCharacteristic(DeviceInformationProfile.SerialNumber.self, value: text(configuration.serialNumber)),
             SimulatedCharacteristic(DeviceInformationProfile.FirmwareRevision.self, value: text(configuration.firmwareRevision)),
         ])
-        let battery = SimulatedService(BatteryProfile.Service.self, characteristics: [
+        var battery = SimulatedService(BatteryProfile.Service.self, characteristics: [
             SimulatedCharacteristic(BatteryProfile.Level.self, value: [min(configuration.batteryLevel, 100)]),
         ])
+        // Named and typed as a battery service often is: a User Description and a
+        // Presentation Format (uint8, percentage), after every other attribute.
+        battery.characteristics[0].definition.userDescription = "Battery level"
+        battery.characteristics[0].definition.presentationFormat = GATTPresentationFormat(format: 0x04, unit: 0x27AD)
         var declaration = SimulatedPeripheral(name: configuration.name, address: configuration.address,
                                               advertisingInterval: configuration.advertisingInterval,
                                               services: [heartRate, information, battery], position: configuration.position)

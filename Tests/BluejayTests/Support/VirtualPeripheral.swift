@@ -142,7 +142,7 @@ final class EventLog: ConnectionObserver, DisconnectHandler, ServiceObserver, Li
     func connected(to peripheral: PeripheralIdentifier) { add("connected \(peripheral.address)") }
     func disconnected(from peripheral: PeripheralIdentifier) { add("disconnected \(peripheral.address)") }
 
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: BluejayError?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
         add("handler \(error == nil ? "expected" : "unexpected") willReconnect=\(autoReconnect)")
         return reconnectAnswer.withLock { $0 }
     }
@@ -162,12 +162,12 @@ final class EventLog: ConnectionObserver, DisconnectHandler, ServiceObserver, Li
         return .callback { [self] in self.add("restore callback") }
     }
 
-    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: BluejayError) -> BackgroundRestoreCompletion {
+    func didFailToRestoreConnection(to peripheral: PeripheralIdentifier, error: any Error) -> BackgroundRestoreCompletion {
         add("restore failed \(peripheral.address): \(error)")
         return .continue
     }
 
-    func didReadRSSI(from peripheral: PeripheralIdentifier, RSSI: Int, error: BluejayError?) {
+    func didReadRSSI(from peripheral: PeripheralIdentifier, RSSI: Int, error: (any Error)?) {
         add("rssi \(error == nil ? "\(RSSI)" : "error")")
     }
 

@@ -113,8 +113,11 @@ final class ObserverLog: ConnectionObserver, DisconnectHandler, Sendable {
     func connected(to peripheral: PeripheralIdentifier) { entries.withLock { $0.append("connected") } }
     func disconnected(from peripheral: PeripheralIdentifier) { entries.withLock { $0.append("disconnected") } }
 
-    func didDisconnect(from peripheral: PeripheralIdentifier, with error: BluejayError?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
-        errors.withLock { $0.append(error) }
+    func didDisconnect(from peripheral: PeripheralIdentifier, with error: (any Error)?, willReconnect autoReconnect: Bool) -> AutoReconnectMode {
+        // Bluejay's disconnection errors are always BluejayError; anything else is recorded as nil
+        // plus an entry the tests' exact log comparisons would show.
+        if let error, !(error is BluejayError) { entries.withLock { $0.append("non-Bluejay error \(error)") } }
+        errors.withLock { $0.append(error as? BluejayError) }
         entries.withLock { $0.append("handler willReconnect=\(autoReconnect)") }
         return answer
     }
