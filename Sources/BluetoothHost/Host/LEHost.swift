@@ -57,6 +57,8 @@ public actor LEHost {
     var pairingBackoff: [BluetoothAddress: PairingRetryBackoff] = [:]
     /// The latest bond being written to the store.
     var pendingBondSave: Task<Void, Never>?
+    /// One signed write's counter reservation or check at a time (see SMP/LEHost+Signing.swift).
+    nonisolated let signingGate = AsyncSerialGate()
     /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
     nonisolated let bondedPeers = BondedPeers()
     /// This device's IRK, distributed with its identity when bonding.
