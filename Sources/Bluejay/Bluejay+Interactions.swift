@@ -18,7 +18,7 @@ extension Bluejay {
     public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
                                         completion: @escaping @Sendable (WriteResult) -> Void) {
         let data = value.toBluetoothData()
-        submitGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")",
+        submitGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : type == .signed ? " signed" : "")",
                    work: { link in try await link.write(data, to: characteristic, type: type) },
                    deliver: onCallbackQueue(completion))
     }

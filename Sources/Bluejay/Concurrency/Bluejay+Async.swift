@@ -56,7 +56,7 @@ extension Bluejay {
     /// Writes a characteristic; see ``write(to:value:type:completion:)``.
     public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")") { link in
+        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : type == .signed ? " signed" : "")") { link in
             try await link.write(data, to: characteristic, type: type)
         }
     }
