@@ -20,7 +20,7 @@ extension Bluejay {
     public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
                                         timeout: Timeout? = nil, completion: @escaping @Sendable (WriteResult) -> Void) {
         let data = value.toBluetoothData()
-        submitGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")",
+        submitGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : type == .signed ? " signed" : "")",
                    timeout: timeout, work: { link in try await link.write(data, to: characteristic, type: type) },
                    deliver: onCallbackQueue(completion))
     }

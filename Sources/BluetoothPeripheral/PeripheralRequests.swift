@@ -27,7 +27,7 @@ public final class WriteRequest: Sendable, CustomStringConvertible {
     }
 
     /// Whether the central waits for the answer.
-    public var needsResponse: Bool { kind != .command }
+    public var needsResponse: Bool { kind != .command && kind != .signedCommand }
 
     /// Accepts the write (`.success`) or refuses it with an ATT error, e.g.
     /// `.error(.invalidAttributeValueLength)` or an application error 0x80…0x9F. Later

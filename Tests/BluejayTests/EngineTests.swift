@@ -69,6 +69,17 @@ struct EngineTests {
         #expect(await peripheral.value(0x2A38) == [2])
         let readBack: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
         #expect(readBack == .success(2))
+        // Signed writes: one PDU less the 12-octet signature, and only where the characteristic
+        // has the Authenticated Signed Writes property (0x2A38 has not), before any signing.
+        #expect(bluejay.maximumWriteValueLength(for: .signed) == (bluejay.attMTU ?? 0) - 15)
+        let signed: WriteResult = try await callback { done in
+            bluejay.write(to: HeartRate.bodySensorLocation, value: UInt8(3), type: .signed) { done($0) }
+        }
+        guard case .failure(.notSupported) = signed else {
+            Issue.record("a signed write to a characteristic without the property: \(signed)")
+            return
+        }
+        #expect(await peripheral.value(0x2A38) == [2])
 
         let description: ReadResult<String> = try await callback { done in bluejay.read(from: HeartRate.userDescription) { done($0) } }
         #expect(description == .success("Body Sensor Location"), "descriptors can be read")

@@ -57,7 +57,7 @@ extension Bluejay {
     public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
                                         timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : "")",
+        try await performGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : type == .signed ? " signed" : "")",
                               timeout: timeout) { link in
             try await link.write(data, to: characteristic, type: type)
         }

@@ -33,12 +33,13 @@ final class PeripheralLink: Sendable {
     /// The ATT MTU negotiated with the peripheral (the bearer's).
     var mtu: Int { Int(connection.gatt.mtu) }
 
-    /// The longest value one write of `type` carries: MTU - 3 without response; 512 with
-    /// response (a long write, Core 6.0, Vol 3, Part F, 3.2.9).
+    /// The longest value one write of `type` carries: MTU - 3 without response, MTU - 15
+    /// signed; 512 with response (a long write, Core 6.0, Vol 3, Part F, 3.2.9).
     func maximumWriteValueLength(for type: WriteType) -> Int {
         switch type {
         case .withResponse: return GATTClient.maximumAttributeValueLength
         case .withoutResponse: return mtu - 3
+        case .signed: return mtu - 3 - ATTSignedWriteCommand.signatureLength
         }
     }
 
@@ -104,6 +105,13 @@ final class PeripheralLink: Sendable {
             try await mapErrors("writing \(id) without response") {
                 try await connection.gatt.writeWithoutResponse(Array(value), handle: target.valueHandle)
             }
+        case .signed:
+            guard target.properties.contains(.authenticatedSignedWrites) else {
+                throw BluejayError.notSupported("\(id) does not accept signed writes (its properties: \(target.properties))")
+            }
+            let maximum = maximumWriteValueLength(for: .signed)
+            guard value.count <= maximum else { throw BluejayError.valueTooLong(length: value.count, maximum: maximum) }
+            try await mapErrors("writing \(id) signed") { try await connection.gatt.writeSigned(Array(value), to: target) }
         }
     }
 

@@ -32,6 +32,13 @@ public enum WriteType: Sendable, Equatable {
     /// the controller has taken the packet under its buffer credits, so a loop of these
     /// is paced by the link. The value must fit in one PDU (MTU - 3 bytes).
     case withoutResponse
+    /// Signed Write Without Response (Core 6.0, Vol 3, Part G, 4.9.2): a Write Command
+    /// signed with the CSRK this device gave the peripheral when bonding, for a characteristic
+    /// with the Authenticated Signed Writes property, on a link that is not encrypted (on an
+    /// encrypted one it goes as a plain Write Command). Needs a bond whose pairing
+    /// distributed a CSRK; the value must fit in one PDU with the 12-octet signature
+    /// (MTU - 15 bytes).
+    case signed
 }
 
 /// What a synchronous listen does after handling a value.

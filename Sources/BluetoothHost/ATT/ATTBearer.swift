@@ -33,6 +33,8 @@ public final class ATTBearer: Sendable {
         /// Sinks of every notification and indication, whatever its handle.
         var listeners: [NotificationSink] = []
         var security = LinkSecurity.unencrypted
+        /// Signs this client's Signed Write Commands (the host's, from its bond store).
+        var signedWriteSigner: SignedWriteSigner?
     }
 
     /// The connection's handle.
@@ -88,6 +90,15 @@ public final class ATTBearer: Sendable {
     /// Called by the host on Encryption Change and Encryption Key Refresh.
     func setSecurity(_ security: LinkSecurity) {
         state.withLock { $0.security = security }
+    }
+
+    /// What signs the client's Signed Write Commands on this bearer; a host gives each of
+    /// its bearers one that reads and advances the bond store's SignCounter.
+    public var signedWriteSigner: SignedWriteSigner? { state.withLock { $0.signedWriteSigner } }
+
+    /// Sets what signs the client's Signed Write Commands on this bearer.
+    public func setSignedWriteSigner(_ signer: SignedWriteSigner?) {
+        state.withLock { $0.signedWriteSigner = signer }
     }
 
     /// Claims the bearer's one MTU exchange; `false` when it happened already.

@@ -32,11 +32,11 @@ public struct AttributePermissions: OptionSet, Hashable, Sendable, CustomStringC
     public static let readWrite: AttributePermissions = [.readable, .writeable]
 
     /// The permissions that match a characteristic's properties: readable with `read`,
-    /// writeable with `write` or `writeWithoutResponse`.
+    /// writeable with `write`, `writeWithoutResponse` or `authenticatedSignedWrites`.
     public init(properties: CharacteristicProperties) {
         var permissions: AttributePermissions = []
         if properties.contains(.read) { permissions.insert(.readable) }
-        if !properties.isDisjoint(with: [.write, .writeWithoutResponse]) { permissions.insert(.writeable) }
+        if !properties.isDisjoint(with: [.write, .writeWithoutResponse, .authenticatedSignedWrites]) { permissions.insert(.writeable) }
         self = permissions
     }
 

@@ -22,7 +22,8 @@ extension GATTServer {
     /// Why the client may not write `length` octets to the attribute with a write of `kind`,
     /// if it may not. A characteristic value takes only the writes its properties declare
     /// (Core 6.0, Vol 3, Part G, 3.3.1.1): Write Request and prepared writes need Write, a
-    /// Write Command needs Write Without Response. Then the link's security, the
+    /// Write Command needs Write Without Response (or, on an encrypted link, Authenticated
+    /// Signed Writes), a Signed Write Command Authenticated Signed Writes. Then the link's security, the
     /// application's authorization (unless `authorizing` is `false`: an executed prepared
     /// write was authorized when it was prepared) and last the length, so that a client
     /// learns nothing of a value it may not write.
@@ -30,8 +31,15 @@ extension GATTServer {
                       _ context: RequestContext) async -> ATTErrorCode? {
         guard attribute.permissions.allowsWriting else { return .writeNotPermitted }
         if case let .value(properties) = attribute.kind {
-            let declared: CharacteristicProperties = kind == .command ? .writeWithoutResponse : .write
-            guard properties.contains(declared) else { return .writeNotPermitted }
+            let declared: CharacteristicProperties
+            switch kind {
+            // A client sends a Write Command where it would sign, once the link is encrypted
+            // (Core 6.0, Vol 3, Part C, 10.2.2): Authenticated Signed Writes admits it then.
+            case .command: declared = context.security.isEncrypted ? [.writeWithoutResponse, .authenticatedSignedWrites] : .writeWithoutResponse
+            case .signedCommand: declared = .authenticatedSignedWrites
+            case .request, .preparedWrite: declared = .write
+            }
+            guard !properties.isDisjoint(with: declared) else { return .writeNotPermitted }
         }
         let requirement = attribute.writeRequirement
         if let refusal = requirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) { return refusal }

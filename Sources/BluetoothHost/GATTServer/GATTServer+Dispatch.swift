@@ -59,10 +59,8 @@ extension GATTServer {
         case let .writeCommand(command):
             await write(command, context)
             response = nil
-        case .signedWriteCommand:
-            // Signatures are not verified yet (no CSRK reaches the server), so the command is
-            // ignored (Core 6.0, Vol 3, Part F, 3.4.5.4).
-            logger.debug("ignoring Signed Write Command: no signature resolving key")
+        case let .signedWriteCommand(command):
+            await write(command, context)
             response = nil
         case let .prepareWriteRequest(request):
             response = await prepareWrite(request, context)

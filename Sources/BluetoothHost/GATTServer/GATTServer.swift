@@ -50,6 +50,10 @@ public actor GATTServer {
     private var nextIdentifier: UInt64 = 0
     /// Whether this device has a key for a peer (``setKeyAvailability(_:)``); none by default.
     var keyAvailability: @Sendable (DeviceAddress) -> Bool = { _ in false }
+    /// Checks Signed Write Commands (``setSignedWriteVerifier(_:)``); none by default.
+    var signedWriteVerifier: SignedWriteVerifier?
+    /// Signed Write Commands dropped: not signed right, replayed, or not permitted.
+    public internal(set) var rejectedSignedWriteCount = 0
     /// Grants accesses that require authorization (``setAuthorizationHandler(_:)``).
     var authorizationHandler: GATTAuthorizationHandler?
     /// The security of connections wired in memory (``setSecurity(_:connectionHandle:)``),

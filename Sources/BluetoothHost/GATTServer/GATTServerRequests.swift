@@ -37,6 +37,9 @@ public struct GATTWriteRequest: Sendable, Hashable {
         case request
         /// A Write Command: no answer is sent, whatever the handler says.
         case command
+        /// A Signed Write Command whose signature was checked (or that came on an encrypted
+        /// link): no answer is sent, whatever the handler says.
+        case signedCommand
         /// A long or reliable write: prepared, then executed; `value` is the assembled value.
         case preparedWrite
     }

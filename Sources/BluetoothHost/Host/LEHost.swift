@@ -60,6 +60,8 @@ public actor LEHost {
     /// Out-of-band pairing data: this device's, and the peers' by address.
     var localOutOfBand: LocalOutOfBand?
     var peerOutOfBand: [BluetoothAddress: OutOfBandData] = [:]
+    /// One signed write's counter reservation or check at a time (see SMP/LEHost+Signing.swift).
+    nonisolated let signingGate = AsyncSerialGate()
     /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
     nonisolated let bondedPeers = BondedPeers()
     /// This device's IRK, distributed with its identity when bonding.

@@ -46,6 +46,8 @@ final class L2CAPRouter: Sendable {
     private let settings: BearerSettings
     private let logger: Logger
     private let bearers = Mutex<[UInt16: ATTBearer]>([:])
+    /// Given to every bearer opened, for its client's signed writes (the host sets it).
+    let signedWriteSigner = Mutex<SignedWriteSigner?>(nil)
     /// The one timer of every bearer's transactions.
     private let watchdog: ATTWatchdog
     /// The running scan's receiver; advertising reports are dropped while there is none.
@@ -123,6 +125,7 @@ final class L2CAPRouter: Sendable {
                 self?.pendingHostItems.add(1, ordering: .relaxed)
                 items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)])
             })
+        bearer.setSignedWriteSigner(signedWriteSigner.withLock { $0 })
         let replaced = bearers.withLock { bearers in
             defer { bearers[connectionHandle] = bearer }
             return bearers[connectionHandle]

@@ -72,6 +72,7 @@ extension LEHost {
         bondedPeers.insert(contentsOf: peers)
         let known = bondedPeers
         await server.setKeyAvailability { peer in known.contains(peer) }
+        await installSigning()
     }
 }
 

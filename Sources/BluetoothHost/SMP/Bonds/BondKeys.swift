@@ -21,8 +21,9 @@ public struct BondKeys: Sendable, Hashable, Codable {
     public var identityAddress: DeviceAddress?
     /// The Connection Signature Resolving Key (CSRK) of signed writes.
     public var signatureKey: UInt128?
-    /// The SignCounter of the last signed write verified (or made) with ``signatureKey``
-    /// (Core 6.0, Vol 3, Part H, 2.4.5): a later one must be higher.
+    /// The next SignCounter of ``signatureKey`` (Core 6.0, Vol 3, Part H, 2.4.5): for this
+    /// device's key, the one its next signed write uses; for the peer's, the lowest it accepts
+    /// (one above the last verified). 0 when the key is distributed.
     public var signCounter: UInt32
 
     public init(longTermKey: UInt128? = nil, ediv: UInt16 = 0, rand: UInt64 = 0, identityResolvingKey: UInt128? = nil,
