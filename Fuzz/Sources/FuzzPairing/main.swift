@@ -181,6 +181,9 @@ func run(_ input: inout FuzzInput) {
                 if let changed = corrupted(pdu, &input) {
                     tampered = tampered || changed != pdu
                     deliver(from: side, changed)
+                } else {
+                    // Corrupted past decoding: the PDU is lost.
+                    tampered = true
                 }
             }
         case 4:
