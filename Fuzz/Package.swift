@@ -36,6 +36,7 @@ let package = Package(
         fuzzTarget("FuzzAdvertising", ["BluetoothHCI", "BluetoothHost"]),
         fuzzTarget("FuzzStrings", ["BluetoothTransport", "BluetoothHost", "Bluejay"]),
         fuzzTarget("FuzzRestoration", ["Bluejay"]),
+        fuzzTarget("FuzzPairing", ["BluetoothCrypto", "BluetoothHost"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -176,3 +176,19 @@ write("FuzzRestoration",
       b'      "uuid" : "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"\n    }\n  ],\n  "peripheral" : "C0:FF:EE:00:11:22",\n  "version" : 1\n}\n',
       b'{"version":1,"listens":[]}',
       b'{"version":1,"peripheral":"not an address","listens":[{"uuid":"nope","service":"180D"},{"uuid":"2A38","service":"180D"}]}')
+
+# Each side's settings (IO capability, flags, minimum and maximum key size - 7), the nonce
+# seed, then steps; with no steps the pairing runs honestly to its end.
+def pairing(initiator, responder, seed=7, steps=b""):
+    return bytes(initiator) + bytes(responder) + bytes([seed]) + steps
+
+
+write("FuzzPairing",
+      pairing([3, 1, 9, 9], [3, 1, 9, 9]),                       # LE Secure Connections, Just Works, bonding
+      pairing([1, 1, 9, 9], [1, 1, 9, 9]),                       # Numeric Comparison
+      pairing([2, 1, 9, 9], [0, 1, 9, 9]),                       # Passkey Entry, the responder displays
+      pairing([4, 3, 9, 9], [2, 3, 9, 9]),                       # Passkey Entry with MITM, the initiator displays
+      pairing([3, 9, 0, 9], [3, 9, 0, 0]),                       # legacy Just Works, 7-octet key
+      pairing([2, 9, 9, 9], [0, 9, 9, 9]),                       # legacy Passkey Entry
+      pairing([1, 1, 9, 9], [1, 1, 9, 9], steps=b"\x00\x80\x00\x03\x05\x01\x80\x08\x00"),  # a corrupted PDU, a refused comparison
+      pairing([3, 1, 9, 9], [3, 5, 9, 9], steps=b"\x00\x04\x03\x0c\x01\x02\x0b"))           # SC only; a forged PDU; a timeout

@@ -25,7 +25,7 @@ public struct PeripheralSecurity: OptionSet, Hashable, Sendable {
     public static let key128 = PeripheralSecurity(rawValue: 0x08)
 
     /// The permissions of this security for reads (`write == false`) or writes.
-    func permissions(write: Bool) -> AttributePermissions {
+    public func permissions(write: Bool) -> AttributePermissions {
         var permissions: AttributePermissions = []
         if !isDisjoint(with: [.encryption, .key128]) { permissions.insert(write ? .writeEncryptionRequired : .readEncryptionRequired) }
         if contains(.authentication) { permissions.insert(write ? .writeAuthenticationRequired : .readAuthenticationRequired) }

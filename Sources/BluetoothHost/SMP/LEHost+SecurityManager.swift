@@ -29,7 +29,15 @@ extension LEHost {
         logger.debug("SMP from \(connection.peer): \(pdu)")
         if var procedure = securitySessions[handle]?.procedure, !procedure.isFinished {
             restartSecurityTimer(handle)
-            let actions = procedure.receive(pdu)
+            let actions: [PairingProcedure.Action]
+            if procedure.role == .responder, procedure.phase == .idle, pdu.code != .pairingFailed {
+                // The agent has not yet accepted the first Pairing Request: anything more (a
+                // second request too) is out of order, and must not be answered in its place
+                // (Part H, 3.3).
+                actions = procedure.fail(.unspecifiedReason, .unexpectedPDU(pdu.code))
+            } else {
+                actions = procedure.receive(pdu)
+            }
             securitySessions[handle]?.procedure = procedure
             perform(actions, on: connection)
             return

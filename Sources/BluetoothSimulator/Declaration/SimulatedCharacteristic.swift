@@ -1,5 +1,6 @@
 import BluetoothCore
 import BluetoothHost
+import BluetoothPeripheral
 import GATTProfiles
 
 /// Answers a read of a simulated characteristic: `.value(bytes)` (the whole value; the
@@ -29,6 +30,17 @@ public struct SimulatedCharacteristic: Sendable {
     public var permissions: AttributePermissions? {
         didSet { resolvePermissions() }
     }
+    /// What a central's link needs before it may read the value: encryption, authentication
+    /// (MITM), authorization, a 128-bit key. The device's GATT server refuses it otherwise, with
+    /// the error that tells the central to pair (Core 6.0, Vol 3, Part C, 10.3.1), so an app's
+    /// tests can run pairing against the simulator.
+    public var readSecurity: PeripheralSecurity {
+        didSet { resolvePermissions() }
+    }
+    /// What a central's link needs before it may write the value.
+    public var writeSecurity: PeripheralSecurity {
+        didSet { resolvePermissions() }
+    }
     /// Waits this long before answering each read or write (change it later with
     /// ``SimulatedDevice/setResponseDelay(_:for:)``).
     public var responseDelay: Duration
@@ -37,16 +49,23 @@ public struct SimulatedCharacteristic: Sendable {
     /// Decides on writes instead of accepting every one.
     public var onWrite: SimulatedWriteHandler?
 
-    /// A characteristic with a value and, optionally, handlers and a response delay.
+    /// A characteristic with a value and, optionally, the security its reads and writes need,
+    /// handlers and a response delay.
+    /// - Parameter security: what reads and writes both need (see ``readSecurity``), added to
+    ///   `readSecurity` and `writeSecurity`.
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil, value: [UInt8] = [],
                 maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength, userDescription: String? = nil,
+                security: PeripheralSecurity = [], readSecurity: PeripheralSecurity = [], writeSecurity: PeripheralSecurity = [],
                 responseDelay: Duration = .zero, onRead: SimulatedReadHandler? = nil, onWrite: SimulatedWriteHandler? = nil) {
         definition = GATTCharacteristicDefinition(uuid: uuid, properties: properties, permissions: permissions, value: value,
                                                   maximumValueLength: maximumValueLength, userDescription: userDescription)
         self.permissions = permissions
+        self.readSecurity = readSecurity.union(security)
+        self.writeSecurity = writeSecurity.union(security)
         self.responseDelay = responseDelay
         self.onRead = onRead
         self.onWrite = onWrite
+        resolvePermissions()
     }
 
     /// A characteristic as a GATTProfiles profile declares it (UUID, properties, initial
@@ -61,12 +80,12 @@ public struct SimulatedCharacteristic: Sendable {
     ///   - properties: replaces the profile's properties.
     public init<C: CharacteristicConfigurable>(_ profile: C.Type, value: [UInt8]? = nil, properties: CharacteristicProperties? = nil,
                                                maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
-                                               responseDelay: Duration = .zero, onRead: SimulatedReadHandler? = nil,
-                                               onWrite: SimulatedWriteHandler? = nil) {
+                                               security: PeripheralSecurity = [], responseDelay: Duration = .zero,
+                                               onRead: SimulatedReadHandler? = nil, onWrite: SimulatedWriteHandler? = nil) {
         let declared = properties ?? CharacteristicProperties(rawValue: profile.properties.rawValue)
         self.init(uuid: profile.uuid, properties: declared,
                   permissions: properties == nil ? AttributePermissions(rawValue: profile.permissions.rawValue) : nil,
-                  value: value ?? profile.initialValue ?? [], maximumValueLength: maximumValueLength,
+                  value: value ?? profile.initialValue ?? [], maximumValueLength: maximumValueLength, security: security,
                   responseDelay: responseDelay, onRead: onRead, onWrite: onWrite)
     }
 
@@ -79,8 +98,16 @@ public struct SimulatedCharacteristic: Sendable {
     /// ``permissions``, or those ``properties`` imply when it is `nil`.
     var resolvedPermissions: AttributePermissions { definition.permissions }
 
-    /// Sets the definition's permissions to ``permissions``, or derives them from the properties.
+    /// Sets the definition's permissions to ``permissions``, or derives them from the
+    /// properties, plus what ``readSecurity`` asks of reads when it is readable and
+    /// ``writeSecurity`` of writes when it is writable (a 128-bit key when either asks for one).
     mutating func resolvePermissions() {
-        definition.permissions = permissions ?? AttributePermissions(properties: definition.properties)
+        var resolved = permissions ?? AttributePermissions(properties: definition.properties)
+        if resolved.contains(.readable) { resolved.formUnion(readSecurity.permissions(write: false)) }
+        if resolved.contains(.writeable) { resolved.formUnion(writeSecurity.permissions(write: true)) }
+        definition.permissions = resolved
+        let needsFullKey = readSecurity.contains(.key128) || writeSecurity.contains(.key128)
+        definition.minimumKeySize = needsFullKey ? GATTCharacteristicDefinition.encryptionKeySizes.upperBound
+            : GATTCharacteristicDefinition.encryptionKeySizes.lowerBound
     }
 }

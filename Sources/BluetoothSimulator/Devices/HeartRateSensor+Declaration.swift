@@ -1,5 +1,6 @@
 import BluetoothCore
 import BluetoothHost
+import BluetoothPeripheral
 import BluetoothVirtual
 import GATTProfiles
 
@@ -20,6 +21,9 @@ extension HeartRateSensor {
         public var firmwareRevision = "1.0.0"
         /// Body Sensor Location (2A38) at start; centrals may read and write it.
         public var location: HeartRateProfile.BodySensorLocation = .chest
+        /// What a central's link needs to read or write the Body Sensor Location: e.g.
+        /// `.encryption` makes the central pair first, as a locked sensor would. None by default.
+        public var locationSecurity: PeripheralSecurity = []
         /// Battery Level (2A19) at start, percent.
         public var batteryLevel: UInt8 = 87
         /// Where the beats per minute come from.
@@ -67,7 +71,8 @@ extension HeartRateSensor {
             SimulatedCharacteristic(HeartRateProfile.Measurement.self,
                                     value: measurementBytes(heartRate: 0, sensorContact: configuration.sensorContact)),
             SimulatedCharacteristic(HeartRateProfile.BodySensorLocation.self, value: [configuration.location.rawValue],
-                                    properties: [.read, .write], maximumValueLength: 1, onWrite: { write in
+                                    properties: [.read, .write], maximumValueLength: 1, security: configuration.locationSecurity,
+                                    onWrite: { write in
                                         guard write.value.count == 1 else { return .error(.invalidAttributeValueLength) }
                                         guard let byte = write.value.first, HeartRateProfile.BodySensorLocation(rawValue: byte) != nil else {
                                             return .error(.outOfRange)

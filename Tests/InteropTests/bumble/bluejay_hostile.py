@@ -24,6 +24,9 @@
 #             event ({"cid":5,"pdu":"0102..."}) when `events` (default true), and kept for
 #             `recorded`. `on: false` stops.
 #   recorded  ack `pdus`: the PDUs recorded on `cid` so far (hex); `clear` forgets them.
+#   mute_smp  with `on` (default true) this Bumble device's own Security Manager ignores every
+#             SMP PDU, so only the test's raw PDUs on channel 6 answer Bluejay's host (with
+#             `record` on cid 6 to see what it sends); `on: false` gives it back.
 #   off       forgets every answer rule and recording.
 #
 # Every hostile PDU is built by the test: this file checks nothing about what it sends.
@@ -235,6 +238,14 @@ def make_handler(endpoints: Callable[[dict[str, Any]], Endpoint]):
             if command.get('clear'):
                 endpoint.recorded[cid] = []
             return result
+        if mode == 'mute_smp':
+            manager = endpoint.device.smp_manager
+            if command.get('on', True):
+                # Device.on_smp_pdu looks the manager's method up on each PDU.
+                manager.on_smp_pdu = lambda _connection, _pdu: None
+            elif 'on_smp_pdu' in vars(manager):
+                del manager.on_smp_pdu
+            return {}
         if mode == 'off':
             endpoint.rules.clear()
             endpoint.recording.clear()
