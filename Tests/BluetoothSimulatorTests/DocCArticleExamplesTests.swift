@@ -180,6 +180,37 @@ struct DocCArticleExamplesTests {
         await simulator.shutdown()
     }
 
+    @Test("Pairing and bonding: a locked sensor pairs on the first read; the delegate types a passkey")
+    func pairingAndBonding() async throws {
+        let print = Printed()
+        let simulator = Simulator()
+        var locked = HeartRateSensor.Configuration()
+        locked.locationSecurity = .encryption
+        let sensor = try await simulator.addHeartRateSensor(locked)
+
+        var options = StartOptions(transport: .transport(simulator.centralTransport()))
+        options.hostConfiguration.security = SecurityManagerSettings(ioCapability: .noInputNoOutput)
+        options.hostConfiguration.bondStore = InMemoryBondStore()
+        let bluejay = Bluejay()
+        bluejay.start(mode: .new(options))
+        try await bluejay.waitUntilReady()
+        try await bluejay.connect(sensor.device.peripheralIdentifier, timeout: .seconds(5))
+
+        let location: UInt8 = try await bluejay.read(from: bodySensorLocation)   // pairs, then reads
+        print("sensor at \(location), link \(bluejay.linkSecurity ?? .unencrypted)")
+        let bonds = try await bluejay.bonds()
+        print("\(bonds.count) bond")
+        try await bluejay.removeBond(sensor.device.peripheralIdentifier)
+
+        #expect(print.lines.first?.contains("encrypted") == true, "\(print.lines)")
+        #expect(print.lines.last == "1 bond")
+        #expect(try await bluejay.bonds().isEmpty)
+        let delegate = PasskeyPrompt()
+        bluejay.register(pairingDelegate: delegate)
+        await bluejay.stop()
+        await simulator.shutdown()
+    }
+
     @Test("Performance and limits: the host's bounds and receive coalescing from StartOptions")
     func limits() {
         var configuration = HostConfiguration()
@@ -228,6 +259,17 @@ struct DocCArticleExamplesTests {
             }
         }
         return blocks
+    }
+}
+
+/// The article's delegate, as printed there.
+final class PasskeyPrompt: PairingDelegate {
+    func passkeyRequested(for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (UInt32?) -> Void) {
+        reply(123_456)   // what the user typed
+    }
+
+    func pairingFinished(with peripheral: PeripheralIdentifier, result: Result<LinkSecurity, BluejayError>) {
+        print("paired with \(peripheral): \(result)")
     }
 }
 

@@ -53,6 +53,34 @@ struct SimulatorPairingTests {
         }
     }
 
+    @Test("README: pairing with the simulator, as printed")
+    func readmeSample() async throws {
+        try await withSimulator { simulator, bluejay in
+            let bodySensorLocation = HeartRate.bodySensorLocation
+            // --- README ---
+            let lock = SimulatedPeripheral(name: "Lock", services: [
+                SimulatedService(uuid: "FFF0", characteristics: [
+                    SimulatedCharacteristic(uuid: "FFF1", properties: [.read, .write], value: [0x00], security: .encryption),
+                ]),
+            ])
+            _ = try await simulator.add(lock)
+
+            var sensor = HeartRateSensor.Configuration()
+            sensor.locationSecurity = .encryption                 // a "locked" Body Sensor Location
+            let hrm = try await simulator.addHeartRateSensor(sensor)
+            try await bluejay.connect(hrm.device.peripheralIdentifier, timeout: .seconds(5))
+            let location: UInt8 = try await bluejay.read(from: bodySensorLocation)   // pairs (Just Works), then reads
+            // --- end ---
+            #expect(location == HeartRateProfile.BodySensorLocation.chest.rawValue)
+            #expect(bluejay.linkSecurity?.isBonded == true)
+            // The lock refuses an unencrypted read too.
+            try await bluejay.disconnect()
+            try await bluejay.connect(try #require(simulator.devices.first(where: { $0.declaration.name == "Lock" })).peripheralIdentifier, timeout: .seconds(5))
+            let locked: UInt8 = try await bluejay.read(from: CharacteristicIdentifier(uuid: "FFF1", service: ServiceIdentifier(uuid: "FFF0")))
+            #expect(locked == 0 && bluejay.linkSecurity?.isEncrypted == true)
+        }
+    }
+
     @Test("The declaration maps security onto the characteristic's permissions")
     func declarationSecurity() {
         var characteristic = SimulatedCharacteristic(uuid: "FF01", properties: [.read, .write], security: [.authentication, .key128])
