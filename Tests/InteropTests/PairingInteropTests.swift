@@ -81,7 +81,7 @@ extension InteropSuites {
                     if method.ours == .displayOnly {
                         // The peripheral types what we display.
                         Task {
-                            while agent.displayedPasskeys.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+                            try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
                             _ = try await rig.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
                         }
                     }

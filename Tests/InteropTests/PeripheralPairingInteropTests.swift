@@ -64,7 +64,7 @@ extension InteropSuites {
                 _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
                 _ = try await central.request("initiate", ["wait": false])
                 // Tell the Bumble central what our agent displays, once it has.
-                while agent.displayedPasskeys.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+                try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
                 _ = try await central.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
                 let done = try await central.waitForEvent(named: "pairing_done")
                 #expect(done.bool("ok") == true, "\(done)")
