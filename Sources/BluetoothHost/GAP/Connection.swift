@@ -5,7 +5,11 @@ import Synchronization
 /// One LE connection, in either role. Thread-safe; its operations go through the ``Host``.
 public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public let handle: UInt16
+    /// The peer's address over the air, as the link was made (the one SMP's c1 and f5 use).
     public let peer: DeviceAddress
+    /// The peer's identity address when ``peer`` is a resolvable private address that a bond's
+    /// IRK resolved (or the controller resolved) as the link came up; `nil` otherwise.
+    public let identity: DeviceAddress?
     /// This device's role on the connection.
     public let role: ConnectionRole
     /// The GATT client of this connection: what the peer's server offers.
@@ -23,14 +27,19 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
 
     private let state: Mutex<State>
 
-    init(handle: UInt16, peer: DeviceAddress, role: ConnectionRole, parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
+    init(handle: UInt16, peer: DeviceAddress, identity: DeviceAddress? = nil, role: ConnectionRole, parameters: ConnectionParameters,
+         gatt: GATTClient, host: LEHost) {
         self.handle = handle
         self.peer = peer
+        self.identity = identity
         self.role = role
         self.gatt = gatt
         self.host = host
         state = Mutex(State(parameters: parameters))
     }
+
+    /// Who the peer is: its ``identity`` when known, else its address (public or random).
+    public var peerIdentity: DeviceAddress { identity ?? DeviceAddress(peer.address, type: peer.type.base) }
 
     public var parameters: ConnectionParameters { state.withLock { $0.parameters } }
     public var isConnected: Bool { disconnectReason == nil }

@@ -18,6 +18,11 @@
 #   encrypt         central role: encrypts with the stored keys; ack {"encrypted": bool, "error": ...}
 #   forget_keys     forgets every stored key (a peer that lost its bond)
 #   keys            ack {"peers": [address, ...]} with stored keys
+#   privacy         peripheral role: advertises from a new resolvable private address made from
+#                   the device's IRK (the one it distributes when bonding); ack {"address": A,
+#                   "identity": static address, "irk": hex}. Done by hand: Bumble 0.0.236's
+#                   Device.update_rpa refuses while advertising and then sets the controller's
+#                   old address, and `le_privacy_enabled` only acts at power-on.
 # Events:
 #   {"event":"pairing_display","passkey":N}, {"event":"pairing_compare","number":N},
 #   {"event":"pairing_done","ok":true,"keys":[...]}, {"event":"pairing_done","ok":false,"reason":N},
@@ -30,7 +35,7 @@ import logging
 import sys
 from typing import Any
 
-from bumble import gatt
+from bumble import gatt, hci
 from bumble.keys import MemoryKeyStore
 from bumble.pairing import PairingConfig, PairingDelegate
 
@@ -179,8 +184,23 @@ def install(role, rig) -> None:
             peers += [name for name, _keys in await device.keystore.get_all()]
         return {'peers': peers}
 
+    async def cmd_privacy(command: dict[str, Any]):
+        if not hasattr(role, 'target'):
+            raise CommandError('privacy is for the peripheral role')
+        device = role.target(command).device
+        # The random address cannot change while advertising (Core 6.0, Vol 4, Part E, 7.8.4).
+        if device.is_advertising:
+            await device.stop_advertising()
+        address = hci.Address.generate_private_address(device.irk)
+        await device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=address))
+        device.random_address = address
+        if not device.is_advertising:
+            await role.target(command).start_advertising()
+        return {'address': peer.address_text(address), 'identity': peer.address_text(device.static_address),
+                'irk': device.irk.hex()}
+
     role.handlers.update({'pairing_config': cmd_pairing_config, 'initiate': cmd_initiate, 'encrypt': cmd_encrypt,
-                          'forget_keys': cmd_forget_keys, 'keys': cmd_keys})
+                          'forget_keys': cmd_forget_keys, 'keys': cmd_keys, 'privacy': cmd_privacy})
 
 
 def watch(connection) -> None:
