@@ -33,7 +33,7 @@ struct PrivacyIdentifierTests {
         let centralAddress = DeviceAddress(try #require(BluetoothAddress("C0:00:00:00:00:31")), type: .public)
         var configuration = HostConfiguration()
         let store = InMemoryBondStore()
-        try await store.save(Bond(localIdentity: centralAddress, peerIdentity: identity,
+        await store.save(Bond(localIdentity: centralAddress, peerIdentity: identity,
                                   peerKeys: BondKeys(longTermKey: 0x42, identityResolvingKey: Self.irk, identityAddress: identity)))
         configuration.bondStore = store
         let controller = link.addController(name: "central", address: centralAddress.address)

@@ -40,7 +40,7 @@ struct HostPrivacyTests {
         let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
         // The central has a bond with the peripheral's identity and IRK, as pairing leaves it.
         let store = InMemoryBondStore()
-        try await store.save(Bond(localIdentity: DeviceAddress(TestAddresses.central, type: .public), peerIdentity: Self.identity,
+        await store.save(Bond(localIdentity: DeviceAddress(TestAddresses.central, type: .public), peerIdentity: Self.identity,
                                   peerKeys: BondKeys(longTermKey: 0x42, identityResolvingKey: Self.peripheralIRK, identityAddress: Self.identity)))
         var configuration = HostConfiguration()
         configuration.bondStore = store
@@ -88,7 +88,7 @@ struct HostPrivacyTests {
         let store = InMemoryBondStore()
         for index in 0..<200 as Range<UInt64> {
             let peer = DeviceAddress(BluetoothAddress(rawValue: 0xD000_0000_0000 | index), type: .random)
-            try await store.save(Bond(localIdentity: DeviceAddress(TestAddresses.central, type: .public), peerIdentity: peer,
+            await store.save(Bond(localIdentity: DeviceAddress(TestAddresses.central, type: .public), peerIdentity: peer,
                                       peerKeys: BondKeys(identityResolvingKey: UInt128(index + 1), identityAddress: peer)))
         }
         var configuration = HostConfiguration()
@@ -99,8 +99,7 @@ struct HostPrivacyTests {
         try await peripheral.powerOn()
         let rpa = BluetoothAddress(rawValue: ResolvablePrivateAddress.generate(irk: Self.peripheralIRK))
         try await advertise(peripheral, from: rpa)
-        var options = ScanOptions()
-        options.filterDuplicates = false
+        let options = ScanOptions(filterDuplicates: false)
         let heard = try await withTimeout("hearing the stranger ten times") {
             var heard = 0
             for try await advertisement in try await central.scan(options) where advertisement.peer.address == rpa {

@@ -76,8 +76,9 @@ extension LEHost {
         bondedPeers.insert(contentsOf: bonds.map(\.peerIdentity))
         let keys = bonds.compactMap { bond in bond.peerKeys.identityResolvingKey.map { (bond.peerIdentity, $0) } }
         addressResolver.setKeys(Dictionary(keys, uniquingKeysWith: { _, last in last }))
-        let known = bondedPeers
-        await server.setKeyAvailability { peer in known.contains(peer) }
+        let (known, resolver) = (bondedPeers, addressResolver)
+        // A bonded peer at a private address has a key too (resolved with its IRK).
+        await server.setKeyAvailability { peer in known.contains(peer) || resolver.identity(of: peer).map(known.contains) == true }
     }
 }
 
