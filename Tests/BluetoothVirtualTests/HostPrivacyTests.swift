@@ -80,6 +80,42 @@ struct HostPrivacyTests {
         await peripheral.shutdown()
     }
 
+    /// Pairing with a peer met at a private address: the link learns the identity the peer
+    /// distributes, and the IRK distributed with it resolves the peer's next address.
+    @Test func bondingAtAPrivateAddressTeachesTheIdentityAndTheIRK() async throws {
+        let link = VirtualLink()
+        let centralController = link.addController(name: "central", address: TestAddresses.central)
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
+        let central = LEHost(transport: centralController.makeTransport())
+        var peripheralConfiguration = HostConfiguration()
+        peripheralConfiguration.identityResolvingKey = Self.peripheralIRK
+        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: peripheralConfiguration)
+        try await central.powerOn()
+        try await peripheral.powerOn()
+
+        var rng = SystemRandomNumberGenerator()
+        let first = BluetoothAddress(rawValue: ResolvablePrivateAddress.generate(irk: Self.peripheralIRK, using: &rng))
+        try await advertise(peripheral, from: first)
+        #expect(try await discover(central, first).identity == nil, "no bond yet")
+        let connection = try await central.connect(to: DeviceAddress(first, type: .random), timeout: .seconds(5))
+        #expect(connection.identity == nil)
+        let security = try await central.pair(connection)
+        #expect(security.isBonded)
+        #expect(connection.identity == Self.identity, "the identity the peer distributed")
+        #expect(connection.peer == DeviceAddress(first, type: .random))
+        try await connection.disconnect()
+
+        let second = BluetoothAddress(rawValue: ResolvablePrivateAddress.generate(irk: Self.peripheralIRK, using: &rng))
+        try await advertise(peripheral, from: second)
+        #expect(try await discover(central, second).identity == Self.identity)
+        let again = try await central.connect(to: Self.identity, timeout: .seconds(5))
+        #expect(again.peer == DeviceAddress(second, type: .random))
+        #expect(try await central.secure(again, allowPairing: false).isEncrypted, "the bond is found through the identity")
+        try await again.disconnect()
+        await central.shutdown()
+        await peripheral.shutdown()
+    }
+
     /// A private address of a stranger costs one `ah` per bond however often it is heard.
     @Test func anUnbondedPrivateAddressIsResolvedOnce() async throws {
         let link = VirtualLink()

@@ -8,8 +8,9 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// The peer's address over the air, as the link was made (the one SMP's c1 and f5 use).
     public let peer: DeviceAddress
     /// The peer's identity address when ``peer`` is a resolvable private address that a bond's
-    /// IRK resolved (or the controller resolved) as the link came up; `nil` otherwise.
-    public let identity: DeviceAddress?
+    /// IRK resolved (or the controller resolved) as the link came up, or once the peer
+    /// distributed its identity in a bonding pairing on this link; `nil` otherwise.
+    public var identity: DeviceAddress? { state.withLock { $0.identity } }
     /// This device's role on the connection.
     public let role: ConnectionRole
     /// The GATT client of this connection: what the peer's server offers.
@@ -23,6 +24,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         var nextWaiterID: UInt64 = 0
         var maximumTxOctets: UInt16 = 27
         var phy: (tx: LEPhy, rx: LEPhy) = (.le1M, .le1M)
+        var identity: DeviceAddress?
     }
 
     private let state: Mutex<State>
@@ -31,11 +33,10 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
          gatt: GATTClient, host: LEHost) {
         self.handle = handle
         self.peer = peer
-        self.identity = identity
         self.role = role
         self.gatt = gatt
         self.host = host
-        state = Mutex(State(parameters: parameters))
+        state = Mutex(State(parameters: parameters, identity: identity))
     }
 
     /// Who the peer is: its ``identity`` when known, else its address (public or random).
@@ -106,6 +107,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     func update(parameters: ConnectionParameters) { state.withLock { $0.parameters = parameters } }
     func update(maximumTxOctets: UInt16) { state.withLock { $0.maximumTxOctets = maximumTxOctets } }
     func update(phy: (tx: LEPhy, rx: LEPhy)) { state.withLock { $0.phy = phy } }
+    func update(identity: DeviceAddress) { state.withLock { $0.identity = identity } }
 
     func markDisconnected(reason: HCIStatus) {
         let waiters = state.withLock { state -> [CheckedContinuation<HCIStatus, any Error>] in

@@ -65,7 +65,12 @@ extension LEHost {
     /// Insufficient Encryption rather than Insufficient Authentication, Vol 3, Part C, 10.3.1).
     func rememberBond(_ bond: Bond) {
         bondedPeers.insert(bond.peerIdentity)
-        if let irk = bond.peerKeys.identityResolvingKey { addressResolver.add(identity: bond.peerIdentity, irk: irk) }
+        guard let irk = bond.peerKeys.identityResolvingKey else { return }
+        addressResolver.add(identity: bond.peerIdentity, irk: irk)
+        // The link the pairing ran on, and any other from the same peer, now know who it is.
+        for connection in connectionsByHandle.values where connection.identity == nil {
+            if addressResolver.identity(of: connection.peer) == bond.peerIdentity { connection.update(identity: bond.peerIdentity) }
+        }
     }
 
     /// At power-on: the bonded peers the GATT server may expect to encrypt, and the IRKs that
