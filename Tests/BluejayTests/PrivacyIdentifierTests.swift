@@ -16,8 +16,7 @@ struct PrivacyIdentifierTests {
     private func rotate(_ peripheral: VirtualPeripheral) async throws -> BluetoothAddress {
         try await peripheral.host.stopAdvertising()
         let rpa = BluetoothAddress(rawValue: ResolvablePrivateAddress.generate(irk: Self.irk))
-        let hci = await peripheral.host.controller
-        _ = try await hci.send(LESetRandomAddressCommand(address: rpa))
+        try await peripheral.host.setRandomAddress(rpa)
         var parameters = AdvertisingParameters(intervalRange: 0x0030...0x0030)
         parameters.ownAddressType = .random
         try await peripheral.host.startAdvertising(

@@ -13,13 +13,13 @@ struct HostPrivacyTests {
     static let peripheralIRK: UInt128 = 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210
     static let identity = DeviceAddress(TestAddresses.peripheral, type: .public)
 
-    /// Makes the peripheral host's controller advertise (connectable) from `address`.
+    /// Makes the peripheral host advertise (connectable) from `address`.
     private func advertise(_ peripheral: LEHost, from address: BluetoothAddress) async throws {
-        let hci = await peripheral.controller
-        _ = try await hci.send(LESetRandomAddressCommand(address: address))
-        _ = try await hci.send(LESetAdvertisingParametersCommand(intervalMin: 0x0030, intervalMax: 0x0030, ownAddressType: .random))
-        _ = try await hci.send(LESetAdvertisingDataCommand(data: [0x02, 0x01, 0x06]))
-        _ = try await hci.send(LESetAdvertisingEnableCommand(enable: true))
+        try await peripheral.stopAdvertising()
+        try await peripheral.setRandomAddress(address)
+        var parameters = AdvertisingParameters(intervalRange: 0x0030...0x0030)
+        parameters.ownAddressType = .random
+        try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]), parameters: parameters)
     }
 
     /// Scans until an advertisement from `address` arrives.
@@ -99,8 +99,15 @@ struct HostPrivacyTests {
         #expect(try await discover(central, first).identity == nil, "no bond yet")
         let connection = try await central.connect(to: DeviceAddress(first, type: .random), timeout: .seconds(5))
         #expect(connection.identity == nil)
+        let peripheralEvents = await peripheral.events()
         let security = try await central.pair(connection)
         #expect(security.isBonded)
+        // The peripheral's side ends once the central's keys are in.
+        try await withTimeout("the peripheral's end of the pairing") {
+            for await event in peripheralEvents { if case .pairingFinished = event { return } }
+            throw WaitTimeout(description: "events ended")
+        }
+        #expect(await peripheral.bonds().count == 1)
         #expect(connection.identity == Self.identity, "the identity the peer distributed")
         #expect(connection.peer == DeviceAddress(first, type: .random))
         try await connection.disconnect()

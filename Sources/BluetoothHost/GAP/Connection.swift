@@ -11,6 +11,9 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// IRK resolved (or the controller resolved) as the link came up, or once the peer
     /// distributed its identity in a bonding pairing on this link; `nil` otherwise.
     public var identity: DeviceAddress? { state.withLock { $0.identity } }
+    /// This device's address on the link, over the air: the public address, or the random
+    /// address it advertised or connected from (SMP's c1 and f5 take it).
+    public let local: DeviceAddress
     /// This device's role on the connection.
     public let role: ConnectionRole
     /// The GATT client of this connection: what the peer's server offers.
@@ -29,10 +32,11 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
 
     private let state: Mutex<State>
 
-    init(handle: UInt16, peer: DeviceAddress, identity: DeviceAddress? = nil, role: ConnectionRole, parameters: ConnectionParameters,
-         gatt: GATTClient, host: LEHost) {
+    init(handle: UInt16, peer: DeviceAddress, identity: DeviceAddress? = nil, local: DeviceAddress, role: ConnectionRole,
+         parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
         self.handle = handle
         self.peer = peer
+        self.local = local
         self.role = role
         self.gatt = gatt
         self.host = host

@@ -8,6 +8,8 @@ struct ConnectionCompletion: Sendable {
     var role: ConnectionRole
     var peer: DeviceAddress
     var parameters: ConnectionParameters
+    /// The resolvable private address the controller made for this device, if it did.
+    var localPrivateAddress: BluetoothAddress = .zero
 
     init(_ event: LEConnectionCompleteEvent) {
         self.init(status: event.status, handle: event.connectionHandle, role: event.role, peer: event.peer,
@@ -18,12 +20,14 @@ struct ConnectionCompletion: Sendable {
         self.init(status: event.status, handle: event.connectionHandle, role: event.role,
                   peer: Self.overTheAir(event.peer, resolvedFrom: event.peerResolvablePrivateAddress),
                   interval: event.connectionInterval, latency: event.peripheralLatency, timeout: event.supervisionTimeout)
+        localPrivateAddress = event.localResolvablePrivateAddress
     }
 
     init(_ event: LEEnhancedConnectionCompleteV2Event) {
         self.init(status: event.status, handle: event.connectionHandle, role: event.role,
                   peer: Self.overTheAir(event.peer, resolvedFrom: event.peerResolvablePrivateAddress),
                   interval: event.connectionInterval, latency: event.peripheralLatency, timeout: event.supervisionTimeout)
+        localPrivateAddress = event.localResolvablePrivateAddress
     }
 
     /// The address the peer connected from. A controller that resolved it reports the identity
@@ -294,12 +298,23 @@ extension LEHost {
         let handle = completion.handle
         let gatt = GATTClient(bearer: l2cap.bearer(for: handle) ?? closedBearer(completion))
         let identity = addressResolver.identity(of: completion.peer)
-        let connection = Connection(handle: handle, peer: completion.peer, identity: identity, role: completion.role,
+        let connection = Connection(handle: handle, peer: completion.peer, identity: identity, local: ownAddress(on: completion), role: completion.role,
                                     parameters: completion.parameters, gatt: gatt, host: self)
         connectionsByHandle[handle] = connection
         logger.info("connected to \(completion.peer)\(identity.map { " (identity \($0))" } ?? "") as \(completion.role), handle \(Hex.format(handle)), \(completion.parameters)")
         broadcast(.connected(connection))
         return connection
+    }
+
+    /// This device's address over the air on a new link: a private address the controller
+    /// made, else the random address set with ``setRandomAddress(_:)`` when the link came
+    /// through advertising from it, else the public address.
+    private func ownAddress(on completion: ConnectionCompletion) -> DeviceAddress {
+        if completion.localPrivateAddress != .zero { return DeviceAddress(completion.localPrivateAddress, type: .random) }
+        if completion.role == .peripheral, let randomAddress, advertising.configuration?.parameters.ownAddressType == .random {
+            return DeviceAddress(randomAddress, type: .random)
+        }
+        return localAddress
     }
 
     /// What a central does once a link is up: longest data PDUs, largest ATT MTU.
