@@ -11,11 +11,14 @@ extension InteropSuites {
         /// Scans until an advertisement from `address` (written as Bumble writes it) arrives.
         private func discover(_ host: LEHost, _ address: String) async throws -> Advertisement {
             let stream = try await host.scan()
-            for try await advertisement in stream where advertisement.peer.address.description == address.uppercased() {
-                await host.stopScanning()
-                return advertisement
+            let found = try await withTestTimeout(.seconds(20), "hearing \(address)") {
+                for try await advertisement in stream where advertisement.peer.address.description == address.uppercased() {
+                    return advertisement
+                }
+                throw HostError.cancelled
             }
-            throw HostError.cancelled
+            await host.stopScanning()
+            return found
         }
 
         @Test("A bonded peer seen at new private addresses keeps its identity, by scan and by connecting")

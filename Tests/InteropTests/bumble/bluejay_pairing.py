@@ -188,6 +188,12 @@ def install(role, rig) -> None:
         if not hasattr(role, 'target'):
             raise CommandError('privacy is for the peripheral role')
         device = role.target(command).device
+        # Right after a disconnection the advertising restarts by itself (auto_restart): let the
+        # link go and the restart finish first, or it would come back with the old address.
+        for _ in range(300):
+            if not device.connections and device.is_advertising:
+                break
+            await asyncio.sleep(0.01)
         # The random address cannot change while advertising (Core 6.0, Vol 4, Part E, 7.8.4).
         if device.is_advertising:
             await device.stop_advertising()
