@@ -83,10 +83,10 @@ let package = Package(
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCore", "BluetoothCrypto"]),
         .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothCore", "BluetoothTransport"]),
         .testTarget(name: "BluetoothHCITests", dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "TestSupport"]),
-        .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "TestSupport"]),
+        .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothHCI", "BluetoothHost", "TestSupport"]),
         .testTarget(
             name: "BluetoothVirtualTests",
-            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothVirtual", "BluetoothHost", logging]
+            dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", "BluetoothVirtual", "BluetoothHost", logging]
         ),
         .testTarget(name: "GATTProfilesTests", dependencies: ["BluetoothCore", "GATTProfiles"]),
         .testTarget(
@@ -95,7 +95,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BluejayTests",
-            dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "Bluejay", "BluetoothVirtual", "TestSupport"]
+            dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothHCI", "BluetoothHost", "Bluejay", "BluetoothVirtual", "TestSupport"]
         ),
         .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothTransport", "BluetoothSimulator", "Bluejay", "TestSupport"]),
         // The seeds' Bluejay snippets, compiled as a porting app compiles them (Swift 5 language mode).
@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(
             name: "InteropTests",
             dependencies: [
-                "Bluejay", "BluetoothCore", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothHost", "BluetoothHCI",
+                "Bluejay", "BluetoothCore", "BluetoothCrypto", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothHost", "BluetoothHCI",
                 "BluetoothTransport", "BluetoothVirtual", "TestSupport",
             ],
             exclude: ["bumble"]

@@ -125,7 +125,7 @@ extension Bluejay {
 
     /// Takes over a connection made by someone else (``StartMode/use(host:peripheral:options:)``).
     private func adopt(_ connection: Connection) async {
-        let identifier = PeripheralIdentifier(address: connection.peer)
+        let identifier = PeripheralIdentifier(address: connection.peerIdentity)
         let (link, changes) = await prepareLink(connection, identifier: identifier)
         install(link, timeout: .none, changes: changes)
         log(.info, "using the existing connection to \(identifier)")

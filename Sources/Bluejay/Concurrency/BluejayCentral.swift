@@ -104,6 +104,8 @@ public final class BluejayCentral: Sendable {
     /// task abandons the attempt.
     public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .seconds(30)) async throws(BluejayError) -> RemotePeripheral {
         let connection = try await host.connect(to: peripheral, timeout: timeout)
+        // A bonded peer reached at a private address is known by its identity.
+        let peripheral = connection.identity.map { PeripheralIdentifier(address: $0, name: peripheral.name) } ?? peripheral
         let link = PeripheralLink(connection: connection, identifier: peripheral)
         let changes = connection.gatt.serviceChanges()
         do {

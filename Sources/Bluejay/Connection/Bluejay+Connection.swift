@@ -87,6 +87,7 @@ extension Bluejay {
     private func performConnection(to peripheral: PeripheralIdentifier, timeout: Timeout, purpose: ConnectPurpose,
                                    operationID: UInt64) async throws -> PeripheralIdentifier {
         let host = try requireHost()
+        var peripheral = peripheral
         log(.info, "connecting to \(peripheral) (\(purpose.logDescription), \(timeout))")
         let connection = try await host.connect(to: peripheral, timeout: timeout)
         let stillWanted = state.withLock { state -> Bool in
@@ -98,6 +99,8 @@ extension Bluejay {
             try? await connection.disconnect()
             throw BluejayError.cancelled
         }
+        // A bonded peer reached at a private address is known by its identity from now on.
+        if let identity = connection.identity { peripheral = PeripheralIdentifier(address: identity, name: peripheral.name) }
         let (link, changes) = await prepareLink(connection, identifier: peripheral)
         guard connection.isConnected else {
             throw BluejayError.disconnected(peripheral, reason: connection.disconnectReason)

@@ -4,7 +4,11 @@ import BluetoothHCI
 /// One discovery made while scanning: what a peer advertises, with its scan response merged
 /// in when one was received.
 public struct Advertisement: Sendable, CustomStringConvertible {
+    /// The address the advertisement came from, over the air.
     public var peer: DeviceAddress
+    /// The advertiser's identity address when ``peer`` is a resolvable private address that a
+    /// bond's IRK resolves (or the controller resolved it); `nil` otherwise.
+    public var identity: DeviceAddress?
     /// Signal strength in dBm, when the controller measured it.
     public var rssi: Int8?
     /// The advertiser accepts connections.
@@ -57,7 +61,9 @@ public struct Advertisement: Sendable, CustomStringConvertible {
 
     /// The TX Power Level field of either part.
     public var txPowerLevel: Int8? { advertisingData.txPowerLevel ?? scanResponse?.txPowerLevel }
-    public var identifier: PeripheralIdentifier { PeripheralIdentifier(address: peer, name: localName) }
+    /// The advertiser: its identity when known (a bonded peer that rotates its private address
+    /// keeps one identifier), else the address it advertised from.
+    public var identifier: PeripheralIdentifier { PeripheralIdentifier(address: identity ?? peer, name: localName) }
 
     public var description: String {
         "\(identifier) rssi=\(rssi.map { "\($0)" } ?? "?")\(isConnectable ? " connectable" : "") \(data)"

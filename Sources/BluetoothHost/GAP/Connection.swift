@@ -5,7 +5,15 @@ import Synchronization
 /// One LE connection, in either role. Thread-safe; its operations go through the `Host`.
 public final class Connection: Sendable, Hashable, CustomStringConvertible {
     public let handle: UInt16
+    /// The peer's address over the air, as the link was made (the one SMP's c1 and f5 use).
     public let peer: DeviceAddress
+    /// The peer's identity address when ``peer`` is a resolvable private address that a bond's
+    /// IRK resolved (or the controller resolved) as the link came up, or once the peer
+    /// distributed its identity in a bonding pairing on this link; `nil` otherwise.
+    public var identity: DeviceAddress? { state.withLock { $0.identity } }
+    /// This device's address on the link, over the air: the public address, or the random
+    /// address it advertised or connected from (SMP's c1 and f5 take it).
+    public let local: DeviceAddress
     /// This device's role on the connection.
     public let role: ConnectionRole
     /// The GATT client of this connection: what the peer's server offers.
@@ -19,18 +27,24 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         var nextWaiterID: UInt64 = 0
         var maximumTxOctets: UInt16 = 27
         var phy: (tx: LEPhy, rx: LEPhy) = (.le1M, .le1M)
+        var identity: DeviceAddress?
     }
 
     private let state: Mutex<State>
 
-    init(handle: UInt16, peer: DeviceAddress, role: ConnectionRole, parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
+    init(handle: UInt16, peer: DeviceAddress, identity: DeviceAddress? = nil, local: DeviceAddress, role: ConnectionRole,
+         parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
         self.handle = handle
         self.peer = peer
+        self.local = local
         self.role = role
         self.gatt = gatt
         self.host = host
-        state = Mutex(State(parameters: parameters))
+        state = Mutex(State(parameters: parameters, identity: identity))
     }
+
+    /// Who the peer is: its ``identity`` when known, else its address (public or random).
+    public var peerIdentity: DeviceAddress { identity ?? DeviceAddress(peer.address, type: peer.type.base) }
 
     public var parameters: ConnectionParameters { state.withLock { $0.parameters } }
     public var isConnected: Bool { disconnectReason == nil }
@@ -97,6 +111,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     func update(parameters: ConnectionParameters) { state.withLock { $0.parameters = parameters } }
     func update(maximumTxOctets: UInt16) { state.withLock { $0.maximumTxOctets = maximumTxOctets } }
     func update(phy: (tx: LEPhy, rx: LEPhy)) { state.withLock { $0.phy = phy } }
+    func update(identity: DeviceAddress) { state.withLock { $0.identity = identity } }
 
     func markDisconnected(reason: HCIStatus) {
         let waiters = state.withLock { state -> [CheckedContinuation<HCIStatus, any Error>] in

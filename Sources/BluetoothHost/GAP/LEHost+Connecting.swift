@@ -8,6 +8,8 @@ struct ConnectionCompletion: Sendable {
     var role: ConnectionRole
     var peer: DeviceAddress
     var parameters: ConnectionParameters
+    /// The resolvable private address the controller made for this device, if it did.
+    var localPrivateAddress: BluetoothAddress = .zero
 
     init(_ event: LEConnectionCompleteEvent) {
         self.init(status: event.status, handle: event.connectionHandle, role: event.role, peer: event.peer,
@@ -15,13 +17,27 @@ struct ConnectionCompletion: Sendable {
     }
 
     init(_ event: LEEnhancedConnectionCompleteEvent) {
-        self.init(status: event.status, handle: event.connectionHandle, role: event.role, peer: event.peer,
+        self.init(status: event.status, handle: event.connectionHandle, role: event.role,
+                  peer: Self.overTheAir(event.peer, resolvedFrom: event.peerResolvablePrivateAddress),
                   interval: event.connectionInterval, latency: event.peripheralLatency, timeout: event.supervisionTimeout)
+        localPrivateAddress = event.localResolvablePrivateAddress
     }
 
     init(_ event: LEEnhancedConnectionCompleteV2Event) {
-        self.init(status: event.status, handle: event.connectionHandle, role: event.role, peer: event.peer,
+        self.init(status: event.status, handle: event.connectionHandle, role: event.role,
+                  peer: Self.overTheAir(event.peer, resolvedFrom: event.peerResolvablePrivateAddress),
                   interval: event.connectionInterval, latency: event.peripheralLatency, timeout: event.supervisionTimeout)
+        localPrivateAddress = event.localResolvablePrivateAddress
+    }
+
+    /// The address the peer connected from. A controller that resolved it reports the identity
+    /// (type 0x02 or 0x03) and the private address apart (Core 6.0, Vol 4, Part E, 7.7.65.10);
+    /// the host keeps the private one, which SMP's c1 and f5 take, and resolves it again with
+    /// the same IRKs. With no private address reported, the identity itself was used.
+    private static func overTheAir(_ peer: DeviceAddress, resolvedFrom privateAddress: BluetoothAddress) -> DeviceAddress {
+        guard peer.type == .publicIdentity || peer.type == .randomIdentity else { return peer }
+        guard privateAddress != .zero else { return DeviceAddress(peer.address, type: peer.type.base) }
+        return DeviceAddress(privateAddress, type: .random)
     }
 
     private init(status: HCIStatus, handle: UInt16, role: ConnectionRole, peer: DeviceAddress, interval: UInt16, latency: UInt16, timeout: UInt16) {
@@ -102,8 +118,13 @@ extension LEHost {
         try await waitForTurn(id)
         await waitForControllerRecovery()
         pendingConnection = PendingConnection(id: id, peer: peer)
+        // A bonded identity seen at a private address is reached at that address: neither our
+        // virtual controller nor Bumble's resolves addresses, so the host does not rely on the
+        // controller's resolving list (peer identity types 0x02 and 0x03) to find it.
+        let target = addressResolver.currentAddress(of: peer)
+        if target != peer { logger.debug("connecting to \(peer) at its private address \(target)") }
         do {
-            try await sendCreateConnection(to: peer, request: request)
+            try await sendCreateConnection(to: target, request: request)
         } catch {
             let abandonment = pendingConnection?.abandonment
             endAttempt(id)
@@ -279,12 +300,24 @@ extension LEHost {
     private func establish(_ completion: ConnectionCompletion) -> Connection {
         let handle = completion.handle
         let gatt = GATTClient(bearer: l2cap.bearer(for: handle) ?? closedBearer(completion))
-        let connection = Connection(handle: handle, peer: completion.peer, role: completion.role,
+        let identity = addressResolver.identity(of: completion.peer)
+        let connection = Connection(handle: handle, peer: completion.peer, identity: identity, local: ownAddress(on: completion), role: completion.role,
                                     parameters: completion.parameters, gatt: gatt, host: self)
         connectionsByHandle[handle] = connection
-        logger.info("connected to \(completion.peer) as \(completion.role), handle \(Hex.format(handle)), \(completion.parameters)")
+        logger.info("connected to \(completion.peer)\(identity.map { " (identity \($0))" } ?? "") as \(completion.role), handle \(Hex.format(handle)), \(completion.parameters)")
         broadcast(.connected(connection))
         return connection
+    }
+
+    /// This device's address over the air on a new link: a private address the controller
+    /// made, else the random address set with ``setRandomAddress(_:)`` when the link came
+    /// through advertising from it, else the public address.
+    private func ownAddress(on completion: ConnectionCompletion) -> DeviceAddress {
+        if completion.localPrivateAddress != .zero { return DeviceAddress(completion.localPrivateAddress, type: .random) }
+        if completion.role == .peripheral, let randomAddress, advertising.configuration?.parameters.ownAddressType == .random {
+            return DeviceAddress(randomAddress, type: .random)
+        }
+        return localAddress
     }
 
     /// What a central does once a link is up: longest data PDUs, largest ATT MTU.

@@ -53,7 +53,7 @@ extension LEHost {
         guard scanState == nil else { throw HostError.scanInProgress }
         let id = makeIdentifier()
         let extended = controllerInfo?.supportsExtendedScanning == true
-        let receiver = ScanReceiver(id: id, options: options, logger: logger, handler: handler, onEnd: onEnd)
+        let receiver = ScanReceiver(id: id, options: options, logger: logger, resolver: addressResolver, handler: handler, onEnd: onEnd)
         scanState = ScanState(receiver: receiver, usesExtendedCommands: extended)
         // In place before the controller starts, so that no report is missed.
         l2cap.setScanReceiver(receiver)

@@ -14,16 +14,18 @@ final class ScanReceiver: Sendable {
     private let assembler: Mutex<AdvertisementAssembler>
     private let delivery: Mutex<Delivery>
     private let logger: Logger
+    private let resolver: AddressResolver?
 
     private struct Delivery {
         var handler: (@Sendable ([Advertisement]) -> Void)?
         var onEnd: (@Sendable (HostError?) -> Void)?
     }
 
-    init(id: UInt64, options: ScanOptions, logger: Logger, handler: @escaping @Sendable ([Advertisement]) -> Void,
+    init(id: UInt64, options: ScanOptions, logger: Logger, resolver: AddressResolver? = nil, handler: @escaping @Sendable ([Advertisement]) -> Void,
          onEnd: @escaping @Sendable (HostError?) -> Void) {
         self.id = id
         self.logger = logger
+        self.resolver = resolver
         assembler = Mutex(AdvertisementAssembler(options: options))
         delivery = Mutex(Delivery(handler: handler, onEnd: onEnd))
     }
@@ -33,7 +35,7 @@ final class ScanReceiver: Sendable {
         assembler.withLock { assembler in
             let evicted = assembler.evictedPeers
             for report in event.reports {
-                if let advertisement = assembler.receive(report, at: time) { advertisements.append(advertisement) }
+                if let advertisement = assembler.receive(report, at: time) { advertisements.append(resolved(advertisement)) }
             }
             warnOnFirstEviction(before: evicted, after: assembler.evictedPeers, limit: assembler.options.peerLimit)
         }
@@ -44,10 +46,18 @@ final class ScanReceiver: Sendable {
         assembler.withLock { assembler in
             let evicted = assembler.evictedPeers
             for report in event.reports {
-                if let advertisement = assembler.receive(report, at: time) { advertisements.append(advertisement) }
+                if let advertisement = assembler.receive(report, at: time) { advertisements.append(resolved(advertisement)) }
             }
             warnOnFirstEviction(before: evicted, after: assembler.evictedPeers, limit: assembler.options.peerLimit)
         }
+    }
+
+    /// The advertisement with its advertiser's identity, when a bond's IRK resolves its address.
+    private func resolved(_ advertisement: Advertisement) -> Advertisement {
+        guard let resolver, let identity = resolver.identity(of: advertisement.peer) else { return advertisement }
+        var resolved = advertisement
+        resolved.identity = identity
+        return resolved
     }
 
     /// What the assembler forgot or gave up, for the log at the end of the scan.

@@ -64,6 +64,10 @@ public actor LEHost {
     nonisolated let signingGate = AsyncSerialGate()
     /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
     nonisolated let bondedPeers = BondedPeers()
+    /// The random address set with ``setRandomAddress(_:)``, if any.
+    var randomAddress: BluetoothAddress?
+    /// Resolves bonded peers' private addresses to their identities (SMP/Privacy/).
+    public nonisolated let addressResolver = AddressResolver()
     /// This device's IRK, distributed with its identity when bonding.
     nonisolated let localIdentityResolvingKey: UInt128
 

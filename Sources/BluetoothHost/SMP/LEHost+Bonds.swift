@@ -20,6 +20,7 @@ extension LEHost {
         if removed {
             logger.info("removed the bond with \(identity)")
             bondedPeers.remove(identity)
+            addressResolver.remove(identity: identity)
         }
         return removed
     }
@@ -36,6 +37,7 @@ extension LEHost {
         let local = localAddress
         let identity = DeviceAddress(address.address, type: address.type.base)
         if let bond = await store.bond(local: local, peer: identity) { return bond }
+        if let resolved = addressResolver.identity(of: address), let bond = await store.bond(local: local, peer: resolved) { return bond }
         guard address.type.base == .random, ResolvablePrivateAddress.isResolvable(address.address.rawValue) else { return nil }
         return await store.bonds().first { bond in
             guard bond.localIdentity == local, let irk = bond.peerKeys.identityResolvingKey else { return false }
@@ -63,15 +65,25 @@ extension LEHost {
     /// Insufficient Encryption rather than Insufficient Authentication, Vol 3, Part C, 10.3.1).
     func rememberBond(_ bond: Bond) {
         bondedPeers.insert(bond.peerIdentity)
+        guard let irk = bond.peerKeys.identityResolvingKey else { return }
+        addressResolver.add(identity: bond.peerIdentity, irk: irk)
+        // The link the pairing ran on, and any other from the same peer, now know who it is.
+        for connection in connectionsByHandle.values where connection.identity == nil {
+            if addressResolver.identity(of: connection.peer) == bond.peerIdentity { connection.update(identity: bond.peerIdentity) }
+        }
     }
 
-    /// At power-on: the bonded peers the GATT server may expect to encrypt.
+    /// At power-on: the bonded peers the GATT server may expect to encrypt, and the IRKs that
+    /// resolve their private addresses.
     func loadBondedPeers() async {
         let local = localAddress
-        let peers = await settledBondStore().bonds().filter { $0.localIdentity == local }.map(\.peerIdentity)
-        bondedPeers.insert(contentsOf: peers)
-        let known = bondedPeers
-        await server.setKeyAvailability { peer in known.contains(peer) }
+        let bonds = await settledBondStore().bonds().filter { $0.localIdentity == local }
+        bondedPeers.insert(contentsOf: bonds.map(\.peerIdentity))
+        let keys = bonds.compactMap { bond in bond.peerKeys.identityResolvingKey.map { (bond.peerIdentity, $0) } }
+        addressResolver.setKeys(Dictionary(keys, uniquingKeysWith: { _, last in last }))
+        let (known, resolver) = (bondedPeers, addressResolver)
+        // A bonded peer at a private address has a key too (resolved with its IRK).
+        await server.setKeyAvailability { peer in known.contains(peer) || resolver.identity(of: peer).map(known.contains) == true }
         await installSigning()
     }
 }

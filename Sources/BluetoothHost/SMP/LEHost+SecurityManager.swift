@@ -141,17 +141,18 @@ extension LEHost {
     }
 
     func makeProcedure(role: PairingProcedure.Role, on connection: Connection) -> PairingProcedure {
-        let local = localAddress
+        // c1 and f5/f6 take the addresses over the air; the identity distributed stays public.
+        let local = connection.local
         let peer = DeviceAddress(connection.peer.address, type: connection.peer.type.base)
         return PairingProcedure(role: role, settings: configuration.security,
                                 initiatorAddress: role == .initiator ? local : peer,
                                 responderAddress: role == .initiator ? peer : local,
-                                localIdentity: local, localIdentityResolvingKey: localIdentityResolvingKey,
+                                localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
                                 localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address])
     }
 
-    /// This device's address on its links: the controller's public address (the host neither
-    /// advertises nor connects with a random address).
+    /// This device's identity: the controller's public address (a link's own address over the
+    /// air is ``Connection/local``).
     var localAddress: DeviceAddress {
         DeviceAddress(controllerInfo?.address ?? .zero, type: .public)
     }

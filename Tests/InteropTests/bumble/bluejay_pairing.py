@@ -22,6 +22,11 @@
 #                   significant octet first) and, with peer_r/peer_c, takes the peer's
 #   forget_keys     forgets every stored key (a peer that lost its bond)
 #   keys            ack {"peers": [address, ...]} with stored keys
+#   privacy         peripheral role: advertises from a new resolvable private address made from
+#                   the device's IRK (the one it distributes when bonding); ack {"address": A,
+#                   "identity": static address, "irk": hex}. Done by hand: Bumble 0.0.236's
+#                   Device.update_rpa refuses while advertising and then sets the controller's
+#                   old address, and `le_privacy_enabled` only acts at power-on.
 # Events:
 #   {"event":"pairing_display","passkey":N}, {"event":"pairing_compare","number":N},
 #   {"event":"pairing_done","ok":true,"keys":[...]}, {"event":"pairing_done","ok":false,"reason":N},
@@ -34,7 +39,7 @@ import logging
 import sys
 from typing import Any
 
-from bumble import gatt
+from bumble import gatt, hci
 from bumble.keys import MemoryKeyStore
 from bumble.pairing import PairingConfig, PairingDelegate
 from bumble.smp import OobContext, OobSharedData
@@ -203,8 +208,29 @@ def install(role, rig) -> None:
         shared = settings.oob_context.share()
         return {'r': shared.r[::-1].hex(), 'c': shared.c[::-1].hex()}
 
+    async def cmd_privacy(command: dict[str, Any]):
+        if not hasattr(role, 'target'):
+            raise CommandError('privacy is for the peripheral role')
+        device = role.target(command).device
+        # Right after a disconnection the advertising restarts by itself (auto_restart): let the
+        # link go and the restart finish first, or it would come back with the old address.
+        for _ in range(300):
+            if not device.connections and device.is_advertising:
+                break
+            await asyncio.sleep(0.01)
+        # The random address cannot change while advertising (Core 6.0, Vol 4, Part E, 7.8.4).
+        if device.is_advertising:
+            await device.stop_advertising()
+        address = hci.Address.generate_private_address(device.irk)
+        await device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=address))
+        device.random_address = address
+        if not device.is_advertising:
+            await role.target(command).start_advertising()
+        return {'address': peer.address_text(address), 'identity': peer.address_text(device.static_address),
+                'irk': device.irk.hex()}
+
     role.handlers.update({'oob': cmd_oob, 'pairing_config': cmd_pairing_config, 'initiate': cmd_initiate, 'encrypt': cmd_encrypt,
-                          'forget_keys': cmd_forget_keys, 'keys': cmd_keys})
+                          'forget_keys': cmd_forget_keys, 'keys': cmd_keys, 'privacy': cmd_privacy})
 
 
 def watch(connection, device, central_role: bool, rig) -> None:
