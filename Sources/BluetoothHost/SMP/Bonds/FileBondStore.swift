@@ -17,7 +17,7 @@ import Darwin
 /// of this user, larger than ``maximumFileSize``, not a bond's JSON, or whose bond is not
 /// valid or not the one its name says is logged and set aside (renamed
 /// `<name>.corrupt-<UTC time>`), so that a corrupt or hostile file costs one bond, never a
-/// crash. The same approach as Bluejay's restoration store.
+/// crash. The files are handled by ``PrivateFile``, as Bluejay's restoration store's are.
 public actor FileBondStore: BondStore {
     /// The largest bond file read: 64 KiB, far more than a bond needs (under 1 KiB); a
     /// larger file is set aside unread.
@@ -77,7 +77,7 @@ public actor FileBondStore: BondStore {
         if unlink(file) == 0 { return true }
         let error = errno
         if error == ENOENT { return false }
-        throw .writeFailed("cannot remove \(file): \(Self.describe(error))")
+        throw .writeFailed("cannot remove \(file): \(PrivateFile.describe(error))")
     }
 
     // MARK: File names
@@ -123,27 +123,11 @@ public actor FileBondStore: BondStore {
     /// The bond in the file, if there is a file and it can be trusted; one that cannot is set aside.
     private func load(fileName: String) -> Bond? {
         let file = path(fileName)
-        // Not through a symbolic link, and without waiting on a FIFO put in its place.
-        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let error = errno
-            if error == ENOENT { return nil }
-            return setAside(file, error == ELOOP ? "a symbolic link" : "cannot be opened: \(Self.describe(error))")
-        }
-        defer { _ = close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return setAside(file, "cannot be looked at: \(Self.describe(errno))") }
-        guard status.st_mode & S_IFMT == S_IFREG else { return setAside(file, "not a regular file") }
-        guard status.st_uid == geteuid() else { return setAside(file, "owned by user \(status.st_uid), not \(geteuid())") }
-        guard Int(status.st_size) <= Self.maximumFileSize else {
-            return setAside(file, "\(status.st_size) bytes, more than \(Self.maximumFileSize)")
-        }
-        // A file made private by someone else's hand since: private again.
-        if status.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
         let bytes: [UInt8]
-        switch Self.readAll(descriptor, atMost: Self.maximumFileSize) {
-        case let .success(read): bytes = read
-        case let .failure(failure): return setAside(file, failure.reason)
+        switch PrivateFile.contents(of: file, maximumSize: Self.maximumFileSize) {
+        case .missing: return nil
+        case let .untrusted(reason): return setAside(file, reason)
+        case let .bytes(read): bytes = read
         }
         let record: FileBondRecord
         do {
@@ -162,50 +146,12 @@ public actor FileBondStore: BondStore {
         return record.bond
     }
 
-    private struct ReadFailure: Error {
-        var reason: String
-    }
-
-    /// Everything in the file, unless it holds more than `limit` bytes (it may have grown
-    /// since it was looked at).
-    private static func readAll(_ descriptor: Int32, atMost limit: Int) -> Result<[UInt8], ReadFailure> {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return .success(bytes) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failure(ReadFailure(reason: "cannot be read: \(describe(errno))"))
-            }
-            guard bytes.count + count <= limit else { return .failure(ReadFailure(reason: "more than \(limit) bytes")) }
-            bytes += chunk.prefix(count)
-        }
-    }
-
-    private static func describe(_ error: Int32) -> String { String(cString: strerror(error)) }
-
-    /// Logs why the file is not trusted and renames it aside, `<name>.corrupt-<UTC time>`
-    /// (with a number if that exists). Returns `nil`, the bond the caller does not get.
+    /// Logs why the file is not trusted and sets it aside. Returns `nil`, the bond the caller
+    /// does not get.
     private func setAside(_ file: String, _ reason: String) -> Bond? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
-        let base = file + ".corrupt-" + formatter.string(from: Date())
-        for attempt in 0..<100 {
-            let target = attempt == 0 ? base : "\(base)-\(attempt)"
-            // link(2) then unlink(2): never replaces a file set aside earlier, as rename(2) would.
-            if link(file, target) == 0 {
-                _ = unlink(file)
-                logger.warning("bond file \(file) ignored (\(reason)); moved to \(target)")
-                return nil
-            }
-            guard errno == EEXIST else { break }
-        }
-        // Cannot keep it (no hard links here, or no room): at least never read it again.
-        if rename(file, base) == 0 {
-            logger.warning("bond file \(file) ignored (\(reason)); moved to \(base)")
+        if let target = PrivateFile.setAside(file) {
+            logger.warning("bond file \(file) ignored (\(reason)); moved to \(target)")
         } else {
-            _ = unlink(file)
             logger.warning("bond file \(file) ignored (\(reason)) and removed: it could not be moved aside")
         }
         return nil
@@ -213,54 +159,19 @@ public actor FileBondStore: BondStore {
 
     // MARK: Writing
 
-    /// Creates the directory `0700` (and its missing parents); tightens an existing one of this
-    /// user to `0700`; refuses one of another user (they could read or replace the keys).
     private func prepareDirectory() throws(BondStoreError) {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try PrivateFile.prepareDirectory(directory)
         } catch {
-            throw .writeFailed("cannot create \(directory): \(error)")
-        }
-        var status = stat()
-        guard stat(directory, &status) == 0 else { throw .writeFailed("cannot look at \(directory): \(Self.describe(errno))") }
-        guard status.st_uid == geteuid() else {
-            throw .writeFailed("\(directory) belongs to user \(status.st_uid), not \(geteuid()): no keys are written there")
-        }
-        if status.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
-            throw .writeFailed("cannot make \(directory) private (0700): \(Self.describe(errno))")
+            throw .writeFailed(error.reason)
         }
     }
 
-    /// Writes a new file `0600` next to `file`, flushes it and renames it over `file`: a
-    /// reader sees the old bond or the new one, never part of one.
     private func writeAtomically(_ data: Data, to file: String) throws(BondStoreError) {
-        let temporary = file + ".new-\(getpid())"
-        _ = unlink(temporary)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .writeFailed("cannot create \(temporary): \(Self.describe(errno))") }
-        var failure: String?
-        // The umask may only remove bits; this makes the mode exactly 0600 whatever it is.
-        if fchmod(descriptor, 0o600) != 0 { failure = "chmod: \(Self.describe(errno))" }
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while failure == nil, offset < buffer.count, let base = buffer.baseAddress {
-                let written = write(descriptor, base + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    failure = "write: \(Self.describe(errno))"
-                }
-            }
-        }
-        if failure == nil, fsync(descriptor) != 0 { failure = "fsync: \(Self.describe(errno))" }
-        if close(descriptor) != 0, failure == nil { failure = "close: \(Self.describe(errno))" }
-        if failure == nil, rename(temporary, file) != 0 { failure = "rename: \(Self.describe(errno))" }
-        if let failure {
-            _ = unlink(temporary)
-            throw .writeFailed("cannot write \(file): \(failure)")
+        do {
+            try PrivateFile.writeAtomically(data, to: file)
+        } catch {
+            throw .writeFailed(error.reason)
         }
     }
 }
