@@ -178,29 +178,13 @@ final class PeripheralLink: Sendable {
 
     private func mapErrors<T: Sendable>(_ operation: String, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await raisingSecurity(body)
+            return try await raisesSecurity ? connection.raisingSecurity(body) : body()
         } catch {
             throw BluejayError(error, peripheral: identifier, operation: operation)
         }
     }
 
     // MARK: Security
-
-    /// Runs `body`; when the peripheral refuses it for the link's security (Core 6.0, Vol 3,
-    /// Part C, 10.3.1: Insufficient Encryption or Insufficient Authentication), encrypts the
-    /// link (with the bond's key, else by pairing) and runs it once more, as iOS does.
-    private func raisingSecurity<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let HostError.att(error) where raisesSecurity && Self.securityCodes.contains(error.code) {
-            // Authentication is what is missing when the link is already encrypted.
-            let authenticated = error.code == .insufficientAuthentication && connection.security.isEncrypted
-            _ = try await connection.host.secure(connection, authenticated: authenticated)
-            return try await body()
-        }
-    }
-
-    private static let securityCodes: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption]
 
     func pair() async throws -> LinkSecurity {
         do {

@@ -29,7 +29,7 @@ struct ListenCommand: AsyncParsableCommand {
             let received = try await HostSession.run(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
-                let values = try await connection.raisingSecurity { try await connection.gatt.subscribe(to: target) }
+                let values = try await connection.raisingSecurityWithNotice { try await connection.gatt.subscribe(to: target) }
                 let indicates = !target.properties.contains(.notify)
                 let timer = timeout.map { seconds in
                     Task {

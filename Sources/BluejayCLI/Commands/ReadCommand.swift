@@ -21,7 +21,7 @@ struct ReadCommand: AsyncParsableCommand {
             let value = try await HostSession.run(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
-                let value = try await connection.raisingSecurity { try await connection.gatt.read(target) }
+                let value = try await connection.raisingSecurityWithNotice { try await connection.gatt.read(target) }
                 try await connection.disconnect()
                 return value
             }

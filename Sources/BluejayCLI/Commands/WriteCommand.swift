@@ -27,9 +27,9 @@ struct WriteCommand: AsyncParsableCommand {
                 let connection = try await host.connect(peripheral)
                 let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
                 if withoutResponse {
-                    try await connection.raisingSecurity { try await connection.gatt.writeWithoutResponse(bytes, handle: target.valueHandle) }
+                    try await connection.raisingSecurityWithNotice { try await connection.gatt.writeWithoutResponse(bytes, handle: target.valueHandle) }
                 } else {
-                    try await connection.raisingSecurity { try await connection.gatt.write(bytes, to: target) }
+                    try await connection.raisingSecurityWithNotice { try await connection.gatt.write(bytes, to: target) }
                 }
                 try await connection.disconnect()
             }

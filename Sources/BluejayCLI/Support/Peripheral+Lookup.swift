@@ -15,16 +15,9 @@ extension LEHost {
 }
 
 extension Connection {
-    /// Runs `body`; when the peripheral refuses it for the link's security (Insufficient
-    /// Authentication or Insufficient Encryption, Core 6.0, Vol 3, Part C, 10.3.1), encrypts the
-    /// link (stored keys, else pairing) and runs it once more.
-    func raisingSecurity<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let HostError.att(error) where error.code == .insufficientAuthentication || error.code == .insufficientEncryption {
-            Output.error("\(peer) needs an encrypted link: pairing")
-            _ = try await host.secure(self, authenticated: error.code == .insufficientAuthentication && security.isEncrypted)
-            return try await body()
-        }
+    /// ``BluetoothHost/Connection/raisingSecurity(_:willRaise:)``, saying on stderr that the
+    /// peripheral asked for an encrypted link.
+    func raisingSecurityWithNotice<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await raisingSecurity(body, willRaise: { _ in Output.error("\(peer) needs an encrypted link: pairing") })
     }
 }

@@ -146,7 +146,6 @@ extension LEHost {
     private func setSecurity(_ security: LinkSecurity, on connection: Connection) {
         guard security != connection.security else { return }
         connection.gatt.bearer.setSecurity(security)
-        securitySessions[connection.handle]?.security = security
         logger.info("link to \(connection.peer): \(security)")
         broadcast(.securityChanged(connection, security))
     }

@@ -229,7 +229,6 @@ extension LEHost {
         pairingBackoff[connection.peer.address] = nil
         let security = outcome.security
         connection.gatt.bearer.setSecurity(security)
-        securitySessions[handle]?.security = security
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
         var saved: Task<Void, Never>?
         if outcome.isBonding {

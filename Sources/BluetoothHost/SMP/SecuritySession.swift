@@ -20,8 +20,6 @@ struct SecuritySession {
     var repairsOnMissingKey = false
     /// Peripheral: the bond whose key answered the central's LTK Request.
     var answeredWith: Bond?
-    /// What the link has now.
-    var security = LinkSecurity.unencrypted
 }
 
 /// Back-off after failed pairings with one peer (Core 6.0, Vol 3, Part H, 2.3.6): the wait
