@@ -70,4 +70,17 @@ import Testing
                           "32 20 07 40 00 02 04 00 02 00")
         #expect(LESetPHYCommand.acknowledgement == .commandStatus)
     }
+
+    @Test func leSetDefaultPHY() throws {
+        // ALL_PHYS 0, TX_PHYS 2M (0x02), RX_PHYS 1M + 2M (0x03); Command Complete, status only.
+        try expectCommand(LESetDefaultPHYCommand(txPHYs: .le2M, rxPHYs: [.le1M, .le2M]), "31 20 03 00 02 03")
+        try expectCommand(LESetDefaultPHYCommand(allPHYs: [.noTransmitPreference, .noReceivePreference], txPHYs: [], rxPHYs: []), "31 20 03 03 00 00")
+        #expect(LESetDefaultPHYCommand.acknowledgement == .commandComplete)
+    }
+
+    @Test func leReadSuggestedDefaultDataLength() throws {
+        try expectCommand(LEReadSuggestedDefaultDataLengthCommand(), "23 20 00")
+        try expectReturn(LEReadSuggestedDefaultDataLengthCommand.self, .init(suggestedMaxTxOctets: 251, suggestedMaxTxTime: 2120),
+                         "0e 08 01 23 20 00 fb 00 48 08")
+    }
 }

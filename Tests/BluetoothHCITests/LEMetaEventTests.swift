@@ -82,6 +82,10 @@ import Testing
     @Test func phyUpdateComplete() throws {
         try expectEvent(.le(.phyUpdateComplete(LEPHYUpdateCompleteEvent(connectionHandle: 0x0040, txPHY: .le2M, rxPHY: .le2M))),
                         "3e 06 0c 00 40 00 02 02")
+        // Refused by the peer: Unsupported Remote Feature (0x1A), the PHYs unchanged.
+        try expectEvent(.le(.phyUpdateComplete(LEPHYUpdateCompleteEvent(status: .unsupportedRemoteFeature, connectionHandle: 0x0040,
+                                                                         txPHY: .le1M, rxPHY: .le1M))),
+                        "3e 06 0c 1a 40 00 01 01")
     }
 
     @Test func scanTimeout() throws {

@@ -53,6 +53,8 @@ public enum HCICommandCatalogue {
         LEReadMaximumDataLengthCommand.self,
         LEReadPHYCommand.self,
         LESetPHYCommand.self,
+        LESetDefaultPHYCommand.self,
+        LEReadSuggestedDefaultDataLengthCommand.self,
         LESetExtendedScanParametersCommand.self,
         LESetExtendedScanEnableCommand.self,
         LEExtendedCreateConnectionCommand.self,

@@ -182,3 +182,65 @@ public struct LESetPHYCommand: HCICommand {
         writer.write(phyOptions.rawValue)
     }
 }
+
+/// LE Read Suggested Default Data Length (Core 6.0, Vol 4, Part E, 7.8.34): the data length
+/// the controller uses for new connections.
+public struct LEReadSuggestedDefaultDataLengthCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0023)
+    public static let name = "LE Read Suggested Default Data Length"
+
+    public struct ReturnParameters: HCIReturnParameters {
+        public var suggestedMaxTxOctets: UInt16
+        public var suggestedMaxTxTime: UInt16
+
+        public init(suggestedMaxTxOctets: UInt16, suggestedMaxTxTime: UInt16) {
+            self.suggestedMaxTxOctets = suggestedMaxTxOctets
+            self.suggestedMaxTxTime = suggestedMaxTxTime
+        }
+
+        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
+            suggestedMaxTxOctets = try reader.readUInt16()
+            suggestedMaxTxTime = try reader.readUInt16()
+        }
+
+        public func encodeReturnParameters(into writer: inout ByteWriter) {
+            writer.write(suggestedMaxTxOctets)
+            writer.write(suggestedMaxTxTime)
+        }
+    }
+
+    public init() {}
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {}
+    public func encodeParameters(into writer: inout ByteWriter) {}
+}
+
+/// LE Set Default PHY (Core 6.0, Vol 4, Part E, 7.8.48): the PHYs the host prefers on every
+/// later connection. Answered by Command Complete.
+public struct LESetDefaultPHYCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0031)
+    public static let name = "LE Set Default PHY"
+
+    public var allPHYs: LEAllPHYsPreference
+    /// The PHYs the host prefers to transmit on.
+    public var txPHYs: LEPhySet
+    /// The PHYs the host prefers to receive on.
+    public var rxPHYs: LEPhySet
+
+    public init(allPHYs: LEAllPHYsPreference = [], txPHYs: LEPhySet, rxPHYs: LEPhySet) {
+        self.allPHYs = allPHYs
+        self.txPHYs = txPHYs
+        self.rxPHYs = rxPHYs
+    }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        allPHYs = LEAllPHYsPreference(rawValue: try reader.readUInt8())
+        txPHYs = LEPhySet(rawValue: try reader.readUInt8())
+        rxPHYs = LEPhySet(rawValue: try reader.readUInt8())
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(allPHYs.rawValue)
+        writer.write(txPHYs.rawValue)
+        writer.write(rxPHYs.rawValue)
+    }
+}
