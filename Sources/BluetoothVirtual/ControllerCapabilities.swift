@@ -51,6 +51,8 @@ enum ControllerCapabilities {
         (LEReadMaximumDataLengthCommand.self, .leReadMaximumDataLength),
         (LEReadPHYCommand.self, .leReadPHY),
         (LESetPHYCommand.self, .leSetPHY),
+        (LESetDefaultPHYCommand.self, .leSetDefaultPHY),
+        (LEReadSuggestedDefaultDataLengthCommand.self, .leReadSuggestedDefaultDataLength),
         (LESetExtendedScanParametersCommand.self, .leSetExtendedScanParameters),
         (LESetExtendedScanEnableCommand.self, .leSetExtendedScanEnable),
         (LEExtendedCreateConnectionCommand.self, .leExtendedCreateConnection),

@@ -98,6 +98,9 @@ struct ControllerState: Sendable {
     /// LE Write Suggested Default Data Length; 27 octets and 328 µs after reset (7.8.35).
     var suggestedTxOctets: UInt16 = 27
     var suggestedTxTime: UInt16 = 328
+    /// The PHYs its host prefers on every connection (LE Set Default PHY): what it offers in a
+    /// PHY update, whichever side starts it.
+    var defaultPHYs: (tx: LEPhySet, rx: LEPhySet) = (.all, .all)
     var advertising = AdvertisingState()
     var scanning = ScanningState()
     var initiating: InitiatingState?

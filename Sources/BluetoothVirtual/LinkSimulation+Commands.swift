@@ -135,6 +135,8 @@ extension LinkSimulation {
         case let command as LESetDataLengthCommand: setDataLength(command, opcode: opcode, from: id)
         case let command as LEReadPHYCommand: readPHY(command, opcode: opcode, from: id)
         case let command as LESetPHYCommand: setPHY(command, opcode: opcode, from: id)
+        case let command as LESetDefaultPHYCommand: setDefaultPHY(command, opcode: opcode, from: id)
+        case is LEReadSuggestedDefaultDataLengthCommand: readSuggestedDefaultDataLength(opcode: opcode, from: id)
 
         // Resolving list
         case let command as LEAddDeviceToResolvingListCommand:

@@ -148,7 +148,11 @@ extension LinkSimulation {
             status(id, opcode, .invalidCommandParameters)
             return
         }
-        guard command.txPHYs.isSubset(of: .all), command.rxPHYs.isSubset(of: .all) else {
+        // A PHY this controller lacks (or a reserved bit) is Unsupported Feature or Parameter
+        // Value (Core 6.0, Vol 4, Part E, 7.8.49).
+        let supported = controllers[id]?.supportedPHYs ?? .le1M
+        guard noTransmitPreference || command.txPHYs.isSubset(of: supported),
+              noReceivePreference || command.rxPHYs.isSubset(of: supported) else {
             status(id, opcode, .unsupportedFeatureOrParameter)
             return
         }
@@ -302,10 +306,22 @@ extension LinkSimulation {
         case let .phyUpdate(requester, transmit, receive, _):
             let requesterEnd = connection.end(requester)
             let peerEnd = connection.end(requester.peer)
-            let common = (controllers[requesterEnd.controller]?.supportedPHYs ?? [.le1M])
-                .intersection(controllers[peerEnd.controller]?.supportedPHYs ?? [.le1M])
-            let newTx = Self.choosePHY(from: transmit.intersection(common)) ?? requesterEnd.txPHY
-            let newRx = Self.choosePHY(from: receive.intersection(common)) ?? peerEnd.txPHY
+            let peerPHYs = controllers[peerEnd.controller]?.supportedPHYs ?? [.le1M]
+            // A Link Layer with neither 2M nor Coded need not know the PHY update procedure
+            // (Core 6.0, Vol 6, Part B, 4.6.9): it answers LL_UNKNOWN_RSP and the requester's
+            // host hears Unsupported Remote Feature (Vol 6, Part B, 5.1.10).
+            guard !peerPHYs.isDisjoint(with: [.le2M, .leCoded]) else {
+                emit(.phyUpdateComplete(LEPHYUpdateCompleteEvent(status: .unsupportedRemoteFeature, connectionHandle: requesterEnd.handle,
+                                                                 txPHY: requesterEnd.txPHY, rxPHY: peerEnd.txPHY)),
+                     to: requesterEnd.controller)
+                return
+            }
+            let common = (controllers[requesterEnd.controller]?.supportedPHYs ?? [.le1M]).intersection(peerPHYs)
+            // The peer's preferences are its host's defaults (LE Set Default PHY): its receive
+            // PHYs bound what the requester sends, its transmit PHYs what it receives.
+            let peerDefaults = controllers[peerEnd.controller]?.defaultPHYs ?? (.all, .all)
+            let newTx = Self.choosePHY(from: transmit.intersection(common).intersection(peerDefaults.rx)) ?? requesterEnd.txPHY
+            let newRx = Self.choosePHY(from: receive.intersection(common).intersection(peerDefaults.tx)) ?? peerEnd.txPHY
             let changed = newTx != requesterEnd.txPHY || newRx != peerEnd.txPHY
             connection.updateEnd(requester) { $0.txPHY = newTx }
             connection.updateEnd(requester.peer) { $0.txPHY = newRx }
