@@ -25,12 +25,14 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         var disconnectReason: HCIStatus?
         var disconnectWaiters: [UInt64: CheckedContinuation<HCIStatus, any Error>] = [:]
         var nextWaiterID: UInt64 = 0
-        var maximumTxOctets: UInt16 = 27
-        var phy: (tx: LEPhy, rx: LEPhy) = (.le1M, .le1M)
+        var dataLength = DataLength.initial
+        var phy = ConnectionPHY.le1M
         var identity: DeviceAddress?
     }
 
     private let state: Mutex<State>
+    /// The listeners of ``linkUpdates()``.
+    let linkChanges = AsyncStreamFanOut<LinkChange>(bufferLimit: 64)
 
     init(handle: UInt16, peer: DeviceAddress, identity: DeviceAddress? = nil, local: DeviceAddress, role: ConnectionRole,
          parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
@@ -57,8 +59,12 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
     /// The longest LE data PDU payload the controller sends on this link.
-    public var maximumTxOctets: UInt16 { state.withLock { $0.maximumTxOctets } }
-    public var phy: (tx: LEPhy, rx: LEPhy) { state.withLock { $0.phy } }
+    public var maximumTxOctets: UInt16 { dataLength.maxTxOctets }
+    /// The longest LL data PDUs each way, as the controller last reported them (27 octets
+    /// until a data length update).
+    public var dataLength: DataLength { state.withLock { $0.dataLength } }
+    /// The PHYs in effect, as the controller last reported them (LE 1M until a PHY update).
+    public var phy: ConnectionPHY { state.withLock { $0.phy } }
     /// The link's encryption, as the controller last reported it.
     public var security: LinkSecurity { gatt.bearer.security }
 
@@ -96,9 +102,44 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         try await host.readRSSI(self)
     }
 
-    /// Asks the controller for new connection parameters; returns once they apply.
+    /// Asks the controller for new connection parameters; returns once they apply. As the
+    /// central the controller runs the update (LE Connection Update); as the peripheral the
+    /// host asks the central (L2CAP Connection Parameter Update Request). A refusal is
+    /// ``HostError/linkProcedureRefused(_:)``.
     public func updateParameters(intervalRange: ClosedRange<UInt16>, peripheralLatency: UInt16, supervisionTimeout: UInt16) async throws -> ConnectionParameters {
         try await host.updateParameters(self, intervalRange: intervalRange, peripheralLatency: peripheralLatency, supervisionTimeout: supervisionTimeout)
+    }
+
+    /// Asks for connection parameters by preference or preset (``ConnectionParameterPreference/lowLatency``,
+    /// ``ConnectionParameterPreference/balanced``, ``ConnectionParameterPreference/lowPower``);
+    /// returns the parameters in effect once they apply.
+    public func updateParameters(_ preference: ConnectionParameterPreference) async throws -> ConnectionParameters {
+        try await updateParameters(intervalRange: preference.intervalRange, peripheralLatency: preference.peripheralLatency,
+                                   supervisionTimeout: preference.supervisionTimeout)
+    }
+
+    /// Asks for other PHYs (LE Set PHY) and returns the PHYs in effect after LE PHY Update
+    /// Complete; see ``LEHost`` for the errors (a refusal is ``HostError/linkProcedureRefused(_:)``).
+    public func setPHY(_ preference: PHYPreference) async throws -> ConnectionPHY {
+        try await host.setPHY(self, preference)
+    }
+
+    /// Reads the PHYs in effect from the controller (LE Read PHY).
+    public func readPHY() async throws -> ConnectionPHY {
+        try await host.readPHY(self)
+    }
+
+    /// Asks for longer LL data PDUs (LE Set Data Length); `nil` asks for the controller's
+    /// maximum. Returns the data length in effect.
+    public func setDataLength(octets: UInt16? = nil, time: UInt16? = nil) async throws -> DataLength {
+        try await host.setDataLength(self, octets: octets, time: time)
+    }
+
+    /// The changes of PHY, data length and connection parameters from now on, as the
+    /// controller reports them (whoever started them). Ends when the connection does; a
+    /// consumer that falls 64 changes behind loses the oldest.
+    public func linkUpdates() -> AsyncStream<LinkChange> {
+        linkChanges.makeStream()
     }
 
     public var description: String { "connection \(Hex.format(handle)) to \(peer) as \(role)" }
@@ -108,9 +149,28 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: Updated by the host
 
-    func update(parameters: ConnectionParameters) { state.withLock { $0.parameters = parameters } }
-    func update(maximumTxOctets: UInt16) { state.withLock { $0.maximumTxOctets = maximumTxOctets } }
-    func update(phy: (tx: LEPhy, rx: LEPhy)) { state.withLock { $0.phy = phy } }
+    /// Each returns whether the value changed.
+    @discardableResult
+    func update(parameters: ConnectionParameters) -> Bool {
+        state.withLock { state in
+            defer { state.parameters = parameters }
+            return state.parameters != parameters
+        }
+    }
+    @discardableResult
+    func update(dataLength: DataLength) -> Bool {
+        state.withLock { state in
+            defer { state.dataLength = dataLength }
+            return state.dataLength != dataLength
+        }
+    }
+    @discardableResult
+    func update(phy: ConnectionPHY) -> Bool {
+        state.withLock { state in
+            defer { state.phy = phy }
+            return state.phy != phy
+        }
+    }
     func update(identity: DeviceAddress) { state.withLock { $0.identity = identity } }
 
     func markDisconnected(reason: HCIStatus) {
@@ -120,6 +180,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
             defer { state.disconnectWaiters.removeAll() }
             return Array(state.disconnectWaiters.values)
         }
+        linkChanges.finish()
         waiters.forEach { $0.resume(returning: reason) }
     }
 }

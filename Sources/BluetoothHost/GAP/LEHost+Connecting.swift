@@ -323,9 +323,12 @@ extension LEHost {
     /// What a central does once a link is up: longest data PDUs, largest ATT MTU.
     private func prepare(_ connection: Connection) async {
         if configuration.requestsDataLengthExtension, controllerInfo?.supports(.leSetDataLength) == true {
-            // 251 octets and 2120 µs are the LE maximum on the 1M PHY (Core 6.0, Vol 6, Part B, 4.5.10).
+            // The controller's maximum (251 octets and 2120 µs, the LE maximum on the 1M PHY,
+            // Core 6.0, Vol 6, Part B, 4.5.10, when it cannot say). The change is reported
+            // later by LE Data Length Change; the MTU exchange need not wait for it.
             do {
-                _ = try await send(LESetDataLengthCommand(connectionHandle: connection.handle, txOctets: 251, txTime: 2120))
+                let maximum = try await maximumDataLength()
+                _ = try await send(LESetDataLengthCommand(connectionHandle: connection.handle, txOctets: maximum.octets, txTime: maximum.time))
             } catch {
                 logger.debug("data length extension not available: \(error)")
             }
@@ -417,6 +420,7 @@ extension LEHost {
         server.connectionDidClose(handle: connection.handle)
         connection.markDisconnected(reason: reason)
         failParameterUpdates(handle: handle, error: .disconnected(reason: reason))
+        failLinkWaiters(handle: handle, error: .disconnected(reason: reason))
         peerParameterUpdates[handle] = nil
         securityDidDisconnect(connection, reason: reason)
         broadcast(.disconnected(connection, reason: reason))

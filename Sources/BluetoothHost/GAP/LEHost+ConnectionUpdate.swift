@@ -47,7 +47,7 @@ extension LEHost {
                             sendSignaling(.connectionParameterUpdateRequest(request), on: connection)
                         }
                     } catch {
-                        failParameterUpdates(handle: handle, error: HostError.wrap(error))
+                        failParameterUpdates(handle: handle, error: Self.refusal(HostError.wrap(error), of: .connectionParameterUpdate))
                     }
                 }
             }
@@ -74,12 +74,15 @@ extension LEHost {
         peerParameterUpdateDidComplete(handle: event.connectionHandle)
         let waiters = (parameterUpdateWaiters.removeValue(forKey: event.connectionHandle) ?? [:]).values
         guard event.status.isSuccess else {
-            waiters.forEach { $0.resume(throwing: HostError.hci(.commandFailed(LEConnectionUpdateCommand.opcode, event.status))) }
+            let refusal = LinkProcedureRefusal(procedure: .connectionParameterUpdate, refusedBy: .peer, status: event.status)
+            waiters.forEach { $0.resume(throwing: HostError.linkProcedureRefused(refusal)) }
             return
         }
         let parameters = ConnectionParameters(interval: event.connectionInterval, peripheralLatency: event.peripheralLatency,
                                               supervisionTimeout: event.supervisionTimeout)
-        connectionsByHandle[event.connectionHandle]?.update(parameters: parameters)
+        if let connection = connectionsByHandle[event.connectionHandle], connection.update(parameters: parameters) {
+            connection.linkChanges.yield(.parameters(parameters))
+        }
         logger.debug("connection \(Hex.format(event.connectionHandle)) parameters now \(parameters)")
         waiters.forEach { $0.resume(returning: parameters) }
     }

@@ -18,6 +18,10 @@ public struct HostConfiguration: Sendable {
     /// How long a link-layer procedure (a connection parameter update) may take to complete:
     /// the Link Layer's response timeout, Core 6.0, Vol 6, Part B, 5.2.
     public var linkProcedureTimeout: Duration = .seconds(40)
+    /// How long a data length request waits for LE Data Length Change before it returns the
+    /// data length in effect: the controller reports only changes (Core 6.0, Vol 4, Part E,
+    /// 7.7.65.7), and a peer that allows no more changes nothing.
+    public var dataLengthChangeWait: Duration = .seconds(2)
     /// Receive coalescing: after a batch of notifications or advertising reports, while the
     /// host awaits no answer, the reader may pause this long before reading again, so that a
     /// stream arrives in batches instead of waking a thread per packet (see `HCIController`).

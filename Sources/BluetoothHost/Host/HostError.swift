@@ -51,6 +51,9 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     /// ``BluetoothHCI/HCIStatus/pinOrKeyMissing`` the peer no longer has the bond: remove it and
     /// pair again.
     case encryptionFailed(HCIStatus)
+    /// The controller or the peer refused a PHY update, a data length update or a connection
+    /// parameter update.
+    case linkProcedureRefused(LinkProcedureRefusal)
 
     public var description: String {
         switch self {
@@ -76,6 +79,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .encryptionFailed(status) where status == .pinOrKeyMissing:
             return "the peer has no key for this device (it lost or removed the bond): remove the bond and pair again"
         case let .encryptionFailed(status): return "encryption failed: \(status)"
+        case let .linkProcedureRefused(refusal): return "\(refusal)"
         }
     }
 

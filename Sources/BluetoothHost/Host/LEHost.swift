@@ -45,6 +45,9 @@ public actor LEHost {
     var parameterUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<ConnectionParameters, any Error>]] = [:]
     /// The updates run for the peripherals' L2CAP requests (as the central), by connection.
     var peerParameterUpdates: [UInt16: PeerParameterUpdate] = [:]
+    /// The callers of ``Connection/setPHY(_:)`` and ``Connection/setDataLength(octets:time:)``
+    /// waiting for the controller's report.
+    var linkWaiters: [LinkWaiterKey: [UInt64: CheckedContinuation<LinkChange, any Error>]] = [:]
     var signalingIdentifier: UInt8 = 0
     // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
@@ -232,11 +235,9 @@ public actor LEHost {
         case let .connectionUpdateComplete(update):
             didUpdateConnection(update)
         case let .dataLengthChange(change):
-            connectionsByHandle[change.connectionHandle]?.update(maximumTxOctets: change.maxTxOctets)
+            didChangeDataLength(change)
         case let .phyUpdateComplete(update):
-            if update.status.isSuccess {
-                connectionsByHandle[update.connectionHandle]?.update(phy: (update.txPHY, update.rxPHY))
-            }
+            didUpdatePHY(update)
         case let .remoteConnectionParameterRequest(request):
             answer(request)
         case let .longTermKeyRequest(request):
@@ -263,6 +264,7 @@ public actor LEHost {
             waiters.values.forEach { $0.resume(throwing: HostError.transportClosed(reason)) }
         }
         parameterUpdateWaiters.removeAll()
+        failLinkWaiters(handle: nil, error: .transportClosed(reason))
         peerParameterUpdates.removeAll()
         server.close()
         broadcast(.transportClosed(reason))

@@ -40,7 +40,10 @@ extension LEHost {
             applyPeerParameterUpdate(request, handle: connection.handle)
         case let .connectionParameterUpdateResponse(response):
             if response.result != .accepted {
-                failParameterUpdates(handle: connection.handle, error: .unsupported("the central rejected the connection parameters"))
+                // The central said no (Core 6.0, Vol 3, Part A, 4.21): its result has no HCI
+                // status, Unacceptable Connection Parameters says the same.
+                failParameterUpdates(handle: connection.handle, error: .linkProcedureRefused(LinkProcedureRefusal(
+                    procedure: .connectionParameterUpdate, refusedBy: .peer, status: .unacceptableConnectionParameters)))
             }
         case let .leCreditBasedConnectionRequest(request):
             // No dynamic channels are offered.
