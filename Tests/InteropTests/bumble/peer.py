@@ -261,6 +261,73 @@ class RigController(Controller):
         asyncio.get_running_loop().call_soon(self.send_hci_packet, complete)
         return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
 
+    # Stock Bumble has no handler for LE Set PHY: its fallback answers an async command with
+    # nothing at all, so a host waits for a Command Status that never comes, and LE Read PHY
+    # always says 1M. The rig runs the PHY update procedure (Core 6.0, Vol 6, Part B,
+    # 5.1.10) between its controllers, at once: Command Status, then LE PHY Update Complete
+    # to the requester's host and, when the PHYs changed, to the peer's host. A peer whose
+    # LE features lack both 2M and Coded does not know the procedure (Vol 6, Part B, 4.6.9):
+    # the requester hears Unsupported Remote Feature (0x1A). `phy_support` (peripheral role)
+    # takes 2M and Coded out of a peripheral's features.
+    RIG_PHY_BITS = ((0x01, 1, 0), (0x02, 2, hci.LeFeatureMask.LE_2M_PHY), (0x04, 3, hci.LeFeatureMask.LE_CODED_PHY))
+
+    def rig_supported_phy_bits(self) -> int:
+        return sum(bit for bit, _phy, feature in self.RIG_PHY_BITS if feature == 0 or self.le_features & feature)
+
+    def rig_phy(self, handle: int) -> tuple[int, int]:
+        return getattr(self, 'rig_phys', {}).get(handle, (1, 1))
+
+    def rig_set_phy(self, handle: int, tx: int, rx: int) -> None:
+        if not hasattr(self, 'rig_phys'):
+            self.rig_phys = {}
+        self.rig_phys[handle] = (tx, rx)
+
+    @staticmethod
+    def rig_choose_phy(bits: int) -> int | None:
+        for bit, phy in ((0x02, 2), (0x01, 1), (0x04, 3)):
+            if bits & bit:
+                return phy
+        return None
+
+    def on_hci_le_read_phy_command(self, command):
+        tx, rx = self.rig_phy(command.connection_handle)
+        status = hci.HCI_ErrorCode.SUCCESS if self.find_le_connection_by_handle(command.connection_handle) \
+            else hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR
+        return hci.HCI_LE_Read_PHY_ReturnParameters(status=status, connection_handle=command.connection_handle, tx_phy=tx, rx_phy=rx)
+
+    def on_hci_le_set_phy_command(self, command):
+        connection = self.find_le_connection_by_handle(command.connection_handle)
+        if connection is None:
+            self._send_hci_command_status(hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR, command.op_code)
+            return None
+        own = self.rig_supported_phy_bits()
+        tx_bits = 0x07 if command.all_phys & 0x01 else command.tx_phys
+        rx_bits = 0x07 if command.all_phys & 0x02 else command.rx_phys
+        # A PHY this controller lacks: Unsupported Feature or Parameter Value (Vol 4, Part E, 7.8.49).
+        if (not command.all_phys & 0x01 and tx_bits & ~own) or (not command.all_phys & 0x02 and rx_bits & ~own):
+            self._send_hci_command_status(hci.HCI_ErrorCode.UNSUPPORTED_FEATURE_OR_PARAMETER_VALUE_ERROR, command.op_code)
+            return None
+        self._send_hci_command_status(hci.HCI_COMMAND_STATUS_PENDING, command.op_code)
+        peer = self.link.find_le_controller(connection.peer_address) if self.link else None
+        peer_connection = peer.le_connections.get(connection.self_address) if peer is not None else None
+        tx, rx = self.rig_phy(connection.handle)
+        loop = asyncio.get_running_loop()
+        if peer is None or peer_connection is None or not peer.le_features & (hci.LeFeatureMask.LE_2M_PHY | hci.LeFeatureMask.LE_CODED_PHY):
+            loop.call_soon(self.send_hci_packet, hci.HCI_LE_PHY_Update_Complete_Event(
+                status=hci.HCI_ErrorCode.UNSUPPORTED_REMOTE_FEATURE_ERROR, connection_handle=connection.handle, tx_phy=tx, rx_phy=rx))
+            return None
+        common = own & peer.rig_supported_phy_bits()
+        new_tx = self.rig_choose_phy(tx_bits & common) or tx
+        new_rx = self.rig_choose_phy(rx_bits & common) or rx
+        self.rig_set_phy(connection.handle, new_tx, new_rx)
+        peer.rig_set_phy(peer_connection.handle, new_rx, new_tx)
+        loop.call_soon(self.send_hci_packet, hci.HCI_LE_PHY_Update_Complete_Event(
+            status=hci.HCI_ErrorCode.SUCCESS, connection_handle=connection.handle, tx_phy=new_tx, rx_phy=new_rx))
+        if (new_tx, new_rx) != (tx, rx):
+            loop.call_soon(peer.send_hci_packet, hci.HCI_LE_PHY_Update_Complete_Event(
+                status=hci.HCI_ErrorCode.SUCCESS, connection_handle=peer_connection.handle, tx_phy=new_rx, rx_phy=new_tx))
+        return None
+
     def on_le_connect_ind(self, packet: ll.ConnectInd) -> None:
         meta = advertising_meta(self, ll.AdvInd(advertiser_address=packet.advertiser_address, data=b''))
         if not meta['connectable']:
@@ -782,8 +849,12 @@ class Peripheral:
         def on_mtu() -> None:
             emit('mtu', peripheral=self.index, handle=connection.handle, value=connection.att_mtu)
 
+        def on_phy(phy) -> None:
+            emit('phy', peripheral=self.index, handle=connection.handle, tx_phy=int(phy.tx_phy), rx_phy=int(phy.rx_phy))
+
         connection.on('disconnection', on_disconnection)
         connection.on('connection_att_mtu_update', on_mtu)
+        connection.on(connection.EVENT_CONNECTION_PHY_UPDATE, on_phy)
 
     def on_subscription(self, connection, characteristic, notify: bool, indicate: bool) -> None:
         emit(
@@ -943,6 +1014,7 @@ class PeripheralRole:
             'status': self.cmd_status,
             'ignore_next_request': self.cmd_ignore_next_request,
             'update_parameters': self.cmd_update_parameters,
+            'phy_support': self.cmd_phy_support,
             'pair': self.cmd_pair,
             'open_l2cap': self.cmd_open_l2cap,
         }
@@ -1020,6 +1092,17 @@ class PeripheralRole:
         if not peripheral.connections:
             raise CommandError(f'peripheral {peripheral.index} has no connection')
         return next(iter(peripheral.connections))
+
+    async def cmd_phy_support(self, command):
+        # Which PHYs the peripheral's controller claims: '1m' alone takes LE 2M and LE Coded
+        # out of its LE features, so that a PHY update it is asked for is refused.
+        peripheral = self.target(command)
+        phys = set(command.get('phys', ['1m', '2m', 'coded']))
+        features = peripheral.controller.le_features
+        for name, feature in (('2m', hci.LeFeatureMask.LE_2M_PHY), ('coded', hci.LeFeatureMask.LE_CODED_PHY)):
+            features = features | feature if name in phys else features & ~feature
+        peripheral.controller.le_features = features
+        return {'phys': sorted(phys)}
 
     async def cmd_update_parameters(self, command):
         # As the peripheral, over the L2CAP signaling channel (Core 6.0, Vol 3, Part A, 4.20).
