@@ -44,7 +44,7 @@ extension PeripheralManager {
         }
     }
 
-    private func connection(of central: Central) async throws(PeripheralError) -> Connection {
+    func connection(of central: Central) async throws(PeripheralError) -> Connection {
         guard let connection = await host.connections.first(where: { $0.handle == central.connectionHandle && $0.role == .peripheral }) else {
             throw .host(.notFound("a connection to \(central)"))
         }

@@ -11,7 +11,7 @@ import Synchronization
 /// cancels the request.
 public final class RemotePeripheral: Sendable, CustomStringConvertible {
     public let identifier: PeripheralIdentifier
-    private let link: PeripheralLink
+    let link: PeripheralLink
     private let runner: OperationRunner
     private let limit: Duration?
     private let clock: BluetoothClock
