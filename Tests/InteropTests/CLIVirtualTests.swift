@@ -69,6 +69,38 @@ extension InteropSuites {
             }
         }
 
+        @Test("link --phy 2m --data-length max --parameters low-latency sets and shows the link; bad values are usage errors")
+        func linkSettings() async throws {
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor"])) { server in
+                let lines = try await server.waitForReady()
+                let transport = try #require(lines.first { $0.hasPrefix("tcp:127.0.0.1:") }, "\(lines)")
+                let scan = try await bluejay("scan", "--hci", transport, "--duration", "30", "--find", "Bluejay HRM", "--json")
+                let sensor = try #require(try scan.jsonObjects().first { $0["name"] as? String == "Bluejay HRM" }, "\(scan)")
+                let address = try #require(sensor["address"] as? String)
+
+                let link = try await bluejay("link", "--hci", transport, "--address", address, "--phy", "2m", "--data-length", "max",
+                                             "--parameters", "low-latency", "--json")
+                #expect(link.status == 0, "\(link)")
+                let record = try #require(try link.jsonObjects().first, "\(link)")
+                #expect(record["txPHY"] as? String == "LE 2M")
+                #expect(record["rxPHY"] as? String == "LE 2M")
+                #expect(record["maxTxOctets"] as? Int == 251)
+                let interval = try #require(record["intervalMilliseconds"] as? Double, "\(record)")
+                #expect((11.25...15).contains(interval), "the low-latency preset: \(interval) ms")
+                #expect(record["supervisionTimeoutMilliseconds"] as? Int == 5000)
+
+                let custom = try await bluejay("link", "--hci", transport, "--address", address, "--parameters", "30-45,4,6000")
+                #expect(custom.status == 0, "\(custom)")
+                #expect(custom.stdout.contains("latency 4, timeout 6000 ms"), "\(custom)")
+
+                let bad = try await bluejay("link", "--hci", transport, "--address", address, "--parameters", "fast")
+                #expect(bad.status == 64, "\(bad)")
+                let badPHY = try await bluejay("link", "--hci", transport, "--address", address, "--phy", "3m")
+                #expect(badPHY.status == 64, "\(badPHY)")
+                _ = try await server.stop(signal: SIGTERM)
+            }
+        }
+
         @Test("gatt shows descriptor values; read and listen --format decode i8, i32, u64, f32, sfloat or say why not")
         func descriptorValuesAndFormats() async throws {
             try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--sensor"])) { server in
