@@ -123,9 +123,15 @@ struct HostLinkSettingsTests {
 @Suite("Host: PHY update waits are bounded", .timeLimit(.minutes(1)))
 struct HostPHYWaitTests {
     @Test func aControllerThatNeverAcknowledgesLESetPHYGivesATimeoutError() async throws {
-        // As Bumble's controller: LE Set PHY gets no Command Status.
+        // As Bumble's controller: LE Set PHY gets no Command Status, and no PHY update follows.
         let rig = try await CentralHostRig.make()
-        rig.filter.dropIncoming { if case let .commandStatus(status) = $0 { return status.opcode == LESetPHYCommand.opcode }; return false }
+        rig.filter.dropIncoming { event in
+            switch event {
+            case let .commandStatus(status): return status.opcode == LESetPHYCommand.opcode
+            case .le(.phyUpdateComplete): return true
+            default: return false
+            }
+        }
         let start = rig.clock.now
         let update = Task { [connection = rig.connection] in try await connection.setPHY(.le2M) }
         try await rig.waitForTimer(at: start + .seconds(5))
