@@ -29,6 +29,8 @@ struct GATTRobustCachingTests {
         _ = try await harness.server.addService(TestDatabase.batteryDefinition)
         #expect(await harness.server.isChangeAware(connectionHandle: raw.handle) == false)
 
+        // Exchange MTU names no attribute: answered even now.
+        #expect(try await raw.request(.exchangeMTURequest(.init(clientRxMTU: 100))) == .exchangeMTUResponse(.init(serverRxMTU: 517)))
         raw.send(.writeCommand(.init(handle: writeOnly, value: [9])))
         let refused = try await raw.expectError(.readRequest(.init(handle: readOnly)))
         #expect(refused.code == .databaseOutOfSync)

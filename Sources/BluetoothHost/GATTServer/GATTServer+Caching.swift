@@ -43,6 +43,8 @@ extension GATTServer {
         guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle), !bearer.isChangeAware,
               bearer.clientFeatures & Self.robustCachingFeature != 0 else { return .serve }
         if pdu.opcode.isCommand { return .ignore }
+        // Exchange MTU names no attribute: nothing a change could make wrong.
+        if case .exchangeMTURequest = pdu { return .serve }
         let readsHash: Bool
         if case let .readByTypeRequest(request) = pdu, request.attributeType == GATTAttributeType.databaseHash {
             readsHash = true
