@@ -50,4 +50,33 @@ struct DatabaseCacheTests {
         await bluejay.stop()
         await peripheral.shutdown()
     }
+
+    @Test("A read refused with Database Out Of Sync finds its characteristic again and succeeds")
+    func outOfSyncIsRetried() async throws {
+        let link = VirtualLink()
+        let peripheral = try await VirtualPeripheral.start(on: link, name: "Sensor", address: "D0:00:00:00:00:22")
+        let bluejay = try await startBluejay(on: link)
+        try bluejay.setDatabaseTrusted(true, for: peripheral.identifier)
+        try await bluejay.connect(peripheral.identifier, timeout: .seconds(10))
+        let first: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
+        #expect(first == .success(1))
+        let connection = try #require(bluejay.state.withLock { $0.link.link?.connection })
+        // Service Changed off, so that the change reaches the client only as Database Out Of Sync.
+        try await connection.gatt.writeValue([0x00, 0x00], handle: 0x0009)
+        let server = await peripheral.host.server
+        let heartRate = try #require(await server.services.first { $0.uuid == BluetoothUUID(UInt16(0x180D)) })
+        try await server.removeService(heartRate)
+        let moved = try await server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), characteristics: [
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A38)), properties: [.read], value: [0x05]),
+        ]))
+        #expect(moved.handleRange != heartRate.handleRange)
+        let incoming = try #require(await server.connectionHandles.first)
+        #expect(await server.isChangeAware(connectionHandle: incoming) == false)
+
+        let second: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
+        #expect(second == .success(5), "read at the characteristic's new handle after the refusal")
+        #expect(await server.isChangeAware(connectionHandle: incoming) == true)
+        await bluejay.stop()
+        await peripheral.shutdown()
+    }
 }

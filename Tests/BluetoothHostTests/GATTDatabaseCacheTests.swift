@@ -89,6 +89,14 @@ struct GATTDatabaseCacheTests {
         #expect(await scratch.cache.database(for: Self.peer) == nil)
         #expect(!scratch.files.contains("f00000000001-random.json"))
 
+        // A hash of the wrong length is not a cached database.
+        let encoded = String(decoding: try JSONEncoder().encode(Self.database()), as: UTF8.self)
+        let shortHash = encoded.replacingOccurrences(of: "[" + Array(repeating: "7", count: 16).joined(separator: ",") + "]", with: "[7,7]")
+        #expect(shortHash != encoded)
+        try scratch.plant("f00000000001-random.json", Array(shortHash.utf8))
+        #expect(await scratch.cache.database(for: Self.peer) == nil)
+        #expect(!scratch.files.contains("f00000000001-random.json"))
+
         try scratch.plant("f00000000001-random.json", [UInt8](repeating: 0x20, count: FileGATTDatabaseCache.maximumFileSize + 1))
         #expect(await scratch.cache.database(for: Self.peer) == nil)
         #expect(!scratch.files.contains("f00000000001-random.json"))

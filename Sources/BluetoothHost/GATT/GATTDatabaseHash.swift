@@ -54,6 +54,20 @@ public struct GATTDatabaseHash: Hashable, Sendable, Codable, CustomStringConvert
         bytes = (0..<16).map { UInt8(truncatingIfNeeded: mac >> (8 * $0)) }
     }
 
+    /// Decodes the 16 octets, refusing any other length (a cache file is not trusted).
+    public init(from decoder: any Decoder) throws {
+        let bytes = try decoder.singleValueContainer().decode([UInt8].self)
+        guard bytes.count == 16 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a Database Hash has 16 octets, not \(bytes.count)"))
+        }
+        self.bytes = bytes
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(bytes)
+    }
+
     public var description: String { bytes.reversed().map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
 }
 
