@@ -68,12 +68,8 @@ extension LEHost {
         }
         let gatt = connection.gatt
         let cache = gattCaching.cache
-        let logger = self.logger
-        gatt.onDatabaseStale {
-            logger.info("dropping the cached database of \(peer)")
-            Task { await cache.removeDatabase(for: peer) }
-        }
         let hash = try await gatt.readDatabaseHash()
+        dropCacheWhenStale(gatt, peer: peer, hash: hash)
         if let cached = await cache.database(for: peer), cached.hash == hash {
             gatt.useKnownDatabase(cached.services)
             logger.info("database of \(peer) unchanged (hash \(hash.map(\.description) ?? "none")): discovery skipped")
@@ -86,6 +82,20 @@ extension LEHost {
         logger.info("database of \(peer) discovered and cached (\(services.count) services, hash \(hash.map(\.description) ?? "none"))")
         await enableRobustCaching(gatt, in: services)
         return .discovered(hash: hash)
+    }
+
+    /// When the client finds the database stale, the cached copy with that hash goes (a copy
+    /// cached since, under a new hash, stays).
+    private func dropCacheWhenStale(_ gatt: GATTClient, peer: DeviceAddress, hash: GATTDatabaseHash?) {
+        let cache = gattCaching.cache
+        let logger = self.logger
+        gatt.onDatabaseStale {
+            Task {
+                guard let cached = await cache.database(for: peer), cached.hash == hash else { return }
+                logger.info("dropping the stale cached database of \(peer)")
+                await cache.removeDatabase(for: peer)
+            }
+        }
     }
 
     /// Writes the robust caching bit when the peer has Client Supported Features. This client
