@@ -13,7 +13,7 @@ struct GATTServerDiscoveryTests {
         #expect(database.map(\.service.uuid) == [GATTAttributeType.gapService, GATTAttributeType.gattService, TestDatabase.service])
         let custom = try #require(database.last)
         #expect(custom.service.handleRange == published.handleRange)
-        #expect(custom.service.handleRange.lowerBound == 0x000A)
+        #expect(custom.service.handleRange.lowerBound == 0x000E)
         #expect(custom.characteristics.map(\.characteristic.uuid) == published.characteristics.map(\.uuid))
         #expect(custom.characteristics.map(\.characteristic.valueHandle) == published.characteristics.map(\.valueHandle))
 
@@ -139,9 +139,9 @@ struct GATTServerDiscoveryTests {
         }
         // GAP and GATT (16-bit); the 128-bit service waits for the next request.
         #expect(first.entries.map(\.handle) == [0x0001, 0x0006])
-        #expect(first.entries.map(\.endGroupHandle) == [0x0005, 0x0009])
+        #expect(first.entries.map(\.endGroupHandle) == [0x0005, 0x000D])
         guard case let .readByGroupTypeResponse(second) = try await raw.request(.readByGroupTypeRequest(.init(
-            startingHandle: 0x000A, endingHandle: 0xFFFF, attributeGroupType: GATTAttributeType.primaryService))) else {
+            startingHandle: 0x000E, endingHandle: 0xFFFF, attributeGroupType: GATTAttributeType.primaryService))) else {
             Issue.record("expected a Read By Group Type Response")
             return
         }

@@ -47,10 +47,10 @@ final class ServerHarness: Sendable {
     }
 
     /// A GATT client on connection `handle`, talking to the server in memory.
-    func connectClient(handle: UInt16 = 0x0040, transactionTimeout: Duration = .seconds(30)) -> GATTClient {
+    func connectClient(handle: UInt16 = 0x0040, peer: DeviceAddress? = nil, transactionTimeout: Duration = .seconds(30)) -> GATTClient {
         let server = server
         let client = GATTClient(transactionTimeout: transactionTimeout) { pdu, completion in
-            server.receive(pdu, connectionHandle: handle)
+            server.receive(pdu, connectionHandle: handle, peer: peer)
             completion?(.success(()))
         }
         state.withLock { $0.clients[handle] = client }
@@ -217,11 +217,15 @@ struct GATTServerHarnessTests {
         let client = harness.connectClient()
         let services = try await client.discoverAllPrimaryServices()
         #expect(services.map(\.uuid) == [GATTAttributeType.gapService, GATTAttributeType.gattService])
-        #expect(services.map(\.handleRange) == [0x0001...0x0005, 0x0006...0x0009])
+        #expect(services.map(\.handleRange) == [0x0001...0x0005, 0x0006...0x000D])
         let gatt = try #require(services.last)
         let characteristics = try await client.discoverCharacteristics(of: gatt)
-        #expect(characteristics.map(\.uuid) == [GATTAttributeType.serviceChanged])
-        #expect(characteristics.first?.properties == .indicate)
+        // Service Changed, then Client Supported Features and Database Hash (robust caching,
+        // Core 6.0, Vol 3, Part G, 7.2 and 7.3).
+        #expect(characteristics.map(\.uuid) == [GATTAttributeType.serviceChanged, GATTAttributeType.clientSupportedFeatures,
+                                                GATTAttributeType.databaseHash])
+        #expect(characteristics.map(\.properties) == [.indicate, [.read, .write], .read])
+        #expect(characteristics.map(\.valueHandle) == [0x0008, 0x000B, 0x000D])
         #expect(characteristics.first?.valueHandle == harness.server.serviceChangedHandle)
     }
 

@@ -9,18 +9,19 @@ struct GATTServerStateTests {
         var database = AttributeDatabase(deviceName: "Bluejay", appearance: 0x0341)
         let published = try database.add(TestDatabase.batteryDefinition)
         let attributes = database.attributes(in: published.handleRange)
-        #expect(attributes.map(\.handle) == [0x000A, 0x000B, 0x000C, 0x000D])
+        // After the GATT service, which ends with Database Hash at 0x000D.
+        #expect(attributes.map(\.handle) == [0x000E, 0x000F, 0x0010, 0x0011])
         #expect(attributes.map(\.type) == [GATTAttributeType.primaryService, GATTAttributeType.characteristic,
                                            TestDatabase.batteryLevel, GATTAttributeType.clientCharacteristicConfiguration])
         // Service declaration: the UUID; characteristic declaration: properties, value handle, UUID.
-        #expect(attributes.map(\.value) == [[0x0F, 0x18], [0x12, 0x0C, 0x00, 0x19, 0x2A], [100], [0, 0]])
+        #expect(attributes.map(\.value) == [[0x0F, 0x18], [0x12, 0x10, 0x00, 0x19, 0x2A], [100], [0, 0]])
         #expect(database.attribute(at: AttributeDatabase.deviceNameHandle)?.value == Array("Bluejay".utf8))
         #expect(database.attribute(at: AttributeDatabase.appearanceHandle)?.value == [0x41, 0x03])
         #expect(database.attribute(at: 0x0007)?.value == [0x20, 0x08, 0x00, 0x05, 0x2A])
         #expect(database.attribute(at: 0x0001)?.groupEndHandle == 0x0005)
-        #expect(database.characteristic(valueHandle: 0x000C)?.uuid == TestDatabase.batteryLevel)
-        #expect(database.attributes(in: 0x000E...0xFFFF).isEmpty)
-        #expect(database.attribute(at: 0x000E) == nil)
+        #expect(database.characteristic(valueHandle: 0x0010)?.uuid == TestDatabase.batteryLevel)
+        #expect(database.attributes(in: 0x0012...0xFFFF).isEmpty)
+        #expect(database.attribute(at: 0x0012) == nil)
     }
 
     @Test("A 128-bit characteristic declaration carries the full UUID; an include carries a 16-bit UUID only")
@@ -33,7 +34,7 @@ struct GATTServerStateTests {
         ]))
         let attributes = Array(database.attributes(in: published.handleRange))
         #expect(attributes[0].value == TestDatabase.service.littleEndianBytes128)
-        #expect(attributes[1].value == [0x0A, 0x00, 0x0D, 0x00, 0x0F, 0x18])
+        #expect(attributes[1].value == [0x0E, 0x00, 0x11, 0x00, 0x0F, 0x18])
         #expect(attributes[2].value == [0x06, UInt8(attributes[3].handle), 0x00] + TestDatabase.service.littleEndianBytes128)
         #expect(attributes[3].permissions == .readWrite)
     }

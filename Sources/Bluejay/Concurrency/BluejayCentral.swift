@@ -108,6 +108,11 @@ public final class BluejayCentral: Sendable {
         let peripheral = connection.identity.map { PeripheralIdentifier(address: $0, name: peripheral.name) } ?? peripheral
         let link = PeripheralLink(connection: connection, identifier: peripheral)
         let changes = connection.gatt.serviceChanges()
+        switch await connection.prepareCachedDatabase(timeLimit: operationTimeout.duration, clock: host.configuration.clock) {
+        case .success(.notEligible): break
+        case let .success(outcome): logger.info("database of \(peripheral): \(outcome)")
+        case let .failure(error): logger.info("cached database of \(peripheral) not used: \(error)")
+        }
         do {
             try await withTimeLimit(operationTimeout.duration, clock: host.configuration.clock, operation: "enabling Service Changed indications") {
                 _ = try await connection.gatt.enableServiceChangedIndications()

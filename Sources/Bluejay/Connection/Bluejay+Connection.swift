@@ -68,12 +68,17 @@ extension Bluejay {
         if !session.requestStop(error: nil) { runner.cancel(session.operationID) }
     }
 
-    /// What every new link needs before use: its MTU, and Service Changed indications for the
-    /// ServiceObserver (subscribed to before they are enabled, so none is missed).
+    /// What every new link needs before use: its MTU, the cached database of a bonded or
+    /// trusted peer, and Service Changed indications for the ServiceObserver (subscribed to before they are enabled, so none is missed).
     func prepareLink(_ connection: Connection, identifier: PeripheralIdentifier) async -> (PeripheralLink, AsyncStream<GATTServiceChange>) {
         let raisesSecurity = state.withLock { $0.options.raisesSecurityAutomatically }
         let link = PeripheralLink(connection: connection, identifier: identifier, raisesSecurity: raisesSecurity)
         let changes = connection.gatt.serviceChanges()
+        switch await connection.prepareCachedDatabase(timeLimit: operationTimeLimit, clock: clock) {
+        case .success(.notEligible): break
+        case let .success(outcome): log(.info, "database of \(identifier): \(outcome)")
+        case let .failure(error): log(.info, "cached database of \(identifier) not used: \(error)")
+        }
         do {
             try await withTimeLimit(operationTimeLimit, clock: clock, operation: "enabling Service Changed indications") {
                 _ = try await connection.gatt.enableServiceChangedIndications()

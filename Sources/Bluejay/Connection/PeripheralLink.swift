@@ -84,11 +84,17 @@ final class PeripheralLink: Sendable {
 
     /// Reads a characteristic's value, however long.
     func read(_ id: CharacteristicIdentifier) async throws -> Data {
-        let found = try await characteristic(id)
-        return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+        try await resyncing {
+            let found = try await characteristic(id)
+            return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+        }
     }
 
     func write(_ value: Data, to id: CharacteristicIdentifier, type: WriteType) async throws {
+        try await resyncing { try await writeOnce(value, to: id, type: type) }
+    }
+
+    private func writeOnce(_ value: Data, to id: CharacteristicIdentifier, type: WriteType) async throws {
         let target = try await characteristic(id)
         switch type {
         case .withResponse:
@@ -116,16 +122,20 @@ final class PeripheralLink: Sendable {
     }
 
     func read(_ id: DescriptorIdentifier) async throws -> Data {
-        let found = try await descriptor(id)
-        return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+        try await resyncing {
+            let found = try await descriptor(id)
+            return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+        }
     }
 
     func write(_ value: Data, to id: DescriptorIdentifier) async throws {
-        let target = try await descriptor(id)
-        guard value.count <= GATTClient.maximumAttributeValueLength else {
-            throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
+        try await resyncing {
+            let target = try await descriptor(id)
+            guard value.count <= GATTClient.maximumAttributeValueLength else {
+                throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
+            }
+            try await mapErrors("writing \(id)") { try await connection.gatt.write(Array(value), to: target) }
         }
-        try await mapErrors("writing \(id)") { try await connection.gatt.write(Array(value), to: target) }
     }
 
     /// Enables notifications (or indications); `handler` gets each transport batch's values
@@ -133,9 +143,11 @@ final class PeripheralLink: Sendable {
     /// once when it ends (with the error when the link dropped).
     func subscribe(_ id: CharacteristicIdentifier, ended: @escaping @Sendable (HostError?) -> Void = { _ in },
                    handler: @escaping @Sendable ([GATTValue]) -> Void) async throws -> GATTNotificationSubscription {
-        let (target, cccd) = try await notifying(id)
-        return try await mapErrors("enabling notifications of \(id)") {
-            try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd, ended: ended, handler: handler)
+        try await resyncing {
+            let (target, cccd) = try await notifying(id)
+            return try await mapErrors("enabling notifications of \(id)") {
+                try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd, ended: ended, handler: handler)
+            }
         }
     }
 
@@ -173,6 +185,26 @@ final class PeripheralLink: Sendable {
                 caches.descriptors = caches.descriptors.filter { $0.key.service != id }
             }
             return invalidated.sorted { $0.description < $1.description }
+        }
+    }
+
+    /// Runs an operation; when the peer answers Database Out Of Sync (its database changed and
+    /// this client has not learnt it, Core 6.0, Vol 3, Part G, 2.5.2.1) forgets every handle
+    /// found, reads the Database Hash again (which makes this client change-aware; a bonded or
+    /// trusted peer's database is rediscovered and cached) and runs it once more, finding the
+    /// handles anew. A second Database Out Of Sync is thrown as ``BluejayError/attError(code:operation:handle:)``.
+    private func resyncing<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch BluejayError.attError(code: .databaseOutOfSync, _, _) {
+            caches.withLock { $0 = Caches() }
+            do {
+                _ = try await connection.host.prepareDatabase(of: connection)
+            } catch {
+                // The next request is answered anyway (the server counts this client change-aware
+                // after its Database Out Of Sync): discovery by UUID finds the handles again.
+            }
+            return try await body()
         }
     }
 

@@ -41,6 +41,9 @@ public enum GATTAttributeType {
     /// The GATT service and its Service Changed characteristic.
     public static let gattService = BluetoothUUID(UInt16(0x1801))
     public static let serviceChanged = BluetoothUUID(UInt16(0x2A05))
+    /// Client Supported Features and Database Hash (Core 6.0, Vol 3, Part G, 7.2 and 7.3).
+    public static let clientSupportedFeatures = BluetoothUUID(UInt16(0x2B29))
+    public static let databaseHash = BluetoothUUID(UInt16(0x2B2A))
     /// The GAP service, device name and appearance.
     public static let gapService = BluetoothUUID(UInt16(0x1800))
     public static let deviceName = BluetoothUUID(UInt16(0x2A00))
@@ -48,7 +51,7 @@ public enum GATTAttributeType {
 }
 
 /// A service found on a peer.
-public struct GATTService: Hashable, Sendable, CustomStringConvertible {
+public struct GATTService: Hashable, Sendable, Codable, CustomStringConvertible {
     public var uuid: BluetoothUUID
     public var isPrimary: Bool
     /// The handles of the service declaration and of everything that belongs to it.
@@ -66,7 +69,7 @@ public struct GATTService: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// An included service declaration (Core 6.0, Vol 3, Part G, 3.2).
-public struct GATTIncludedService: Hashable, Sendable {
+public struct GATTIncludedService: Hashable, Sendable, Codable {
     /// The handle of the include declaration itself.
     public var declarationHandle: UInt16
     public var service: GATTService
@@ -78,7 +81,7 @@ public struct GATTIncludedService: Hashable, Sendable {
 }
 
 /// A characteristic found on a peer.
-public struct GATTCharacteristic: Hashable, Sendable, CustomStringConvertible {
+public struct GATTCharacteristic: Hashable, Sendable, Codable, CustomStringConvertible {
     public var uuid: BluetoothUUID
     public var properties: CharacteristicProperties
     public var declarationHandle: UInt16
@@ -105,7 +108,7 @@ public struct GATTCharacteristic: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A descriptor found on a peer.
-public struct GATTDescriptor: Hashable, Sendable, CustomStringConvertible {
+public struct GATTDescriptor: Hashable, Sendable, Codable, CustomStringConvertible {
     public var uuid: BluetoothUUID
     public var handle: UInt16
 

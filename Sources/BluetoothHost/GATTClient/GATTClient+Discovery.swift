@@ -2,7 +2,9 @@ import BluetoothCore
 
 extension GATTClient {
     /// Discover All Primary Services (Core 6.0, Vol 3, Part G, 4.4.1).
+    /// Answered from the known database, if there is one (``knownDatabase``).
     public func discoverAllPrimaryServices() async throws -> [GATTService] {
+        if let known = knownServices(uuid: nil) { return known }
         var services: [GATTService] = []
         var start: UInt16 = 0x0001
         while true {
@@ -36,6 +38,7 @@ extension GATTClient {
 
     /// Discover Primary Service by Service UUID (Core 6.0, Vol 3, Part G, 4.4.2).
     public func discoverPrimaryServices(uuid: BluetoothUUID) async throws -> [GATTService] {
+        if let known = knownServices(uuid: uuid) { return known }
         var services: [GATTService] = []
         var start: UInt16 = 0x0001
         while true {
@@ -67,6 +70,7 @@ extension GATTClient {
     /// Find Included Services (Core 6.0, Vol 3, Part G, 4.5.1). An included service with a
     /// 128-bit UUID has no UUID in its declaration; it is read from the service itself.
     public func discoverIncludedServices(of service: GATTService) async throws -> [GATTIncludedService] {
+        if let known = known(service) { return known.includedServices }
         var included: [GATTIncludedService] = []
         for entry in try await readByType(GATTAttributeType.include, in: service.handleRange) {
             var reader = ByteReader(entry.value, context: "include declaration")
@@ -94,6 +98,9 @@ extension GATTClient {
     /// Discover All Characteristics of a Service, or those of one UUID
     /// (Core 6.0, Vol 3, Part G, 4.6.1 and 4.6.2).
     public func discoverCharacteristics(of service: GATTService, uuid: BluetoothUUID? = nil) async throws -> [GATTCharacteristic] {
+        if let known = known(service) {
+            return known.characteristics.map(\.characteristic).filter { uuid == nil || $0.uuid == uuid }
+        }
         var declarations: [(handle: UInt16, properties: CharacteristicProperties, valueHandle: UInt16, uuid: BluetoothUUID)] = []
         for entry in try await readByType(GATTAttributeType.characteristic, in: service.handleRange) {
             var reader = ByteReader(entry.value, context: "characteristic declaration")
@@ -125,6 +132,7 @@ extension GATTClient {
     /// Discover All Characteristic Descriptors (Core 6.0, Vol 3, Part G, 4.7.1).
     public func discoverDescriptors(of characteristic: GATTCharacteristic) async throws -> [GATTDescriptor] {
         guard let range = characteristic.descriptorRange else { return [] }
+        if let known = known(characteristic) { return known.descriptors }
         var descriptors: [GATTDescriptor] = []
         var start = range.lowerBound
         while start <= range.upperBound {
@@ -159,7 +167,9 @@ extension GATTClient {
     }
 
     /// Discovers every service, characteristic and descriptor: the whole database.
+    /// The known database (``knownDatabase``) when there is one.
     public func discoverDatabase() async throws -> [GATTDiscoveredService] {
+        if let known = knownDatabase { return known }
         var database: [GATTDiscoveredService] = []
         for service in try await discoverAllPrimaryServices() {
             var characteristics: [GATTDiscoveredCharacteristic] = []
@@ -174,7 +184,8 @@ extension GATTClient {
     }
 
     /// Read By Type over a handle range, following the pages until the range is exhausted.
-    func readByType(_ type: BluetoothUUID, in range: ClosedRange<UInt16>) async throws -> [ATTReadByTypeResponse.AttributeData] {
+    func readByType(_ type: BluetoothUUID, in range: ClosedRange<UInt16>,
+                    stopAfterFirstPage: Bool = false) async throws -> [ATTReadByTypeResponse.AttributeData] {
         var entries: [ATTReadByTypeResponse.AttributeData] = []
         var start = range.lowerBound
         while start <= range.upperBound {
@@ -190,7 +201,7 @@ extension GATTClient {
                 throw HostError.protocolViolation("Read By Type response with no entry")
             }
             entries += page.entries
-            guard last < range.upperBound else { break }
+            guard !stopAfterFirstPage, last < range.upperBound else { break }
             start = last + 1
         }
         return entries
@@ -220,7 +231,7 @@ extension GATTClient {
 }
 
 /// A service with everything discovered inside it.
-public struct GATTDiscoveredService: Sendable, Equatable {
+public struct GATTDiscoveredService: Sendable, Equatable, Codable {
     public var service: GATTService
     public var includedServices: [GATTIncludedService]
     public var characteristics: [GATTDiscoveredCharacteristic]
@@ -233,7 +244,7 @@ public struct GATTDiscoveredService: Sendable, Equatable {
 }
 
 /// A characteristic with its descriptors.
-public struct GATTDiscoveredCharacteristic: Sendable, Equatable {
+public struct GATTDiscoveredCharacteristic: Sendable, Equatable, Codable {
     public var characteristic: GATTCharacteristic
     public var descriptors: [GATTDescriptor]
 

@@ -61,6 +61,11 @@ extension GATTClient {
             return state.discoveredServices.filter { $0.handleRange.overlaps(affected) }
         }
         logger.info("peer database changed in \(Hex.format(start))-\(Hex.format(end)); \(invalidated.count) service(s) invalidated")
+        if state.withLock({ $0.knownDatabase != nil }) {
+            // The cached database as a whole is no longer known to be the peer's: discovery
+            // goes over the air again (and the host caches what it finds next).
+            databaseWentStale(because: "Service Changed \(Hex.format(start))-\(Hex.format(end))")
+        }
         let change = GATTServiceChange(affectedHandles: affected, invalidatedServices: invalidated)
         serviceChangeListeners.yield(change)
     }

@@ -39,6 +39,13 @@ public final class GATTClient: Sendable {
     struct State: Sendable {
         /// Services discovered so far, kept so that Service Changed can say what it invalidated.
         var discoveredServices: [GATTService] = []
+        /// A whole database known to be the peer's (from the cache, its Database Hash
+        /// matching, or just discovered): discovery is answered from it without a PDU.
+        var knownDatabase: [GATTDiscoveredService]?
+        /// Told when the known database turns out stale (Service Changed, Database Out Of Sync).
+        var databaseStaleHandler: (@Sendable () -> Void)?
+        /// Discovery requests sent (see ``discoveryRequestCount``).
+        var discoveryRequests = 0
         var serviceChangedValueHandle: UInt16?
         /// The sink that watches Service Changed indications, once enabled.
         var serviceChangedSink: NotificationSink?
@@ -98,7 +105,15 @@ public final class GATTClient: Sendable {
     /// Sends a request and returns the peer's response. An Error Response throws
     /// ``HostError/att(_:)``.
     func request(_ pdu: ATTPDU) async throws -> ATTPDU {
-        try await bearer.request(pdu)
+        if Self.isDiscovery(pdu) { state.withLock { $0.discoveryRequests += 1 } }
+        do {
+            return try await bearer.request(pdu)
+        } catch HostError.att(let error) where error.code == .databaseOutOfSync {
+            // Core 6.0, Vol 3, Part G, 2.5.2.1: the server changed its database and this client
+            // has not learnt it yet: whatever was discovered may name the wrong handles.
+            databaseWentStale(because: "the server answered Database Out Of Sync")
+            throw HostError.att(error)
+        }
     }
 
     /// Sends a command or confirmation: no response; returns once the controller took it.
@@ -138,6 +153,20 @@ public final class GATTClient: Sendable {
         }
         guard let exchange else { return mtu }
         return try await exchange.value
+    }
+
+    /// How many discovery requests this client sent: Read By Group Type, Find By Type Value,
+    /// Find Information, and Read By Type of include or characteristic declarations
+    /// (Core 6.0, Vol 3, Part G, 4.4 to 4.7). A database answered from the cache sends none.
+    public var discoveryRequestCount: Int { state.withLock { $0.discoveryRequests } }
+
+    static func isDiscovery(_ pdu: ATTPDU) -> Bool {
+        switch pdu {
+        case .readByGroupTypeRequest, .findByTypeValueRequest, .findInformationRequest: return true
+        case let .readByTypeRequest(request):
+            return request.attributeType == GATTAttributeType.characteristic || request.attributeType == GATTAttributeType.include
+        default: return false
+        }
     }
 
     func unexpected(_ pdu: ATTPDU) -> HostError {

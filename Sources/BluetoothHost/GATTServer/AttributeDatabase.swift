@@ -3,8 +3,8 @@ import BluetoothCore
 /// This device's attribute database: the attributes of every published service in handle
 /// order, with no gaps inside a service. A plain value with no I/O; ``GATTServer`` serves it.
 ///
-/// The GAP service (Device Name, Appearance) and the GATT service (Service Changed) are
-/// always first (Core 6.0, Vol 3, Part G, 7), at the handles below. Services are added after
+/// The GAP service (Device Name, Appearance) and the GATT service (Service Changed, Client
+/// Supported Features, Database Hash) are always first (Core 6.0, Vol 3, Part G, 7), at the handles below. Services are added after
 /// the last attribute; removing the last service frees its handles for the next one.
 struct AttributeDatabase: Sendable {
     /// A published service and the services it includes (by declaration handle).
@@ -19,6 +19,10 @@ struct AttributeDatabase: Sendable {
     static let gattServiceHandle: UInt16 = 0x0006
     static let serviceChangedHandle: UInt16 = 0x0008
     static let serviceChangedConfigurationHandle: UInt16 = 0x0009
+    static let clientSupportedFeaturesHandle: UInt16 = 0x000B
+    static let databaseHashHandle: UInt16 = 0x000D
+    /// The last handle of the GATT service: the application's services come after it.
+    static let gattServiceEndHandle: UInt16 = 0x000D
 
     /// Sorted by handle.
     private(set) var attributes: [ServerAttribute] = []
@@ -33,10 +37,16 @@ struct AttributeDatabase: Sendable {
             GATTCharacteristicDefinition(uuid: GATTAttributeType.appearance, properties: .read,
                                          value: Self.appearanceBytes(appearance), maximumValueLength: 2),
         ])
-        // The GATT service (Vol 3, Part G, 7.1): Service Changed, indicate only, not readable.
+        // The GATT service (Vol 3, Part G, 7): Service Changed, indicate only, not readable;
+        // Client Supported Features (one octet per client, kept by the server) and Database
+        // Hash (computed when read): this server does robust caching (Vol 3, Part G, 2.5.2.1).
         let gatt = GATTServiceDefinition(uuid: GATTAttributeType.gattService, characteristics: [
             GATTCharacteristicDefinition(uuid: GATTAttributeType.serviceChanged, properties: .indicate,
                                          permissions: [], value: [0, 0, 0, 0], maximumValueLength: 4),
+            GATTCharacteristicDefinition(uuid: GATTAttributeType.clientSupportedFeatures, properties: [.read, .write],
+                                         permissions: .readWrite, value: [0], maximumValueLength: 1),
+            GATTCharacteristicDefinition(uuid: GATTAttributeType.databaseHash, properties: .read,
+                                         permissions: .readable, value: [], maximumValueLength: 16),
         ])
         // Fixed definitions within the limits: these cannot fail.
         _ = try? add(gap)
@@ -99,6 +109,11 @@ struct AttributeDatabase: Sendable {
             return record.published.characteristics.first { $0.valueHandle == valueHandle }
         }
         return nil
+    }
+
+    /// The Database Hash of the attributes as they are now (Core 6.0, Vol 3, Part G, 7.3.1).
+    var hash: GATTDatabaseHash {
+        GATTDatabaseHash(attributes: attributes.lazy.map { GATTDatabaseHash.Attribute(handle: $0.handle, type: $0.type, value: $0.value) })
     }
 
     // MARK: Values
@@ -166,7 +181,7 @@ struct AttributeDatabase: Sendable {
 
     /// The services the application added (all but GAP and GATT), in handle order.
     var applicationServices: [GATTPublishedService] {
-        services.filter { $0.handleRange.lowerBound > Self.serviceChangedConfigurationHandle }
+        services.filter { $0.handleRange.lowerBound > Self.gattServiceEndHandle }
     }
 
     // MARK: Building

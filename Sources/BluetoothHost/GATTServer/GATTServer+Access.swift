@@ -55,6 +55,13 @@ extension GATTServer {
         if case let .clientConfiguration(valueHandle, _) = attribute.kind {
             return .value(clientConfiguration(of: valueHandle, context).bytes)
         }
+        switch attribute.handle {
+        case AttributeDatabase.clientSupportedFeaturesHandle: return .value(clientFeatures(context))
+        case AttributeDatabase.databaseHashHandle:
+            didServeDatabaseHash(context)
+            return .value(database.hash.bytes)
+        default: break
+        }
         guard let onRead = attribute.onRead else { return .value(attribute.value) }
         let request = GATTReadRequest(connectionHandle: context.connectionHandle, peer: context.peer, handle: attribute.handle,
                                       uuid: attribute.type, offset: offset)
@@ -80,6 +87,7 @@ extension GATTServer {
         if case let .clientConfiguration(valueHandle, properties) = attribute.kind {
             return configure(valueHandle: valueHandle, properties: properties, value: value, context)
         }
+        if attribute.handle == AttributeDatabase.clientSupportedFeaturesHandle { return writeClientFeatures(value, context) }
         if let onWrite = attribute.onWrite {
             let request = GATTWriteRequest(connectionHandle: context.connectionHandle, peer: context.peer, handle: attribute.handle,
                                            uuid: attribute.type, value: value, kind: kind)

@@ -34,6 +34,16 @@ extension GATTServer {
             }
             return
         }
+        switch cachingGate(pdu, bearerID: bearerID, connectionHandle: connectionHandle) {
+        case .serve: break
+        case .ignore:
+            logger.debug("ignoring \(pdu.opcode) of change-unaware connection \(Hex.format(connectionHandle))")
+            return
+        case .outOfSync:
+            // Core 6.0, Vol 3, Part G, 2.5.2.1: the client's cached handles may be wrong.
+            send(Self.error(pdu.opcode, 0x0000, .databaseOutOfSync), to: connectionHandle)
+            return
+        }
         let response: ATTPDU?
         switch pdu {
         case let .exchangeMTURequest(request):

@@ -186,6 +186,7 @@ extension GATTServer {
         if ready { bearer.owesReadyEvent = false }
         bearers[connectionHandle] = bearer
         confirmed.ticket?.resume()
+        if confirmed.handle == AttributeDatabase.serviceChangedHandle { didConfirmServiceChanged(connectionHandle: connectionHandle) }
         if let next { transmit(next, connectionHandle: connectionHandle) }
         if ready { broadcast(.readyToUpdateSubscribers(connectionHandle: connectionHandle)) }
     }

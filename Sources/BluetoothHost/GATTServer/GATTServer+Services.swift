@@ -84,8 +84,10 @@ extension GATTServer {
         }
     }
 
-    /// Indicates Service Changed with the affected range to every client that enabled it.
+    /// Makes every client change-unaware, then indicates Service Changed with the affected
+    /// range to every client that enabled it.
     private func indicateServiceChanged(_ range: ClosedRange<UInt16>) {
+        databaseDidChange()
         var writer = ByteWriter(capacity: 4)
         writer.write(range.lowerBound)
         writer.write(range.upperBound)

@@ -48,6 +48,8 @@ public actor GATTServer {
     let clock: BluetoothClock
     let eventListeners = AsyncStreamFanOut<GATTServerEvent>()
     private var nextIdentifier: UInt64 = 0
+    /// Bonded clients' features and database awareness between connections (bounded).
+    var rememberedClients: [DeviceAddress: RememberedClient] = [:]
     /// Whether this device has a key for a peer (``setKeyAvailability(_:)``); none by default.
     var keyAvailability: @Sendable (DeviceAddress) -> Bool = { _ in false }
     /// Checks Signed Write Commands (``setSignedWriteVerifier(_:)``); none by default.
@@ -156,10 +158,11 @@ public actor GATTServer {
         if let existing = bearers[link.connectionHandle] { return existing }
         let id = makeIdentifier()
         let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
-        let bearer = ServerBearer(id: id, link: link,
+        var bearer = ServerBearer(id: id, link: link,
                                   prepareQueue: PreparedWriteQueue(capacity: settings.maximumPreparedWrites),
                                   indications: IndicationQueue(capacity: settings.maximumQueuedIndications),
                                   requests: continuation)
+        restoreCachingState(of: &bearer)
         bearers[link.connectionHandle] = bearer
         let inboundLimit = self.inboundLimit
         Task { [weak self] in
@@ -175,6 +178,7 @@ public actor GATTServer {
         inboundLimit.reset(connectionHandle: connectionHandle)
         memoryLinkSecurity.withLock { _ = $0.removeValue(forKey: connectionHandle) }
         guard let bearer = bearers.removeValue(forKey: connectionHandle) else { return }
+        rememberCachingState(of: bearer)
         bearer.requests.finish()
         bearer.indicationTimer?.cancel()
         var indications = bearer.indications

@@ -40,6 +40,12 @@ struct ServerBearer: Sendable {
     var notificationsInFlight = 0
     /// An update found the queue full; say so when it drains.
     var owesReadyEvent = false
+    /// Client Supported Features (Core 6.0, Vol 3, Part G, 7.2) and robust caching state
+    /// (2.5.2.1): a new client is change-aware; one that was sent Database Out Of Sync becomes
+    /// change-aware with its next request.
+    var clientFeatures: UInt8 = 0
+    var isChangeAware = true
+    var sentOutOfSync = false
     /// Requests and commands, served one at a time in arrival order (Vol 3, Part F, 3.3.2).
     let requests: AsyncStream<ServerRequest>.Continuation
 

@@ -41,6 +41,10 @@ public struct HostConfiguration: Sendable {
     /// Where bonds are kept. The default keeps them in memory, for this host's lifetime; give
     /// a ``FileBondStore`` to keep them across runs.
     public var bondStore: any BondStore = InMemoryBondStore()
+    /// Where the GATT databases of bonded and trusted peers are cached between connections
+    /// (``LEHost/prepareDatabase(of:)``). `nil`, the default: beside a ``FileBondStore`` on disk
+    /// (``FileGATTDatabaseCache/defaultDirectory(bondDirectory:)``), else in memory.
+    public var gattDatabaseCache: (any GATTDatabaseCache)?
     /// This device's Identity Resolving Key, distributed to bonded peers. Keep it across runs
     /// (peers store it); `nil` makes a random one for this host's lifetime.
     public var identityResolvingKey: UInt128?

@@ -60,6 +60,8 @@ public actor LEHost {
     var pairingBackoff: [BluetoothAddress: PairingRetryBackoff] = [:]
     /// The latest bond being written to the store.
     var pendingBondSave: Task<Void, Never>?
+    /// The GATT database cache and the peers trusted to keep their database (LEHost+GATTCache.swift).
+    let gattCaching: GATTCaching
     /// Out-of-band pairing data: this device's, and the peers' by address.
     var localOutOfBand: LocalOutOfBand?
     var peerOutOfBand: [BluetoothAddress: OutOfBandData] = [:]
@@ -78,6 +80,7 @@ public actor LEHost {
                 logger: Logger = Logger(label: "bluejay.host")) {
         self.configuration = configuration
         self.logger = logger
+        gattCaching = GATTCaching(configuration: configuration, logger: logger)
         localIdentityResolvingKey = configuration.identityResolvingKey ?? UInt128.random(in: 1...UInt128.max)
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"

@@ -22,6 +22,10 @@ extension LEHost {
             bondedPeers.remove(identity)
             addressResolver.remove(identity: identity)
         }
+        // What was kept because of the bond goes with it: the peer's cached database, and its
+        // features and awareness in this device's server.
+        await gattCaching.cache.removeDatabase(for: identity)
+        await server.forgetClient(identity)
         return removed
     }
 

@@ -1,0 +1,46 @@
+import BluetoothCore
+import BluetoothHost
+
+/// GATT caching (Core 6.0, Vol 3, Part G, 2.5.2): the databases of bonded peripherals, and
+/// of peripherals marked trusted, are kept with their Database Hash; reconnecting to one whose
+/// hash has not changed discovers nothing. See ``LEHost/prepareDatabase(of:)``.
+extension Bluejay {
+    /// Lets the database of a peripheral that never bonds be cached, as a bonded one's is.
+    /// Needs a started Bluejay.
+    public func setDatabaseTrusted(_ trusted: Bool, for peripheral: PeripheralIdentifier) throws(BluejayError) {
+        try requireHost().setDatabaseTrusted(trusted, for: peripheral.address)
+    }
+
+    /// Forgets the cached database of a peripheral: the next connection discovers again.
+    /// (Removing its bond does this too.)
+    public func removeCachedDatabase(of peripheral: PeripheralIdentifier) async throws(BluejayError) {
+        await (try requireHost()).gattDatabaseCache.removeDatabase(for: peripheral.address)
+    }
+}
+
+extension BluejayCentral {
+    /// As ``Bluejay/setDatabaseTrusted(_:for:)``.
+    public func setDatabaseTrusted(_ trusted: Bool, for peripheral: PeripheralIdentifier) {
+        host.setDatabaseTrusted(trusted, for: peripheral.address)
+    }
+
+    /// As ``Bluejay/removeCachedDatabase(of:)``.
+    public func removeCachedDatabase(of peripheral: PeripheralIdentifier) async {
+        await host.gattDatabaseCache.removeDatabase(for: peripheral.address)
+    }
+}
+
+extension Connection {
+    /// Readies the peer's cached database before anything is discovered on a new link
+    /// (``LEHost/prepareDatabase(of:)``): nothing for a peer neither bonded nor trusted; a
+    /// failure is returned, and discovery then runs as it would without a cache.
+    func prepareCachedDatabase(timeLimit: Duration?, clock: BluetoothClock) async -> Result<GATTDatabasePreparation, any Error> {
+        do {
+            return .success(try await withTimeLimit(timeLimit, clock: clock, operation: "checking the cached database") {
+                try await host.prepareDatabase(of: self)
+            })
+        } catch {
+            return .failure(error)
+        }
+    }
+}

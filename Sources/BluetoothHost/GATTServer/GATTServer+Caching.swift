@@ -1,0 +1,133 @@
+import BluetoothCore
+
+/// Robust caching on the server side (Core 6.0, Vol 3, Part G, 2.5.2.1): each client is
+/// change-aware or change-unaware; a change-unaware client that enabled robust caching
+/// (bit 0 of its Client Supported Features) gets Database Out Of Sync instead of an answer.
+extension GATTServer {
+    /// The robust caching bit of Client Supported Features (Core 6.0, Vol 3, Part G, 7.2).
+    static let robustCachingFeature: UInt8 = 0x01
+    /// The features this server knows; other bits a client writes are not kept.
+    static let supportedClientFeatures: UInt8 = 0x01
+    /// The bonded clients whose features and awareness are kept across connections.
+    static let maximumRememberedClients = 256
+
+    /// What a bonded client left behind: its features, and the hash of the database it knew
+    /// (`nil` if it was change-unaware when it left).
+    struct RememberedClient: Sendable {
+        var features: UInt8
+        var knownHash: GATTDatabaseHash?
+    }
+
+    enum CachingGate {
+        case serve
+        /// A change-unaware client's command: ignored.
+        case ignore
+        /// A change-unaware client's request: answered with Database Out Of Sync.
+        case outOfSync
+    }
+
+    /// The Database Hash of this server's database now.
+    public var databaseHash: GATTDatabaseHash { database.hash }
+
+    /// Whether the client on that connection is change-aware (`nil` for an unknown connection).
+    public func isChangeAware(connectionHandle: UInt16) -> Bool? { bearers[connectionHandle]?.isChangeAware }
+
+    /// The Client Supported Features the client on that connection wrote (`nil` for an unknown connection).
+    public func clientSupportedFeatures(connectionHandle: UInt16) -> UInt8? { bearers[connectionHandle]?.clientFeatures }
+
+    /// Decides whether a request or command of this client is served (Core 6.0, Vol 3, Part G,
+    /// 2.5.2.1): a change-unaware client with robust caching has its commands ignored and its
+    /// first request refused with Database Out Of Sync; the request after that refusal, or a
+    /// Read By Type of the Database Hash, makes it change-aware again.
+    func cachingGate(_ pdu: ATTPDU, bearerID: UInt64, connectionHandle: UInt16) -> CachingGate {
+        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle), !bearer.isChangeAware,
+              bearer.clientFeatures & Self.robustCachingFeature != 0 else { return .serve }
+        if pdu.opcode.isCommand { return .ignore }
+        // Exchange MTU names no attribute: nothing a change could make wrong.
+        if case .exchangeMTURequest = pdu { return .serve }
+        let readsHash: Bool
+        if case let .readByTypeRequest(request) = pdu, request.attributeType == GATTAttributeType.databaseHash {
+            readsHash = true
+        } else {
+            readsHash = false
+        }
+        guard readsHash || bearer.sentOutOfSync else {
+            bearer.sentOutOfSync = true
+            bearers[connectionHandle] = bearer
+            return .outOfSync
+        }
+        bearer.isChangeAware = true
+        bearer.sentOutOfSync = false
+        bearers[connectionHandle] = bearer
+        logger.debug("connection \(Hex.format(connectionHandle)) is change-aware again")
+        return .serve
+    }
+
+    /// A read of the Database Hash by handle, once served, makes the client change-aware.
+    func didServeDatabaseHash(_ context: RequestContext) {
+        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle), !bearer.isChangeAware else { return }
+        bearer.isChangeAware = true
+        bearer.sentOutOfSync = false
+        bearers[context.connectionHandle] = bearer
+    }
+
+    /// The client's Client Supported Features, as it reads them.
+    func clientFeatures(_ context: RequestContext) -> [UInt8] {
+        [bearer(id: context.bearerID, connectionHandle: context.connectionHandle)?.clientFeatures ?? 0]
+    }
+
+    /// A client writes its features: it may set bits, never clear one it set (Core 6.0,
+    /// Vol 3, Part G, 7.2: Value Not Allowed).
+    func writeClientFeatures(_ value: [UInt8], _ context: RequestContext) -> ATTErrorCode? {
+        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return nil }
+        let written = (value.first ?? 0) & Self.supportedClientFeatures
+        guard written & bearer.clientFeatures == bearer.clientFeatures else { return .valueNotAllowed }
+        bearer.clientFeatures = written
+        bearers[context.connectionHandle] = bearer
+        logger.debug("connection \(Hex.format(context.connectionHandle)) supports features \(Hex.format(written))")
+        return nil
+    }
+
+    /// The database changed: every connected client is change-unaware until it learns of it
+    /// (Core 6.0, Vol 3, Part G, 2.5.2.1).
+    func databaseDidChange() {
+        for (handle, bearer) in bearers {
+            var updated = bearer
+            updated.isChangeAware = false
+            updated.sentOutOfSync = false
+            bearers[handle] = updated
+        }
+    }
+
+    /// The client confirmed a Service Changed indication: it is change-aware.
+    func didConfirmServiceChanged(connectionHandle: UInt16) {
+        guard var bearer = bearers[connectionHandle] else { return }
+        bearer.isChangeAware = true
+        bearer.sentOutOfSync = false
+        bearers[connectionHandle] = bearer
+    }
+
+    /// A new bearer of a bonded client starts with the features it wrote before, and is
+    /// change-aware only if the database is the one it knew when it left.
+    func restoreCachingState(of bearer: inout ServerBearer) {
+        guard let peer = bearer.link.peer, keyAvailability(peer), let remembered = rememberedClients[peer] else { return }
+        bearer.clientFeatures = remembered.features
+        bearer.isChangeAware = remembered.knownHash == database.hash
+    }
+
+    /// A bonded client's bearer closes: keep its features and awareness for its next connection.
+    func rememberCachingState(of bearer: ServerBearer) {
+        guard let peer = bearer.link.peer, keyAvailability(peer) else { return }
+        if rememberedClients[peer] == nil, rememberedClients.count >= Self.maximumRememberedClients,
+           let oldest = rememberedClients.keys.first {
+            rememberedClients[oldest] = nil
+        }
+        rememberedClients[peer] = RememberedClient(features: bearer.clientFeatures,
+                                                   knownHash: bearer.isChangeAware ? database.hash : nil)
+    }
+
+    /// Forgets what a client left behind (its bond is gone).
+    public func forgetClient(_ peer: DeviceAddress) {
+        rememberedClients[peer] = nil
+    }
+}

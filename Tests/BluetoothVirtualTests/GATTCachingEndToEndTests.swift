@@ -1,0 +1,139 @@
+import BluetoothCore
+import BluetoothHCI
+@testable import BluetoothHost
+@testable import BluetoothVirtual
+import Testing
+
+/// GATT caching between our central host and our peripheral host on the virtual link
+/// (Core 6.0, Vol 3, Part G, 2.5.2): a bonded reconnection with an unchanged Database Hash
+/// discovers nothing; a changed database is discovered again; robust caching refuses a
+/// client that missed a change.
+@Suite("GATT caching between our hosts on the virtual link", .timeLimit(.minutes(1)))
+struct GATTCachingEndToEndTests {
+    static let service: BluetoothUUID = "F00D"
+    static let value: BluetoothUUID = "F00E"
+    static let extra: BluetoothUUID = "F10D"
+    static var peripheralIdentity: DeviceAddress { DeviceAddress(TestAddresses.peripheral, type: .public) }
+
+    static var definition: GATTServiceDefinition {
+        GATTServiceDefinition(uuid: service, characteristics: [
+            GATTCharacteristicDefinition(uuid: value, properties: [.read, .notify], value: [1]),
+        ])
+    }
+
+    static var extraDefinition: GATTServiceDefinition {
+        GATTServiceDefinition(uuid: extra, characteristics: [GATTCharacteristicDefinition(uuid: "F10E", properties: .read, value: [2])])
+    }
+
+    @Test func bondedReconnectionSkipsDiscoveryUntilTheDatabaseChanges() async throws {
+        let pair = try await HostPair.make()
+        _ = try await pair.peripheral.server.addService(Self.definition)
+        let (first, firstIncoming) = try await pair.connect()
+        #expect(try await pair.central.prepareDatabase(of: first) == .notEligible, "neither bonded nor trusted")
+        _ = try await pair.central.pair(first)
+        let hash = await pair.peripheral.server.databaseHash
+        #expect(try await pair.central.prepareDatabase(of: first) == .discovered(hash: hash))
+        #expect(first.gatt.discoveryRequestCount > 0)
+        #expect(await pair.peripheral.server.clientSupportedFeatures(connectionHandle: firstIncoming.handle) == 0x01, "robust caching on")
+        try await pair.disconnect(first, firstIncoming)
+
+        let (second, secondIncoming) = try await pair.connect()
+        #expect(try await pair.central.prepareDatabase(of: second) == .reused(hash: hash))
+        #expect(try await second.gatt.enableServiceChangedIndications())
+        let found = try await second.gatt.characteristic(Self.value, inService: Self.service)
+        #expect(try await second.gatt.readValue(handle: found.valueHandle) == [1])
+        #expect(second.gatt.discoveryRequestCount == 0, "nothing discovered over the air")
+        try await pair.disconnect(second, secondIncoming)
+
+        // The peripheral's database changes while the central is away.
+        _ = try await pair.peripheral.server.addService(Self.extraDefinition)
+        let changed = await pair.peripheral.server.databaseHash
+        #expect(changed != hash)
+        let (third, thirdIncoming) = try await pair.connect()
+        #expect(try await pair.central.prepareDatabase(of: third) == .discovered(hash: changed))
+        #expect(third.gatt.discoveryRequestCount > 0)
+        #expect(third.gatt.knownDatabase?.contains { $0.service.uuid == Self.extra } == true)
+        #expect(await pair.central.gattDatabaseCache.database(for: Self.peripheralIdentity)?.hash == changed)
+        try await pair.disconnect(third, thirdIncoming)
+
+        // Forgetting the bond forgets the database.
+        #expect(try await pair.central.removeBond(with: Self.peripheralIdentity))
+        #expect(await pair.central.gattDatabaseCache.database(for: Self.peripheralIdentity) == nil)
+        await pair.shutdown()
+    }
+
+    @Test func aChangeDuringTheConnectionIsRefusedWithDatabaseOutOfSync() async throws {
+        let pair = try await HostPair.make()
+        let published = try await pair.peripheral.server.addService(Self.definition)
+        let (connection, incoming) = try await pair.connect()
+        pair.central.setDatabaseTrusted(true, for: Self.peripheralIdentity)
+        #expect(try await pair.central.prepareDatabase(of: connection) == .discovered(hash: await pair.peripheral.server.databaseHash))
+        try await pair.peripheral.server.removeService(published)
+        _ = try await pair.peripheral.server.addService(Self.extraDefinition)
+
+        // The central did not enable Service Changed: it learns of the change from the refusal.
+        let handle = try #require(published.characteristic(Self.value)).valueHandle
+        await #expect(throws: HostError.att(ATTError(requestOpcode: .readRequest, handle: 0, code: .databaseOutOfSync))) {
+            try await connection.gatt.readValue(handle: handle)
+        }
+        #expect(connection.gatt.knownDatabase == nil)
+        try await waitUntilTrue("the stale database left the cache") {
+            await pair.central.gattDatabaseCache.database(for: Self.peripheralIdentity) == nil
+        }
+        #expect(await pair.peripheral.server.isChangeAware(connectionHandle: incoming.handle) == false)
+        // Preparing again reads the hash (change-aware again) and discovers the new database.
+        #expect(try await pair.central.prepareDatabase(of: connection) == .discovered(hash: await pair.peripheral.server.databaseHash))
+        #expect(connection.gatt.knownDatabase?.map(\.service.uuid).contains(Self.extra) == true)
+        #expect(connection.gatt.knownDatabase?.map(\.service.uuid).contains(Self.service) == false)
+        await pair.shutdown()
+    }
+
+    /// Prints reconnection times with and without the cache (a database of 12 services of 6
+    /// characteristics) and checks the PDU counts behind them.
+    @Test func reconnectionWithAndWithoutTheCache() async throws {
+        let pair = try await HostPair.make()
+        for index in 0..<12 {
+            _ = try await pair.peripheral.server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0xA000 + index * 16)), characteristics:
+                (1...6).map { GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xA000 + index * 16 + $0)), properties: [.read, .notify], value: [1]) }))
+        }
+        pair.central.setDatabaseTrusted(true, for: Self.peripheralIdentity)
+        let clock = ContinuousClock()
+        var uncached: [Duration] = []
+        var cached: [Duration] = []
+        for round in 0..<6 {
+            if round.isMultiple(of: 2) { await pair.central.gattDatabaseCache.removeDatabase(for: Self.peripheralIdentity) }
+            let start = clock.now
+            let (connection, incoming) = try await pair.connect()
+            let outcome = try await pair.central.prepareDatabase(of: connection)
+            let elapsed = clock.now - start
+            if round.isMultiple(of: 2) {
+                #expect(outcome == .discovered(hash: await pair.peripheral.server.databaseHash))
+                uncached.append(elapsed)
+            } else {
+                #expect(outcome == .reused(hash: await pair.peripheral.server.databaseHash))
+                #expect(connection.gatt.discoveryRequestCount == 0)
+                cached.append(elapsed)
+            }
+            try await pair.disconnect(connection, incoming)
+        }
+        print("GATT caching on the virtual link, connect + prepareDatabase (12 services x 6 characteristics): "
+              + "without cache \(uncached.map(\.formattedMilliseconds)), with cache \(cached.map(\.formattedMilliseconds))")
+        await pair.shutdown()
+    }
+}
+
+/// Waits until an actor's state holds, checking every 2 ms, failing after `timeout`.
+private func waitUntilTrue(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else { throw WaitTimeout(description: "\(what) within \(timeout)") }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
+
+private extension Duration {
+    var formattedMilliseconds: String {
+        let (seconds, attoseconds) = components
+        return String(format: "%.1f ms", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+    }
+}
