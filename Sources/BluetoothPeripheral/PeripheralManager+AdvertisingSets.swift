@@ -24,6 +24,15 @@ extension PeripheralManager {
         }
     }
 
+    /// Stops every advertising set (legacy advertising is left as it is).
+    public func stopAllAdvertisingSets() async throws(PeripheralError) {
+        do {
+            try await host.stopAllAdvertisingSets()
+        } catch {
+            throw PeripheralError.wrap(error)
+        }
+    }
+
     /// The sets advertising now.
     public var activeAdvertisingSets: [AdvertisingSet] {
         get async { await host.activeAdvertisingSets }
