@@ -155,8 +155,13 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         link.read { $0.controllers[id]?.buffers.inUse ?? 0 }
     }
 
-    /// Legacy advertising is enabled.
-    public var isAdvertising: Bool { link.read { $0.controllers[id]?.advertising.isEnabled ?? false } }
+    /// Legacy advertising or an extended advertising set is enabled.
+    public var isAdvertising: Bool {
+        link.read { simulation in
+            guard let state = simulation.controllers[id] else { return false }
+            return state.advertising.isEnabled || state.advertisingSets.values.contains { $0.isEnabled }
+        }
+    }
     /// Scanning (legacy or extended) is enabled.
     public var isScanning: Bool { link.read { $0.controllers[id]?.scanning.isEnabled ?? false } }
     /// An LE (Extended) Create Connection is pending.
