@@ -17,6 +17,7 @@ struct BluejayCommand: AsyncParsableCommand {
         subcommands: [
             ScanCommand.self, GATTCommand.self, ReadCommand.self, WriteCommand.self, ListenCommand.self,
             PairCommand.self, BondsCommand.self, LinkCommand.self, DemoCommand.self, SensorCommand.self, VirtualCommand.self, AdaptersCommand.self,
+            AdvertiseCommand.self,
         ]
     )
 }

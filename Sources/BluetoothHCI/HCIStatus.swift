@@ -40,6 +40,7 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unknownAdvertisingIdentifier = HCIStatus(rawValue: 0x42)
     public static let limitReached = HCIStatus(rawValue: 0x43)
     public static let operationCancelledByHost = HCIStatus(rawValue: 0x44)
+    public static let packetTooLong = HCIStatus(rawValue: 0x45)
 
     /// The name the specification gives the code.
     public var name: String {

@@ -17,6 +17,7 @@ struct LinkConnectionID: Hashable, Sendable, Comparable {
 /// What a simulation timer does when it fires.
 enum LinkTimer: Sendable {
     case advertisingEvent(ControllerID)
+    case advertisingSetEvent(ControllerID, UInt8)
     case connectionEvent(LinkConnectionID)
     case scanTimeout(ControllerID)
     case establishmentFailure(ControllerID)
@@ -46,6 +47,8 @@ struct ScanningState: Sendable {
     /// Scanning was enabled with LE Set Extended Scan Enable: reports are LE Extended
     /// Advertising Reports.
     var usesExtendedReports = false
+    /// The primary PHYs scanned: LE 1M for legacy scanning.
+    var scannedPHYs: LEPhySet = .le1M
     var isActive = false
     var filterDuplicates = false
     var filterPolicy: ScanningFilterPolicy = .basicUnfiltered
@@ -102,6 +105,8 @@ struct ControllerState: Sendable {
     /// PHY update, whichever side starts it.
     var defaultPHYs: (tx: LEPhySet, rx: LEPhySet) = (.all, .all)
     var advertising = AdvertisingState()
+    /// Extended advertising sets by handle (LinkSimulation+AdvertisingSets.swift).
+    var advertisingSets: [UInt8: AdvertisingSetState] = [:]
     var scanning = ScanningState()
     var initiating: InitiatingState?
     var resolvingList = ResolvingList()
@@ -142,7 +147,9 @@ struct ControllerState: Sendable {
     /// Advertising, scanning or initiating is on: the resolving list may not change while
     /// address resolution is enabled, nor resolution be switched (Core 6.0, Vol 4, Part E,
     /// 7.8.38-7.8.40, 7.8.44).
-    var isUsingAddresses: Bool { advertising.isEnabled || scanning.isEnabled || initiating != nil }
+    var isUsingAddresses: Bool {
+        advertising.isEnabled || advertisingSets.values.contains { $0.isEnabled } || scanning.isEnabled || initiating != nil
+    }
 
     /// Whether `address` is one of this controller's own addresses.
     func owns(_ address: BluetoothAddress) -> Bool {

@@ -8,6 +8,7 @@ struct DuplicateFilter: Sendable {
         var address: BluetoothAddress
         var addressType: AddressType
         var isScanResponse: Bool
+        var sid: UInt8?
     }
 
     private var seen: Set<Key> = []
@@ -15,8 +16,9 @@ struct DuplicateFilter: Sendable {
     init() {}
 
     /// Whether this report is the first of its kind since the last reset (and remembers it).
-    mutating func admit(_ advertiser: DeviceAddress, isScanResponse: Bool) -> Bool {
-        seen.insert(Key(address: advertiser.address, addressType: advertiser.type.base, isScanResponse: isScanResponse)).inserted
+    /// Extended advertising sets of one advertiser count apart, by their SID.
+    mutating func admit(_ advertiser: DeviceAddress, isScanResponse: Bool, sid: UInt8? = nil) -> Bool {
+        seen.insert(Key(address: advertiser.address, addressType: advertiser.type.base, isScanResponse: isScanResponse, sid: sid)).inserted
     }
 
     mutating func reset() { seen.removeAll() }

@@ -74,11 +74,13 @@ extension LinkSimulation {
                                    parameters: LinkParameters(interval: 0, latency: 0, timeout: 0))
             return
         }
+        let air = AirAdvertisement(legacy: parameters, address: address, data: state.advertising.data,
+                                   scanResponse: state.advertising.scanResponseData)
         let others = controllers.keys.filter { $0 != id }.sorted()
         for listener in others {
-            deliverAdvertisement(from: id, address: address, parameters: parameters, to: listener)
+            deliverAdvertisement(air, from: id, to: listener)
         }
-        for initiator in others where offerConnection(from: id, address: address, parameters: parameters, to: initiator) {
+        for initiator in others where offerConnection(air, from: id, to: initiator) {
             return
         }
         let next = parameters.advertisingType == .advDirectIndHigh

@@ -119,6 +119,21 @@ extension LinkSimulation {
         case let command as LESetAdvertisingEnableCommand: setAdvertisingEnable(command, opcode: opcode, from: id)
         case let command as LESetScanParametersCommand: setScanParameters(command, opcode: opcode, from: id)
         case let command as LESetScanEnableCommand: setScanEnable(command, opcode: opcode, from: id)
+        case let command as LESetAdvertisingSetRandomAddressCommand: setAdvertisingSetRandomAddress(command, opcode: opcode, from: id)
+        case let command as LESetExtendedAdvertisingParametersCommand: setExtendedAdvertisingParameters(command, opcode: opcode, from: id)
+        case let command as LESetExtendedAdvertisingDataCommand:
+            setExtendedAdvertisingData(command, isScanResponse: false, opcode: opcode, from: id)
+        case let command as LESetExtendedScanResponseDataCommand:
+            setExtendedAdvertisingData(command, isScanResponse: true, opcode: opcode, from: id)
+        case let command as LESetExtendedAdvertisingEnableCommand: setExtendedAdvertisingEnable(command, opcode: opcode, from: id)
+        case is LEReadMaximumAdvertisingDataLengthCommand:
+            complete(id, opcode, returning: LEReadMaximumAdvertisingDataLengthCommand.ReturnParameters(
+                maximumAdvertisingDataLength: UInt16(controllers[id]?.configuration.maximumAdvertisingDataLength ?? 31)))
+        case is LEReadNumberOfSupportedAdvertisingSetsCommand:
+            complete(id, opcode, returning: LEReadNumberOfSupportedAdvertisingSetsCommand.ReturnParameters(
+                numSupportedAdvertisingSets: UInt8(clamping: controllers[id]?.configuration.maximumAdvertisingSets ?? 1)))
+        case let command as LERemoveAdvertisingSetCommand: removeAdvertisingSet(command, opcode: opcode, from: id)
+        case is LEClearAdvertisingSetsCommand: clearAdvertisingSets(opcode: opcode, from: id)
         case let command as LESetExtendedScanParametersCommand: setExtendedScanParameters(command, opcode: opcode, from: id)
         case let command as LESetExtendedScanEnableCommand: setExtendedScanEnable(command, opcode: opcode, from: id)
         case let command as LECreateConnectionCommand: createConnection(command, opcode: opcode, from: id)

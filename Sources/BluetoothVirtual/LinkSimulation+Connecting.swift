@@ -83,15 +83,15 @@ extension LinkSimulation {
                                parameters: LinkParameters(interval: 0, latency: 0, timeout: 0))
     }
 
-    /// An initiator hears a connectable advertising event and answers with CONNECT_IND.
-    /// Returns whether a connection was created (the advertiser then stops advertising).
-    mutating func offerConnection(from advertiser: ControllerID, address: DeviceAddress,
-                                  parameters: LESetAdvertisingParametersCommand, to initiator: ControllerID) -> Bool {
+    /// An initiator hears a connectable advertising event and answers with CONNECT_IND
+    /// (AUX_CONNECT_REQ for an advertising set's extended PDUs). Returns whether a connection
+    /// was created (the advertiser then stops advertising).
+    mutating func offerConnection(_ air: AirAdvertisement, from advertiser: ControllerID, to initiator: ControllerID) -> Bool {
         guard let state = controllers[initiator], let initiating = state.initiating, !initiating.connectRequestSent,
               initiating.schedule.isListening(at: now) else { return false }
-        let type = parameters.advertisingType
-        guard type == .advInd || type == .advDirectIndHigh || type == .advDirectIndLow else { return false }
-        if type != .advInd, parameters.peerAddress != initiating.ownAddress.address { return false }
+        guard air.isConnectable else { return false }
+        if air.isDirected, air.directAddress?.address != initiating.ownAddress.address { return false }
+        let address = air.address
         // The Filter Accept List is empty: only a named peer can be connected.
         guard initiating.filterPolicy == .usePeerAddress, initiating.peer.address == address.address,
               initiating.peer.type.base == address.type.base else { return false }
@@ -99,7 +99,8 @@ extension LinkSimulation {
         guard canTalk(advertiser, initiator) else { return false }
         switch controllers[advertiser]?.acceptance ?? .accept {
         case .accept:
-            establishConnection(central: initiator, peripheral: advertiser, peripheralAddress: address, initiating: initiating)
+            establishConnection(central: initiator, peripheral: advertiser, peripheralAddress: address, initiating: initiating,
+                                advertisingSet: air.setHandle)
             return true
         case .ignore:
             return false
@@ -120,10 +121,11 @@ extension LinkSimulation {
     }
 
     /// CONNECT_IND went through: both controllers have a connection, their hosts are told,
-    /// the legacy advertiser stops (Core 6.0, Vol 4, Part E, 7.8.9) and the first connection
-    /// event follows after the transmit window delay.
+    /// the legacy advertiser stops (Core 6.0, Vol 4, Part E, 7.8.9), or the advertising set
+    /// does and says so after the connection complete event (7.7.65.18), and the first
+    /// connection event follows after the transmit window delay.
     private mutating func establishConnection(central: ControllerID, peripheral: ControllerID, peripheralAddress: DeviceAddress,
-                                              initiating: InitiatingState) {
+                                              initiating: InitiatingState, advertisingSet: UInt8?) {
         guard var centralState = controllers[central], var peripheralState = controllers[peripheral] else { return }
         let id = makeConnectionID()
         let centralHandle = centralState.allocateHandle()
@@ -133,7 +135,7 @@ extension LinkSimulation {
         peripheralState.connections[peripheralHandle] = id
         controllers[central] = centralState
         controllers[peripheral] = peripheralState
-        stopAdvertising(peripheral)
+        if advertisingSet == nil { stopAdvertising(peripheral) }
 
         var connection = LinkConnection(
             id: id,
@@ -160,6 +162,9 @@ extension LinkSimulation {
             && peripheralState.configuration.leFeatures.contains(.channelSelectionAlgorithm2) ? .algorithm2 : .algorithm1
         emit(.channelSelectionAlgorithm(LEChannelSelectionAlgorithmEvent(connectionHandle: centralHandle, channelSelectionAlgorithm: algorithm)), to: central)
         emit(.channelSelectionAlgorithm(LEChannelSelectionAlgorithmEvent(connectionHandle: peripheralHandle, channelSelectionAlgorithm: algorithm)), to: peripheral)
+        if let advertisingSet {
+            terminateAdvertisingSet(advertisingSet, of: peripheral, status: .success, connectionHandle: peripheralHandle)
+        }
     }
 
     /// LE Enhanced Connection Complete [v2] or [v1], or LE Connection Complete: the newest one

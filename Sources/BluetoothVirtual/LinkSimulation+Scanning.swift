@@ -47,12 +47,16 @@ extension LinkSimulation {
             complete(id, opcode, .commandDisallowed)
             return
         }
-        // Only LE 1M is scanned; asking for LE Coded alone asks for an unsupported PHY (7.8.64).
-        guard let le1M = command.le1M else {
-            complete(id, opcode, state.supportedPHYs.contains(.leCoded) ? .invalidCommandParameters : .unsupportedFeatureOrParameter)
+        // LE Coded is scanned only by a controller with the LE Coded PHY feature (7.8.64).
+        if command.leCoded != nil, !state.supportedPHYs.contains(.leCoded) {
+            complete(id, opcode, .unsupportedFeatureOrParameter)
             return
         }
-        guard ParameterRanges.extendedScan(interval: le1M.scanInterval, window: le1M.scanWindow) else {
+        guard let phy = command.le1M ?? command.leCoded else {
+            complete(id, opcode, .invalidCommandParameters)
+            return
+        }
+        guard ParameterRanges.extendedScan(interval: phy.scanInterval, window: phy.scanWindow) else {
             complete(id, opcode, .invalidCommandParameters)
             return
         }
@@ -74,7 +78,7 @@ extension LinkSimulation {
             return
         }
         let parameters = state.scanning.extendedParameters
-        guard let le1M = parameters.le1M, let address = state.ownAddress(parameters.ownAddressType) else {
+        guard let phy = parameters.le1M ?? parameters.leCoded, let address = state.ownAddress(parameters.ownAddressType) else {
             complete(id, opcode, .invalidCommandParameters)
             return
         }
@@ -84,9 +88,9 @@ extension LinkSimulation {
             controllers[id]?.scanning.filterDuplicates = filterDuplicates
             controllers[id]?.scanning.duplicates.reset()
         } else {
-            startScanning(id, extended: true, active: le1M.scanType == .active, filterDuplicates: filterDuplicates,
+            startScanning(id, extended: true, active: phy.scanType == .active, filterDuplicates: filterDuplicates,
                           policy: parameters.filterPolicy, address: address,
-                          interval: RadioTiming.slots(le1M.scanInterval), window: RadioTiming.slots(le1M.scanWindow))
+                          interval: RadioTiming.slots(phy.scanInterval), window: RadioTiming.slots(phy.scanWindow))
         }
         timers.cancel(controllers[id]?.scanning.timeoutTimer)
         controllers[id]?.scanning.timeoutTimer = command.duration == 0
@@ -100,6 +104,7 @@ extension LinkSimulation {
         guard var scanning = controllers[id]?.scanning else { return }
         scanning.isEnabled = true
         scanning.usesExtendedReports = extended
+        scanning.scannedPHYs = extended ? scanning.extendedParameters.scanningPHYs : .le1M
         scanning.isActive = active
         scanning.filterDuplicates = filterDuplicates
         scanning.filterPolicy = policy
@@ -125,67 +130,54 @@ extension LinkSimulation {
     }
 
     /// A scanner hears one advertising event: it reports the PDU and, scanning actively a
-    /// scannable advertiser, sends SCAN_REQ and reports the SCAN_RSP that answers it
-    /// (Core 6.0, Vol 6, Part B, 4.4.3.2).
-    mutating func deliverAdvertisement(from advertiser: ControllerID, address: DeviceAddress,
-                                       parameters: LESetAdvertisingParametersCommand, to listener: ControllerID) {
+    /// scannable advertiser, sends SCAN_REQ (AUX_SCAN_REQ) and reports the response that
+    /// answers it (Core 6.0, Vol 6, Part B, 4.4.3.2). Legacy scanning hears legacy PDUs only;
+    /// extended advertising on LE Coded is heard by scanning on LE Coded only.
+    mutating func deliverAdvertisement(_ air: AirAdvertisement, from advertiser: ControllerID, to listener: ControllerID) {
         guard let scanner = controllers[listener], scanner.scanning.isEnabled,
               scanner.scanning.schedule.isListening(at: now) else { return }
+        guard air.isLegacy || scanner.scanning.usesExtendedReports else { return }
+        guard scanner.scanning.scannedPHYs.contains(air.primaryPHY == .leCoded ? .leCoded : .le1M) else { return }
         let heard = reception(from: advertiser, to: listener)
         guard heard.isReceived else { return }
         // The Filter Accept List is always empty here: filtering policies accept nothing.
         guard scanner.scanning.filterPolicy == .basicUnfiltered || scanner.scanning.filterPolicy == .extendedUnfiltered else { return }
-        let type = parameters.advertisingType
-        let directed = type == .advDirectIndHigh || type == .advDirectIndLow
-        if directed, !scanner.owns(parameters.peerAddress) { return }
-        let data = directed ? [] : (controllers[advertiser]?.advertising.data ?? [])
-        report(to: listener, from: address, type: type, isScanResponse: false, data: data, rssi: heard.reportedRSSI,
-               directAddress: directed ? DeviceAddress(parameters.peerAddress, type: parameters.peerAddressType) : nil)
+        if air.isDirected, !(air.directAddress.map { scanner.owns($0.address) } ?? false) { return }
+        report(air, isScanResponse: false, rssi: heard.reportedRSSI, to: listener)
 
-        let scannable = type == .advInd || type == .advScanInd
-        guard scanner.scanning.isActive, scannable, reception(from: listener, to: advertiser).isReceived else { return }
-        let response = controllers[advertiser]?.advertising.scanResponseData ?? []
-        report(to: listener, from: address, type: type, isScanResponse: true, data: response, rssi: heard.reportedRSSI, directAddress: nil)
+        guard scanner.scanning.isActive, air.isScannable, reception(from: listener, to: advertiser).isReceived else { return }
+        report(air, isScanResponse: true, rssi: heard.reportedRSSI, to: listener)
     }
 
-    /// One advertising report in the form the scanner's host asked for: legacy LE Advertising
-    /// Report, or LE Extended Advertising Report with the legacy event type bits
-    /// (Core 6.0, Vol 4, Part E, 7.7.65.13, Table 7.1).
-    private mutating func report(to listener: ControllerID, from address: DeviceAddress, type: AdvertisingType, isScanResponse: Bool,
-                                 data: [UInt8], rssi: Int8, directAddress: DeviceAddress?) {
+    /// One advertising PDU in the form the scanner's host asked for: legacy LE Advertising
+    /// Report, or LE Extended Advertising Reports (Core 6.0, Vol 4, Part E, 7.7.65.13, Table
+    /// 7.1 for legacy PDUs). Data longer than one report carries goes in several, each but
+    /// the last with data status "incomplete, more to come", as a controller reports a chain.
+    private mutating func report(_ air: AirAdvertisement, isScanResponse: Bool, rssi: Int8, to listener: ControllerID) {
         guard var scanning = controllers[listener]?.scanning else { return }
         if scanning.filterDuplicates {
-            guard scanning.duplicates.admit(address, isScanResponse: isScanResponse) else { return }
+            guard scanning.duplicates.admit(air.address, isScanResponse: isScanResponse, sid: air.sid) else { return }
             controllers[listener]?.scanning = scanning
         }
-        if scanning.usesExtendedReports {
-            var eventType: ExtendedAdvertisingEventType = [.legacy]
-            switch type {
-            case .advInd: eventType.formUnion([.connectable, .scannable])
-            case .advDirectIndHigh, .advDirectIndLow: eventType.formUnion([.connectable, .directed])
-            case .advScanInd: eventType.insert(.scannable)
-            case .advNonconnInd: break
-            }
-            if isScanResponse { eventType.insert(.scanResponse) }
-            let report = LEExtendedAdvertisingReportEvent.Report(
-                eventType: eventType, addressType: ExtendedReportAddressType(address.type), address: address.address,
-                rssi: rssi, directAddressType: ExtendedReportAddressType(directAddress?.type ?? .public),
-                directAddress: directAddress?.address ?? .zero, data: data)
-            emit(.extendedAdvertisingReport(LEExtendedAdvertisingReportEvent(reports: [report])), to: listener)
-        } else {
-            let eventType: AdvertisingReportEventType
-            if isScanResponse {
-                eventType = .scanRsp
-            } else {
-                switch type {
-                case .advInd: eventType = .advInd
-                case .advDirectIndHigh, .advDirectIndLow: eventType = .advDirectInd
-                case .advScanInd: eventType = .advScanInd
-                case .advNonconnInd: eventType = .advNonconnInd
-                }
-            }
-            let report = LEAdvertisingReportEvent.Report(eventType: eventType, addressType: address.type, address: address.address, data: data, rssi: rssi)
+        let data = isScanResponse ? air.scanResponse : air.data
+        guard scanning.usesExtendedReports else {
+            let report = LEAdvertisingReportEvent.Report(eventType: air.legacyReportType(isScanResponse: isScanResponse),
+                                                         addressType: air.address.type, address: air.address.address, data: data, rssi: rssi)
             emit(.advertisingReport(LEAdvertisingReportEvent(reports: [report])), to: listener)
+            return
         }
+        let eventType = air.reportEventType(isScanResponse: isScanResponse)
+        var offset = 0
+        repeat {
+            let end = min(offset + AirAdvertisement.reportDataLimit, data.count)
+            let report = LEExtendedAdvertisingReportEvent.Report(
+                eventType: eventType, dataStatus: end < data.count ? .incompleteMoreToCome : .complete,
+                addressType: ExtendedReportAddressType(air.address.type), address: air.address.address,
+                primaryPHY: air.primaryPHY, secondaryPHY: air.secondaryPHY, advertisingSID: air.sid, txPower: air.txPower,
+                rssi: rssi, directAddressType: ExtendedReportAddressType(air.directAddress?.type ?? .public),
+                directAddress: air.directAddress?.address ?? .zero, data: Array(data[offset..<end]))
+            emit(.extendedAdvertisingReport(LEExtendedAdvertisingReportEvent(reports: [report])), to: listener)
+            offset = end
+        } while offset < data.count
     }
 }

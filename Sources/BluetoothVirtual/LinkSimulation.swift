@@ -49,6 +49,7 @@ struct LinkSimulation: Sendable {
     private mutating func fire(_ timer: LinkTimer) {
         switch timer {
         case let .advertisingEvent(controller): runAdvertisingEvent(controller)
+        case let .advertisingSetEvent(controller, handle): runAdvertisingSetEvent(controller, handle: handle)
         case let .connectionEvent(connection): runConnectionEvent(connection)
         case let .scanTimeout(controller): scanDidTimeOut(controller)
         case let .establishmentFailure(controller): initiationDidFail(controller)

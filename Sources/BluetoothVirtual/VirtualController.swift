@@ -33,6 +33,14 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         public var companyIdentifier: UInt16
         /// How many connections it keeps at once.
         public var maximumConnections: Int
+        /// How many extended advertising sets it runs at once (LE Read Number of Supported
+        /// Advertising Sets), 1...240.
+        public var maximumAdvertisingSets: Int = 4
+        /// The most advertising or scan response data a set holds (LE Read Maximum
+        /// Advertising Data Length), 31...1650.
+        public var maximumAdvertisingDataLength: Int = 1650 {
+            didSet { maximumAdvertisingDataLength = min(1650, max(31, maximumAdvertisingDataLength)) }
+        }
 
         public init(aclDataLength: UInt16 = 251, aclBufferCount: UInt8 = 8, packetsPerConnectionEvent: Int = 4,
                     txPower: Int8 = 0, sensitivity: Int8 = -90, leFeatures: LEFeatures = VirtualController.defaultLEFeatures,
@@ -53,7 +61,7 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     /// simulates, encryption included.
     public static let defaultLEFeatures: LEFeatures = [
         .encryption, .connectionParametersRequest, .extendedReject, .peripheralInitiatedFeaturesExchange,
-        .dataPacketLengthExtension, .le2MPHY, .channelSelectionAlgorithm2,
+        .dataPacketLengthExtension, .le2MPHY, .channelSelectionAlgorithm2, .extendedAdvertising,
     ]
 
     /// The link it is on.
@@ -147,8 +155,13 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         link.read { $0.controllers[id]?.buffers.inUse ?? 0 }
     }
 
-    /// Legacy advertising is enabled.
-    public var isAdvertising: Bool { link.read { $0.controllers[id]?.advertising.isEnabled ?? false } }
+    /// Legacy advertising or an extended advertising set is enabled.
+    public var isAdvertising: Bool {
+        link.read { simulation in
+            guard let state = simulation.controllers[id] else { return false }
+            return state.advertising.isEnabled || state.advertisingSets.values.contains { $0.isEnabled }
+        }
+    }
     /// Scanning (legacy or extended) is enabled.
     public var isScanning: Bool { link.read { $0.controllers[id]?.scanning.isEnabled ?? false } }
     /// An LE (Extended) Create Connection is pending.

@@ -33,7 +33,7 @@ import Testing
 
     @Test func catalogueOpcodesAreUniqueAndNamed() {
         let all = HCICommandCatalogue.all
-        #expect(all.count == 49)
+        #expect(all.count == 58)
         #expect(Set(all.map { $0.opcode }).count == all.count)
         #expect(Set(all.map { $0.name }).count == all.count)
         for type in all {

@@ -120,6 +120,8 @@ import Testing
         #expect(advertisement.data.manufacturerData?.data.count == 150)
         #expect(advertisement.txPower == -4)
         #expect(advertisement.isConnectable)
+        #expect(advertisement.isExtended)
+        #expect(!advertisement.isDataTruncated && !advertisement.isDataPartial)
         // The next advertisement starts afresh.
         let nextReport = try assembler.receive(extended(type, .complete, Self.peerA, bytes([.completeLocalName("Short")])))
         let next = try #require(nextReport)
@@ -155,6 +157,43 @@ import Testing
         let advertisement = try #require(advertisementReport)
         // The whole first structure survives; the cut one is dropped.
         #expect(advertisement.localName == "Kept")
+        #expect(advertisement.isDataTruncated)
+        #expect(!advertisement.isDataPartial)
+        // A later advertisement that arrives whole is no longer marked.
+        let wholeReport = assembler.receive(extended([], .complete, Self.peerA, try bytes([.completeLocalName("Whole")])))
+        let whole = try #require(wholeReport)
+        #expect(!whole.isDataTruncated)
+    }
+
+    @Test func truncatedScanResponseMarksTheAdvertisement() throws {
+        var assembler = AdvertisementAssembler(options: ScanOptions(filterDuplicates: false))
+        _ = assembler.receive(extended([.scannable], .complete, Self.peerA, try bytes([.completeLocalName("Set")])))
+        let response = try bytes([.manufacturerSpecificData(companyID: 1, data: [1, 2, 3, 4])])
+        let report = assembler.receive(extended([.scannable, .scanResponse], .incompleteTruncated, Self.peerA, Array(response.prefix(4))))
+        let advertisement = try #require(report)
+        #expect(advertisement.localName == "Set")
+        #expect(advertisement.isDataTruncated)
+    }
+
+    @Test func thePHYsAndSIDOfTheReportAreKept() throws {
+        var assembler = AdvertisementAssembler(options: ScanOptions(filterDuplicates: false))
+        var report = extended([.connectable], .complete, Self.peerA, sid: 7, try bytes([.completeLocalName("Coded")]))
+        report.primaryPHY = .leCoded
+        report.secondaryPHY = .le2M
+        let received = assembler.receive(report)
+        let advertisement = try #require(received)
+        #expect(advertisement.primaryPHY == .leCoded)
+        #expect(advertisement.secondaryPHY == .le2M)
+        #expect(advertisement.advertisingSID == 7)
+        // A legacy PDU in an extended report: LE 1M, no secondary PHY.
+        var legacyReport = extended([.legacy, .connectable, .scannable], .complete, Self.peerB, sid: nil, try bytes([.completeLocalName("Old")]))
+        legacyReport.secondaryPHY = nil
+        let legacyReceived = assembler.receive(legacyReport)
+        let legacy = try #require(legacyReceived)
+        #expect(!legacy.isExtended)
+        #expect(legacy.primaryPHY == .le1M)
+        #expect(legacy.secondaryPHY == nil)
+        #expect(legacy.advertisingSID == nil)
     }
 
     /// Found by fuzzing (Fuzz/Sources/FuzzAdvertising): a peer that chains reports and never
@@ -176,6 +215,9 @@ import Testing
         #expect(advertisement.advertisingData.encodedLength <= AdvertisingData.extendedMaximumLength)
         // What fits is kept: the first seven whole structures.
         #expect(advertisement.advertisingData.structures.count == AdvertisingData.extendedMaximumLength / part.count)
+        // The host cut it: partial, not truncated by the controller.
+        #expect(advertisement.isDataPartial)
+        #expect(!advertisement.isDataTruncated)
         // The next chain starts afresh.
         let nextReport = try assembler.receive(extended([], .complete, Self.peerA, bytes([.completeLocalName("Next")])))
         #expect(try #require(nextReport).localName == "Next")

@@ -39,7 +39,10 @@ struct ControllerCommandTests {
         let commands = try await host.run(ReadLocalSupportedCommandsCommand()).supportedCommands
         #expect(commands == ControllerCapabilities.supportedCommands)
         #expect(commands.contains(.leSetExtendedScanEnable))
-        #expect(!commands.contains(.leSetExtendedAdvertisingEnable))
+        // Extended advertising sets (Core 6.0, Vol 4, Part E, 7.8.52-7.8.60) and their LE feature.
+        #expect(commands.contains(.leSetExtendedAdvertisingEnable))
+        #expect(commands.contains(.leClearAdvertisingSets))
+        #expect(leFeatures.contains(.extendedAdvertising))
     }
 
     @Test func theHostControllerInitializationOfOurHCILayerSucceeds() async throws {

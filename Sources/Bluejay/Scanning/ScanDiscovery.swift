@@ -1,4 +1,5 @@
 import BluetoothCore
+import BluetoothHCI
 import BluetoothHost
 import Foundation
 
@@ -45,6 +46,16 @@ public struct ScanDiscovery: Sendable, CustomStringConvertible {
     public var txPowerLevel: Int? { advertisement.txPower.map(Int.init) }
     /// Whether the peripheral accepts connections.
     public var isConnectable: Bool { advertisement.isConnectable }
+    /// The peripheral advertised with extended advertising PDUs (data beyond 31 octets).
+    public var isExtended: Bool { advertisement.isExtended }
+    /// The controller said the advertising data was cut short: the packet holds what arrived.
+    public var isDataTruncated: Bool { advertisement.isDataTruncated }
+    /// The host kept only part of the data (past the longest any advertiser may send).
+    public var isDataPartial: Bool { advertisement.isDataPartial }
+    /// The PHY of the advertising channel PDU (LE 1M or LE Coded), when the controller said.
+    public var primaryPHY: LEPhy? { advertisement.primaryPHY }
+    /// The PHY that carried an extended advertisement's data.
+    public var secondaryPHY: LEPhy? { advertisement.secondaryPHY }
 
     public var description: String {
         "\(peripheralIdentifier) rssi \(rssi)\(localName.map { " \"\($0)\"" } ?? "")"

@@ -23,6 +23,9 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Passive scanning: listen only, send no scan requests (no scan responses).")
     var passive = false
 
+    @Flag(help: "Also scan LE Coded (long range), when the controller scans with the extended commands.")
+    var coded = false
+
     @Option(help: ArgumentHelp("Stop as soon as a device with this address or local name is seen; exit 69 if none is within --duration.",
                                valueName: "address-or-name"))
     var find: String?
@@ -30,7 +33,9 @@ struct ScanCommand: AsyncParsableCommand {
     mutating func run() async throws {
         try await runReportingErrors {
             let uuids = try services.map { try parseUUID($0, what: "service") }
-            let options = ScanOptions(active: !passive, filterDuplicates: !duplicates, serviceUUIDs: uuids)
+            var scanOptions = ScanOptions(active: !passive, filterDuplicates: !duplicates, serviceUUIDs: uuids)
+            if coded { scanOptions.phys = [.le1M, .leCoded] }
+            let options = scanOptions
             let output = Output(json: common.json)
             let duration = duration
             let streamEach = common.json || duplicates
@@ -82,6 +87,9 @@ extension Advertisement {
         }
         for service in data.serviceData { extras.append("svc \(service.uuid): \(Hex.encode(service.data))") }
         if let tx = txPower { extras.append("tx \(tx) dBm") }
+        if isExtended { extras.append("extended \(primaryPHY?.description ?? "?")/\(secondaryPHY?.description ?? "?")") }
+        if isDataTruncated { extras.append("truncated") }
+        if isDataPartial { extras.append("partial") }
         return [
             peer.address.description, peer.type.base.description, rssi.map { "\($0)" } ?? "?",
             isConnectable ? "yes" : "no", localName ?? "-",
@@ -99,9 +107,15 @@ extension Advertisement {
             "connectable": .bool(isConnectable),
             "name": .optional(localName),
             "services": .array(serviceUUIDs.map { .string($0.description) }),
-            "advertising_data": .hex((try? advertisingData.encoded(maximumLength: 255)) ?? []),
+            "advertising_data": .hex((try? advertisingData.encoded(maximumLength: AdvertisingData.extendedMaximumLength)) ?? []),
+            "extended": .bool(isExtended),
+            "truncated": .bool(isDataTruncated),
+            "partial": .bool(isDataPartial),
         ]
-        if let scanResponse { fields["scan_response"] = .hex((try? scanResponse.encoded(maximumLength: 255)) ?? []) }
+        if let scanResponse { fields["scan_response"] = .hex((try? scanResponse.encoded(maximumLength: AdvertisingData.extendedMaximumLength)) ?? []) }
+        if let primaryPHY { fields["primary_phy"] = .string(primaryPHY.description) }
+        if let secondaryPHY { fields["secondary_phy"] = .string(secondaryPHY.description) }
+        if let advertisingSID { fields["sid"] = .int(Int(advertisingSID)) }
         if let tx = txPower { fields["tx_power"] = .int(Int(tx)) }
         if let appearance = data.appearance { fields["appearance"] = .int(Int(appearance)) }
         fields["manufacturer_data"] = .array(data.allManufacturerData.map {

@@ -23,6 +23,14 @@ public struct ControllerInfo: Sendable, Equatable {
     }
 
     public var supportsExtendedCreateConnection: Bool { supports(.leExtendedCreateConnection) }
+
+    /// Extended advertising: the LE feature (bit 12) and the commands that run advertising
+    /// sets (Core 6.0, Vol 4, Part E, 7.8.53-7.8.56, 7.8.58). Without it the host advertises
+    /// with the legacy commands.
+    public var supportsExtendedAdvertising: Bool {
+        leFeatures.contains(.extendedAdvertising) && supports(.leSetExtendedAdvertisingParameters)
+            && supports(.leSetExtendedAdvertisingData) && supports(.leSetExtendedAdvertisingEnable)
+    }
 }
 
 extension HCIController {

@@ -25,6 +25,22 @@ public struct Advertisement: Sendable, CustomStringConvertible {
     public var txPower: Int8?
     /// When the latest PDU of this peer was received.
     public var timestamp: ContinuousClock.Instant
+    /// The controller said the data was cut and no more will come (an extended
+    /// advertisement's chain broke off: Core 6.0, Vol 4, Part E, 7.7.65.13, data status
+    /// "incomplete, truncated"): the data holds what arrived.
+    public var isDataTruncated = false
+    /// The host kept only part of the data: past ``AdvertisingData/extendedMaximumLength``,
+    /// more than any controller assembles, the rest was dropped.
+    public var isDataPartial = false
+    /// The PHY the advertisement came on: LE 1M for legacy advertising, LE 1M or LE Coded
+    /// for the primary channel of extended advertising; `nil` from a legacy report.
+    public var primaryPHY: LEPhy?
+    /// The PHY of the extended advertisement's data (AUX_ADV_IND); `nil` for legacy PDUs.
+    public var secondaryPHY: LEPhy?
+    /// The Advertising SID of an extended advertisement: which of the advertiser's sets.
+    public var advertisingSID: UInt8?
+    /// The advertisement used extended advertising PDUs (its data may exceed 31 octets).
+    public var isExtended = false
 
     public init(peer: DeviceAddress, rssi: Int8?, isConnectable: Bool, isScannable: Bool = false, isDirected: Bool = false,
                 advertisingData: AdvertisingData, scanResponse: AdvertisingData? = nil, txPower: Int8? = nil,
@@ -78,6 +94,10 @@ public struct ScanOptions: Sendable, Equatable {
     public var filterDuplicates = true
     /// Report only peers that advertise at least one of these services (empty: all).
     public var serviceUUIDs: [BluetoothUUID] = []
+    /// The primary PHYs to scan when the controller scans with the extended commands: LE 1M
+    /// and/or LE Coded (long range). Legacy scanning is LE 1M only (Core 6.0, Vol 4, Part E,
+    /// 7.8.64).
+    public var phys: LEPhySet = [.le1M]
     /// Scan interval and window, in units of 0.625 ms (default 60 ms / 30 ms).
     public var interval: UInt16 = 0x0060
     public var window: UInt16 = 0x0030

@@ -35,6 +35,8 @@ struct AdvertisementAssembler {
     private struct Peer {
         var latest: Advertisement
         var reported: (advertisingData: AdvertisingData, scanResponse: AdvertisingData?)?
+        var dataCut: (truncated: Bool, partial: Bool) = (false, false)
+        var scanResponseCut: (truncated: Bool, partial: Bool) = (false, false)
     }
 
     private struct PartialKey: Hashable {
@@ -78,11 +80,13 @@ struct AdvertisementAssembler {
         var data = partialData.removeValue(forKey: key)?.data ?? []
         data += report.data
         var status = report.dataStatus
+        var isPartial = false
         if data.count > AdvertisingData.extendedMaximumLength {
-            // More than any controller assembles: a hostile one. Keep what fits, as truncated.
+            // More than any controller assembles: a hostile one. Keep what fits, as partial.
             data.removeLast(data.count - AdvertisingData.extendedMaximumLength)
             droppedChains += 1
-            status = .incompleteTruncated
+            if status == .incompleteMoreToCome { status = .incompleteTruncated }
+            isPartial = true
         }
         switch status {
         case .incompleteMoreToCome:
@@ -92,20 +96,33 @@ struct AdvertisementAssembler {
         case .complete, .incompleteTruncated:
             break
         }
+        let isExtended = !report.eventType.contains(.legacy)
+        let origin = Origin(isTruncated: report.dataStatus == .incompleteTruncated, isPartial: isPartial, primaryPHY: report.primaryPHY,
+                            secondaryPHY: isExtended ? report.secondaryPHY : nil, sid: report.advertisingSID, isExtended: isExtended)
         return merge(
             peer: peer, data: data, isScanResponse: isScanResponse,
             isConnectable: report.eventType.contains(.connectable), isScannable: report.eventType.contains(.scannable),
-            isDirected: report.eventType.contains(.directed), rssi: report.rssi, txPower: report.txPower, time: time
+            isDirected: report.eventType.contains(.directed), rssi: report.rssi, txPower: report.txPower, time: time, origin: origin
         )
+    }
+
+    /// Where an extended report's data came from, and whether all of it did.
+    private struct Origin {
+        var isTruncated = false
+        var isPartial = false
+        var primaryPHY: LEPhy?
+        var secondaryPHY: LEPhy?
+        var sid: UInt8?
+        var isExtended = false
     }
 
     private mutating func merge(peer: DeviceAddress, data bytes: [UInt8], isScanResponse: Bool, isConnectable: Bool,
                                 isScannable: Bool, isDirected: Bool, rssi: Int8?, txPower: Int8?,
-                                time: ContinuousClock.Instant) -> Advertisement? {
+                                time: ContinuousClock.Instant, origin: Origin = Origin()) -> Advertisement? {
         // Real devices send malformed data: keep the well-formed structures.
         let data = AdvertisingData.decodeLeniently(bytes)
         let report = Report(data: data, isScanResponse: isScanResponse, isConnectable: isConnectable, isScannable: isScannable,
-                            isDirected: isDirected, rssi: rssi, txPower: txPower, time: time)
+                            isDirected: isDirected, rssi: rssi, txPower: txPower, time: time, origin: origin)
         let options = options
         // In place: the peer's state is neither copied out nor written back.
         if let result = peers.touch(peer, { state in Self.merge(report, into: &state, options: options) }) { return result }
@@ -127,6 +144,7 @@ struct AdvertisementAssembler {
         var rssi: Int8?
         var txPower: Int8?
         var time: ContinuousClock.Instant
+        var origin: Origin
     }
 
     /// Merges a report into the peer's latest advertisement; returns it unless the service
@@ -139,7 +157,20 @@ struct AdvertisementAssembler {
             state.latest.isConnectable = report.isConnectable
             state.latest.isScannable = report.isScannable
             state.latest.isDirected = report.isDirected
+            state.latest.isExtended = report.origin.isExtended
+            state.latest.primaryPHY = report.origin.primaryPHY
+            state.latest.secondaryPHY = report.origin.secondaryPHY
+            state.latest.advertisingSID = report.origin.sid
         }
+        // Either part's data may have been cut: the advertisement says so until a later
+        // report of that part arrives whole.
+        if report.isScanResponse {
+            state.scanResponseCut = (report.origin.isTruncated, report.origin.isPartial)
+        } else {
+            state.dataCut = (report.origin.isTruncated, report.origin.isPartial)
+        }
+        state.latest.isDataTruncated = state.dataCut.truncated || state.scanResponseCut.truncated
+        state.latest.isDataPartial = state.dataCut.partial || state.scanResponseCut.partial
         state.latest.rssi = report.rssi ?? state.latest.rssi
         state.latest.txPower = report.txPower ?? state.latest.txPowerLevel ?? state.latest.txPower
         state.latest.timestamp = report.time

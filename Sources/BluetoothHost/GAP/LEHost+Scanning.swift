@@ -60,8 +60,10 @@ extension LEHost {
         do {
             let type: LEScanType = options.active ? .active : .passive
             if extended {
+                let phy = LESetExtendedScanParametersCommand.PHYParameters(scanType: type, scanInterval: options.interval, scanWindow: options.window)
+                let phys = options.phys.intersection([.le1M, .leCoded]).isEmpty ? [.le1M] : options.phys
                 _ = try await send(LESetExtendedScanParametersCommand(
-                    le1M: .init(scanType: type, scanInterval: options.interval, scanWindow: options.window)))
+                    le1M: phys.contains(.le1M) ? phy : nil, leCoded: phys.contains(.leCoded) ? phy : nil))
                 _ = try await send(LESetExtendedScanEnableCommand(enable: true))
             } else {
                 _ = try await send(LESetScanParametersCommand(scanType: type, scanInterval: options.interval, scanWindow: options.window))

@@ -51,6 +51,9 @@ public actor LEHost {
     var signalingIdentifier: UInt8 = 0
     // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
+    /// Extended advertising sets (LEHost+AdvertisingSets.swift).
+    var advertisingSetsState = AdvertisingSetsState()
+    let advertisingSetTerminationListeners = AsyncStreamFanOut<AdvertisingSetTermination>()
     /// The controller's initialization after a hardware error, while it runs (see
     /// LEHost+ControllerRecovery.swift).
     var controllerRecovery: Task<Void, Never>?
@@ -245,6 +248,8 @@ public actor LEHost {
             answer(request)
         case let .longTermKeyRequest(request):
             answer(request)
+        case let .advertisingSetTerminated(termination):
+            advertisingSetDidTerminate(termination)
         default:
             logger.debug("LE event not handled by the host: \(event)")
         }
@@ -272,5 +277,6 @@ public actor LEHost {
         server.close()
         broadcast(.transportClosed(reason))
         eventListeners.finish()
+        advertisingSetTerminationListeners.finish()
     }
 }

@@ -32,6 +32,11 @@ public struct SimulatedPeripheral: Sendable {
     public var advertisingData: AdvertisingData?
     /// With ``advertisingData``: the scan response to send.
     public var scanResponse: AdvertisingData?
+    /// With ``advertisingData``: advertise with an extended advertising set, so that the data
+    /// may exceed 31 octets (up to 1650; Core 6.0, Vol 4, Part E, 7.8.54). A connectable set
+    /// has no scan response (extended advertising is connectable or scannable, 7.8.53), and
+    /// it does not advertise again after a disconnection.
+    public var usesExtendedAdvertising = false
     /// Whether centrals may connect.
     public var isConnectable: Bool
     /// Advertise again when a central disconnects.

@@ -10,6 +10,13 @@ extension SimulatedDevice {
                                                restartsAfterDisconnection: declaration.advertisesAgainAfterDisconnection)
         parameters.ownAddressType = .public
         do {
+            if let data = declaration.advertisingData, declaration.usesExtendedAdvertising {
+                let units = UInt32(declaration.advertisingIntervalUnits)
+                let scanResponse = declaration.isConnectable ? nil : declaration.scanResponse
+                _ = try await manager.startAdvertisingSet(data, scanResponse: scanResponse, parameters: ExtendedAdvertisingParameters(
+                    intervalRange: units...units, isConnectable: declaration.isConnectable, isScannable: scanResponse != nil))
+                return
+            }
             if let data = declaration.advertisingData {
                 try await manager.startAdvertising(data, scanResponse: declaration.scanResponse, parameters: parameters)
                 return
@@ -25,6 +32,7 @@ extension SimulatedDevice {
     public func stopAdvertising() async throws(SimulatorError) {
         do {
             try await manager.stopAdvertising()
+            try await manager.stopAllAdvertisingSets()
         } catch {
             throw .peripheral(error)
         }
@@ -32,7 +40,10 @@ extension SimulatedDevice {
 
     /// Whether it advertises now.
     public var isAdvertising: Bool {
-        get async { await manager.isAdvertising }
+        get async {
+            let sets = await manager.activeAdvertisingSets
+            return await manager.isAdvertising || !sets.isEmpty
+        }
     }
 
     /// The declared UUIDs, or as many primary service UUIDs as fit beside the flags and the

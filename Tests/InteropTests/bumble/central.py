@@ -337,6 +337,8 @@ class Central:
 async def main() -> int:
     parser = argparse.ArgumentParser(description="Bumble central for Bluejay's peripheral interop tests")
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
+    parser.add_argument('--extended-controller', action='store_true',
+                        help='controller A claims LE Extended Advertising (advertising sets, extended scanning)')
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
     args = parser.parse_args()

@@ -223,6 +223,25 @@ class RigController(Controller):
             self.le_features = self.le_features & ~(
                 hci.LeFeatureMask.LE_EXTENDED_ADVERTISING | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING
             )
+        elif public_address is not None:
+            # Controller A with --extended-controller. Stock Bumble handles the extended
+            # advertising and scanning commands but leaves them out of Read Local Supported
+            # Commands, so a host that checks the bitmap (Core 6.0, Vol 4, Part E, 7.4.2) would
+            # not use them: list them. Not LE Extended Create Connection, which no test here
+            # has checked against stock Bumble.
+            self.supported_commands = set(self.supported_commands) | {
+                hci.HCI_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS_COMMAND,
+                hci.HCI_LE_SET_EXTENDED_ADVERTISING_PARAMETERS_COMMAND,
+                hci.HCI_LE_SET_EXTENDED_ADVERTISING_DATA_COMMAND,
+                hci.HCI_LE_SET_EXTENDED_SCAN_RESPONSE_DATA_COMMAND,
+                hci.HCI_LE_SET_EXTENDED_ADVERTISING_ENABLE_COMMAND,
+                hci.HCI_LE_READ_MAXIMUM_ADVERTISING_DATA_LENGTH_COMMAND,
+                hci.HCI_LE_READ_NUMBER_OF_SUPPORTED_ADVERTISING_SETS_COMMAND,
+                hci.HCI_LE_REMOVE_ADVERTISING_SET_COMMAND,
+                hci.HCI_LE_CLEAR_ADVERTISING_SETS_COMMAND,
+                hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND,
+                hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
+            }
 
     # Which kind of report the host asked for.
     def on_hci_le_set_scan_enable_command(self, command):
@@ -362,9 +381,15 @@ class RigController(Controller):
                 | (0x04 if meta['directed'] else 0)
                 | (0x10 if meta['legacy'] else 0)
             )
-            reports = [(kind, packet.data)]
-            if with_scan_response:
-                reports.append((kind | 0x08, meta['scan_response']))
+            reports = []
+            for base, whole in [(kind, packet.data)] + ([(kind | 0x08, meta['scan_response'])] if with_scan_response else []):
+                # One report carries at most 229 octets of data; a controller reports longer
+                # data in several, each but the last "incomplete, more to come" (data status
+                # 0b01 in bits 5-6; Core 6.0, Vol 4, Part E, 7.7.65.13). Stock Bumble sends
+                # one report whatever the length, an event longer than HCI allows.
+                chunks = [whole[i:i + 229] for i in range(0, len(whole), 229)] or [b'']
+                for number, chunk in enumerate(chunks):
+                    reports.append((base | (0x20 if number < len(chunks) - 1 else 0), chunk))
             for event_type, data in reports:
                 report = Report(
                     event_type=event_type,
@@ -497,9 +522,12 @@ class HostPort:
     '''The TCP server of controller A. One host at a time: a new connection replaces the
     previous one, and each connection starts with a fresh controller.'''
 
-    def __init__(self, link: LocalLink, public_address: str):
+    def __init__(self, link: LocalLink, public_address: str, extended: bool = False):
         self.link = link
         self.public_address = public_address
+        # --extended-controller: controller A claims LE Extended Advertising, so that the
+        # host uses advertising sets and extended scanning.
+        self.extended = extended
         self.controller = self.new_controller()
         self.session: HostSession | None = None
         self.sink: ControllerToHost | None = None
@@ -507,7 +535,7 @@ class HostPort:
         self.port = 0
 
     def new_controller(self) -> RigController:
-        return RigController('A', link=self.link, public_address=self.public_address, extended=False)
+        return RigController('A', link=self.link, public_address=self.public_address, extended=self.extended)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -1449,7 +1477,7 @@ async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], An
         loop.add_signal_handler(signum, rig.stop_event.set)
 
     link = RigLink()
-    port = HostPort(link, HOST_PUBLIC_ADDRESS)
+    port = HostPort(link, HOST_PUBLIC_ADDRESS, extended=bool(getattr(args, 'extended_controller', False)))
     role = make_role(rig, link)
     try:
         await role.start()
@@ -1484,6 +1512,8 @@ async def main() -> int:
     parser.add_argument('--adv-interval-ms', type=float, default=50.0, help='advertising interval of the peripherals')
     parser.add_argument('--seed', type=int, default=1, help='seed of the random UART chunk sizes')
     parser.add_argument('--no-scan', action='store_true', help='central role: do not scan at start')
+    parser.add_argument('--extended-controller', action='store_true',
+                        help='controller A claims LE Extended Advertising (advertising sets, extended scanning)')
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')

@@ -1,0 +1,165 @@
+import BluetoothCore
+import BluetoothHCI
+
+extension LEHost {
+    /// Whether this host advertises with extended advertising sets (the controller has LE
+    /// Extended Advertising, LE feature bit 12); otherwise ``startAdvertisingSet(_:scanResponse:parameters:)``
+    /// falls back on legacy advertising when the set allows it.
+    public var supportsExtendedAdvertising: Bool { controllerInfo?.supportsExtendedAdvertising == true }
+
+    /// Starts an advertising set (Core 6.0, Vol 4, Part E, 7.8.53-7.8.56): parameters, data
+    /// and scan response (fragmented by the host past 251 octets), enable with the set's
+    /// duration and event limit. Several sets run at once, each with its own data of up to
+    /// the controller's maximum (LE Read Maximum Advertising Data Length).
+    ///
+    /// Without extended advertising in the controller, a set that legacy advertising can
+    /// carry (31 octets, LE 1M, no duration or event limit) runs on the legacy commands, one
+    /// at a time; otherwise this throws ``HostError/unsupported(_:)``. Throws
+    /// ``HostError/invalidArgument(_:)`` naming what does not fit, and
+    /// ``HostError/unsupported(_:)`` when the controller has no room for another set.
+    public func startAdvertisingSet(_ data: AdvertisingData, scanResponse: AdvertisingData? = nil,
+                                    parameters: ExtendedAdvertisingParameters = ExtendedAdvertisingParameters()) async throws -> AdvertisingSet {
+        try requirePoweredOn()
+        await waitForControllerRecovery()
+        guard supportsExtendedAdvertising else {
+            return try await startLegacyFallbackSet(data, scanResponse: scanResponse, parameters: parameters)
+        }
+        let gate = advertisingSetsState.gate
+        do { try await gate.enter() } catch { throw HostError.cancelled }
+        defer { gate.leave() }
+        try await readAdvertisingSetCapabilities()
+        guard let handle = advertisingSetsState.freeHandle() else {
+            throw HostError.unsupported("the controller runs at most \(advertisingSetsState.supportedSetCount ?? 0) advertising set(s), all in use")
+        }
+        let configuration = try AdvertisingSetConfiguration(
+            handle: handle, data: data, scanResponse: scanResponse, parameters: parameters,
+            maximumDataLength: advertisingSetsState.maximumDataLength ?? AdvertisingData.legacyMaximumLength)
+        _ = try await send(configuration.parametersCommand)
+        do {
+            if parameters.ownAddressType == .random || parameters.ownAddressType == .resolvableOrRandom, let randomAddress {
+                _ = try await send(LESetAdvertisingSetRandomAddressCommand(advertisingHandle: handle, randomAddress: randomAddress))
+            }
+            for command in configuration.dataCommands { _ = try await send(command) }
+            for command in configuration.scanResponseCommands { _ = try await send(command) }
+            _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: true, sets: [configuration.enableEntry]))
+        } catch {
+            // Leave no half-made set behind in the controller.
+            _ = try? await send(LERemoveAdvertisingSetCommand(advertisingHandle: handle))
+            throw error
+        }
+        advertisingSetsState.didStart(configuration)
+        logger.info("advertising set \(handle): \(parameters.properties), \(configuration.data.count) + \(configuration.scanResponse.count) octets, \(parameters.primaryPHY)/\(parameters.secondaryPHY)")
+        return AdvertisingSet(handle: handle)
+    }
+
+    /// Stops an advertising set and removes it from the controller (7.8.56, 7.8.59). A set
+    /// that already ended (duration, event limit, connection) is only removed.
+    public func stopAdvertisingSet(_ set: AdvertisingSet) async throws {
+        if set.isLegacyFallback {
+            try await stopAdvertising()
+            return
+        }
+        let gate = advertisingSetsState.gate
+        do { try await gate.enter() } catch { throw HostError.cancelled }
+        defer { gate.leave() }
+        let wasEnabled = advertisingSetsState.enabled.contains(set.handle)
+        let wasKnown = advertisingSetsState.sets[set.handle] != nil
+        advertisingSetsState.didRemove(set.handle)
+        guard wasKnown, transportClosure == nil else { return }
+        if wasEnabled {
+            _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: [.init(advertisingHandle: set.handle)]))
+        }
+        _ = try await send(LERemoveAdvertisingSetCommand(advertisingHandle: set.handle))
+        logger.info("advertising set \(set.handle) stopped")
+    }
+
+    /// Stops every advertising set and clears them from the controller (7.8.56 with no sets,
+    /// 7.8.60).
+    public func stopAllAdvertisingSets() async throws {
+        let gate = advertisingSetsState.gate
+        do { try await gate.enter() } catch { throw HostError.cancelled }
+        defer { gate.leave() }
+        let hadSets = !advertisingSetsState.sets.isEmpty
+        advertisingSetsState.didRemoveAll()
+        guard hadSets, transportClosure == nil, supportsExtendedAdvertising else { return }
+        _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: []))
+        _ = try await send(LEClearAdvertisingSetsCommand())
+    }
+
+    /// The advertising sets advertising now, by handle.
+    public var activeAdvertisingSets: [AdvertisingSet] {
+        guard transportClosure == nil else { return [] }
+        return advertisingSetsState.enabled.sorted().map { AdvertisingSet(handle: $0) }
+    }
+
+    /// The most advertising (or scan response) data one set carries: the controller's
+    /// Max_Advertising_Data_Length (7.8.57), 31 without extended advertising.
+    public func maximumAdvertisingDataLength() async throws -> Int {
+        try requirePoweredOn()
+        guard supportsExtendedAdvertising else { return AdvertisingData.legacyMaximumLength }
+        try await readAdvertisingSetCapabilities()
+        return advertisingSetsState.maximumDataLength ?? AdvertisingData.legacyMaximumLength
+    }
+
+    /// A new stream of the advertising sets that ended on their own: a central connected,
+    /// the duration ran out, or the event limit was reached. It ends when the transport closes.
+    public func advertisingSetTerminations() -> AsyncStream<AdvertisingSetTermination> {
+        advertisingSetTerminationListeners.makeStream()
+    }
+
+    /// Reads the controller's data length limit and set count once (7.8.57, 7.8.58).
+    private func readAdvertisingSetCapabilities() async throws(HostError) {
+        if advertisingSetsState.maximumDataLength == nil {
+            let length = controllerInfo?.supports(.leReadMaximumAdvertisingDataLength) == true
+                ? Int(try await send(LEReadMaximumAdvertisingDataLengthCommand()).maximumAdvertisingDataLength)
+                : AdvertisingData.legacyMaximumLength
+            advertisingSetsState.maximumDataLength = length
+        }
+        if advertisingSetsState.supportedSetCount == nil {
+            let count = controllerInfo?.supports(.leReadNumberOfSupportedAdvertisingSets) == true
+                ? Int(try await send(LEReadNumberOfSupportedAdvertisingSetsCommand()).numSupportedAdvertisingSets)
+                : 1
+            advertisingSetsState.supportedSetCount = count
+        }
+    }
+
+    /// A controller without extended advertising: legacy advertising, if it can carry the set.
+    private func startLegacyFallbackSet(_ data: AdvertisingData, scanResponse: AdvertisingData?,
+                                        parameters: ExtendedAdvertisingParameters) async throws -> AdvertisingSet {
+        let configuration = try AdvertisingSetConfiguration(
+            handle: 0, data: data, scanResponse: scanResponse, parameters: parameters, maximumDataLength: AdvertisingData.legacyMaximumLength)
+        guard let legacy = configuration.legacyFallback else {
+            throw HostError.unsupported("the controller has no extended advertising (LE feature bit 12): only 31 octets on LE 1M, with no duration or event limit")
+        }
+        guard !isAdvertising else {
+            throw HostError.unsupported("the controller has no extended advertising: one advertisement at a time, and one is on")
+        }
+        try await startAdvertising(data, scanResponse: scanResponse, parameters: legacy)
+        return AdvertisingSet(handle: 0, isLegacyFallback: true)
+    }
+
+    /// LE Advertising Set Terminated (Core 6.0, Vol 4, Part E, 7.7.65.18). On a connection
+    /// it follows the connection complete event, so the connection is already known.
+    func advertisingSetDidTerminate(_ event: LEAdvertisingSetTerminatedEvent) {
+        guard advertisingSetsState.didTerminate(event.advertisingHandle) else {
+            logger.debug("advertising set \(event.advertisingHandle) ended, not one of this host's: \(event)")
+            return
+        }
+        let reason: AdvertisingSetTermination.Reason
+        switch event.status {
+        case .success:
+            guard let connection = connectionsByHandle[event.connectionHandle] else {
+                logger.debug("advertising set \(event.advertisingHandle) ended with connection \(event.connectionHandle), already gone")
+                return
+            }
+            reason = .connected(connection)
+        case .advertisingTimeout: reason = .timeout
+        case .limitReached: reason = .limitReached
+        default: reason = .other(event.status)
+        }
+        let termination = AdvertisingSetTermination(set: AdvertisingSet(handle: event.advertisingHandle), reason: reason,
+                                                    completedEvents: Int(event.numCompletedExtendedAdvertisingEvents))
+        logger.info("\(termination)")
+        advertisingSetTerminationListeners.yield(termination)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension InteropSuites {
+    /// `bluejay advertise` against `bluejay virtual`: an extended advertising set with data
+    /// past 31 octets, seen whole by `bluejay scan` on another controller of the same link.
+    @Suite("bluejay advertise")
+    struct CLIAdvertiseTests {
+        @Test("advertise --extended --filler 300 on one controller is seen whole by scan on another")
+        func extendedAdvertisingFromTheCommandLine() async throws {
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0", "--listen", "tcp:127.0.0.1:0"])) { server in
+                let lines = try await server.waitForReady()
+                let transports = lines.filter { $0.hasPrefix("tcp:127.0.0.1:") }
+                try #require(transports.count == 2, "two controllers on one link: \(lines)")
+                let (transport, scanner) = (transports[0], transports[1])
+                try await using(try CLIProcess(["advertise", "--hci", transport, "--extended", "--name", "Long Set", "--filler", "300",
+                                                "--secondary-phy", "2m", "--seconds", "20", "--json"])) { advertiser in
+                    let started = try await advertiser.waitForLine { $0.contains("\"advertising\"") }
+                    #expect(started.contains("\"extended\":true"), "\(started)")
+                    let scan = try await bluejay("scan", "--hci", scanner, "--duration", "15", "--find", "Long Set", "--json")
+                    #expect(scan.status == 0, "\(scan)")
+                    let found = try #require(try scan.jsonObjects().first { $0["name"] as? String == "Long Set" }, "\(scan)")
+                    #expect(found["extended"] as? Bool == true)
+                    #expect(found["secondary_phy"] as? String == "LE 2M")
+                    #expect(found["truncated"] as? Bool == false)
+                    // Flags 3 + name 10 + two filler structures (4 + 250, 4 + 50).
+                    let data = try #require(found["advertising_data"] as? String)
+                    #expect(data.count / 2 == 3 + 10 + 254 + 54, "\(data)")
+                    _ = try await advertiser.stop(signal: SIGTERM)
+                }
+                _ = try await server.stop(signal: SIGTERM)
+            }
+        }
+
+        @Test("advertise --extended --seconds 1 ends with the controller's terminated event")
+        func durationEndsTheSet() async throws {
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0"])) { server in
+                let lines = try await server.waitForReady()
+                let transport = try #require(lines.first { $0.hasPrefix("tcp:127.0.0.1:") }, "\(lines)")
+                let result = try await bluejay("advertise", "--hci", transport, "--extended", "--filler", "100", "--seconds", "1", "--json")
+                #expect(result.status == 0, "\(result)")
+                let terminated = try #require(try result.jsonObjects().first { $0["event"] as? String == "terminated" }, "\(result)")
+                #expect(terminated["reason"] as? String == "timeout")
+                _ = try await server.stop(signal: SIGTERM)
+            }
+        }
+    }
+}

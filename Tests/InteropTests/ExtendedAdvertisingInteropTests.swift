@@ -1,0 +1,70 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+import BluetoothTransport
+import Foundation
+import Testing
+
+extension InteropSuites {
+    /// Extended advertising and scanning against Bumble, both ways. The rig runs controller A
+    /// with `--extended-controller` (it claims LE Extended Advertising) and reports data past
+    /// 229 octets in several reports as a controller does; `bluejay_extadv.py` makes a Bumble
+    /// peripheral advertise with an advertising set. See bumble/README.md for what Bumble's
+    /// host cannot do (more than 251 octets, reassembly).
+    @Suite("Extended advertising interop with Bumble")
+    struct ExtendedAdvertisingInteropTests {
+        /// `length` octets: flags, then manufacturer data (company 0xFFFF) with a counting payload.
+        static func data(length: Int) -> [UInt8] {
+            [0x02, 0x01, 0x06, UInt8(length - 4), 0xFF, 0xFF, 0xFF] + (0..<(length - 7)).map { UInt8($0 % 256) }
+        }
+
+        static let longData = data(length: 200)
+
+        /// 245 octets arrive in two reports (229 + 16, the first "incomplete, more to come").
+        @Test("Our host scans a Bumble peripheral's long extended advertisement and sees it whole", arguments: [200, 245])
+        func bumbleAdvertisesOurHostScans(length: Int) async throws {
+            let expected = Self.data(length: length)
+            try await withBumbleRig(arguments: ["--extended-controller", "--plugin", "bluejay_extadv"]) { rig in
+                try await rig.request("extended_advertise", ["data": RigHex.encode(expected), "sid": 3])
+                let peer = try rig.peer
+                try await withHost(on: rig) { host in
+                    #expect(await host.controllerInfo?.supportsExtendedScanning == true)
+                    var found: Advertisement?
+                    for try await advertisement in try await host.scan(ScanOptions(active: false))
+                    where advertisement.peer.address == peer.address && advertisement.isExtended {
+                        found = advertisement
+                        break
+                    }
+                    await host.stopScanning()
+                    let advertisement = try #require(found)
+                    #expect(try advertisement.advertisingData.encoded(maximumLength: 1650) == expected)
+                    #expect(!advertisement.isDataTruncated && !advertisement.isDataPartial)
+                    #expect(advertisement.advertisingSID == 0 || advertisement.advertisingSID == 3)
+                    #expect(advertisement.primaryPHY == .le1M)
+                }
+            }
+        }
+
+        @Test("A Bumble central scans our 200-octet advertising set")
+        func ourHostAdvertisesBumbleScans() async throws {
+            try await using(try BumbleRig.start(script: .central, arguments: ["--extended-controller"])) { central in
+                try await central.waitForReady()
+                try await withHost(on: central) { host in
+                    #expect(await host.supportsExtendedAdvertising)
+                    let data = AdvertisingData.decodeLeniently(Self.longData)
+                    let set = try await host.startAdvertisingSet(data)
+                    #expect(!set.isLegacyFallback)
+                    let address = central.hostPublicAddress
+                    try await central.request("scan", ["active": false])
+                    let advertisement = try await central.waitForEvent(named: "advertisement", matching: {
+                        $0.string("address") == address && $0.bytes("data")?.count == 200
+                    }, timeout: .seconds(20))
+                    #expect(advertisement.bytes("data") == Self.longData)
+                    #expect(advertisement.bool("connectable") == false)
+                    try await central.request("stop_scan")
+                    try await host.stopAdvertisingSet(set)
+                }
+            }
+        }
+    }
+}
