@@ -45,7 +45,6 @@ public actor LEHost {
     var parameterUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<ConnectionParameters, any Error>]] = [:]
     /// The updates run for the peripherals' L2CAP requests (as the central), by connection.
     var peerParameterUpdates: [UInt16: PeerParameterUpdate] = [:]
-    var signalingIdentifier: UInt8 = 0
     // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
     /// The controller's initialization after a hardware error, while it runs (see

@@ -1,0 +1,11 @@
+extension Connection {
+    /// Opens an LE credit-based channel to `psm` on the peer (see
+    /// ``LEHost/openChannel(psm:on:parameters:)``).
+    public func openChannel(psm: UInt16, parameters: L2CAPChannelParameters = L2CAPChannelParameters())
+        async throws(L2CAPChannelError) -> L2CAPChannel {
+        try await host.openChannel(psm: psm, on: self, parameters: parameters)
+    }
+
+    /// The credit-based channels open on this connection.
+    public var channels: [L2CAPChannel] { host.channels(on: self) }
+}
