@@ -35,6 +35,8 @@ public struct CreditBasedFlowControl: Sendable {
     /// Credits freed by the reader and not yet given back.
     private var creditsToReturn = 0
     private var outgoing: Deque<OutgoingFrame> = []
+    /// Counters for ``L2CAPChannel/statistics``.
+    public private(set) var statistics = L2CAPChannelStatistics()
 
     /// Credits are given back in batches of this many, unless the peer has run out.
     private var returnThreshold: Int { max(1, creditTarget / 2) }
@@ -79,6 +81,7 @@ public struct CreditBasedFlowControl: Sendable {
         guard peerCredits > 0 else { throw .protocolViolation(.frameWithoutCredits) }
         guard payload.count <= mps else { throw .protocolViolation(.frameLongerThanMPS(length: payload.count, mps: mps)) }
         peerCredits -= 1
+        statistics.framesReceived += 1
         var current: (length: Int, bytes: [UInt8], frames: Int)
         if let partial {
             current = partial
@@ -99,6 +102,8 @@ public struct CreditBasedFlowControl: Sendable {
         if current.bytes.count == current.length {
             partial = nil
             received.append((current.bytes, current.frames))
+            statistics.sdusReceived += 1
+            statistics.bytesReceived += current.length
             return true
         }
         partial = current
@@ -138,6 +143,8 @@ public struct CreditBasedFlowControl: Sendable {
         guard sdu.count <= peerMTU else { throw .sduTooLong(length: sdu.count, mtu: peerMTU) }
         for payload in Self.segment(sdu, mps: peerMPS) { outgoing.append(OutgoingFrame(payload: payload, write: nil)) }
         outgoing[outgoing.count - 1].write = write
+        statistics.sdusSent += 1
+        statistics.bytesSent += sdu.count
     }
 
     /// The K-frame payloads of one SDU for a peer MPS (at least 3, since the first frame holds
@@ -168,8 +175,11 @@ public struct CreditBasedFlowControl: Sendable {
     /// The frames the peer's credits allow now, in order, spending one credit each.
     public mutating func takeSendableFrames() -> [OutgoingFrame] {
         let count = min(sendCredits, outgoing.count)
+        // Frames left waiting: the peer's credits ran out.
+        if outgoing.count > count { statistics.creditStalls += 1 }
         guard count > 0 else { return [] }
         sendCredits -= count
+        statistics.framesSent += count
         defer { outgoing.removeFirst(count) }
         return Array(outgoing.prefix(count))
     }
@@ -182,4 +192,17 @@ public struct CreditBasedFlowControl: Sendable {
         defer { outgoing.removeAll() }
         return outgoing.compactMap(\.write)
     }
+}
+
+/// What a channel moved (SDUs, K-frames, bytes of SDUs) and how often its sender ran out of
+/// the peer's credits with frames waiting.
+public struct L2CAPChannelStatistics: Sendable, Hashable {
+    public var sdusSent = 0
+    public var sdusReceived = 0
+    public var bytesSent = 0
+    public var bytesReceived = 0
+    public var framesSent = 0
+    public var framesReceived = 0
+    /// Times frames were left waiting because the peer's credits were used up.
+    public var creditStalls = 0
 }

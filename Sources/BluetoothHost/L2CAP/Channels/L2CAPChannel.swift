@@ -74,6 +74,8 @@ public final class L2CAPChannel: Sendable, CustomStringConvertible {
     public var peerMPS: Int { state.withLock { $0.flow.peerMPS } }
     /// Credits this side holds: K-frames it may send before the peer gives more.
     public var sendCredits: Int { state.withLock { $0.flow.sendCredits } }
+    /// What the channel moved so far (queued SDUs count as sent).
+    public var statistics: L2CAPChannelStatistics { state.withLock { $0.flow.statistics } }
     /// SDUs received and not yet read.
     public var unreadSDUCount: Int { state.withLock { $0.flow.receivedCount } }
     /// Why the channel closed, once it has.
