@@ -16,7 +16,8 @@ struct L2CAPCommand: AsyncParsableCommand {
         most --sdu bytes (default: the peer's MTU) and writes each SDU received to stdout as it \
         arrives. After the end of stdin it waits until --idle seconds pass with nothing received, \
         closes the channel and exits 0. With --listen it advertises as a peripheral and serves \
-        one channel on --psm the same way.
+        one channel on --psm the same way. Exit codes: 69 when the peer has no server on the \
+        PSM, 75 when it does not answer, 1 for other channel failures.
         """
     )
 
@@ -51,7 +52,7 @@ struct L2CAPCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         let options = self
-        try await runReportingErrors {
+        try await runReportingBluejayErrors {
             guard let psm = Self.parsePSM(options.psm) else { throw CLIError.usage("--psm must be 0x01…0xFF, got \(options.psm)") }
             if let sdu = options.sdu, sdu < 1 { throw CLIError.usage("--sdu must be at least 1") }
             guard options.mtu >= 23 else { throw CLIError.usage("--mtu must be at least 23") }
@@ -79,8 +80,12 @@ struct L2CAPCommand: AsyncParsableCommand {
                     Output.error("channel open: PSM \(Hex.format(psm)), our MTU \(channel.mtu), peer MTU \(channel.peerMTU)")
                     try await Self.pipe(channel, sduLimit: min(options.sdu ?? channel.peerMTU, channel.peerMTU), idle: options.idle.duration)
                 } catch let error as L2CAPChannelError {
-                    if case let .host(hostError) = error { throw hostError }
-                    throw BluejayFailure("L2CAP: \(error)", exitCode: 1)
+                    switch error {
+                    case let .host(hostError): throw hostError
+                    case .refused(.spsmNotSupported): throw BluejayFailure("L2CAP: \(error)", exitCode: 69)
+                    case .timeout: throw BluejayFailure("L2CAP: \(error)", exitCode: 75)
+                    default: throw BluejayFailure("L2CAP: \(error)", exitCode: 1)
+                    }
                 }
             }
         }
