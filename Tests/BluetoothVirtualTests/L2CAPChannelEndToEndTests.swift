@@ -2,6 +2,7 @@ import BluetoothCore
 import BluetoothHCI
 import BluetoothHost
 @testable import BluetoothVirtual
+import Foundation
 import Synchronization
 import Testing
 
@@ -140,4 +141,42 @@ extension Array {
     func chunked(_ size: Int) -> [[Element]] {
         stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
     }
+}
+
+/// Throughput of a channel between two of our hosts on the virtual link (printed, not
+/// asserted: the figures depend on the machine and the link's simulated timing).
+@Suite("Host: L2CAP channel throughput on the virtual link", .timeLimit(.minutes(1)))
+struct L2CAPChannelThroughputTests {
+    @Test func measureOneWayThroughput() async throws {
+        let pair = try await HostPair.make()
+        let (stream, continuation) = AsyncStream.makeStream(of: L2CAPChannel.self)
+        _ = try await pair.peripheral.listen(psm: 0x0080) { continuation.yield($0) }
+        let links = try await pair.connect()
+        let central = try await pair.central.openChannel(psm: 0x0080, on: links.central)
+        var iterator = stream.makeAsyncIterator()
+        let peripheral = try #require(await iterator.next())
+        let data = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let start = ContinuousClock.now
+        let cpuStart = processCPUTime()
+        let writer = Task { for chunk in data.chunked(central.peerMTU) { try await central.write(chunk) } }
+        var received: [UInt8] = []
+        while received.count < data.count { received += try await peripheral.read() }
+        try await writer.value
+        let wall = ContinuousClock.now - start
+        let cpu = processCPUTime() - cpuStart
+        #expect(received == data)
+        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        let cpuSeconds = Double(cpu.components.seconds) + Double(cpu.components.attoseconds) / 1e18
+        print(String(format: "L2CAP virtual link (MTU %d, MPS 2048, 32 credits): %d bytes in %.2f s, %.1f kB/s, CPU %.2f s (both hosts and the link)",
+                     central.peerMTU, data.count, seconds, Double(data.count) / seconds / 1000, cpuSeconds))
+        await pair.shutdown()
+    }
+}
+
+/// This process's user and system CPU time (getrusage).
+func processCPUTime() -> Duration {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func duration(_ time: timeval) -> Duration { .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec)) }
+    return duration(usage.ru_utime) + duration(usage.ru_stime)
 }
