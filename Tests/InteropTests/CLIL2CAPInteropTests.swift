@@ -28,5 +28,30 @@ extension InteropSuites {
                 #expect(refused.stderr.contains("SPSM not supported"), "\(refused)")
             }
         }
+
+        @Test("--listen serves one channel as a peripheral: stdin to the Bumble central, its text to stdout")
+        func listen() async throws {
+            try await using(try BumbleRig.start(script: .central, arguments: ["--plugin", "bluejay_l2cap"])) { central in
+                try await central.waitForReady()
+                let text = (0..<300).map { "from bluejay \($0)\n" }.joined()
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-l2cap-\(UUID().uuidString).txt")
+                try Data(text.utf8).write(to: file)
+                defer { try? FileManager.default.removeItem(at: file) }
+                let process = try CLIProcess(["l2cap", "--hci", central.transportSpecification, "--listen", "--psm", "0x80", "--idle", "3"],
+                                             input: .file(file))
+                // Bumble's connect waits for the advertising the command starts.
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public", "discover": false,
+                                                          "timeout_s": 20])
+                let opened = try await central.request("l2cap_connect", ["psm": 0x80, "mode": "sink"])
+                #expect(opened.bool("opened") == true, "\(opened)\n\(process.diagnostics)")
+                _ = try await central.request("l2cap_send", ["text": "hello from bumble\n"])
+                let result = try await process.finish(timeout: .seconds(30))
+                #expect(result.status == 0, "\(result)")
+                #expect(result.stdout == "hello from bumble\n", "\(result)")
+                try await waitUntil("Bumble got our stdin") {
+                    (try? await central.request("l2cap_stats").int("received")) == text.utf8.count
+                }
+            }
+        }
     }
 }

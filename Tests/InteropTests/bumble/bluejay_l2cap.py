@@ -10,7 +10,7 @@
 #   l2cap_server  psm, mtu (2048), mps (2048), max_credits (256), mode ("echo" | "sink")
 #                 registers a server; each channel it accepts echoes (or only records) what arrives
 #   l2cap_connect psm, mtu, mps, max_credits, mode   opens a channel on the link (the newest)
-#   l2cap_send    size, seed (0)   writes `size` bytes of the pattern on the newest channel; ack
+#   l2cap_send    size, seed (0)   writes `size` bytes of the pattern (or `text`, UTF-8) on the newest channel; ack
 #                 once drained (handed to the controller under the peer's credits)
 #   l2cap_stats   ack: received (bytes), sdus, matches (the bytes equal the pattern of `seed`
 #                 and their length; only with `seed` given), first_mismatch, peer_mtu, peer_mps, credits (Bumble's,
@@ -106,7 +106,10 @@ def install(role, rig) -> None:
     async def cmd_send(command: dict[str, Any]):
         if session.channel is None:
             raise CommandError('no channel')
-        session.channel.write(pattern(int(command['size']), int(command.get('seed', 0))))
+        if 'text' in command:
+            session.channel.write(str(command['text']).encode())
+        else:
+            session.channel.write(pattern(int(command['size']), int(command.get('seed', 0))))
         await session.channel.drain()
         return {}
 
