@@ -143,6 +143,19 @@ struct L2CAPChannelHostileTests {
         #expect(try await channel.read() == [0xAB, 0xCD])
         // Reading it gives the credit back, naming our CID (Core 6.0, Vol 3, Part A, 4.24).
         #expect(try await peer.next() == .flowControlCreditIndication(.init(cid: channel.localCID, credits: 1)))
+        // Reconfiguration (Vol 3, Part A, 4.27): the MTU may grow, not shrink; CIDs must be ours.
+        func reconfigure(mtu: UInt16, mps: UInt16, _ cids: [L2CAPChannelID]) -> LESignalingCommand {
+            .creditBasedReconfigureRequest(.init(mtu: mtu, mps: mps, destinationCIDs: cids))
+        }
+        #expect(try await peer.exchange(reconfigure(mtu: 200, mps: 100, [sources[0]])) == .creditBasedReconfigureResponse(.init(result: .success)))
+        #expect(channel.peerMTU == 200 && channel.peerMPS == 100)
+        #expect(try await peer.exchange(reconfigure(mtu: 100, mps: 100, [sources[0]]))
+            == .creditBasedReconfigureResponse(.init(result: .mtuReductionNotAllowed)))
+        #expect(try await peer.exchange(reconfigure(mtu: 300, mps: 64, [sources[0], sources[1]]))
+            == .creditBasedReconfigureResponse(.init(result: .mpsReductionNotAllowed)))
+        #expect(try await peer.exchange(reconfigure(mtu: 300, mps: 100, [L2CAPChannelID(rawValue: 0x0077)]))
+            == .creditBasedReconfigureResponse(.init(result: .invalidDestinationCID)))
+        #expect(channel.peerMTU == 200)
         // Six channels, or an MTU under 64, are invalid parameters.
         let six = (0x0060...0x0065).map { L2CAPChannelID(rawValue: UInt16($0)) }
         #expect(try await peer.exchange(.creditBasedConnectionRequest(.init(spsm: 0x0080, mtu: 64, mps: 64, initialCredits: 3, sourceCIDs: six)))

@@ -44,11 +44,12 @@ extension LEHost {
                 failParameterUpdates(handle: connection.handle, error: .unsupported("the central rejected the connection parameters"))
             }
         case .leCreditBasedConnectionRequest, .creditBasedConnectionRequest, .leCreditBasedConnectionResponse,
-             .flowControlCreditIndication, .disconnectionRequest, .disconnectionResponse, .commandReject:
+             .flowControlCreditIndication, .disconnectionRequest, .disconnectionResponse, .commandReject,
+             .creditBasedReconfigureRequest:
             receiveChannelSignaling(command, identifier: packet.identifier, on: connection)
         case .creditBasedConnectionResponse, .creditBasedReconfigureResponse:
             logger.debug("signaling \(command) ignored")
-        case .creditBasedReconfigureRequest, .unknown:
+        case .unknown:
             sendSignaling(.commandReject(.commandNotUnderstood), identifier: packet.identifier, on: connection)
         }
     }

@@ -125,6 +125,9 @@ extension LEHost {
             acceptChannel(request, identifier: identifier, on: connection)
         case let .creditBasedConnectionRequest(request):
             acceptChannels(request, identifier: identifier, on: connection)
+        case let .creditBasedReconfigureRequest(request):
+            sendSignaling(.creditBasedReconfigureResponse(.init(result: reconfigure(request, on: connection))),
+                          identifier: identifier, on: connection)
         case let .leCreditBasedConnectionResponse(response):
             guard let open = table.takePendingOpen(connectionHandle: connection.handle, identifier: identifier) else {
                 logger.debug("channel response \(response) matches no request")
@@ -201,6 +204,28 @@ extension LEHost {
             result: .success)), identifier: identifier, on: connection)
         logger.debug("accepted \(channel)")
         server.accept(channel)
+    }
+
+    /// Applies L2CAP_CREDIT_BASED_RECONFIGURE_REQ to enhanced channels (Core 6.0, Vol 3, Part A,
+    /// 4.27): the CIDs listed are the sender's, the MTU may not shrink, the MPS may shrink only
+    /// for one channel at a time; nothing changes unless every check passes.
+    func reconfigure(_ request: L2CAPCreditBasedReconfigureRequest, on connection: Connection) -> L2CAPCreditBasedReconfigureResult {
+        let table = l2cap.channels
+        guard request.mtu >= 64, request.mps >= 64, request.mps <= L2CAPChannelParameters.maximumMPS,
+              !request.destinationCIDs.isEmpty, request.destinationCIDs.count <= L2CAPCreditBasedConnectionRequest.maximumChannels else {
+            return .unacceptableParameters
+        }
+        var channels: [L2CAPChannel] = []
+        for cid in request.destinationCIDs {
+            guard let channel = table.channel(connectionHandle: connection.handle, remoteCID: cid), channel.isEnhanced else {
+                return .invalidDestinationCID
+            }
+            channels.append(channel)
+        }
+        if channels.contains(where: { Int(request.mtu) < $0.peerMTU }) { return .mtuReductionNotAllowed }
+        if channels.count > 1, channels.contains(where: { Int(request.mps) < $0.peerMPS }) { return .mpsReductionNotAllowed }
+        channels.forEach { $0.reconfigure(peerMTU: Int(request.mtu), peerMPS: Int(request.mps)) }
+        return .success
     }
 
     /// Answers L2CAP_CREDIT_BASED_CONNECTION_REQ: up to five enhanced channels at once, each
