@@ -73,6 +73,32 @@ struct L2CAPChannelEndToEndTests {
         await pair.shutdown()
     }
 
+    @Test func enhancedRequestsOpenSeveralChannelsAtOnce() async throws {
+        let pair = try await HostPair.make()
+        let (stream, continuation) = AsyncStream.makeStream(of: L2CAPChannel.self)
+        _ = try await pair.peripheral.listen(psm: 0x0090, parameters: .init(mtu: 128, mps: 64, initialCredits: 2)) { continuation.yield($0) }
+        let links = try await pair.connect()
+        let opened = try await links.central.openEnhancedChannels(psm: 0x0090, count: 3, parameters: .init(mtu: 100, mps: 64, initialCredits: 2))
+        #expect(opened.count == 3 && opened.allSatisfy { $0.isEnhanced && $0.peerMTU == 128 && $0.peerMPS == 64 })
+        var accepted: [L2CAPChannel] = []
+        for await channel in stream {
+            accepted.append(channel)
+            if accepted.count == 3 { break }
+        }
+        // Each channel carries its own data.
+        for (index, channel) in opened.enumerated() { try await channel.write([UInt8(index)] + [UInt8](repeating: 0xEE, count: 120)) }
+        for channel in accepted {
+            let sdu = try await channel.read()
+            let sender = try #require(opened.first { $0.localCID == channel.remoteCID })
+            #expect(sdu.count == 121 && Int(sdu[0]) == opened.firstIndex { $0 === sender })
+        }
+        await #expect(throws: L2CAPChannelError.refused(.spsmNotSupported)) {
+            _ = try await links.central.openEnhancedChannels(psm: 0x0091, count: 2, parameters: .init(mtu: 100, mps: 64, initialCredits: 2))
+        }
+        await #expect(throws: L2CAPChannelError.self) { _ = try await links.central.openEnhancedChannels(psm: 0x0090, count: 6) }
+        await pair.shutdown()
+    }
+
     @Test func refusalsCarryTheSpecResult() async throws {
         let pair = try await HostPair.make()
         _ = try await pair.peripheral.listen(psm: 0x0081, security: .encrypted) { _ in }

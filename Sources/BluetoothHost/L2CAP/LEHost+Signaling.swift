@@ -45,9 +45,9 @@ extension LEHost {
             }
         case .leCreditBasedConnectionRequest, .creditBasedConnectionRequest, .leCreditBasedConnectionResponse,
              .flowControlCreditIndication, .disconnectionRequest, .disconnectionResponse, .commandReject,
-             .creditBasedReconfigureRequest:
+             .creditBasedReconfigureRequest, .creditBasedConnectionResponse:
             receiveChannelSignaling(command, identifier: packet.identifier, on: connection)
-        case .creditBasedConnectionResponse, .creditBasedReconfigureResponse:
+        case .creditBasedReconfigureResponse:
             logger.debug("signaling \(command) ignored")
         case .unknown:
             sendSignaling(.commandReject(.commandNotUnderstood), identifier: packet.identifier, on: connection)

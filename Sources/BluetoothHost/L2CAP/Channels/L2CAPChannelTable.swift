@@ -23,7 +23,8 @@ final class L2CAPChannelTable: Sendable {
     /// A channel request this host sent, waiting for its response.
     struct PendingOpen: Sendable {
         var channels: [L2CAPChannel]
-        var complete: @Sendable (Result<L2CAPLECreditBasedConnectionResponse, L2CAPChannelError>) -> Void
+        /// Gets the response (an LE or an enhanced credit-based connection response), or why none came.
+        var complete: @Sendable (Result<LESignalingCommand, L2CAPChannelError>) -> Void
     }
 
     private struct State {

@@ -20,31 +20,19 @@ extension LEHost {
         guard let channel = l2cap.channels.allocate(connectionHandle: connection.handle, { cid in
             makeChannel(psm: psm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: false)
         }) else { throw .noResources }
-        let identifier = l2cap.nextSignalingIdentifier()
-        let handle = connection.handle
+        let request = LESignalingCommand.leCreditBasedConnectionRequest(.init(
+            spsm: psm, sourceCID: channel.localCID, mtu: parameters.mtu, mps: parameters.mps, initialCredits: parameters.initialCredits))
         let table = l2cap.channels
-        let clock = configuration.clock
-        let deadline = clock.now + Self.channelRequestTimeout
-        let timer = Task {
-            do { try await clock.sleep(until: deadline) } catch { return }
-            table.takePendingOpen(connectionHandle: handle, identifier: identifier)?.complete(.failure(.timeout))
-        }
-        defer { timer.cancel() }
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<L2CAPLECreditBasedConnectionResponse, L2CAPChannelError>, Never>) in
-            // Registered before the request goes out: the response is handled by this actor
-            // only after this returns, but the link may close on the reader thread at once.
-            table.addPendingOpen(.init(channels: [channel], complete: { continuation.resume(returning: $0) }),
-                                 connectionHandle: handle, identifier: identifier)
-            sendSignaling(.leCreditBasedConnectionRequest(.init(
-                spsm: psm, sourceCID: channel.localCID, mtu: parameters.mtu, mps: parameters.mps,
-                initialCredits: parameters.initialCredits)), identifier: identifier, on: connection)
-            if !connection.isConnected {
-                table.linkClosed(connectionHandle: handle, error: .disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
-            }
-        }
+        let handle = connection.handle
         let response: L2CAPLECreditBasedConnectionResponse
-        switch outcome {
-        case let .success(answer): response = answer
+        switch await exchangeChannelRequest(request, opening: [channel], on: connection) {
+        case let .success(.leCreditBasedConnectionResponse(answer)):
+            response = answer
+        case .success:
+            let error = L2CAPChannelError.host(.protocolViolation("an enhanced response to an LE credit-based connection request"))
+            table.remove(channel)
+            channel.finish(with: error)
+            throw error
         case let .failure(error):
             table.remove(channel)
             channel.finish(with: error)
@@ -72,6 +60,93 @@ extension LEHost {
                         credits: Int(response.initialCredits))
         logger.debug("opened \(channel): peer MTU \(response.mtu), MPS \(response.mps), \(response.initialCredits) credits")
         return channel
+    }
+
+    /// Sends a channel request for `channels` (already in the table) and waits for the response
+    /// with the same identifier, a Command Reject, the link's end, or the RTX timeout.
+    private func exchangeChannelRequest(_ request: LESignalingCommand, opening channels: [L2CAPChannel], on connection: Connection)
+        async -> Result<LESignalingCommand, L2CAPChannelError> {
+        let identifier = l2cap.nextSignalingIdentifier()
+        let handle = connection.handle
+        let table = l2cap.channels
+        let clock = configuration.clock
+        let deadline = clock.now + Self.channelRequestTimeout
+        let timer = Task {
+            do { try await clock.sleep(until: deadline) } catch { return }
+            table.takePendingOpen(connectionHandle: handle, identifier: identifier)?.complete(.failure(.timeout))
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Result<LESignalingCommand, L2CAPChannelError>, Never>) in
+            // Registered before the request goes out: the response is handled by this actor
+            // only after this returns, but the link may close on the reader thread at once.
+            table.addPendingOpen(.init(channels: channels, complete: { continuation.resume(returning: $0) }),
+                                 connectionHandle: handle, identifier: identifier)
+            sendSignaling(request, identifier: identifier, on: connection)
+            if !connection.isConnected {
+                table.linkClosed(connectionHandle: handle, error: .disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
+            }
+        }
+    }
+
+    /// Opens up to five enhanced credit-based channels to `psm` in one
+    /// L2CAP_CREDIT_BASED_CONNECTION_REQ (Core 6.0, Vol 3, Part A, 4.25) and returns those the
+    /// peer accepted (it may accept some and refuse others). Throws
+    /// ``L2CAPChannelError/refused(_:)`` when it accepted none. MTU and MPS are at least 64.
+    public func openEnhancedChannels(psm: UInt16, count: Int, on connection: Connection,
+                                     parameters: L2CAPChannelParameters = L2CAPChannelParameters())
+        async throws(L2CAPChannelError) -> [L2CAPChannel] {
+        guard L2CAPChannelTable.validPSMs.contains(psm) else { throw .invalidArgument("SPSM \(Hex.format(psm)) is outside 0x01…0xFF") }
+        guard (1...L2CAPCreditBasedConnectionRequest.maximumChannels).contains(count) else {
+            throw .invalidArgument("an enhanced request opens 1…5 channels, not \(count)")
+        }
+        if let violation = parameters.violation { throw .invalidArgument(violation) }
+        guard parameters.mtu >= 64, parameters.mps >= 64 else { throw .invalidArgument("enhanced channels need an MTU and MPS of at least 64") }
+        do { try requirePoweredOn() } catch { throw .host(error) }
+        guard connectionsByHandle[connection.handle] === connection, connection.isConnected else {
+            throw .host(.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
+        }
+        let table = l2cap.channels
+        var channels: [L2CAPChannel] = []
+        for _ in 0..<count {
+            guard let channel = table.allocate(connectionHandle: connection.handle, { cid in
+                makeChannel(psm: psm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: true)
+            }) else {
+                channels.forEach(table.remove)
+                throw .noResources
+            }
+            channels.append(channel)
+        }
+        let request = LESignalingCommand.creditBasedConnectionRequest(.init(
+            spsm: psm, mtu: parameters.mtu, mps: parameters.mps, initialCredits: parameters.initialCredits, sourceCIDs: channels.map(\.localCID)))
+        let response: L2CAPCreditBasedConnectionResponse
+        switch await exchangeChannelRequest(request, opening: channels, on: connection) {
+        case let .success(.creditBasedConnectionResponse(answer)):
+            response = answer
+        case .success:
+            let error = L2CAPChannelError.host(.protocolViolation("an LE response to an enhanced credit-based connection request"))
+            channels.forEach { table.remove($0); $0.finish(with: error) }
+            throw error
+        case let .failure(error):
+            channels.forEach { table.remove($0); $0.finish(with: error) }
+            throw error
+        }
+        var opened: [L2CAPChannel] = []
+        let refusal = response.result.isSuccess ? L2CAPCreditBasedConnectionResult.noResourcesAvailable : response.result
+        for (index, channel) in channels.enumerated() {
+            // A refused channel has destination 0; a peer may also leave the list short (Bumble does).
+            let destination = index < response.destinationCIDs.count ? response.destinationCIDs[index] : .null
+            guard destination.isLEDynamic, response.mtu >= 64, response.mps >= 64,
+                  table.channel(connectionHandle: connection.handle, remoteCID: destination) == nil else {
+                table.remove(channel)
+                channel.finish(with: .refused(refusal))
+                continue
+            }
+            channel.connect(remoteCID: destination, peerMTU: Int(response.mtu), peerMPS: Int(response.mps), credits: Int(response.initialCredits))
+            opened.append(channel)
+        }
+        guard !opened.isEmpty else { throw .refused(refusal) }
+        logger.debug("opened \(opened.count) enhanced channels to PSM \(Hex.format(psm)): peer MTU \(response.mtu), MPS \(response.mps)")
+        return opened
     }
 
     /// Registers a server for credit-based channels on `psm` (or, with `nil`, on a free dynamic
@@ -128,12 +203,12 @@ extension LEHost {
         case let .creditBasedReconfigureRequest(request):
             sendSignaling(.creditBasedReconfigureResponse(.init(result: reconfigure(request, on: connection))),
                           identifier: identifier, on: connection)
-        case let .leCreditBasedConnectionResponse(response):
+        case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse:
             guard let open = table.takePendingOpen(connectionHandle: connection.handle, identifier: identifier) else {
-                logger.debug("channel response \(response) matches no request")
+                logger.debug("channel response \(command) matches no request")
                 return
             }
-            open.complete(.success(response))
+            open.complete(.success(command))
         case let .commandReject(reason):
             table.takePendingOpen(connectionHandle: connection.handle, identifier: identifier)?.complete(.failure(.rejectedByPeer(reason)))
         case let .flowControlCreditIndication(indication):
