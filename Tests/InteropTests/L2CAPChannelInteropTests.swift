@@ -106,6 +106,61 @@ extension InteropSuites {
                 await manager.powerOff()
             }
         }
+
+        @Test("Enhanced channels both ways: we open three to Bumble's server, Bumble opens two to ours")
+        func enhancedChannels() async throws {
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                _ = try await rig.request("l2cap_server", ["psm": 0x83, "mode": "echo", "mtu": 256, "mps": 128, "max_credits": 8])
+                try await withHost(on: rig) { host in
+                    let connection = try await host.connect(to: try rig.peer)
+                    let channels = try await connection.openEnhancedChannels(psm: 0x83, count: 3, parameters: .init(mtu: 256, mps: 64, initialCredits: 4))
+                    #expect(channels.count == 3 && channels.allSatisfy { $0.isEnhanced && $0.peerMTU == 256 && $0.peerMPS == 128 })
+                    for (index, channel) in channels.enumerated() {
+                        let data = Self.pattern(2_000, seed: index)
+                        for start in stride(from: 0, to: data.count, by: 200) { try await channel.write(Array(data[start..<min(start + 200, data.count)])) }
+                        var echoed: [UInt8] = []
+                        while echoed.count < data.count { echoed += try await channel.read() }
+                        #expect(echoed == data, "channel \(index)")
+                    }
+                    channels.forEach { $0.close() }
+                    try await connection.disconnect()
+                }
+            }
+            try await using(try BumbleRig.start(script: .central, arguments: Self.plugin)) { central in
+                try await central.waitForReady()
+                let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification))
+                do {
+                    try await manager.powerOn()
+                    let (opened, continuation) = AsyncStream.makeStream(of: L2CAPChannel.self)
+                    let psm = try await manager.publishL2CAPChannel(parameters: .init(mtu: 256, mps: 100, initialCredits: 3)) { channel in
+                        continuation.yield(channel)
+                        Task { for try await sdu in channel.sdus { try await channel.write(sdu) } }
+                    }
+                    try await manager.startAdvertising(name: "Bluejay L2CAP")
+                    _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public", "discover": false])
+                    let answer = try await central.request("l2cap_connect", ["psm": Int(psm), "mtu": 300, "mps": 64, "max_credits": 2,
+                                                                             "mode": "sink", "count": 2])
+                    #expect(answer.bool("opened") == true && answer.int("count") == 2 && answer.int("peer_mtu") == 256, "\(answer)")
+                    var accepted: [L2CAPChannel] = []
+                    for await channel in opened {
+                        accepted.append(channel)
+                        if accepted.count == 2 { break }
+                    }
+                    #expect(accepted.allSatisfy { $0.isEnhanced && $0.peerMTU == 300 && $0.peerMPS == 64 })
+                    _ = try await central.request("l2cap_send", ["size": 20_000, "seed": 5], timeout: .seconds(60))
+                    try await waitUntil("Bumble got the echo back", timeout: .seconds(60)) {
+                        (try? await central.request("l2cap_stats").int("received")) == 20_000
+                    }
+                    #expect(try await central.request("l2cap_stats", ["seed": 5, "size": 20_000]).bool("matches") == true)
+                    _ = try await central.request("disconnect")
+                } catch {
+                    await manager.powerOff()
+                    Issue.record("\(error)\n\(central.diagnostics)")
+                    return
+                }
+                await manager.powerOff()
+            }
+        }
     }
 }
 

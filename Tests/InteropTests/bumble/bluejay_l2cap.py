@@ -9,7 +9,8 @@
 # Commands:
 #   l2cap_server  psm, mtu (2048), mps (2048), max_credits (256), mode ("echo" | "sink")
 #                 registers a server; each channel it accepts echoes (or only records) what arrives
-#   l2cap_connect psm, mtu, mps, max_credits, mode   opens a channel on the link (the newest)
+#   l2cap_connect psm, mtu, mps, max_credits, mode, count (0)   opens a channel on the link (with
+#                 `count`, that many enhanced channels in one request); the last is the newest
 #   l2cap_send    size, seed (0)   writes `size` bytes of the pattern (or `text`, UTF-8) on the newest channel; ack
 #                 once drained (handed to the controller under the peer's credits)
 #   l2cap_stats   ack: received (bytes), sdus, matches (the bytes equal the pattern of `seed`
@@ -96,12 +97,20 @@ def install(role, rig) -> None:
 
     async def cmd_connect(command: dict[str, Any]):
         connection = connection_of(command)
+        count = int(command.get('count', 0))
         try:
-            channel = await connection.create_l2cap_channel(spec=spec(command))
+            if count:
+                # L2CAP_CREDIT_BASED_CONNECTION_REQ: `count` enhanced channels at once.
+                channels = await connection.device.l2cap_channel_manager.create_enhanced_credit_based_channels(
+                    connection, spec(command), count)
+            else:
+                channels = [await connection.create_l2cap_channel(spec=spec(command))]
         except Exception as error:
             return {'opened': False, 'error': f'{type(error).__name__}: {error}'}
-        session.attach(channel, command.get('mode', 'echo'), rig)
-        return {'opened': True, 'peer_mtu': channel.peer_mtu, 'peer_mps': channel.peer_mps}
+        for channel in channels:
+            session.attach(channel, command.get('mode', 'echo'), rig)
+        channel = channels[-1]
+        return {'opened': True, 'count': len(channels), 'peer_mtu': channel.peer_mtu, 'peer_mps': channel.peer_mps}
 
     async def cmd_send(command: dict[str, Any]):
         if session.channel is None:
