@@ -16,7 +16,7 @@ struct BluejayCommand: AsyncParsableCommand {
         version: Bluejay.version,
         subcommands: [
             ScanCommand.self, GATTCommand.self, ReadCommand.self, WriteCommand.self, ListenCommand.self,
-            PairCommand.self, BondsCommand.self, LinkCommand.self, DemoCommand.self, SensorCommand.self, VirtualCommand.self, AdaptersCommand.self,
+            PairCommand.self, BondsCommand.self, LinkCommand.self, L2CAPCommand.self, DemoCommand.self, SensorCommand.self, VirtualCommand.self, AdaptersCommand.self,
             AdvertiseCommand.self,
         ]
     )

@@ -114,6 +114,7 @@ final class SoakStatistics: Sendable {
         case .synchronizedPeripheralOutsideTask: return "synchronizedPeripheralOutsideTask"
         case .indefiniteFlush: return "indefiniteFlush"
         case .restorationFailed: return "restorationFailed"
+        case .l2cap: return "l2cap"
         case let .host(hostError): return "host (\(String(describing: hostError).prefix(60)))"
         }
     }

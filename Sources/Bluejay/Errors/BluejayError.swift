@@ -114,6 +114,9 @@ public enum BluejayError: Error, Sendable, Equatable, CustomStringConvertible, L
 
     // MARK: Other
 
+    /// An L2CAP channel could not open or closed (the peripheral's refusal, a closed link, …).
+    case l2cap(L2CAPChannelError)
+
     /// The host stack reported something the cases above do not cover.
     case host(HostError)
 
@@ -158,6 +161,7 @@ public enum BluejayError: Error, Sendable, Equatable, CustomStringConvertible, L
         case .synchronizedPeripheralOutsideTask: return "the SynchronizedPeripheral was used outside its background task"
         case .indefiniteFlush: return "flushListen needs a positive idle window"
         case let .restorationFailed(why): return "restoration failed: \(why)"
+        case let .l2cap(error): return "\(error)"
         case let .host(error): return "\(error)"
         }
     }
@@ -176,6 +180,12 @@ extension BluejayError {
             self = BluejayError(host: error, peripheral: peripheral, operation: operation)
         case let error as ATTError:
             self = .attError(code: error.code, operation: operation, handle: error.handle)
+        case let error as L2CAPChannelError:
+            if case let .host(host) = error {
+                self = BluejayError(host: host, peripheral: peripheral, operation: operation)
+            } else {
+                self = .l2cap(error)
+            }
         case let error as TransportError:
             self = .bluetoothUnavailable("\(error)")
         case is CancellationError:

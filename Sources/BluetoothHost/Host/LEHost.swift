@@ -48,7 +48,6 @@ public actor LEHost {
     /// The callers of ``Connection/setPHY(_:)`` and ``Connection/setDataLength(octets:time:)``
     /// waiting for the controller's report.
     var linkWaiters: [LinkWaiterKey: [UInt64: CheckedContinuation<LinkChange, any Error>]] = [:]
-    var signalingIdentifier: UInt8 = 0
     // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
     /// Extended advertising sets (LEHost+AdvertisingSets.swift).

@@ -56,6 +56,10 @@ final class L2CAPRouter: Sendable {
     let hostItems: AsyncStream<[HostItem]>
     private let hostItemsContinuation: AsyncStream<[HostItem]>.Continuation
     private let queueLimits: QueueLimits
+    /// The credit-based channels and PSM servers; K-frames go to their channel on the reader thread.
+    let channels = L2CAPChannelTable()
+    /// The last signalling identifier used, shared by the host actor and the channels.
+    private let signalingIdentifier = Atomic<UInt8>(0)
     /// Items yielded to ``hostItems`` and not yet handled (``didHandle(_:)``).
     private let pendingHostItems = Atomic<Int>(0)
     private let droppedHostItems = Atomic<Int>(0)
@@ -104,6 +108,19 @@ final class L2CAPRouter: Sendable {
         controller.sendACL(connectionHandle: connectionHandle, pdu: L2CAPBasicFrame.encode(channelID: channel, payload: payload), completion: completion)
     }
 
+    /// A fresh identifier for a signalling command; never 0 (Core 6.0, Vol 3, Part A, 4).
+    func nextSignalingIdentifier() -> UInt8 {
+        while true {
+            let identifier = signalingIdentifier.wrappingAdd(1, ordering: .relaxed).newValue
+            if identifier != 0 { return identifier }
+        }
+    }
+
+    /// Sends one command on the LE signalling channel.
+    func sendSignaling(_ command: LESignalingCommand, identifier: UInt8, connectionHandle: UInt16) {
+        send(LESignalingPacket(identifier: identifier, command: command).encode(), channel: .leSignaling, connectionHandle: connectionHandle)
+    }
+
     // MARK: Bearers
 
     /// The ATT bearer of a connection, while it is up.
@@ -135,6 +152,11 @@ final class L2CAPRouter: Sendable {
 
     private func closeBearer(connectionHandle: UInt16, error: HostError) {
         bearers.withLock { $0.removeValue(forKey: connectionHandle) }?.close(with: error)
+        if case let .disconnected(reason) = error {
+            channels.linkClosed(connectionHandle: connectionHandle, error: .disconnected(reason: reason))
+        } else {
+            channels.linkClosed(connectionHandle: connectionHandle, error: .host(error))
+        }
     }
 
     /// The host ended a connection the controller did not report ended (it stopped answering).
@@ -159,6 +181,7 @@ final class L2CAPRouter: Sendable {
     func process(_ batch: [HCIInbound]) -> HCIBatchContent {
         var deliveries = NotificationDeliveries()
         var items: [HostItem] = []
+        var channelDeliveries: [L2CAPChannel] = []
         var scan = scanReceiver.withLock { $0 }.map(ScanBatch.init)
         var onlyPushedData = true
         for inbound in batch {
@@ -171,7 +194,8 @@ final class L2CAPRouter: Sendable {
                 track(event)
                 append(.event(event), to: &items)
             case let .l2cap(connectionHandle, pdu):
-                let pushed = route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, items: &items)
+                let pushed = route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, channelDeliveries: &channelDeliveries,
+                                   items: &items)
                 onlyPushedData = onlyPushedData && pushed
             case let .transportClosed(reason):
                 let open = bearers.withLock { bearers in
@@ -179,10 +203,12 @@ final class L2CAPRouter: Sendable {
                     return Array(bearers.values)
                 }
                 open.forEach { $0.close(with: .transportClosed(reason)) }
+                channels.closeAll(error: .transportClosed)
                 append(.transportClosed(reason), to: &items)
             }
         }
         deliveries.flush()
+        channelDeliveries.forEach { $0.deliver() }
         if let scan { scan.receiver.deliver(scan.advertisements) }
         guard !items.isEmpty else {
             return onlyPushedData && !bearers.withLock({ $0.values.contains { $0.isAwaitingResponse } }) ? .unsolicitedDataOnly : .other
@@ -216,7 +242,7 @@ final class L2CAPRouter: Sendable {
 
     /// Routes one L2CAP PDU; returns whether it was a value a GATT server pushed.
     private func route(_ pdu: ArraySlice<UInt8>, connectionHandle: UInt16, deliveries: inout NotificationDeliveries,
-                       items: inout [HostItem]) -> Bool {
+                       channelDeliveries: inout [L2CAPChannel], items: inout [HostItem]) -> Bool {
         let frame: (channelID: L2CAPChannelID, payload: ArraySlice<UInt8>)
         do {
             frame = try L2CAPBasicFrame.parse(pdu)
@@ -235,6 +261,15 @@ final class L2CAPRouter: Sendable {
             append(.signaling(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items)
         case .securityManager:
             append(.securityManager(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items)
+        case let cid where cid.isLEDynamic:
+            // A K-frame: straight to its channel, whose reader is woken once after the batch.
+            // Data for an unknown CID is dropped (Core 6.0, Vol 3, Part A, 4: no channel, no answer).
+            guard let channel = channels.channel(connectionHandle: connectionHandle, localCID: cid) else {
+                logger.debug("L2CAP data for unknown channel \(cid) on connection \(Hex.format(connectionHandle)) dropped")
+                return false
+            }
+            if channel.receive(frame.payload) { channelDeliveries.append(channel) }
+            return true
         default:
             logger.debug("L2CAP data on unsupported channel \(frame.channelID) dropped")
         }

@@ -2,8 +2,9 @@ import BluetoothCore
 import BluetoothHCI
 
 extension LEHost {
-    /// The LE signaling channel (Core 6.0, Vol 3, Part A, 4): connection parameter updates;
-    /// everything else is refused as the specification asks.
+    /// The LE signaling channel (Core 6.0, Vol 3, Part A, 4): connection parameter updates and
+    /// credit-based channels (LEHost+Channels.swift); everything else is refused as the
+    /// specification asks.
     func receiveSignaling(_ payload: [UInt8], on connection: Connection) {
         // Identifier 0x00 is never valid (Core 6.0, Vol 3, Part A, 4): such a packet is
         // corrupt, and answering it would put the illegal identifier in our own command.
@@ -45,37 +46,23 @@ extension LEHost {
                 failParameterUpdates(handle: connection.handle, error: .linkProcedureRefused(LinkProcedureRefusal(
                     procedure: .connectionParameterUpdate, refusedBy: .peer, status: .unacceptableConnectionParameters)))
             }
-        case let .leCreditBasedConnectionRequest(request):
-            // No dynamic channels are offered.
-            sendSignaling(.leCreditBasedConnectionResponse(.init(
-                destinationCID: .null, mtu: 0, mps: 0, initialCredits: 0, result: .spsmNotSupported)),
-                identifier: packet.identifier, on: connection)
-            logger.debug("refused L2CAP channel for SPSM \(Hex.format(request.spsm))")
-        case let .creditBasedConnectionRequest(request):
-            sendSignaling(.creditBasedConnectionResponse(.init(
-                mtu: 0, mps: 0, initialCredits: 0, result: .spsmNotSupported,
-                destinationCIDs: request.sourceCIDs.map { _ in .null })),
-                identifier: packet.identifier, on: connection)
-        case let .disconnectionRequest(request):
-            sendSignaling(.commandReject(.invalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID)),
-                          identifier: packet.identifier, on: connection)
-        case .commandReject, .disconnectionResponse, .leCreditBasedConnectionResponse, .creditBasedConnectionResponse,
-             .flowControlCreditIndication, .creditBasedReconfigureResponse:
+        case .leCreditBasedConnectionRequest, .creditBasedConnectionRequest, .leCreditBasedConnectionResponse,
+             .flowControlCreditIndication, .disconnectionRequest, .disconnectionResponse, .commandReject,
+             .creditBasedReconfigureRequest, .creditBasedConnectionResponse:
+            receiveChannelSignaling(command, identifier: packet.identifier, on: connection)
+        case .creditBasedReconfigureResponse:
             logger.debug("signaling \(command) ignored")
-        case .creditBasedReconfigureRequest, .unknown:
+        case .unknown:
             sendSignaling(.commandReject(.commandNotUnderstood), identifier: packet.identifier, on: connection)
         }
     }
 
     /// Sends a signaling command with a new identifier (for requests this host starts).
     func sendSignaling(_ command: LESignalingCommand, on connection: Connection) {
-        // Identifier 0 is not allowed (Core 6.0, Vol 3, Part A, 4).
-        signalingIdentifier = signalingIdentifier == 0xFF ? 1 : signalingIdentifier + 1
-        sendSignaling(command, identifier: signalingIdentifier, on: connection)
+        sendSignaling(command, identifier: l2cap.nextSignalingIdentifier(), on: connection)
     }
 
     func sendSignaling(_ command: LESignalingCommand, identifier: UInt8, on connection: Connection) {
-        let packet = LESignalingPacket(identifier: identifier, command: command)
-        l2cap.send(packet.encode(), channel: .leSignaling, connectionHandle: connection.handle)
+        l2cap.sendSignaling(command, identifier: identifier, connectionHandle: connection.handle)
     }
 }

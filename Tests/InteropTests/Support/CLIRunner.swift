@@ -39,13 +39,13 @@ final class CLIProcess: Sendable {
     }
 
     /// Runs `bluejay` with these arguments (without `BLUEJAY_HCI` from this environment).
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], input: ProcessInput = .nullDevice) throws {
         process = try ManagedProcess.launch(
             name: "bluejay process",
             executable: try Self.executable(),
             arguments: arguments,
             environment: ["BLUEJAY_HCI": nil],
-            input: .nullDevice,
+            input: input,
             stopping: .interrupt,
             logName: "bluejay-cli",
             parse: { $0 }
@@ -119,6 +119,6 @@ func bluejay(_ arguments: String..., timeout: Duration = .seconds(30)) async thr
 }
 
 /// Runs `bluejay` with these arguments to the end.
-func bluejay(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> CLIResult {
-    try await CLIProcess(arguments).finish(timeout: timeout)
+func bluejay(_ arguments: [String], input: ProcessInput = .nullDevice, timeout: Duration = .seconds(30)) async throws -> CLIResult {
+    try await CLIProcess(arguments, input: input).finish(timeout: timeout)
 }

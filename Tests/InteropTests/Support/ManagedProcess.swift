@@ -23,6 +23,8 @@ enum ProcessInput: Sendable {
     case pipe
     /// `/dev/null`.
     case nullDevice
+    /// A file's bytes, then end of file.
+    case file(URL)
 }
 
 /// How ``ManagedProcess/stop()`` ends a process that still runs. First stdin is closed (after
@@ -115,6 +117,9 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
         case .nullDevice:
             inputPipe = nil
             process.standardInput = FileHandle.nullDevice
+        case let .file(url):
+            inputPipe = nil
+            process.standardInput = try FileHandle(forReadingFrom: url)
         }
         let outputPipe = Pipe()
         process.standardOutput = outputPipe
