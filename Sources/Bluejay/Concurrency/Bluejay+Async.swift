@@ -84,7 +84,9 @@ extension Bluejay {
     /// stream ends when the listen ends (``endListen(to:)``, an expected disconnection, a
     /// newer listen replacing it) and throws on the first error (a value `R` cannot be made
     /// from, or, with ``broadcastErrorsToListeners``, a disconnection). Stopping the iteration
-    /// ends the listen. It shares the one-listen-per-characteristic rule with the callback API.
+    /// ends the listen (just this listener, when several share the characteristic). It shares
+    /// `multipleListenOption`'s rules with the callback API: with ``MultipleListenOption/shared``
+    /// several streams (and callbacks) take the same values.
     ///
     /// The values of each transport batch are made into `R` on the transport's reader thread
     /// and handed over at once: one wake-up of the consumer per batch. The stream holds at most
@@ -92,26 +94,34 @@ extension Bluejay {
     /// dropped, with a warning in the log.
     public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier,
                                                  multipleListenOption: MultipleListenOption = .trap) async throws(BluejayError) -> ValueStream<R> {
+        try await listenStream(to: characteristic, option: multipleListenOption) { (data: Data) throws(BluejayError) -> R in
+            try decode(data, as: R.self)
+        }
+    }
+
+    /// The stream of a listen whose values `decode` makes.
+    func listenStream<R: Sendable>(to characteristic: CharacteristicIdentifier, option multipleListenOption: MultipleListenOption,
+                                   decode: @escaping @Sendable (Data) throws(BluejayError) -> R) async throws(BluejayError) -> ValueStream<R> {
         if let refusal = refusal(for: "listen") { throw refusal }
         let (stream, continuation) = ValueStream.makeStream(of: R.self, limit: Self.listenBufferLimit)
         let handler: ListenHandler = { result in
             do {
-                continuation.yield(try decode(result.get(), as: R.self))
+                continuation.yield(try decode(result.get()))
             } catch {
                 continuation.finish(throwing: error)
             }
         }
         let batchHandler: ListenBatchHandler = { [weak self] values in
-            if case let .dropped(count) = continuation.yield(decoding: values) {
+            if case let .dropped(count) = continuation.yield(decoding: values, with: decode) {
                 self?.log(.warning, "the consumer of the listen on \(characteristic) is behind: \(count) value(s) dropped")
             }
         }
         try await awaitOperation { (id, deliver: @escaping @Sendable (Result<Void, BluejayError>) -> Void) in
-            let generation = installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption,
+            let listener = installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption,
                                            synchronous: false, onRemoval: { continuation.finish() }, operationID: id, installed: deliver)
-            if let generation {
+            if let listener {
                 continuation.onTermination = { [weak self] in
-                    self?.removeListen(on: characteristic, generation: generation, privileged: true) { _ in }
+                    self?.removeListen(on: characteristic, listener: listener, privileged: true) { _ in }
                 }
             }
         }

@@ -236,7 +236,7 @@ extension Bluejay {
 
     /// The link is down (whoever asked). Runs once per link.
     func linkDidDrop(_ link: PeripheralLink, reason: HCIStatus) {
-        let outcome = state.withLock { state -> (AutoReconnectPolicy.Disconnection, [ListenRegistry.Record], [ListenHandler],
+        let outcome = state.withLock { state -> (AutoReconnectPolicy.Disconnection, [ListenRegistry.Listener], [ListenHandler],
                                                  [any ConnectionObserver], (any DisconnectHandler)?)? in
             guard let current = state.link.link, current === link else { return nil }
             state.link = .idle
@@ -244,7 +244,7 @@ extension Bluejay {
             state.watchers = []
             let disconnection = state.reconnect.linkDidDrop()
             let ended = state.listens.linkDidDrop()
-            let handlers = state.broadcastErrorsToListeners ? state.listens.records.values.compactMap(\.handler) : []
+            let handlers = state.broadcastErrorsToListeners ? state.listens.records.values.flatMap(\.handlers) : []
             return (disconnection, ended, handlers, state.connectionObservers.live(), state.disconnectHandler.live().first)
         }
         guard let (disconnection, ended, handlers, observers, handler) = outcome else { return }
@@ -257,10 +257,7 @@ extension Bluejay {
         }
         let failure = BluejayError.disconnected(peripheral, reason: reason)
         runner.failAll(failure) { $0.kind == .gatt }
-        for record in ended {
-            record.handler?(.failure(failure))
-            record.onRemoval?()
-        }
+        ended.forEach { $0.end(with: failure) }
         handlers.forEach { $0(.failure(failure)) }
         onCallbackQueue { [self] in
             observers.forEach { $0.disconnected(from: peripheral) }
@@ -327,9 +324,10 @@ extension Bluejay {
 
     func cancelRequests(disconnecting: Bool, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
         let (scan, handlers, abandoned) = state.withLock { state -> (ScanSession?, [ListenHandler], PeripheralIdentifier?) in
-            var handlers = state.listens.records.values.filter(\.isSynchronous).compactMap(\.handler)
+            let listeners = state.listens.records.values.flatMap(\.listeners)
+            var handlers = listeners.filter(\.isSynchronous).map(\.handler)
             if state.broadcastErrorsToListeners {
-                handlers += state.listens.records.values.filter { !$0.isSynchronous }.compactMap(\.handler)
+                handlers += listeners.filter { !$0.isSynchronous }.map(\.handler)
             }
             var abandoned: PeripheralIdentifier?
             if disconnecting, case let .connecting(peripheral, _) = state.link {

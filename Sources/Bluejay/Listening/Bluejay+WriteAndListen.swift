@@ -98,13 +98,13 @@ extension Bluejay {
         outcome.bind(OneShot<Data> { [weak self] result in
             waiter.cancel()
             timer?.cancel()
-            if let self, let generation = outcome.generation {
-                self.removeListen(on: listenCharacteristic, generation: generation, privileged: false) { _ in }
+            if let self, let listener = outcome.listener {
+                self.removeListen(on: listenCharacteristic, listener: listener, privileged: false) { _ in }
             }
             deliver(result)
         })
         if ownsListen {
-            outcome.generation = installListen(on: listenCharacteristic, handler: { result in
+            outcome.listener = installListen(on: listenCharacteristic, handler: { result in
                 if case let .failure(error) = result { outcome.finish(.failure(error)) }
             }, option: .trap, synchronous: false) { result in
                 if case let .failure(error) = result { outcome.finish(.failure(error)) }
@@ -121,16 +121,16 @@ extension Bluejay {
 /// A writeAndListen's one outcome, and its own listen (when the app had none).
 private final class WriteAndListenOutcome: Sendable {
     private struct State {
-        var generation: UInt64?
+        var listener: UInt64?
         var finish: OneShot<Data>?
         var early: Result<Data, BluejayError>?
     }
 
     private let state = Mutex(State())
 
-    var generation: UInt64? {
-        get { state.withLock { $0.generation } }
-        set { state.withLock { $0.generation = newValue } }
+    var listener: UInt64? {
+        get { state.withLock { $0.listener } }
+        set { state.withLock { $0.listener = newValue } }
     }
 
     /// Sets who is told; an outcome that came before is told at once.
