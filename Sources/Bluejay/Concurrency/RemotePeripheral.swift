@@ -18,6 +18,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     private let serviceChangeStream: AsyncStream<[ServiceIdentifier]>
     private let droppedServiceChanges = Atomic<Int>(0)
     private let logger: Logger
+    let stateWatchers = RemotePeripheralStateWatchers()
 
     init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, clock: BluetoothClock, logger: Logger) {
         self.link = link
@@ -31,10 +32,12 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
         serviceChangeStream = stream
         let runner = self.runner
         let peripheral = link.identifier
+        let stateWatchers = self.stateWatchers
         Task {
             guard let reason = try? await link.connection.waitForDisconnection() else { return }
             logger.info("disconnected from \(peripheral): \(reason)")
             runner.failAll(.disconnected(peripheral, reason: reason)) { $0.kind != .disconnect }
+            stateWatchers.publish(.disconnected(reason))
         }
         Task { [weak self] in
             for await change in changes {
@@ -118,8 +121,24 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     /// Queued like every request: waits for those before it, then disconnects.
     public func disconnect() async throws(BluejayError) {
         let connection = link.connection
+        let stateWatchers = self.stateWatchers
         try await runner.perform("disconnect", kind: .disconnect) {
+            if connection.isConnected { stateWatchers.publish(.disconnecting) }
             try await connection.disconnect()
+        }
+    }
+
+    /// Runs an app-defined operation on this peripheral when its turn in the queue comes
+    /// (see ``PeripheralOperation``), with the central's operation time limit unless it has its
+    /// own. Cancelling the calling task cancels it.
+    public func run<Operation: PeripheralOperation>(_ operation: Operation) async throws(BluejayError) -> Operation.Output {
+        let link = self.link
+        let peripheral = identifier
+        return try await runner.run(operation, defaultLimit: limit, clock: clock) {
+            guard link.connection.isConnected else {
+                throw BluejayError.disconnected(peripheral, reason: link.connection.disconnectReason)
+            }
+            return link
         }
     }
 
