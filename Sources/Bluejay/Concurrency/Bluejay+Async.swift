@@ -29,7 +29,8 @@ extension Bluejay {
     public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .none) async throws(BluejayError) -> PeripheralIdentifier {
         if let refusal = refusal(for: "connect") { throw refusal }
         return try await awaitOperation { id, deliver in
-            requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, id: id, deliver: deliver)
+            requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, id: id, retryLimits: .replace(nil),
+                              deliver: deliver)
         }
     }
 
