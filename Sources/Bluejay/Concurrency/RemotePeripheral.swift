@@ -99,6 +99,12 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     /// (when no other listener of this peripheral wants them). The stream throws when the
     /// link drops or a value cannot be made into `R`.
     public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier) async throws(BluejayError) -> ValueStream<R> {
+        try await listenStream(to: characteristic) { (data: Data) throws(BluejayError) -> R in try decode(data, as: R.self) }
+    }
+
+    /// The stream of a listen whose values `decode` makes.
+    func listenStream<R: Sendable>(to characteristic: CharacteristicIdentifier,
+                                   decode: @escaping @Sendable (Data) throws(BluejayError) -> R) async throws(BluejayError) -> ValueStream<R> {
         let (stream, continuation) = ValueStream.makeStream(of: R.self, limit: Bluejay.listenBufferLimit)
         let peripheral = identifier
         let subscription = try await perform("listen to \(characteristic)") { link in
@@ -106,7 +112,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
                 continuation.finish(throwing: error.map { BluejayError($0, peripheral: peripheral, operation: "listening to \(characteristic)") })
             }, handler: { values in
                 // Made into R on the reader thread: one wake-up of the consumer per batch.
-                continuation.yield(decoding: values.map { Data($0.value) })
+                continuation.yield(decoding: values.map { Data($0.value) }, with: decode)
             })
         }
         continuation.onTermination = { subscription.cancel() }
