@@ -75,39 +75,44 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
 
     public var description: String { "\(identifier)" }
 
-    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
-        let data = try await perform("read \(characteristic)") { link in try await link.read(characteristic) }
+    // Every request takes a `timeout` of its own, in place of the central's operation time
+    // limit (``Timeout/none``: none).
+
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
+        let data = try await perform("read \(characteristic)", timeout: timeout) { link in try await link.read(characteristic) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
-    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
+    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                        timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await perform("write \(data.count) bytes to \(characteristic)") { link in try await link.write(data, to: characteristic, type: type) }
+        try await perform("write \(data.count) bytes to \(characteristic)", timeout: timeout) { link in try await link.write(data, to: characteristic, type: type) }
     }
 
-    public func read<R: Receivable>(from descriptor: DescriptorIdentifier) async throws(BluejayError) -> R {
-        let data = try await perform("read \(descriptor)") { link in try await link.read(descriptor) }
+    public func read<R: Receivable>(from descriptor: DescriptorIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
+        let data = try await perform("read \(descriptor)", timeout: timeout) { link in try await link.read(descriptor) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
-    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S) async throws(BluejayError) {
+    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S, timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await perform("write \(data.count) bytes to \(descriptor)") { link in try await link.write(data, to: descriptor) }
+        try await perform("write \(data.count) bytes to \(descriptor)", timeout: timeout) { link in try await link.write(data, to: descriptor) }
     }
 
     /// Turns notifications on and returns the values; stopping the iteration turns them off
     /// (when no other listener of this peripheral wants them). The stream throws when the
     /// link drops or a value cannot be made into `R`.
-    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier) async throws(BluejayError) -> ValueStream<R> {
-        try await listenStream(to: characteristic) { (data: Data) throws(BluejayError) -> R in try decode(data, as: R.self) }
+    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier,
+                                                 timeout: Timeout? = nil) async throws(BluejayError) -> ValueStream<R> {
+        try await listenStream(to: characteristic, timeout: timeout) { (data: Data) throws(BluejayError) -> R in try decode(data, as: R.self) }
     }
 
     /// The stream of a listen whose values `decode` makes.
-    func listenStream<R: Sendable>(to characteristic: CharacteristicIdentifier,
+    func listenStream<R: Sendable>(to characteristic: CharacteristicIdentifier, timeout: Timeout?,
                                    decode: @escaping @Sendable (Data) throws(BluejayError) -> R) async throws(BluejayError) -> ValueStream<R> {
         let (stream, continuation) = ValueStream.makeStream(of: R.self, limit: Bluejay.listenBufferLimit)
         let peripheral = identifier
-        let subscription = try await perform("listen to \(characteristic)") { link in
+        let subscription = try await perform("listen to \(characteristic)", timeout: timeout) { link in
             try await link.subscribe(characteristic, ended: { error in
                 continuation.finish(throwing: error.map { BluejayError($0, peripheral: peripheral, operation: "listening to \(characteristic)") })
             }, handler: { values in
@@ -120,8 +125,8 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     }
 
     /// The signal strength of the link, in dBm.
-    public func rssi() async throws(BluejayError) -> Int {
-        try await perform("read RSSI") { link in try await link.readRSSI() }
+    public func rssi(timeout: Timeout? = nil) async throws(BluejayError) -> Int {
+        try await perform("read RSSI", timeout: timeout) { link in try await link.readRSSI() }
     }
 
     /// Queued like every request: waits for those before it, then disconnects.
@@ -163,9 +168,10 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     /// ``serviceChangeBufferLimit`` reports the consumer has not taken.
     public var serviceChanges: AsyncStream<[ServiceIdentifier]> { serviceChangeStream }
 
-    func perform<T: Sendable>(_ name: String, _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
+    func perform<T: Sendable>(_ name: String, timeout: Timeout? = nil,
+                              _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
         let link = self.link
-        let limit = self.limit
+        let limit = timeout.map(\.duration) ?? self.limit
         let clock = self.clock
         let peripheral = identifier
         return try await runner.perform(name, kind: .gatt) {

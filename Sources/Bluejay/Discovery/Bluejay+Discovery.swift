@@ -25,8 +25,9 @@ extension Bluejay {
 extension RemotePeripheral {
     /// Discovers the peripheral's whole database and names what it finds from `registry`;
     /// see ``Bluejay/discoverServices(naming:timeout:)``.
-    public func discoverServices(naming registry: ProfileRegistry = .standard) async throws(BluejayError) -> [DiscoveredService] {
-        try await perform("discover services") { link in
+    public func discoverServices(naming registry: ProfileRegistry = .standard,
+                                 timeout: Timeout? = nil) async throws(BluejayError) -> [DiscoveredService] {
+        try await perform("discover services", timeout: timeout) { link in
             try await link.connection.gatt.discoverDatabase().named(by: registry)
         }
     }

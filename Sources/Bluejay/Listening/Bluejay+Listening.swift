@@ -3,7 +3,7 @@ import Foundation
 
 extension Bluejay {
     /// Turns on notifications (or indications) of a characteristic and calls `completion`
-    /// with each value, on the callback queue, until ``endListen(to:completion:)``. A failure
+    /// with each value, on the callback queue, until ``endListen(to:timeout:completion:)``. A failure
     /// to set the listen up, and values `R` cannot be made from, come as `.failure`.
     ///
     /// `multipleListenOption` says what a later listen on the same characteristic does:
@@ -13,10 +13,23 @@ extension Bluejay {
     /// again.
     ///
     /// Returns a token that ends just this listener (``endListen(_:completion:)``);
-    /// ``endListen(to:completion:)`` ends every listener of the characteristic.
+    /// ``endListen(to:timeout:completion:)`` ends every listener of the characteristic.
     @discardableResult
     public func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .trap,
                                       completion: @escaping @Sendable (ReadResult<R>) -> Void) -> ListenToken {
+        listen(to: characteristic, multipleListenOption: multipleListenOption, setUpTimeout: nil, completion: completion)
+    }
+
+    /// ``listen(to:multipleListenOption:completion:)`` with a time limit of its own for turning
+    /// the notifications on, in place of the operation time limit (``Timeout/none``: none).
+    @discardableResult
+    public func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .trap,
+                                      timeout: Timeout, completion: @escaping @Sendable (ReadResult<R>) -> Void) -> ListenToken {
+        listen(to: characteristic, multipleListenOption: multipleListenOption, setUpTimeout: timeout, completion: completion)
+    }
+
+    private func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption,
+                                       setUpTimeout timeout: Timeout?, completion: @escaping @Sendable (ReadResult<R>) -> Void) -> ListenToken {
         let queue = state.withLock { $0.callbackQueue }
         let handler: ListenHandler = { result in queue.async { completion(result.decoded()) } }
         // The values of one transport batch reach the callback queue in one hop.
@@ -28,13 +41,13 @@ extension Bluejay {
             return ListenToken(characteristic: characteristic, id: 0)
         }
         let id = installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption,
-                               synchronous: false) { _ in }
+                               synchronous: false, timeout: timeout) { _ in }
         return ListenToken(characteristic: characteristic, id: id ?? 0)
     }
 
     /// Ends one listener (the one `token` was returned for): its callback gets no more values.
     /// When it was the characteristic's last listener, the notifications are turned off (queued,
-    /// like ``endListen(to:completion:)``); otherwise `completion` gets success at once. A
+    /// like ``endListen(to:timeout:completion:)``); otherwise `completion` gets success at once. A
     /// listener that has ended already is left alone.
     public func endListen(_ token: ListenToken, completion: (@Sendable (WriteResult) -> Void)? = nil) {
         let deliver = onCallbackQueue { (result: WriteResult) in completion?(result) }
@@ -48,13 +61,14 @@ extension Bluejay {
     /// Turns the notifications of a characteristic off and removes its listen callbacks (all of
     /// them, when several share it).
     /// Values arriving after this call are dropped.
-    public func endListen(to characteristic: CharacteristicIdentifier, completion: (@Sendable (WriteResult) -> Void)? = nil) {
+    /// `timeout` limits turning the notifications off, in place of the operation time limit.
+    public func endListen(to characteristic: CharacteristicIdentifier, timeout: Timeout? = nil, completion: (@Sendable (WriteResult) -> Void)? = nil) {
         let deliver = onCallbackQueue { (result: WriteResult) in completion?(result) }
         if let refusal = refusal(for: "endListen") {
             deliver(.failure(refusal))
             return
         }
-        removeListen(on: characteristic, privileged: false, deliver: deliver)
+        removeListen(on: characteristic, privileged: false, timeout: timeout, deliver: deliver)
     }
 
     /// Whether a listen is installed (or being installed) on the characteristic.
@@ -70,7 +84,7 @@ extension Bluejay {
     @discardableResult
     func installListen(on characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, batchHandler: ListenBatchHandler? = nil,
                        option: MultipleListenOption, synchronous: Bool, onRemoval: (@Sendable () -> Void)? = nil, operationID: UInt64? = nil,
-                       installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) -> UInt64? {
+                       timeout: Timeout? = nil, installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) -> UInt64? {
         let admission = state.withLock {
             $0.listens.admit(characteristic, handler: handler, batchHandler: batchHandler, option: option, synchronous: synchronous,
                              onRemoval: onRemoval)
@@ -91,7 +105,7 @@ extension Bluejay {
         case let .installed(id):
             listener = id
         }
-        submitGATT("listen to \(characteristic)", privileged: synchronous, id: operationID, work: { [self] link in
+        submitGATT("listen to \(characteristic)", privileged: synchronous, id: operationID, timeout: timeout, work: { [self] link in
             try await self.enableNotifications(of: characteristic, on: link, listener: listener)
         }, deliver: { [self] result in
             if case let .failure(error) = result {
@@ -109,7 +123,7 @@ extension Bluejay {
     /// Removes the listen (with `listener`, that one listener) at once and, when no listener
     /// is left, queues turning its notifications off.
     func removeListen(on characteristic: CharacteristicIdentifier, listener: UInt64? = nil, privileged: Bool, operationID: UInt64? = nil,
-                      deliver: @escaping @Sendable (WriteResult) -> Void) {
+                      timeout: Timeout? = nil, deliver: @escaping @Sendable (WriteResult) -> Void) {
         let removal = state.withLock { $0.listens.remove(characteristic, listener: listener) }
         removal?.listeners.forEach { $0.onRemoval?() }
         if listener != nil, removal?.record == nil {
@@ -119,7 +133,7 @@ extension Bluejay {
         }
         removal?.record?.subscription?.cancel()
         saveCurrentRestorationState()
-        submitGATT("end listen to \(characteristic)", privileged: privileged, id: operationID, work: { link in
+        submitGATT("end listen to \(characteristic)", privileged: privileged, id: operationID, timeout: timeout, work: { link in
             try await link.unsubscribe(characteristic)
         }, deliver: deliver)
     }

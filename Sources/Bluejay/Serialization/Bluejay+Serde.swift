@@ -45,7 +45,7 @@ extension Bluejay {
     /// ``listen(to:multipleListenOption:)``.
     public func listen<S: SerdeCodable>(to characteristic: CharacteristicIdentifier, as type: S.Type,
                                         multipleListenOption: MultipleListenOption = .trap) async throws(BluejayError) -> ValueStream<S> {
-        try await listenStream(to: characteristic, option: multipleListenOption) { (data: Data) throws(BluejayError) -> S in
+        try await listenStream(to: characteristic, option: multipleListenOption, timeout: nil) { (data: Data) throws(BluejayError) -> S in
             try decode(data, as: Serialized<S>.self).value
         }
     }
@@ -66,7 +66,7 @@ extension RemotePeripheral {
 
     /// Listens to a characteristic whose values are a serde type.
     public func listen<S: SerdeCodable>(to characteristic: CharacteristicIdentifier, as type: S.Type) async throws(BluejayError) -> ValueStream<S> {
-        try await listenStream(to: characteristic) { (data: Data) throws(BluejayError) -> S in
+        try await listenStream(to: characteristic, timeout: nil) { (data: Data) throws(BluejayError) -> S in
             try decode(data, as: Serialized<S>.self).value
         }
     }
