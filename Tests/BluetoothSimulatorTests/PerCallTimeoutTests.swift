@@ -73,6 +73,11 @@ struct PerCallTimeoutTests {
             try await bluejay.write(to: configuration, value: UInt16(0), timeout: .seconds(5))
             #expect(try await bluejay.rssi(timeout: .seconds(5)) < 0)
             await expectTimedOut("discovery") { _ = try await bluejay.discoverServices(timeout: zero) }
+            let location = CharacteristicIdentifier(uuid: "2A38", service: ServiceIdentifier(uuid: "180D"))
+            await expectTimedOut("writeAndRead") {
+                _ = try await bluejay.writeAndRead(writeTo: location, value: UInt8(2), readFrom: location, timeout: zero) as UInt8
+            }
+            #expect(try await bluejay.writeAndRead(writeTo: location, value: UInt8(2), readFrom: location, timeout: .seconds(5)) as UInt8 == 2)
             await expectTimedOut("listen") { _ = try await bluejay.listen(to: battery, timeout: zero) as ValueStream<UInt8> }
             #expect(!bluejay.isListening(to: battery), "a listen that timed out is not installed")
 

@@ -39,27 +39,28 @@ extension Bluejay {
     }
 
     /// Writes `value` to `writeTo`, then reads `readFrom`, one after the other in the queue
-    /// (LittleBluetooth's `writeAndRead`); the write's failure ends it.
+    /// (LittleBluetooth's `writeAndRead`); the write's failure ends it. `timeout` bounds the
+    /// two together, in place of the operation time limit.
     public func writeAndRead<S: Transmittable, R: Receivable>(
         writeTo writeCharacteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
-        readFrom readCharacteristic: CharacteristicIdentifier, completion: @escaping @Sendable (ReadResult<R>) -> Void
+        readFrom readCharacteristic: CharacteristicIdentifier, timeout: Timeout? = nil, completion: @escaping @Sendable (ReadResult<R>) -> Void
     ) {
         let data = value.toBluetoothData()
         let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
-        submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", work: { link in
+        submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", timeout: timeout, work: { link in
             try await link.write(data, to: writeCharacteristic, type: type)
             return try await link.read(readCharacteristic)
         }, deliver: deliver)
     }
 
-    /// Writes, then reads; see ``writeAndRead(writeTo:value:type:readFrom:completion:)``.
+    /// Writes, then reads; see ``writeAndRead(writeTo:value:type:readFrom:timeout:completion:)``.
     public func writeAndRead<S: Transmittable, R: Receivable>(
         writeTo writeCharacteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
-        readFrom readCharacteristic: CharacteristicIdentifier
+        readFrom readCharacteristic: CharacteristicIdentifier, timeout: Timeout? = nil
     ) async throws(BluejayError) -> R {
         let data = value.toBluetoothData()
         let answer: Data = try await awaitOperation { id, deliver in
-            submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", id: id, work: { link in
+            submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", id: id, timeout: timeout, work: { link in
                 try await link.write(data, to: writeCharacteristic, type: type)
                 return try await link.read(readCharacteristic)
             }, deliver: deliver)
