@@ -5,7 +5,7 @@ import PackageDescription
 ///
 ///     BluetoothCore ← BluetoothTransport ← BluetoothHCI ← BluetoothHost ← BluetoothPeripheral ←┐
 ///                                       ↖ BluetoothVirtual (an HCI controller) ← BluetoothSimulator ├ bluejay (CLI), bluejay-soak
-///     GATTProfiles (serde, SIG profiles)                     BluetoothHost ← Bluejay (app API) ←┘
+///     GATTProfiles (serde, SIG profiles)       BluetoothHost, GATTProfiles ← Bluejay (app API) ←┘
 ///     BluetoothCore ← BluetoothCrypto (the SMP security toolbox, on swift-crypto) ← BluetoothHost, BluetoothVirtual ← BluetoothVirtual
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
@@ -58,7 +58,7 @@ let package = Package(
         ),
         .target(
             name: "Bluejay",
-            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "BluetoothVirtual", logging, deque]
+            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "BluetoothVirtual", "GATTProfiles", logging, deque]
         ),
         .executableTarget(
             name: "BluejayCLI",
@@ -97,7 +97,7 @@ let package = Package(
             name: "BluejayTests",
             dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothHCI", "BluetoothHost", "Bluejay", "BluetoothVirtual", "TestSupport"]
         ),
-        .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothTransport", "BluetoothSimulator", "Bluejay", "TestSupport"]),
+        .testTarget(name: "BluetoothSimulatorTests", dependencies: ["BluetoothTransport", "BluetoothSimulator", "Bluejay", "GATTProfiles", "TestSupport"]),
         // The seeds' Bluejay snippets, compiled as a porting app compiles them (Swift 5 language mode).
         .testTarget(
             name: "SeedSnippetTests",

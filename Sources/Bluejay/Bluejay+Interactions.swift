@@ -25,16 +25,19 @@ extension Bluejay {
                    deliver: onCallbackQueue(completion))
     }
 
-    /// Reads a descriptor and makes `R` from its bytes.
-    public func read<R: Receivable>(from descriptor: DescriptorIdentifier, completion: @escaping @Sendable (ReadResult<R>) -> Void) {
+    /// Reads a descriptor and makes `R` from its bytes. `timeout` replaces the operation time
+    /// limit for this call.
+    public func read<R: Receivable>(from descriptor: DescriptorIdentifier, timeout: Timeout? = nil,
+                                    completion: @escaping @Sendable (ReadResult<R>) -> Void) {
         let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
-        submitGATT("read \(descriptor)", work: { link in try await link.read(descriptor) }, deliver: deliver)
+        submitGATT("read \(descriptor)", timeout: timeout, work: { link in try await link.read(descriptor) }, deliver: deliver)
     }
 
-    /// Writes a descriptor (with response).
-    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S, completion: @escaping @Sendable (WriteResult) -> Void) {
+    /// Writes a descriptor (with response). `timeout` replaces the operation time limit for this call.
+    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S, timeout: Timeout? = nil,
+                                        completion: @escaping @Sendable (WriteResult) -> Void) {
         let data = value.toBluetoothData()
-        submitGATT("write \(data.count) bytes to \(descriptor)", work: { link in try await link.write(data, to: descriptor) },
+        submitGATT("write \(data.count) bytes to \(descriptor)", timeout: timeout, work: { link in try await link.write(data, to: descriptor) },
                    deliver: onCallbackQueue(completion))
     }
 

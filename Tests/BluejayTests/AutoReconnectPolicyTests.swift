@@ -74,4 +74,34 @@ struct AutoReconnectPolicyTests {
         policy.attemptWasAbandonedOnRequest()
         #expect(!policy.shouldAutoReconnect)
     }
+
+    @Test("Retry limits: timeout retries count timeouts in a row (a connection gives them back), disconnect retries count for the whole request")
+    func retryLimits() {
+        var policy = AutoReconnectPolicy()
+        var retried = policy.retryAfterTimeout()
+        #expect(!retried, "without limits a timeout is not retried")
+        #expect(policy.mayReconnectAfterDisconnection)
+        policy.useRetryLimits(.init(timeouts: 2, disconnections: 1))
+        let first = policy.retryAfterTimeout()
+        let second = policy.retryAfterTimeout()
+        let third = policy.retryAfterTimeout()
+        #expect(first && second && !third, "two timeout retries, then none")
+        policy.didConnect()
+        retried = policy.retryAfterTimeout()
+        #expect(retried, "a connection gives the timeout retries back")
+
+        let drop = policy.linkDidDrop()
+        #expect(drop == .init(isExpected: false, willReconnect: true))
+        policy.reconnectionStarts()
+        policy.didConnect()
+        let secondDrop = policy.linkDidDrop()
+        #expect(secondDrop == .init(isExpected: false, willReconnect: false), "the one disconnect retry is used up")
+        #expect(!policy.mayReconnectAfterDisconnection)
+
+        policy.useRetryLimits(nil)
+        #expect(policy.mayReconnectAfterDisconnection, "a plain connect goes back to Bluejay's rules")
+        policy.useRetryLimits(.init(timeouts: -3, disconnections: -1))
+        retried = policy.retryAfterTimeout()
+        #expect(!retried && !policy.mayReconnectAfterDisconnection, "negative limits count as none")
+    }
 }

@@ -151,8 +151,8 @@ public final class SynchronizedPeripheral: Sendable {
         try check()
         let clock = bluejay.clock
         let inbox = BlockingInbox<Result<Data, BluejayError>>(clock: clock)
-        try installSynchronousListen(characteristic, inbox: inbox)
-        defer { endListenQuietly(characteristic) }
+        let listener = try installSynchronousListen(characteristic, inbox: inbox)
+        defer { endListenQuietly(characteristic, listener: listener) }
         var flushed = 0
         // The window restarts when each value arrives (not when this thread gets to it).
         var deadline = clock.now + window
@@ -181,17 +181,20 @@ public final class SynchronizedPeripheral: Sendable {
         return try result.wait()
     }
 
+    /// Returns the listener, which is all the task ends (an app's shared listeners stay).
     private func installSynchronousListen(_ characteristic: CharacteristicIdentifier,
-                                          inbox: BlockingInbox<Result<Data, BluejayError>>) throws(BluejayError) {
+                                          inbox: BlockingInbox<Result<Data, BluejayError>>) throws(BluejayError) -> UInt64? {
         let installed = BlockingResult<Void>()
-        bluejay.installListen(on: characteristic, handler: { inbox.put($0) }, option: .trap, synchronous: true,
-                              installed: installed.deliver)
+        let listener = bluejay.installListen(on: characteristic, handler: { inbox.put($0) }, option: .trap, synchronous: true,
+                                             installed: installed.deliver)
         try installed.wait()
+        return listener
     }
 
-    private func endListenQuietly(_ characteristic: CharacteristicIdentifier) {
+    private func endListenQuietly(_ characteristic: CharacteristicIdentifier, listener: UInt64?) {
+        guard let listener else { return }
         let ended = BlockingResult<Void>()
-        bluejay.removeListen(on: characteristic, privileged: true, deliver: ended.deliver)
+        bluejay.removeListen(on: characteristic, listener: listener, privileged: true, deliver: ended.deliver)
         _ = try? ended.wait()
     }
 
@@ -201,8 +204,8 @@ public final class SynchronizedPeripheral: Sendable {
         let clock = bluejay.clock
         let deadline = timeout.duration.map { clock.now + $0 }
         let inbox = BlockingInbox<Result<Data, BluejayError>>(clock: clock)
-        try installSynchronousListen(characteristic, inbox: inbox)
-        defer { endListenQuietly(characteristic) }
+        let listener = try installSynchronousListen(characteristic, inbox: inbox)
+        defer { endListenQuietly(characteristic, listener: listener) }
         try before()
         while true {
             guard let next = inbox.take(until: deadline) else {

@@ -29,7 +29,8 @@ extension Bluejay {
     public func connect(_ peripheral: PeripheralIdentifier, timeout: Timeout = .none) async throws(BluejayError) -> PeripheralIdentifier {
         if let refusal = refusal(for: "connect") { throw refusal }
         return try await awaitOperation { id, deliver in
-            requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, id: id, deliver: deliver)
+            requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, id: id, retryLimits: .replace(nil),
+                              deliver: deliver)
         }
     }
 
@@ -63,28 +64,30 @@ extension Bluejay {
         }
     }
 
-    /// Reads a descriptor.
-    public func read<R: Receivable>(from descriptor: DescriptorIdentifier) async throws(BluejayError) -> R {
-        let data = try await performGATT("read \(descriptor)") { link in try await link.read(descriptor) }
+    /// Reads a descriptor; `timeout` replaces the operation time limit for this call.
+    public func read<R: Receivable>(from descriptor: DescriptorIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
+        let data = try await performGATT("read \(descriptor)", timeout: timeout) { link in try await link.read(descriptor) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
-    /// Writes a descriptor.
-    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S) async throws(BluejayError) {
+    /// Writes a descriptor; `timeout` replaces the operation time limit for this call.
+    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S, timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await performGATT("write \(data.count) bytes to \(descriptor)") { link in try await link.write(data, to: descriptor) }
+        try await performGATT("write \(data.count) bytes to \(descriptor)", timeout: timeout) { link in try await link.write(data, to: descriptor) }
     }
 
-    /// The signal strength of the connection, in dBm.
-    public func rssi() async throws(BluejayError) -> Int {
-        try await performGATT("read RSSI") { link in try await link.readRSSI() }
+    /// The signal strength of the connection, in dBm; `timeout` replaces the operation time limit.
+    public func rssi(timeout: Timeout? = nil) async throws(BluejayError) -> Int {
+        try await performGATT("read RSSI", timeout: timeout) { link in try await link.readRSSI() }
     }
 
     /// Listens to a characteristic and returns its values once notifications are on. The
-    /// stream ends when the listen ends (``endListen(to:)``, an expected disconnection, a
+    /// stream ends when the listen ends (``endListen(to:timeout:)``, an expected disconnection, a
     /// newer listen replacing it) and throws on the first error (a value `R` cannot be made
     /// from, or, with ``broadcastErrorsToListeners``, a disconnection). Stopping the iteration
-    /// ends the listen. It shares the one-listen-per-characteristic rule with the callback API.
+    /// ends the listen (just this listener, when several share the characteristic). It shares
+    /// `multipleListenOption`'s rules with the callback API: with ``MultipleListenOption/shared``
+    /// several streams (and callbacks) take the same values.
     ///
     /// The values of each transport batch are made into `R` on the transport's reader thread
     /// and handed over at once: one wake-up of the consumer per batch. The stream holds at most
@@ -92,26 +95,44 @@ extension Bluejay {
     /// dropped, with a warning in the log.
     public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier,
                                                  multipleListenOption: MultipleListenOption = .trap) async throws(BluejayError) -> ValueStream<R> {
+        try await listenStream(to: characteristic, option: multipleListenOption, timeout: nil) { (data: Data) throws(BluejayError) -> R in
+            try decode(data, as: R.self)
+        }
+    }
+
+    /// ``listen(to:multipleListenOption:)`` with a time limit of its own for turning the
+    /// notifications on, in place of the operation time limit (``Timeout/none``: none).
+    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .trap,
+                                                 timeout: Timeout) async throws(BluejayError) -> ValueStream<R> {
+        try await listenStream(to: characteristic, option: multipleListenOption, timeout: timeout) {
+            (data: Data) throws(BluejayError) -> R in try decode(data, as: R.self)
+        }
+    }
+
+    /// The stream of a listen whose values `decode` makes.
+    func listenStream<R: Sendable>(to characteristic: CharacteristicIdentifier, option multipleListenOption: MultipleListenOption,
+                                   timeout: Timeout?, decode: @escaping @Sendable (Data) throws(BluejayError) -> R) async throws(BluejayError) -> ValueStream<R> {
         if let refusal = refusal(for: "listen") { throw refusal }
         let (stream, continuation) = ValueStream.makeStream(of: R.self, limit: Self.listenBufferLimit)
         let handler: ListenHandler = { result in
             do {
-                continuation.yield(try decode(result.get(), as: R.self))
+                continuation.yield(try decode(result.get()))
             } catch {
                 continuation.finish(throwing: error)
             }
         }
         let batchHandler: ListenBatchHandler = { [weak self] values in
-            if case let .dropped(count) = continuation.yield(decoding: values) {
+            if case let .dropped(count) = continuation.yield(decoding: values, with: decode) {
                 self?.log(.warning, "the consumer of the listen on \(characteristic) is behind: \(count) value(s) dropped")
             }
         }
         try await awaitOperation { (id, deliver: @escaping @Sendable (Result<Void, BluejayError>) -> Void) in
-            let generation = installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption,
-                                           synchronous: false, onRemoval: { continuation.finish() }, operationID: id, installed: deliver)
-            if let generation {
+            let listener = installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption,
+                                           synchronous: false, onRemoval: { continuation.finish() }, operationID: id, timeout: timeout,
+                                         installed: deliver)
+            if let listener {
                 continuation.onTermination = { [weak self] in
-                    self?.removeListen(on: characteristic, generation: generation, privileged: true) { _ in }
+                    self?.removeListen(on: characteristic, listener: listener, privileged: true) { _ in }
                 }
             }
         }
@@ -122,11 +143,12 @@ extension Bluejay {
     /// subscriber does, `GATTClient/subscriberBufferLimit`).
     public static let listenBufferLimit = GATTClient.subscriberBufferLimit
 
-    /// Ends a listen; see ``endListen(to:completion:)``.
-    public func endListen(to characteristic: CharacteristicIdentifier) async throws(BluejayError) {
+    /// Ends a listen; see ``endListen(to:timeout:completion:)``. `timeout` limits turning the
+    /// notifications off, in place of the operation time limit.
+    public func endListen(to characteristic: CharacteristicIdentifier, timeout: Timeout? = nil) async throws(BluejayError) {
         if let refusal = refusal(for: "endListen") { throw refusal }
         try await awaitOperation { id, deliver in
-            removeListen(on: characteristic, privileged: false, operationID: id, deliver: deliver)
+            removeListen(on: characteristic, privileged: false, operationID: id, timeout: timeout, deliver: deliver)
         }
     }
 

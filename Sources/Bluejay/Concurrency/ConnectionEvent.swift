@@ -11,13 +11,17 @@ public enum ConnectionEvent: Sendable, Equatable {
     /// Follows ``connected(_:)`` when Bluejay made the connection on its own: an
     /// auto-reconnect or a restoration (LittleBluetooth's auto-connection).
     case autoConnected(PeripheralIdentifier)
-    /// A connection the app asked for (or a restoration) failed; Bluejay does not retry it.
+    /// A connection the app asked for (or a restoration) failed; Bluejay does not retry it,
+    /// unless it was asked with timeout retries left
+    /// (``Bluejay/connect(_:timeoutRetries:disconnectRetries:connectionTimeout:completion:)``):
+    /// then ``reconnecting(_:)`` follows.
     case connectionFailed(PeripheralIdentifier, error: BluejayError)
     /// An auto-reconnect attempt is starting (after a disconnection, or after an attempt that
-    /// failed other than by timing out).
+    /// failed other than by timing out), or a retry after a timeout.
     case reconnecting(PeripheralIdentifier)
-    /// Auto-reconnect stopped trying: an attempt timed out (the peripheral seems gone). The
-    /// listens end; nothing more happens until the app connects again.
+    /// Bluejay stopped trying: an auto-reconnect attempt timed out (the peripheral seems gone),
+    /// or the retry limits of ``Bluejay/connect(_:timeoutRetries:disconnectRetries:connectionTimeout:completion:)``
+    /// are used up. The listens end; nothing more happens until the app connects again.
     case gaveUp(PeripheralIdentifier, error: BluejayError)
     /// `error` is `nil` for an expected disconnection; `willReconnect` says whether
     /// Bluejay reconnects (after the ``DisconnectHandler`` had its say).

@@ -18,6 +18,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     private let serviceChangeStream: AsyncStream<[ServiceIdentifier]>
     private let droppedServiceChanges = Atomic<Int>(0)
     private let logger: Logger
+    let stateWatchers = RemotePeripheralStateWatchers()
 
     init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, clock: BluetoothClock, logger: Logger) {
         self.link = link
@@ -31,10 +32,12 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
         serviceChangeStream = stream
         let runner = self.runner
         let peripheral = link.identifier
+        let stateWatchers = self.stateWatchers
         Task {
             guard let reason = try? await link.connection.waitForDisconnection() else { return }
             logger.info("disconnected from \(peripheral): \(reason)")
             runner.failAll(.disconnected(peripheral, reason: reason)) { $0.kind != .disconnect }
+            stateWatchers.publish(.disconnected(reason))
         }
         Task { [weak self] in
             for await change in changes {
@@ -72,38 +75,49 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
 
     public var description: String { "\(identifier)" }
 
-    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier) async throws(BluejayError) -> R {
-        let data = try await perform("read \(characteristic)") { link in try await link.read(characteristic) }
+    // Every request takes a `timeout` of its own, in place of the central's operation time
+    // limit (``Timeout/none``: none).
+
+    public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
+        let data = try await perform("read \(characteristic)", timeout: timeout) { link in try await link.read(characteristic) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
-    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse) async throws(BluejayError) {
+    public func write<S: Transmittable>(to characteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
+                                        timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await perform("write \(data.count) bytes to \(characteristic)") { link in try await link.write(data, to: characteristic, type: type) }
+        try await perform("write \(data.count) bytes to \(characteristic)", timeout: timeout) { link in try await link.write(data, to: characteristic, type: type) }
     }
 
-    public func read<R: Receivable>(from descriptor: DescriptorIdentifier) async throws(BluejayError) -> R {
-        let data = try await perform("read \(descriptor)") { link in try await link.read(descriptor) }
+    public func read<R: Receivable>(from descriptor: DescriptorIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
+        let data = try await perform("read \(descriptor)", timeout: timeout) { link in try await link.read(descriptor) }
         return try Result<Data, BluejayError>.success(data).decoded().get()
     }
 
-    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S) async throws(BluejayError) {
+    public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S, timeout: Timeout? = nil) async throws(BluejayError) {
         let data = value.toBluetoothData()
-        try await perform("write \(data.count) bytes to \(descriptor)") { link in try await link.write(data, to: descriptor) }
+        try await perform("write \(data.count) bytes to \(descriptor)", timeout: timeout) { link in try await link.write(data, to: descriptor) }
     }
 
     /// Turns notifications on and returns the values; stopping the iteration turns them off
     /// (when no other listener of this peripheral wants them). The stream throws when the
     /// link drops or a value cannot be made into `R`.
-    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier) async throws(BluejayError) -> ValueStream<R> {
+    public func listen<R: Receivable & Sendable>(to characteristic: CharacteristicIdentifier,
+                                                 timeout: Timeout? = nil) async throws(BluejayError) -> ValueStream<R> {
+        try await listenStream(to: characteristic, timeout: timeout) { (data: Data) throws(BluejayError) -> R in try decode(data, as: R.self) }
+    }
+
+    /// The stream of a listen whose values `decode` makes.
+    func listenStream<R: Sendable>(to characteristic: CharacteristicIdentifier, timeout: Timeout?,
+                                   decode: @escaping @Sendable (Data) throws(BluejayError) -> R) async throws(BluejayError) -> ValueStream<R> {
         let (stream, continuation) = ValueStream.makeStream(of: R.self, limit: Bluejay.listenBufferLimit)
         let peripheral = identifier
-        let subscription = try await perform("listen to \(characteristic)") { link in
+        let subscription = try await perform("listen to \(characteristic)", timeout: timeout) { link in
             try await link.subscribe(characteristic, ended: { error in
                 continuation.finish(throwing: error.map { BluejayError($0, peripheral: peripheral, operation: "listening to \(characteristic)") })
             }, handler: { values in
                 // Made into R on the reader thread: one wake-up of the consumer per batch.
-                continuation.yield(decoding: values.map { Data($0.value) })
+                continuation.yield(decoding: values.map { Data($0.value) }, with: decode)
             })
         }
         continuation.onTermination = { subscription.cancel() }
@@ -111,15 +125,31 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     }
 
     /// The signal strength of the link, in dBm.
-    public func rssi() async throws(BluejayError) -> Int {
-        try await perform("read RSSI") { link in try await link.readRSSI() }
+    public func rssi(timeout: Timeout? = nil) async throws(BluejayError) -> Int {
+        try await perform("read RSSI", timeout: timeout) { link in try await link.readRSSI() }
     }
 
     /// Queued like every request: waits for those before it, then disconnects.
     public func disconnect() async throws(BluejayError) {
         let connection = link.connection
+        let stateWatchers = self.stateWatchers
         try await runner.perform("disconnect", kind: .disconnect) {
+            if connection.isConnected { stateWatchers.publish(.disconnecting) }
             try await connection.disconnect()
+        }
+    }
+
+    /// Runs an app-defined operation on this peripheral when its turn in the queue comes
+    /// (see ``PeripheralOperation``), with the central's operation time limit unless it has its
+    /// own. Cancelling the calling task cancels it.
+    public func run<Operation: PeripheralOperation>(_ operation: Operation) async throws(BluejayError) -> Operation.Output {
+        let link = self.link
+        let peripheral = identifier
+        return try await runner.run(operation, defaultLimit: limit, clock: clock) {
+            guard link.connection.isConnected else {
+                throw BluejayError.disconnected(peripheral, reason: link.connection.disconnectReason)
+            }
+            return link
         }
     }
 
@@ -138,9 +168,10 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     /// ``serviceChangeBufferLimit`` reports the consumer has not taken.
     public var serviceChanges: AsyncStream<[ServiceIdentifier]> { serviceChangeStream }
 
-    func perform<T: Sendable>(_ name: String, _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
+    func perform<T: Sendable>(_ name: String, timeout: Timeout? = nil,
+                              _ work: @escaping @Sendable (PeripheralLink) async throws -> T) async throws(BluejayError) -> T {
         let link = self.link
-        let limit = self.limit
+        let limit = timeout.map(\.duration) ?? self.limit
         let clock = self.clock
         let peripheral = identifier
         return try await runner.perform(name, kind: .gatt) {

@@ -27,12 +27,21 @@ extension Bluejay {
         if let warningOptions, warningOptions != .default {
             log(.notice, "warning options \(warningOptions) have no effect on Linux")
         }
-        requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, deliver: deliver)
+        requestConnection(to: peripheral, timeout: timeout, purpose: .request, atFront: false, retryLimits: .replace(nil), deliver: deliver)
+    }
+
+    /// What a connection request does to the retry limits of auto-reconnect.
+    enum RetryLimitsUpdate: Sendable {
+        /// An attempt of the current request (a retry, an auto-reconnect, a restoration).
+        case keep
+        /// A new request from the app, with these limits (`nil`: Bluejay's own rules).
+        case replace(AutoReconnectPolicy.RetryLimits?)
     }
 
     /// Queues a connection attempt, unless one is made or running.
     func requestConnection(to peripheral: PeripheralIdentifier, timeout: Timeout, purpose: ConnectPurpose, atFront: Bool,
-                           id: UInt64? = nil, deliver: @escaping @Sendable (ConnectionResult) -> Void) {
+                           id: UInt64? = nil, retryLimits: RetryLimitsUpdate = .keep,
+                           deliver: @escaping @Sendable (ConnectionResult) -> Void) {
         let id = id ?? runner.makeID()
         let refusal = state.withLock { state -> BluejayError? in
             switch state.link {
@@ -41,6 +50,7 @@ extension Bluejay {
             case .disconnecting: return .alreadyDisconnecting
             case .idle:
                 state.link = .connecting(peripheral, operationID: id)
+                if case let .replace(limits) = retryLimits { state.reconnect.useRetryLimits(limits) }
                 return nil
             }
         }
@@ -213,6 +223,12 @@ extension Bluejay {
             }
             let timedOut: Bool
             if case .connectionTimedOut = error { timedOut = true } else { timedOut = false }
+            if timedOut, state.withLock({ $0.reconnect.retryAfterTimeout() }) {
+                log(.warning, "auto-reconnect to \(peripheral) timed out after \(timeout); trying again (a timeout retry)")
+                broadcast(.reconnecting(peripheral))
+                requestConnection(to: peripheral, timeout: timeout, purpose: .reconnect, atFront: true) { _ in }
+                return
+            }
             let next = state.withLock { $0.reconnect.reconnectAttemptFailed(timedOut: timedOut) }
             guard let next else {
                 log(.warning, "auto-reconnect to \(peripheral) timed out after \(timeout); giving up")
@@ -241,7 +257,7 @@ extension Bluejay {
 
     /// The link is down (whoever asked). Runs once per link.
     func linkDidDrop(_ link: PeripheralLink, reason: HCIStatus) {
-        let outcome = state.withLock { state -> (AutoReconnectPolicy.Disconnection, [ListenRegistry.Record], [ListenHandler],
+        let outcome = state.withLock { state -> (AutoReconnectPolicy.Disconnection, [ListenRegistry.Listener], [ListenHandler],
                                                  [any ConnectionObserver], (any DisconnectHandler)?)? in
             guard let current = state.link.link, current === link else { return nil }
             state.link = .idle
@@ -249,7 +265,7 @@ extension Bluejay {
             state.watchers = []
             let disconnection = state.reconnect.linkDidDrop()
             let ended = state.listens.linkDidDrop()
-            let handlers = state.broadcastErrorsToListeners ? state.listens.records.values.compactMap(\.handler) : []
+            let handlers = state.broadcastErrorsToListeners ? state.listens.records.values.flatMap(\.handlers) : []
             return (disconnection, ended, handlers, state.connectionObservers.live(), state.disconnectHandler.live().first)
         }
         guard let (disconnection, ended, handlers, observers, handler) = outcome else { return }
@@ -262,10 +278,7 @@ extension Bluejay {
         }
         let failure = BluejayError.disconnected(peripheral, reason: reason)
         runner.failAll(failure) { $0.kind == .gatt }
-        for record in ended {
-            record.handler?(.failure(failure))
-            record.onRemoval?()
-        }
+        ended.forEach { $0.end(with: failure) }
         handlers.forEach { $0(.failure(failure)) }
         onCallbackQueue { [self] in
             observers.forEach { $0.disconnected(from: peripheral) }
@@ -276,20 +289,23 @@ extension Bluejay {
 
     /// Applies the disconnect handler's answer and reconnects, or ends the listens.
     private func decideReconnection(to peripheral: PeripheralIdentifier, mode: AutoReconnectMode?, error: BluejayError?) {
-        let decision = state.withLock { state -> (reconnect: Bool, timeout: Timeout, why: String) in
+        let decision = state.withLock { state -> (reconnect: Bool, gaveUp: Bool, timeout: Timeout, why: String) in
             let should = state.reconnect.apply(mode)
-            guard should else { return (false, .none, "auto-reconnect is off") }
-            guard state.lifecycle == .running else { return (false, .none, "Bluejay is stopped") }
-            guard state.isBluetoothAvailable else { return (false, .none, "the controller is unavailable") }
-            guard case .idle = state.link else { return (false, .none, "another connection was requested") }
-            return (true, state.lastTimeout, "")
+            guard should else { return (false, false, .none, "auto-reconnect is off") }
+            guard state.lifecycle == .running else { return (false, false, .none, "Bluejay is stopped") }
+            guard state.isBluetoothAvailable else { return (false, false, .none, "the controller is unavailable") }
+            guard case .idle = state.link else { return (false, false, .none, "another connection was requested") }
+            guard state.reconnect.mayReconnectAfterDisconnection else { return (false, true, .none, "its disconnect retries are used up") }
+            state.reconnect.reconnectionStarts()
+            return (true, false, state.lastTimeout, "")
         }
         broadcast(.disconnected(peripheral, error: error, willReconnect: decision.reconnect))
         if case let .change(value)? = mode { log(.info, "the disconnect handler set auto-reconnect \(value ? "on" : "off")") }
         guard decision.reconnect else {
-            log(.info, "not reconnecting to \(peripheral): \(decision.why)")
+            log(decision.gaveUp ? .warning : .info, "not reconnecting to \(peripheral): \(decision.why)")
             endAllListens(notifying: nil)
             saveRestoration(RestorationRecord())
+            if decision.gaveUp { broadcast(.gaveUp(peripheral, error: error ?? .disconnected(peripheral, reason: nil))) }
             return
         }
         log(.info, "auto-reconnecting to \(peripheral)")
@@ -332,9 +348,10 @@ extension Bluejay {
 
     func cancelRequests(disconnecting: Bool, deliver: @escaping @Sendable (Result<PeripheralIdentifier, BluejayError>) -> Void) {
         let (scan, handlers, abandoned) = state.withLock { state -> (ScanSession?, [ListenHandler], PeripheralIdentifier?) in
-            var handlers = state.listens.records.values.filter(\.isSynchronous).compactMap(\.handler)
+            let listeners = state.listens.records.values.flatMap(\.listeners)
+            var handlers = listeners.filter(\.isSynchronous).map(\.handler)
             if state.broadcastErrorsToListeners {
-                handlers += state.listens.records.values.filter { !$0.isSynchronous }.compactMap(\.handler)
+                handlers += listeners.filter { !$0.isSynchronous }.map(\.handler)
             }
             var abandoned: PeripheralIdentifier?
             if disconnecting, case let .connecting(peripheral, _) = state.link {

@@ -3,14 +3,33 @@ import Foundation
 
 extension Bluejay {
     /// Turns on notifications (or indications) of a characteristic and calls `completion`
-    /// with each value, on the callback queue, until ``endListen(to:completion:)``. A failure
+    /// with each value, on the callback queue, until ``endListen(to:timeout:completion:)``. A failure
     /// to set the listen up, and values `R` cannot be made from, come as `.failure`.
     ///
-    /// One listen per characteristic: `multipleListenOption` says what a later listen on
-    /// the same characteristic does (``MultipleListenOption/trap`` refuses it). After an
-    /// auto-reconnect the listen is enabled again.
+    /// `multipleListenOption` says what a later listen on the same characteristic does:
+    /// ``MultipleListenOption/trap`` refuses it, ``MultipleListenOption/replaceable`` gives way
+    /// to it, ``MultipleListenOption/shared`` lets it join (each listener gets every value; the
+    /// notifications go off when the last ends). After an auto-reconnect the listen is enabled
+    /// again.
+    ///
+    /// Returns a token that ends just this listener (``endListen(_:completion:)``);
+    /// ``endListen(to:timeout:completion:)`` ends every listener of the characteristic.
+    @discardableResult
     public func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .trap,
-                                      completion: @escaping @Sendable (ReadResult<R>) -> Void) {
+                                      completion: @escaping @Sendable (ReadResult<R>) -> Void) -> ListenToken {
+        listen(to: characteristic, multipleListenOption: multipleListenOption, setUpTimeout: nil, completion: completion)
+    }
+
+    /// ``listen(to:multipleListenOption:completion:)`` with a time limit of its own for turning
+    /// the notifications on, in place of the operation time limit (``Timeout/none``: none).
+    @discardableResult
+    public func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption = .trap,
+                                      timeout: Timeout, completion: @escaping @Sendable (ReadResult<R>) -> Void) -> ListenToken {
+        listen(to: characteristic, multipleListenOption: multipleListenOption, setUpTimeout: timeout, completion: completion)
+    }
+
+    private func listen<R: Receivable>(to characteristic: CharacteristicIdentifier, multipleListenOption: MultipleListenOption,
+                                       setUpTimeout timeout: Timeout?, completion: @escaping @Sendable (ReadResult<R>) -> Void) -> ListenToken {
         let queue = state.withLock { $0.callbackQueue }
         let handler: ListenHandler = { result in queue.async { completion(result.decoded()) } }
         // The values of one transport batch reach the callback queue in one hop.
@@ -19,20 +38,37 @@ extension Bluejay {
         }
         if let refusal = refusal(for: "listen") {
             handler(.failure(refusal))
-            return
+            return ListenToken(characteristic: characteristic, id: 0)
         }
-        installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption, synchronous: false) { _ in }
+        let id = installListen(on: characteristic, handler: handler, batchHandler: batchHandler, option: multipleListenOption,
+                               synchronous: false, timeout: timeout) { _ in }
+        return ListenToken(characteristic: characteristic, id: id ?? 0)
     }
 
-    /// Turns the notifications of a characteristic off and removes its listen callback.
-    /// Values arriving after this call are dropped.
-    public func endListen(to characteristic: CharacteristicIdentifier, completion: (@Sendable (WriteResult) -> Void)? = nil) {
+    /// Ends one listener (the one `token` was returned for): its callback gets no more values.
+    /// When it was the characteristic's last listener, the notifications are turned off (queued,
+    /// like ``endListen(to:timeout:completion:)``); otherwise `completion` gets success at once. A
+    /// listener that has ended already is left alone.
+    public func endListen(_ token: ListenToken, completion: (@Sendable (WriteResult) -> Void)? = nil) {
         let deliver = onCallbackQueue { (result: WriteResult) in completion?(result) }
         if let refusal = refusal(for: "endListen") {
             deliver(.failure(refusal))
             return
         }
-        removeListen(on: characteristic, privileged: false, deliver: deliver)
+        removeListen(on: token.characteristic, listener: token.id, privileged: false, deliver: deliver)
+    }
+
+    /// Turns the notifications of a characteristic off and removes its listen callbacks (all of
+    /// them, when several share it).
+    /// Values arriving after this call are dropped.
+    /// `timeout` limits turning the notifications off, in place of the operation time limit.
+    public func endListen(to characteristic: CharacteristicIdentifier, timeout: Timeout? = nil, completion: (@Sendable (WriteResult) -> Void)? = nil) {
+        let deliver = onCallbackQueue { (result: WriteResult) in completion?(result) }
+        if let refusal = refusal(for: "endListen") {
+            deliver(.failure(refusal))
+            return
+        }
+        removeListen(on: characteristic, privileged: false, timeout: timeout, deliver: deliver)
     }
 
     /// Whether a listen is installed (or being installed) on the characteristic.
@@ -42,69 +78,72 @@ extension Bluejay {
 
     // MARK: Shared with the synchronous and async APIs
 
-    /// Registers a listen and queues the enabling of its notifications. `installed` gets the
-    /// outcome of the set-up (the handler gets set-up failures too).
+    /// Registers a listen and queues the enabling of its notifications (which a listener that
+    /// joins finds on already). `installed` gets the outcome of the set-up (the handler gets
+    /// set-up failures too). Returns the listener's identifier, `nil` if it was trapped.
     @discardableResult
     func installListen(on characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, batchHandler: ListenBatchHandler? = nil,
                        option: MultipleListenOption, synchronous: Bool, onRemoval: (@Sendable () -> Void)? = nil, operationID: UInt64? = nil,
-                       installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) -> UInt64? {
+                       timeout: Timeout? = nil, installed: @escaping @Sendable (Result<Void, BluejayError>) -> Void) -> UInt64? {
         let admission = state.withLock {
             $0.listens.admit(characteristic, handler: handler, batchHandler: batchHandler, option: option, synchronous: synchronous,
                              onRemoval: onRemoval)
         }
-        let generation: UInt64
+        let listener: UInt64
         switch admission {
         case .trapped:
             handler(.failure(.multipleListenTrapped(characteristic)))
             installed(.failure(.multipleListenTrapped(characteristic)))
             return nil
-        case let .replaced(previous, previousRemoval, newGeneration):
-            log(.info, "the listen on \(characteristic) was replaced")
-            previous?(.failure(.multipleListenReplaced(characteristic)))
-            previousRemoval?()
-            generation = newGeneration
-        case let .installed(newGeneration):
-            generation = newGeneration
+        case let .replaced(previous, id):
+            if !previous.isEmpty { log(.info, "the listen on \(characteristic) was replaced") }
+            previous.forEach { $0.end(with: .multipleListenReplaced(characteristic)) }
+            listener = id
+        case let .joined(id):
+            log(.info, "another listener joined the listen on \(characteristic)")
+            listener = id
+        case let .installed(id):
+            listener = id
         }
-        submitGATT("listen to \(characteristic)", privileged: synchronous, id: operationID, work: { [self] link in
-            try await self.enableNotifications(of: characteristic, on: link, generation: generation)
+        submitGATT("listen to \(characteristic)", privileged: synchronous, id: operationID, timeout: timeout, work: { [self] link in
+            try await self.enableNotifications(of: characteristic, on: link, listener: listener)
         }, deliver: { [self] result in
             if case let .failure(error) = result {
-                let removed = self.state.withLock { $0.listens.remove(characteristic, generation: generation) }
-                removed?.subscription?.cancel()
-                handler(.failure(error))
-                removed?.onRemoval?()
+                let removal = self.state.withLock { $0.listens.remove(characteristic, listener: listener) }
+                removal?.record?.subscription?.cancel()
+                removal?.listeners.forEach { $0.end(with: error) }
             } else {
                 self.saveCurrentRestorationState()
             }
             installed(result)
         })
-        return generation
+        return listener
     }
 
-    /// Removes the listen at once and queues turning its notifications off.
-    func removeListen(on characteristic: CharacteristicIdentifier, generation: UInt64? = nil, privileged: Bool, operationID: UInt64? = nil,
-                      deliver: @escaping @Sendable (WriteResult) -> Void) {
-        let removed = state.withLock { $0.listens.remove(characteristic, generation: generation) }
-        if generation != nil, removed == nil {
-            // A newer listen took its place: leave it alone.
+    /// Removes the listen (with `listener`, that one listener) at once and, when no listener
+    /// is left, queues turning its notifications off.
+    func removeListen(on characteristic: CharacteristicIdentifier, listener: UInt64? = nil, privileged: Bool, operationID: UInt64? = nil,
+                      timeout: Timeout? = nil, deliver: @escaping @Sendable (WriteResult) -> Void) {
+        let removal = state.withLock { $0.listens.remove(characteristic, listener: listener) }
+        removal?.listeners.forEach { $0.onRemoval?() }
+        if listener != nil, removal?.record == nil {
+            // Other listeners remain, or a newer listen took its place: leave them alone.
             deliver(.success(()))
             return
         }
-        removed?.subscription?.cancel()
-        removed?.onRemoval?()
+        removal?.record?.subscription?.cancel()
         saveCurrentRestorationState()
-        submitGATT("end listen to \(characteristic)", privileged: privileged, id: operationID, work: { link in
+        submitGATT("end listen to \(characteristic)", privileged: privileged, id: operationID, timeout: timeout, work: { link in
             try await link.unsubscribe(characteristic)
         }, deliver: deliver)
     }
 
     /// Enables the notifications of a listed listen, unless they are on already, and
     /// forwards its values.
-    func enableNotifications(of characteristic: CharacteristicIdentifier, on link: PeripheralLink, generation: UInt64?) async throws {
+    func enableNotifications(of characteristic: CharacteristicIdentifier, on link: PeripheralLink, listener: UInt64?) async throws {
         let needed = state.withLock { state -> Bool in
             guard let record = state.listens.record(for: characteristic) else { return false }
-            if let generation, record.generation != generation { return false }
+            if let listener, !state.listens.contains(characteristic, listener: listener) { return false }
             return !record.isSubscribed
         }
         guard needed else { return }
@@ -132,16 +171,15 @@ extension Bluejay {
         for characteristic in characteristics {
             do {
                 try await withTimeLimit(operationTimeLimit, clock: clock, operation: "listen to \(characteristic)") {
-                    try await self.enableNotifications(of: characteristic, on: link, generation: nil)
+                    try await self.enableNotifications(of: characteristic, on: link, listener: nil)
                 }
                 log(.info, "listen on \(characteristic) enabled again")
             } catch {
                 let failure = BluejayError(error, peripheral: link.identifier, operation: "listen to \(characteristic)")
                 log(.warning, "listen on \(characteristic) could not be enabled again: \(failure)")
-                let removed = state.withLock { $0.listens.remove(characteristic) }
-                removed?.subscription?.cancel()
-                removed?.handler?(.failure(failure))
-                removed?.onRemoval?()
+                let removal = state.withLock { $0.listens.remove(characteristic) }
+                removal?.record?.subscription?.cancel()
+                removal?.listeners.forEach { $0.end(with: failure) }
                 if case .disconnected = failure { return }
             }
         }
@@ -150,19 +188,26 @@ extension Bluejay {
     /// Notifications or indications arrived for a listen (one transport batch).
     private func didReceive(_ values: [Data], on characteristic: CharacteristicIdentifier, from link: PeripheralLink) {
         // Only the receiver is taken under the lock: this runs once per batch on the reader thread.
-        let (receiver, observers, queue) = state.withLock { state -> (ListenReceiver?, [any NotificationObserver], DispatchQueue) in
-            guard let record = state.listens.record(for: characteristic) else { return (nil, [], state.callbackQueue) }
+        let (receivers, observers, queue) = state.withLock { state -> ([ListenReceiver], [any NotificationObserver], DispatchQueue) in
+            guard let record = state.listens.record(for: characteristic) else { return ([], [], state.callbackQueue) }
             let observers = state.notificationObservers.isEmpty ? [] : state.notificationObservers.live()
-            if let batchHandler = record.batchHandler { return (.batch(batchHandler), observers, state.callbackQueue) }
-            if let handler = record.handler { return (.each(handler), observers, state.callbackQueue) }
-            return (.restorer(state.restoration?.config.listenRestorer, state.callbackQueue), observers, state.callbackQueue)
+            if record.listeners.isEmpty {
+                return ([.restorer(state.restoration?.config.listenRestorer, state.callbackQueue)], observers, state.callbackQueue)
+            }
+            let receivers = record.listeners.map { listener -> ListenReceiver in
+                listener.batchHandler.map(ListenReceiver.batch) ?? .each(listener.handler)
+            }
+            return (receivers, observers, state.callbackQueue)
         }
-        if receiver != nil {
+        if !receivers.isEmpty {
             publishNotifications(values, on: characteristic, from: link.identifier, observers: observers, queue: queue)
         }
+        for receiver in receivers { deliver(values, on: characteristic, from: link, to: receiver) }
+    }
+
+    /// Hands one batch to one receiver of a listen.
+    private func deliver(_ values: [Data], on characteristic: CharacteristicIdentifier, from link: PeripheralLink, to receiver: ListenReceiver) {
         switch receiver {
-        case nil:
-            return
         case let .batch(batchHandler):
             batchHandler(values)
         case let .each(handler):
@@ -176,7 +221,7 @@ extension Bluejay {
                 queue.async { [self] in
                     let action = restorer.didReceiveUnhandledListen(from: link.identifier, on: characteristic, with: value)
                     self.log(.info, "unhandled value on \(characteristic): the listen restorer answered \(action)")
-                    if action == .stopListen, self.state.withLock({ $0.listens.record(for: characteristic)?.handler == nil }) {
+                    if action == .stopListen, self.state.withLock({ $0.listens.record(for: characteristic)?.listeners.isEmpty == true }) {
                         self.removeListen(on: characteristic, privileged: true) { _ in }
                     }
                 }
@@ -189,17 +234,15 @@ extension Bluejay {
         let records = state.withLock { $0.listens.removeAll() }
         for record in records.values {
             record.subscription?.cancel()
-            if let error { record.handler?(.failure(error)) }
-            record.onRemoval?()
+            record.end(with: error)
         }
     }
 
-    /// Tells handlers of removed listens that they ended.
+    /// Tells the listeners of removed listens that they ended.
     func failListenHandlers(_ records: [ListenRegistry.Record], with error: BluejayError) {
         let broadcast = state.withLock { $0.broadcastErrorsToListeners }
-        for record in records {
-            if record.isSynchronous || broadcast { record.handler?(.failure(error)) }
-            record.onRemoval?()
+        for listener in records.flatMap(\.listeners) {
+            listener.end(with: listener.isSynchronous || broadcast ? error : nil)
         }
     }
 }

@@ -39,27 +39,28 @@ extension Bluejay {
     }
 
     /// Writes `value` to `writeTo`, then reads `readFrom`, one after the other in the queue
-    /// (LittleBluetooth's `writeAndRead`); the write's failure ends it.
+    /// (LittleBluetooth's `writeAndRead`); the write's failure ends it. `timeout` bounds the
+    /// two together, in place of the operation time limit.
     public func writeAndRead<S: Transmittable, R: Receivable>(
         writeTo writeCharacteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
-        readFrom readCharacteristic: CharacteristicIdentifier, completion: @escaping @Sendable (ReadResult<R>) -> Void
+        readFrom readCharacteristic: CharacteristicIdentifier, timeout: Timeout? = nil, completion: @escaping @Sendable (ReadResult<R>) -> Void
     ) {
         let data = value.toBluetoothData()
         let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
-        submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", work: { link in
+        submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", timeout: timeout, work: { link in
             try await link.write(data, to: writeCharacteristic, type: type)
             return try await link.read(readCharacteristic)
         }, deliver: deliver)
     }
 
-    /// Writes, then reads; see ``writeAndRead(writeTo:value:type:readFrom:completion:)``.
+    /// Writes, then reads; see ``writeAndRead(writeTo:value:type:readFrom:timeout:completion:)``.
     public func writeAndRead<S: Transmittable, R: Receivable>(
         writeTo writeCharacteristic: CharacteristicIdentifier, value: S, type: WriteType = .withResponse,
-        readFrom readCharacteristic: CharacteristicIdentifier
+        readFrom readCharacteristic: CharacteristicIdentifier, timeout: Timeout? = nil
     ) async throws(BluejayError) -> R {
         let data = value.toBluetoothData()
         let answer: Data = try await awaitOperation { id, deliver in
-            submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", id: id, work: { link in
+            submitGATT("write \(data.count) bytes to \(writeCharacteristic) and read \(readCharacteristic)", id: id, timeout: timeout, work: { link in
                 try await link.write(data, to: writeCharacteristic, type: type)
                 return try await link.read(readCharacteristic)
             }, deliver: deliver)
@@ -98,13 +99,13 @@ extension Bluejay {
         outcome.bind(OneShot<Data> { [weak self] result in
             waiter.cancel()
             timer?.cancel()
-            if let self, let generation = outcome.generation {
-                self.removeListen(on: listenCharacteristic, generation: generation, privileged: false) { _ in }
+            if let self, let listener = outcome.listener {
+                self.removeListen(on: listenCharacteristic, listener: listener, privileged: false) { _ in }
             }
             deliver(result)
         })
         if ownsListen {
-            outcome.generation = installListen(on: listenCharacteristic, handler: { result in
+            outcome.listener = installListen(on: listenCharacteristic, handler: { result in
                 if case let .failure(error) = result { outcome.finish(.failure(error)) }
             }, option: .trap, synchronous: false) { result in
                 if case let .failure(error) = result { outcome.finish(.failure(error)) }
@@ -121,16 +122,16 @@ extension Bluejay {
 /// A writeAndListen's one outcome, and its own listen (when the app had none).
 private final class WriteAndListenOutcome: Sendable {
     private struct State {
-        var generation: UInt64?
+        var listener: UInt64?
         var finish: OneShot<Data>?
         var early: Result<Data, BluejayError>?
     }
 
     private let state = Mutex(State())
 
-    var generation: UInt64? {
-        get { state.withLock { $0.generation } }
-        set { state.withLock { $0.generation = newValue } }
+    var listener: UInt64? {
+        get { state.withLock { $0.listener } }
+        set { state.withLock { $0.listener = newValue } }
     }
 
     /// Sets who is told; an outcome that came before is told at once.

@@ -22,65 +22,101 @@ protocol ListenSubscription: Sendable {
 }
 
 /// Which characteristics Bluejay listens to, and who receives their values: the
-/// bookkeeping of listens, without I/O. One record per characteristic, as in Bluejay.
+/// bookkeeping of listens, without I/O. One record per characteristic (one subscription),
+/// holding one listener, or several when they joined with ``MultipleListenOption/shared``.
 struct ListenRegistry: Sendable {
-    struct Record: Sendable {
-        /// `nil` for a listen restored after a restart or kept across a reconnection whose
-        /// callback has not been installed again: its values go to the ``ListenRestorer``.
-        var handler: ListenHandler?
+    /// One app listen on a characteristic.
+    struct Listener: Sendable {
+        /// Identifies this listener, so that late results of an old listen request, or the end
+        /// of one listener, do not touch another.
+        let id: UInt64
+        var handler: ListenHandler
         /// Takes a batch of values at once, when the listen's API has a cheaper path for that
         /// than one ``handler`` call per value.
         var batchHandler: ListenBatchHandler?
-        /// The option the listen was installed with (the existing listen's option decides).
+        /// The option the listen was installed with (the oldest listener's option decides).
         var option: MultipleListenOption
         /// Created by a background task's synchronous listen: never persisted.
         var isSynchronous: Bool
-        /// Changes each time the handler changes, so that late results of an old listen
-        /// request do not touch a newer one.
-        var generation: UInt64
+        /// Called when the listen ends, whichever way (the `async` API finishes its stream).
+        var onRemoval: (@Sendable () -> Void)?
+
+        /// Tells the listener it ended, with `error` if one is given.
+        func end(with error: BluejayError?) {
+            if let error { handler(.failure(error)) }
+            onRemoval?()
+        }
+    }
+
+    struct Record: Sendable {
+        /// Empty for a listen restored after a restart or kept across a reconnection whose
+        /// callback has not been installed again: its values go to the ``ListenRestorer``.
+        var listeners: [Listener]
         /// The notifications are enabled on the current link.
         var isSubscribed = false
         /// The current subscription, which hands the values over.
         var subscription: (any ListenSubscription)?
-        /// Called when the listen ends, whichever way (the `async` API finishes its stream).
-        var onRemoval: (@Sendable () -> Void)?
+
+        /// The option of the oldest listener, which decides what a new listen does.
+        var option: MultipleListenOption? { listeners.first?.option }
+        var handlers: [ListenHandler] { listeners.map(\.handler) }
+        /// Every listener is a background task's synchronous one.
+        var isSynchronous: Bool { !listeners.isEmpty && listeners.allSatisfy(\.isSynchronous) }
+
+        /// Tells every listener it ended.
+        func end(with error: BluejayError?) { listeners.forEach { $0.end(with: error) } }
     }
 
-    /// What ``admit(_:handler:option:synchronous:)`` decided.
+    /// What ``admit(_:handler:batchHandler:option:synchronous:onRemoval:)`` decided.
     enum Admission: Sendable {
-        /// A new listen; enable notifications.
-        case installed(generation: UInt64)
-        /// The handler replaced an existing one (given back, to be told, with its removal callback).
-        case replaced(previous: ListenHandler?, previousRemoval: (@Sendable () -> Void)?, generation: UInt64)
+        /// The first listen; enable notifications.
+        case installed(id: UInt64)
+        /// Joined the existing shared listeners (the notifications are on, or being enabled).
+        case joined(id: UInt64)
+        /// Replaced the existing listeners (given back, to be told).
+        case replaced(previous: [Listener], id: UInt64)
         /// The existing listen traps new ones.
         case trapped
     }
 
+    /// What ``remove(_:listener:)`` took out.
+    struct Removal: Sendable {
+        /// The listeners that ended.
+        var listeners: [Listener]
+        /// The characteristic's whole record, when no listener is left: its notifications go off.
+        var record: Record?
+    }
+
     private(set) var records: [CharacteristicIdentifier: Record] = [:]
-    private var nextGeneration: UInt64 = 0
+    private var nextID: UInt64 = 0
 
     /// A listen request.
     mutating func admit(_ characteristic: CharacteristicIdentifier, handler: @escaping ListenHandler, batchHandler: ListenBatchHandler? = nil,
                         option: MultipleListenOption, synchronous: Bool = false,
                         onRemoval: (@Sendable () -> Void)? = nil) -> Admission {
-        nextGeneration += 1
-        let generation = nextGeneration
+        nextID += 1
+        let listener = Listener(id: nextID, handler: handler, batchHandler: batchHandler, option: option, isSynchronous: synchronous,
+                                onRemoval: onRemoval)
         guard var record = records[characteristic] else {
-            records[characteristic] = Record(handler: handler, batchHandler: batchHandler, option: option, isSynchronous: synchronous,
-                                             generation: generation, onRemoval: onRemoval)
-            return .installed(generation: generation)
+            records[characteristic] = Record(listeners: [listener])
+            return .installed(id: listener.id)
         }
-        if record.handler != nil, record.option == .trap { return .trapped }
-        let previous = record.handler
-        let previousRemoval = record.onRemoval
-        record.handler = handler
-        record.batchHandler = batchHandler
-        record.onRemoval = onRemoval
-        record.generation = generation
-        record.isSynchronous = synchronous
-        if previous == nil { record.option = option }
-        records[characteristic] = record
-        return .replaced(previous: previous, previousRemoval: previousRemoval, generation: generation)
+        let previous = record.listeners
+        switch record.option {
+        case .trap?:
+            return .trapped
+        case .shared?:
+            record.listeners.append(listener)
+            records[characteristic] = record
+            return .joined(id: listener.id)
+        case .replaceable?, nil:
+            // A replaced listen's option stays: the next listen replaces this one in turn.
+            var listener = listener
+            if let option = record.option { listener.option = option }
+            record.listeners = [listener]
+            records[characteristic] = record
+            return .replaced(previous: previous, id: listener.id)
+        }
     }
 
     /// Listens carried over without a callback (restored from disk): their values go to the
@@ -89,20 +125,29 @@ struct ListenRegistry: Sendable {
     mutating func addRestored(_ characteristics: [CharacteristicIdentifier]) -> [CharacteristicIdentifier] {
         var added: [CharacteristicIdentifier] = []
         for characteristic in characteristics where records[characteristic] == nil {
-            nextGeneration += 1
-            records[characteristic] = Record(handler: nil, option: .replaceable, isSynchronous: false, generation: nextGeneration)
+            records[characteristic] = Record(listeners: [])
             added.append(characteristic)
         }
         return added
     }
 
-    /// Removes the listen; with a generation, only if it is still that one.
+    /// Removes one listener (with `listener`, only if it is still there), or with `nil` the
+    /// whole listen. The record goes with its last listener.
     @discardableResult
-    mutating func remove(_ characteristic: CharacteristicIdentifier, generation: UInt64? = nil) -> Record? {
-        guard let record = records[characteristic] else { return nil }
-        if let generation, record.generation != generation { return nil }
-        records[characteristic] = nil
-        return record
+    mutating func remove(_ characteristic: CharacteristicIdentifier, listener: UInt64? = nil) -> Removal? {
+        guard var record = records[characteristic] else { return nil }
+        guard let listener else {
+            records[characteristic] = nil
+            return Removal(listeners: record.listeners, record: record)
+        }
+        guard let index = record.listeners.firstIndex(where: { $0.id == listener }) else { return nil }
+        let removed = record.listeners.remove(at: index)
+        if record.listeners.isEmpty {
+            records[characteristic] = nil
+            return Removal(listeners: [removed], record: record)
+        }
+        records[characteristic] = record
+        return Removal(listeners: [removed], record: nil)
     }
 
     /// Removes every listen (expected disconnection, stop); returns them.
@@ -121,20 +166,18 @@ struct ListenRegistry: Sendable {
 
     /// The link dropped: no subscription survives it (the peer clears its Client
     /// Characteristic Configuration for a client that is not bonded, Core 6.0, Vol 3,
-    /// Part G, 3.3.3.3). Synchronous listens end; the others stay for the reconnection.
+    /// Part G, 3.3.3.3). Synchronous listeners end; the others stay for the reconnection.
     /// Returns the synchronous ones that ended.
-    mutating func linkDidDrop() -> [Record] {
-        var ended: [Record] = []
+    mutating func linkDidDrop() -> [Listener] {
+        var ended: [Listener] = []
         for (characteristic, var record) in records {
             record.subscription?.cancel()
             record.subscription = nil
             record.isSubscribed = false
-            if record.isSynchronous {
-                records[characteristic] = nil
-                ended.append(record)
-            } else {
-                records[characteristic] = record
-            }
+            let hadListeners = !record.listeners.isEmpty
+            ended += record.listeners.filter(\.isSynchronous)
+            record.listeners.removeAll(where: \.isSynchronous)
+            records[characteristic] = hadListeners && record.listeners.isEmpty ? nil : record
         }
         return ended
     }
@@ -143,7 +186,12 @@ struct ListenRegistry: Sendable {
 
     func contains(_ characteristic: CharacteristicIdentifier) -> Bool { records[characteristic] != nil }
 
-    /// The listens to persist for restoration: not the synchronous ones.
+    /// Whether the listener is still listed on the characteristic.
+    func contains(_ characteristic: CharacteristicIdentifier, listener: UInt64) -> Bool {
+        records[characteristic]?.listeners.contains { $0.id == listener } ?? false
+    }
+
+    /// The listens to persist for restoration: not those of synchronous listeners only.
     var persistable: [CharacteristicIdentifier] {
         records.filter { !$0.value.isSynchronous }.keys.sorted { $0.description < $1.description }
     }

@@ -117,7 +117,7 @@ extension Bluejay {
                 self.log(.info, "the scan found \(connect.discovery.peripheralIdentifier): connecting")
                 let queue = self.state.withLock { $0.callbackQueue }
                 self.requestConnection(to: connect.discovery.peripheralIdentifier, timeout: connect.timeout, purpose: .request,
-                                       atFront: true) { result in queue.async { connect.completion(result) } }
+                                       atFront: true, retryLimits: .replace(nil)) { result in queue.async { connect.completion(result) } }
             }
         }, deliver: { [self] result in
             if case let .failure(error) = result { self.endScan(session, discoveries: [], error: error) }

@@ -50,13 +50,19 @@ public enum ListenAction: Sendable, Equatable {
 }
 
 /// What happens when ``Bluejay/listen(to:multipleListenOption:completion:)`` is called on a
-/// characteristic that is already listened to. The option of the *existing* listen decides.
+/// characteristic that is already listened to. The option of the *existing* listen (the oldest
+/// one, when several share the characteristic) decides.
 public enum MultipleListenOption: Int, Sendable, Equatable {
     /// The existing listen stays; the new one fails with ``BluejayError/multipleListenTrapped(_:)``.
     case trap
     /// The new listen replaces the existing one, whose callback receives
     /// ``BluejayError/multipleListenReplaced(_:)``.
     case replaceable
+    /// The new listen joins the existing one: every listener gets every value (LittleBluetooth's
+    /// several listeners per characteristic). The first listener turns the notifications on and
+    /// the last one to end turns them off. A later listen joins whatever option it asks for;
+    /// once the shared listeners have all ended, the oldest remaining listener's option decides.
+    case shared
 }
 
 /// Kept so that code written for Bluejay on iOS compiles unchanged. Linux has no system

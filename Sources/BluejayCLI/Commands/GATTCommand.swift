@@ -19,13 +19,15 @@ struct GATTCommand: AsyncParsableCommand {
             try await HostSession.run(common) { host in
                 let connection = try await host.connect(peripheral)
                 let database = try await connection.gatt.discoverDatabase()
+                // Named by the shipped profiles first (the TI SensorTag's vendor UUIDs), then the SIG's tables.
+                let registry = ProfileRegistry.standard
                 for entry in database {
                     let service = entry.service
                     output.emit([
                         "type": .string("service"), "uuid": .string(service.uuid.description),
                         "start_handle": .int(Int(service.handleRange.lowerBound)), "end_handle": .int(Int(service.handleRange.upperBound)),
-                        "name": .optional(GATTNames.name(forService: service.uuid)),
-                    ], line: "service \(service.uuid)\(named(GATTNames.name(forService: service.uuid)))  handles 0x\(hex4(service.handleRange.lowerBound))-0x\(hex4(service.handleRange.upperBound))")
+                        "name": .optional(registry.name(forService: service.uuid)),
+                    ], line: "service \(service.uuid)\(named(registry.name(forService: service.uuid)))  handles 0x\(hex4(service.handleRange.lowerBound))-0x\(hex4(service.handleRange.upperBound))")
                     for included in entry.includedServices {
                         output.emit(["type": .string("included_service"), "uuid": .string(included.service.uuid.description),
                                      "service": .string(service.uuid.description)],
@@ -38,7 +40,7 @@ struct GATTCommand: AsyncParsableCommand {
                             "uuid": .string(characteristic.uuid.description),
                             "handle": .int(Int(characteristic.declarationHandle)), "value_handle": .int(Int(characteristic.valueHandle)),
                             "properties": .array(characteristic.properties.names.map(JSONValue.string)),
-                            "name": .optional(GATTNames.name(forCharacteristic: characteristic.uuid)),
+                            "name": .optional(registry.name(forCharacteristic: characteristic.uuid, inService: service.uuid)),
                         ]
                         var valueText = ""
                         if characteristic.properties.contains(.read) {
@@ -51,7 +53,7 @@ struct GATTCommand: AsyncParsableCommand {
                                 valueText = "  (read refused: \(error.code))"
                             }
                         }
-                        output.emit(fields, line: "  characteristic \(characteristic.uuid)\(named(GATTNames.name(forCharacteristic: characteristic.uuid)))  handle 0x\(hex4(characteristic.valueHandle))  [\(characteristic.properties)]\(valueText)")
+                        output.emit(fields, line: "  characteristic \(characteristic.uuid)\(named(registry.name(forCharacteristic: characteristic.uuid, inService: service.uuid)))  handle 0x\(hex4(characteristic.valueHandle))  [\(characteristic.properties)]\(valueText)")
                         for descriptor in item.descriptors {
                             var fields: [String: JSONValue] = [
                                 "type": .string("descriptor"), "characteristic": .string(characteristic.uuid.description),

@@ -43,6 +43,18 @@ public struct ProfileRegistry: Sendable {
         return [name: CharacteristicProfile.hex(bytes)]
     }
 
+    /// The name of a service: this registry's, else the Bluetooth SIG's (``GATTNames``).
+    public func name(forService uuid: BluetoothUUID) -> String? {
+        service(uuid)?.name ?? GATTNames.name(forService: uuid)
+    }
+
+    /// The name of a characteristic: this registry's (in `service` if it has a profile for it,
+    /// else in any), else the Bluetooth SIG's (``GATTNames``).
+    public func name(forCharacteristic uuid: BluetoothUUID, inService service: BluetoothUUID? = nil) -> String? {
+        let profile = service.flatMap { characteristic(uuid, inService: $0) } ?? characteristic(uuid)
+        return profile?.name ?? GATTNames.name(forCharacteristic: uuid)
+    }
+
     /// The shipped profiles: Heart Rate, Battery, Device Information, Current Time and the
     /// TI SensorTag accelerometer.
     public static var standard: ProfileRegistry {

@@ -7,7 +7,7 @@
 /// let value = try UInt16.deserialize(bytes)         // 0x1234
 /// let many = try Int16.deserializeArray([1, 0, 255, 255]) // [1, -1]
 /// ```
-public protocol Deserializable: Sendable {
+public protocol Deserializable: SerdeCodable {
     /// The number of octets of one value.
     static var size: Int { get }
     /// Decodes one value from exactly ``size`` octets; use ``deserialize(_:)`` to have the

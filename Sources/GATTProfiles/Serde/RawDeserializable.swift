@@ -12,7 +12,7 @@ import BluetoothCore
 /// let value = try Enabled.deserialize([0x01])       // .yes
 /// try Enabled.deserialize([0x07])                   // throws SerdeError.invalidRawValue
 /// ```
-public protocol RawDeserializable: RawRepresentable, Sendable where RawValue: Deserializable {
+public protocol RawDeserializable: RawRepresentable, SerdeCodable where RawValue: Deserializable {
     /// The characteristic this value belongs to.
     static var uuid: BluetoothUUID { get }
 }
@@ -43,7 +43,7 @@ extension RawDeserializable {
 ///     init?(rawValue: [Int8]) { guard rawValue.count == 3 else { return nil }; self.rawValue = rawValue }
 /// }
 /// ```
-public protocol RawArrayDeserializable: Sendable {
+public protocol RawArrayDeserializable: SerdeCodable {
     associatedtype RawType: Deserializable
     static var uuid: BluetoothUUID { get }
     /// How many values the array holds.
@@ -70,7 +70,7 @@ extension RawArrayDeserializable {
 }
 
 /// A characteristic value made of two values of different types, one after the other.
-public protocol RawPairDeserializable: Sendable {
+public protocol RawPairDeserializable: SerdeCodable {
     associatedtype RawType1: Deserializable
     associatedtype RawType2: Deserializable
     static var uuid: BluetoothUUID { get }
@@ -98,7 +98,7 @@ extension RawPairDeserializable {
 
 /// A characteristic value made of a fixed number of values of one type followed by a fixed
 /// number of values of another.
-public protocol RawArrayPairDeserializable: Sendable {
+public protocol RawArrayPairDeserializable: SerdeCodable {
     associatedtype RawType1: Deserializable
     associatedtype RawType2: Deserializable
     static var uuid: BluetoothUUID { get }
@@ -132,7 +132,7 @@ extension RawArrayPairDeserializable {
 
 /// A characteristic value with a layout of its own (flags that say which fields follow, for
 /// example): it decodes and encodes itself.
-public protocol BytesDeserializable: Sendable {
+public protocol BytesDeserializable: SerdeCodable {
     static var uuid: BluetoothUUID { get }
     /// Decodes the value, checking every length.
     init(bytes: [UInt8]) throws(SerdeError)
