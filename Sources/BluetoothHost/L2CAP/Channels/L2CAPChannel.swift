@@ -4,7 +4,7 @@ import Synchronization
 
 /// One LE credit-based connection-oriented channel (Core 6.0, Vol 3, Part A, 3.4 and 10.1),
 /// opened with ``LEHost/openChannel(psm:on:parameters:)`` or accepted by a server of
-/// ``LEHost/listen(psm:parameters:security:accept:)``. Thread-safe.
+/// ``LEHost/listen(psm:parameters:security:minimumKeySize:accept:)``. Thread-safe.
 ///
 /// Received SDUs wait in the channel until read (``read()`` or ``sdus``); the peer gets its
 /// credits back only as they are read, so a slow reader stops the sender and the buffer is

@@ -2,13 +2,16 @@ import BluetoothCore
 import BluetoothHCI
 import Synchronization
 
-/// A PSM server registered with ``LEHost/listen(psm:parameters:security:accept:)``.
+/// A PSM server registered with ``LEHost/listen(psm:parameters:security:minimumKeySize:accept:)``.
 public struct L2CAPServer: Sendable, Hashable {
     /// The SPSM peers open channels to.
     public let psm: UInt16
     public let parameters: L2CAPChannelParameters
     /// What the link must have before a channel is accepted.
     public let security: L2CAPChannelSecurity
+    /// The shortest encryption key, in octets (7…16), a link needs when ``security`` asks for
+    /// encryption.
+    public let minimumKeySize: Int
 }
 
 /// The credit-based channels of every link, the PSM servers and the opens awaiting an answer:
@@ -134,7 +137,7 @@ final class L2CAPChannelTable: Sendable {
 
     // MARK: Servers
 
-    func addServer(psm: UInt16?, parameters: L2CAPChannelParameters, security: L2CAPChannelSecurity,
+    func addServer(psm: UInt16?, parameters: L2CAPChannelParameters, security: L2CAPChannelSecurity, minimumKeySize: Int,
                    accept: @escaping @Sendable (L2CAPChannel) -> Void) throws(L2CAPChannelError) -> L2CAPServer {
         let result = state.withLock { state -> Result<L2CAPServer, L2CAPChannelError> in
             let chosen: UInt16
@@ -146,7 +149,7 @@ final class L2CAPChannelTable: Sendable {
                 guard let free = Self.dynamicPSMs.first(where: { state.servers[$0] == nil }) else { return .failure(.noResources) }
                 chosen = free
             }
-            let server = L2CAPServer(psm: chosen, parameters: parameters, security: security)
+            let server = L2CAPServer(psm: chosen, parameters: parameters, security: security, minimumKeySize: minimumKeySize)
             state.servers[chosen] = Server(registration: server, accept: accept)
             return .success(server)
         }

@@ -221,12 +221,16 @@ extension LEHost {
     /// Registers a server for credit-based channels on `psm` (or, with `nil`, on a free dynamic
     /// SPSM in 0x80…0xFF): `accept` gets each channel a peer opens, on the host's actor (start
     /// a task for the channel's work). Peers on links below `security` are refused with
-    /// Insufficient Authentication or Insufficient Encryption (Core 6.0, Vol 3, Part A, 4.23).
+    /// Insufficient Authentication or Insufficient Encryption (Core 6.0, Vol 3, Part A, 4.23),
+    /// and, when `security` asks for encryption, links whose key is shorter than
+    /// `minimumKeySize` octets (7…16) with Encryption Key Size Too Short.
     public func listen(psm: UInt16? = nil, parameters: L2CAPChannelParameters = L2CAPChannelParameters(),
-                       security: L2CAPChannelSecurity = .none,
+                       security: L2CAPChannelSecurity = .none, minimumKeySize: Int = Bond.keySizes.lowerBound,
                        accept: @escaping @Sendable (L2CAPChannel) -> Void) throws(L2CAPChannelError) -> L2CAPServer {
         if let violation = parameters.violation { throw .invalidArgument(violation) }
-        let server = try l2cap.channels.addServer(psm: psm, parameters: parameters, security: security, accept: accept)
+        guard Bond.keySizes.contains(minimumKeySize) else { throw .invalidArgument("an encryption key has 7…16 octets, not \(minimumKeySize)") }
+        let server = try l2cap.channels.addServer(psm: psm, parameters: parameters, security: security, minimumKeySize: minimumKeySize,
+                                                  accept: accept)
         logger.info("listening for L2CAP channels on PSM \(Hex.format(server.psm))")
         return server
     }
@@ -313,13 +317,16 @@ extension LEHost {
     }
 
     /// The result refusing a channel to a server that needs `security` on this link, if any.
-    private func securityRefusal(_ security: L2CAPChannelSecurity, on connection: Connection) -> L2CAPCreditBasedConnectionResult? {
+    private func securityRefusal(_ server: L2CAPServer, on connection: Connection) -> L2CAPCreditBasedConnectionResult? {
+        let security = server.security
         guard security > .none else { return nil }
         let link = connection.security
         // Core 6.0, Vol 3, Part C, 10.3.1.1: Insufficient Encryption when a key exists for the
         // peer, else Insufficient Authentication.
         if !link.isEncrypted { return bondedPeers.contains(connection.peerIdentity) ? .insufficientEncryption : .insufficientAuthentication }
         if security == .authenticated, !link.isAuthenticated { return .insufficientAuthentication }
+        // Result 0x0007 (Vol 3, Part A, 4.23): encrypted, but with a key shorter than the server needs.
+        if link.keySize < server.minimumKeySize { return .encryptionKeySizeTooShort }
         return nil
     }
 
@@ -331,7 +338,7 @@ extension LEHost {
             sendSignaling(.leCreditBasedConnectionResponse(.refused(result)), identifier: identifier, on: connection)
         }
         guard let server = table.server(psm: request.spsm) else { return refuse(.spsmNotSupported) }
-        if let refusal = securityRefusal(server.registration.security, on: connection) { return refuse(refusal) }
+        if let refusal = securityRefusal(server.registration, on: connection) { return refuse(refusal) }
         guard request.sourceCID.isLEDynamic else { return refuse(.invalidSourceCID) }
         guard table.channel(connectionHandle: connection.handle, remoteCID: request.sourceCID) == nil else {
             return refuse(.sourceCIDAlreadyAllocated)
@@ -389,7 +396,7 @@ extension LEHost {
             return refuseAll(.invalidParameters)
         }
         guard let server = table.server(psm: request.spsm) else { return refuseAll(.spsmNotSupported) }
-        if let refusal = securityRefusal(server.registration.security, on: connection) { return refuseAll(refusal) }
+        if let refusal = securityRefusal(server.registration, on: connection) { return refuseAll(refusal) }
         var parameters = server.registration.parameters
         parameters.mtu = max(parameters.mtu, 64)
         parameters.mps = max(parameters.mps, 64)
