@@ -30,6 +30,7 @@ let package = Package(
         fuzzTarget("FuzzHCICommand", ["BluetoothHCI"]),
         fuzzTarget("FuzzACLReassembly", ["BluetoothHCI"]),
         fuzzTarget("FuzzChannelPDUs", ["BluetoothHost"]),
+        fuzzTarget("FuzzCreditChannel", ["BluetoothHost"]),
         fuzzTarget("FuzzHostChannels", ["BluetoothTransport", "BluetoothHCI", "BluetoothHost"]),
         fuzzTarget("FuzzGATTClient", ["BluetoothHCI", "BluetoothHost"]),
         fuzzTarget("FuzzGATTServer", ["BluetoothHCI", "BluetoothHost"]),

@@ -101,6 +101,26 @@ write("FuzzChannelPDUs",
       b"\x03\x20" + u16(3) + u16(5),
       b"\x03\x23" + u16(3) + u16(2) + b"\x01\x02")
 
+# A credit-based channel: our MTU - 23 (two bytes), MPS byte, credits byte, then steps (0 a
+# K-frame chunk, 1 a well-formed SDU: length and cut, 2 read, 3 give credits, 4 a signalling
+# chunk, 5 credits, 6 a write: length and seed, 7 send, 8 drain).
+def sig(code, data):
+    return chunk(bytes([code, 1]) + u16(len(data)) + data)
+
+le_response = sig(0x15, u16(0x0040) + u16(100) + u16(50) + u16(3) + u16(0))
+enhanced_request = sig(0x17, u16(0x0080) + u16(128) + u16(64) + u16(2) + u16(0x0040) + u16(0x0041))
+enhanced_response = sig(0x18, u16(256) + u16(100) + u16(1) + u16(0) + u16(0x0040))
+reconfigure = sig(0x19, u16(300) + u16(64) + u16(0x0040))
+credits = sig(0x16, u16(0x0040) + u16(4))
+write("FuzzCreditChannel",
+      u16(77) + b"\x1b\x03" + b"\x01" + u16(60) + b"\x2f" + b"\x02\x03" + b"\x01" + u16(100) + b"\x00\x02\x02\x03\x08",
+      u16(77) + b"\x1b\x01" + b"\x01" + u16(100) + b"\x05" + b"\x03\x01" + u16(10) + b"\x09\x08",
+      u16(200) + b"\x40\x04" + b"\x04" + le_response + b"\x06" + u16(150) + b"\x07\x07" + b"\x04" + credits + b"\x07\x05" + u16(20) + b"\x07",
+      u16(200) + b"\x40\x04" + b"\x04" + enhanced_request + b"\x04" + reconfigure + b"\x06" + u16(299) + b"\x01\x07",
+      u16(200) + b"\x40\x04" + b"\x04" + enhanced_response + b"\x06" + u16(300) + b"\x01\x05" + u16(0xffff) + b"\x07",
+      u16(77) + b"\x1b\x02" + b"\x00" + chunk(b"\xc8\x00\x01"),
+      u16(77) + b"\x1b\x02" + b"\x00" + chunk(b"\x05\x00\x01") + b"\x00" + chunk(b"\x02\x03\x04\x05\x06"))
+
 # The host: role byte, then frames (control: channel in bits 0-1, a cut in bit 7; chunk).
 def frame(channel, payload, cut=None):
     control = channel | (0x80 | cut if cut is not None else 0)

@@ -115,4 +115,20 @@ struct CreditBasedFlowControlTests {
             #expect(flow.takeSDU() == sdu)
         }
     }
+
+    /// Found by FuzzCreditChannel: frames cut for the old MPS were sent over the new, smaller one.
+    @Test func framesQueuedBeforeAnMPSReductionAreCutToTheNewMPS() throws {
+        var flow = CreditBasedFlowControl(mtu: 100, mps: 100, initialCredits: 1)
+        flow.connect(peerMTU: 300, peerMPS: 200, credits: 0)
+        let sdu = (0..<250).map { UInt8(truncatingIfNeeded: $0) }
+        try flow.enqueue(sdu, write: 7)
+        #expect(flow.queuedFrameCount == 2)
+        flow.reconfigure(peerMTU: 300, peerMPS: 64)
+        try flow.addSendCredits(100)
+        let sent = flow.takeSendableFrames()
+        #expect(sent.allSatisfy { $0.payload.count <= 64 })
+        #expect(sent.map(\.write) == Array(repeating: nil, count: sent.count - 1) + [7])
+        #expect(Array(sent.flatMap(\.payload).dropFirst(2)) == sdu)
+        #expect(sent.first?.payload.prefix(2) == [250, 0])
+    }
 }

@@ -39,7 +39,7 @@ struct PairCommand: AsyncParsableCommand {
 /// `bluejay bonds`: list the stored bonds, or remove one.
 struct BondsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bonds", abstract: "List the stored bonds, or remove one with --remove ADDRESS.")
+        commandName: "bonds", abstract: "List the stored bonds, or remove one (and its cached GATT database) with --remove ADDRESS.")
 
     @Option(name: .long, help: "Remove the bond with this peer address.") var remove: String?
     @Flag(name: .long, help: "The address to remove is a random one.") var random = false
@@ -64,6 +64,11 @@ struct BondsCommand: AsyncParsableCommand {
                     removed = try await store.removeBond(local: bond.localIdentity, peer: peer) || removed
                 }
                 guard removed else { throw CLIError.notFound("no bond with \(peer)") }
+                // The peer's cached GATT database goes with its bond: a host that forgot the peer
+                // rediscovers it (the cache sits beside the bonds, see HostConfiguration).
+                let cache = FileGATTDatabaseCache(directory: FileGATTDatabaseCache.defaultDirectory(bondDirectory: security.directory),
+                                                  logger: .init(label: "bluejay"))
+                await cache.removeDatabase(for: peer)
                 output.emit(["removed": .string(peer.description)], line: "removed the bond with \(peer)")
                 return
             }

@@ -59,12 +59,33 @@ public struct CreditBasedFlowControl: Sendable {
         self.peerMTU = peerMTU
         self.peerMPS = peerMPS
         sendCredits = min(credits, Self.maximumCredits)
+        fitQueuedFrames()
     }
 
     /// The peer's new MTU and MPS after a reconfiguration (Vol 3, Part A, 4.27).
     public mutating func reconfigure(peerMTU: Int, peerMPS: Int) {
         self.peerMTU = peerMTU
         self.peerMPS = peerMPS
+        fitQueuedFrames()
+    }
+
+    /// Cuts queued K-frames longer than the peer's MPS (it may shrink in a reconfiguration,
+    /// Vol 3, Part A, 4.27; frames not yet sent must fit the new one). An SDU's bytes may be
+    /// cut anywhere as long as the first K-frame starts with the SDU Length (3.4.2), so a frame
+    /// splits into consecutive pieces; its write marks the last.
+    private mutating func fitQueuedFrames() {
+        let mps = max(3, peerMPS)
+        guard outgoing.contains(where: { $0.payload.count > mps }) else { return }
+        var fitted: Deque<OutgoingFrame> = []
+        for frame in outgoing {
+            var offset = 0
+            repeat {
+                let end = min(frame.payload.count, offset + mps)
+                fitted.append(OutgoingFrame(payload: Array(frame.payload[offset..<end]), write: end == frame.payload.count ? frame.write : nil))
+                offset = end
+            } while offset < frame.payload.count
+        }
+        outgoing = fitted
     }
 
     // MARK: Receiving

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One LE credit-based connection-oriented channel (Core 6.0, Vol 3, Part A, 3.4 and 10.1),
 /// opened with ``LEHost/openChannel(psm:on:parameters:)`` or accepted by a server of
-/// ``LEHost/listen(psm:parameters:security:accept:)``. Thread-safe.
+/// ``LEHost/listen(psm:parameters:security:minimumKeySize:accept:)``. Thread-safe.
 ///
 /// Received SDUs wait in the channel until read (``read()`` or ``sdus``); the peer gets its
 /// credits back only as they are read, so a slow reader stops the sender and the buffer is
@@ -23,6 +23,9 @@ public final class L2CAPChannel: Sendable, CustomStringConvertible {
         var sendFrame: @Sendable (_ destination: L2CAPChannelID, _ payload: [UInt8], _ completion: HCIController.ACLCompletion?) -> Void
         /// Sends a signalling command (with a fresh identifier).
         var sendSignaling: @Sendable (LESignalingCommand) -> Void
+        /// The channel sent L2CAP_DISCONNECTION_REQ: its CID stays reserved until the peer's
+        /// response, or until the host gives up waiting (the RTX bound, Vol 3, Part A, 6.2.1).
+        var disconnecting: @Sendable (L2CAPChannel) -> Void = { _ in }
     }
 
     /// The Simplified Protocol/Service Multiplexer the channel was opened to.
@@ -323,7 +326,13 @@ public final class L2CAPChannel: Sendable, CustomStringConvertible {
     /// Closes with `error` and asks the peer to disconnect the channel.
     func disconnect(with error: L2CAPChannelError) {
         guard let remote = finish(with: error), remote != .null else { return }
+        requestDisconnection(of: remote)
+    }
+
+    /// Sends L2CAP_DISCONNECTION_REQ for the peer's `remote` CID; the channel is closed already.
+    func requestDisconnection(of remote: L2CAPChannelID) {
         io.sendSignaling(.disconnectionRequest(.init(destinationCID: remote, sourceCID: localCID)))
+        io.disconnecting(self)
     }
 
     /// Ends the channel without signalling (the peer closed it, or the link is gone). Returns

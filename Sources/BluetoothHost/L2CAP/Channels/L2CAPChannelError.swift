@@ -10,6 +10,9 @@ public enum L2CAPChannelError: Error, Equatable, Sendable, CustomStringConvertib
     case rejectedByPeer(L2CAPCommandRejectReason)
     /// The peer did not answer the signalling request in time (the RTX timer, Vol 3, Part A, 6.2.1).
     case timeout
+    /// The task opening the channel was cancelled before the peer answered. A channel the peer
+    /// accepts after that is disconnected as its answer arrives.
+    case cancelled
     /// This side closed the channel.
     case closedLocally
     /// The peer closed the channel (L2CAP_DISCONNECTION_REQ).
@@ -37,6 +40,7 @@ public enum L2CAPChannelError: Error, Equatable, Sendable, CustomStringConvertib
         case let .refused(result): return "the peer refused the channel: \(result)"
         case let .rejectedByPeer(reason): return "the peer does not support credit-based channels (Command Reject: \(reason))"
         case .timeout: return "the peer did not answer the channel request in time"
+        case .cancelled: return "opening the channel was cancelled"
         case .closedLocally: return "the channel was closed"
         case .closedByPeer: return "the peer closed the channel"
         case let .disconnected(reason): return "the link ended: \(reason)"

@@ -2,13 +2,16 @@ import BluetoothCore
 import BluetoothHCI
 import Synchronization
 
-/// A PSM server registered with ``LEHost/listen(psm:parameters:security:accept:)``.
+/// A PSM server registered with ``LEHost/listen(psm:parameters:security:minimumKeySize:accept:)``.
 public struct L2CAPServer: Sendable, Hashable {
     /// The SPSM peers open channels to.
     public let psm: UInt16
     public let parameters: L2CAPChannelParameters
     /// What the link must have before a channel is accepted.
     public let security: L2CAPChannelSecurity
+    /// The shortest encryption key, in octets (7…16), a link needs when ``security`` asks for
+    /// encryption.
+    public let minimumKeySize: Int
 }
 
 /// The credit-based channels of every link, the PSM servers and the opens awaiting an answer:
@@ -31,6 +34,8 @@ final class L2CAPChannelTable: Sendable {
         var channels: [UInt16: [L2CAPChannelID: L2CAPChannel]] = [:]
         var servers: [UInt16: Server] = [:]
         var pendingOpens: [UInt16: [UInt8: PendingOpen]] = [:]
+        /// The timers releasing closed channels whose Disconnection Response has not come.
+        var releaseTimers: [UInt16: [L2CAPChannelID: Task<Void, Never>]] = [:]
     }
 
     private let state = Mutex(State())
@@ -66,20 +71,37 @@ final class L2CAPChannelTable: Sendable {
         }
     }
 
-    func remove(_ channel: L2CAPChannel) {
-        state.withLock { state in
-            if state.channels[channel.connectionHandle]?[channel.localCID] === channel {
-                state.channels[channel.connectionHandle]?[channel.localCID] = nil
-            }
+    /// Releases the channel's CID (if it still holds it); returns whether it did.
+    @discardableResult
+    func remove(_ channel: L2CAPChannel) -> Bool {
+        let (removed, timer) = state.withLock { state -> (Bool, Task<Void, Never>?) in
+            guard state.channels[channel.connectionHandle]?[channel.localCID] === channel else { return (false, nil) }
+            state.channels[channel.connectionHandle]?[channel.localCID] = nil
+            return (true, state.releaseTimers[channel.connectionHandle]?.removeValue(forKey: channel.localCID))
         }
+        timer?.cancel()
+        return removed
+    }
+
+    /// Starts `timer`, which releases the closed `channel` if its Disconnection Response does
+    /// not come first (``remove(_:)`` cancels it).
+    func setReleaseTimer(_ timer: Task<Void, Never>, for channel: L2CAPChannel) {
+        let replaced = state.withLock { state -> Task<Void, Never>? in
+            guard state.channels[channel.connectionHandle]?[channel.localCID] === channel else { return timer }
+            defer { state.releaseTimers[channel.connectionHandle, default: [:]][channel.localCID] = timer }
+            return state.releaseTimers[channel.connectionHandle]?[channel.localCID]
+        }
+        replaced?.cancel()
     }
 
     /// The link ended: every channel on it closes with `error`, and opens waiting on it fail.
     func linkClosed(connectionHandle: UInt16, error: L2CAPChannelError) {
-        let (channels, opens) = state.withLock { state in
+        let (channels, opens, timers) = state.withLock { state in
             (state.channels.removeValue(forKey: connectionHandle).map { Array($0.values) } ?? [],
-             state.pendingOpens.removeValue(forKey: connectionHandle).map { Array($0.values) } ?? [])
+             state.pendingOpens.removeValue(forKey: connectionHandle).map { Array($0.values) } ?? [],
+             state.releaseTimers.removeValue(forKey: connectionHandle).map { Array($0.values) } ?? [])
         }
+        timers.forEach { $0.cancel() }
         channels.forEach { $0.finish(with: error) }
         opens.forEach { $0.complete(.failure(error)) }
     }
@@ -100,9 +122,22 @@ final class L2CAPChannelTable: Sendable {
         state.withLock { $0.pendingOpens[connectionHandle]?.removeValue(forKey: identifier) }
     }
 
+    /// The task waiting for the answer to `identifier` was cancelled: the open fails with
+    /// ``L2CAPChannelError/cancelled`` now, and `late` gets what ends the request later (the
+    /// peer's response, the RTX timeout or the link's end) in its place.
+    func cancelPendingOpen(connectionHandle: UInt16, identifier: UInt8,
+                           late: @escaping @Sendable (Result<LESignalingCommand, L2CAPChannelError>) -> Void) {
+        let open = state.withLock { state -> PendingOpen? in
+            guard let open = state.pendingOpens[connectionHandle]?[identifier] else { return nil }
+            state.pendingOpens[connectionHandle]?[identifier] = PendingOpen(channels: open.channels, complete: late)
+            return open
+        }
+        open?.complete(.failure(.cancelled))
+    }
+
     // MARK: Servers
 
-    func addServer(psm: UInt16?, parameters: L2CAPChannelParameters, security: L2CAPChannelSecurity,
+    func addServer(psm: UInt16?, parameters: L2CAPChannelParameters, security: L2CAPChannelSecurity, minimumKeySize: Int,
                    accept: @escaping @Sendable (L2CAPChannel) -> Void) throws(L2CAPChannelError) -> L2CAPServer {
         let result = state.withLock { state -> Result<L2CAPServer, L2CAPChannelError> in
             let chosen: UInt16
@@ -114,7 +149,7 @@ final class L2CAPChannelTable: Sendable {
                 guard let free = Self.dynamicPSMs.first(where: { state.servers[$0] == nil }) else { return .failure(.noResources) }
                 chosen = free
             }
-            let server = L2CAPServer(psm: chosen, parameters: parameters, security: security)
+            let server = L2CAPServer(psm: chosen, parameters: parameters, security: security, minimumKeySize: minimumKeySize)
             state.servers[chosen] = Server(registration: server, accept: accept)
             return .success(server)
         }

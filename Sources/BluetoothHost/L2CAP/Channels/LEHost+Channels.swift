@@ -6,9 +6,15 @@ extension LEHost {
     /// Core 6.0, Vol 3, Part A, 6.2.1).
     static let channelRequestTimeout: Duration = .seconds(30)
 
+    /// How long a channel we closed keeps its CID waiting for the peer's Disconnection Response
+    /// before the host releases it (the RTX timer's upper bound, Core 6.0, Vol 3, Part A, 6.2.1).
+    public static let disconnectionResponseTimeout: Duration = .seconds(60)
+
     /// Opens an LE credit-based channel to `psm` on the peer of `connection` (Core 6.0, Vol 3,
     /// Part A, 4.22) and returns it once the peer accepted. Throws
-    /// ``L2CAPChannelError/refused(_:)`` with the peer's result when it refused.
+    /// ``L2CAPChannelError/refused(_:)`` with the peer's result when it refused, and
+    /// ``L2CAPChannelError/cancelled`` when the task is cancelled before the peer answered (a
+    /// channel the peer accepts after that is disconnected as its answer comes).
     public func openChannel(psm: UInt16, on connection: Connection, parameters: L2CAPChannelParameters = L2CAPChannelParameters())
         async throws(L2CAPChannelError) -> L2CAPChannel {
         guard L2CAPChannelTable.validPSMs.contains(psm) else { throw .invalidArgument("SPSM \(Hex.format(psm)) is outside 0x01…0xFF") }
@@ -17,6 +23,7 @@ extension LEHost {
         guard connectionsByHandle[connection.handle] === connection, connection.isConnected else {
             throw .host(.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
         }
+        if Task.isCancelled { throw .cancelled }
         guard let channel = l2cap.channels.allocate(connectionHandle: connection.handle, { cid in
             makeChannel(psm: psm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: false)
         }) else { throw .noResources }
@@ -34,7 +41,8 @@ extension LEHost {
             channel.finish(with: error)
             throw error
         case let .failure(error):
-            table.remove(channel)
+            // A cancelled request keeps its CID until the peer answers or the RTX timer ends.
+            if error != .cancelled { table.remove(channel) }
             channel.finish(with: error)
             throw error
         }
@@ -63,7 +71,9 @@ extension LEHost {
     }
 
     /// Sends a channel request for `channels` (already in the table) and waits for the response
-    /// with the same identifier, a Command Reject, the link's end, or the RTX timeout.
+    /// with the same identifier, a Command Reject, the link's end, or the RTX timeout. Task
+    /// cancellation ends the wait with ``L2CAPChannelError/cancelled``; the channels then keep
+    /// their CIDs until the request ends (see ``settleCancelledOpen(of:with:)``).
     private func exchangeChannelRequest(_ request: LESignalingCommand, opening channels: [L2CAPChannel], on connection: Connection)
         async -> Result<LESignalingCommand, L2CAPChannelError> {
         let identifier = l2cap.nextSignalingIdentifier()
@@ -75,23 +85,79 @@ extension LEHost {
             do { try await clock.sleep(until: deadline) } catch { return }
             table.takePendingOpen(connectionHandle: handle, identifier: identifier)?.complete(.failure(.timeout))
         }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Result<LESignalingCommand, L2CAPChannelError>, Never>) in
-            // Registered before the request goes out: the response is handled by this actor
-            // only after this returns, but the link may close on the reader thread at once.
-            table.addPendingOpen(.init(channels: channels, complete: { continuation.resume(returning: $0) }),
-                                 connectionHandle: handle, identifier: identifier)
-            sendSignaling(request, identifier: identifier, on: connection)
-            if !connection.isConnected {
-                table.linkClosed(connectionHandle: handle, error: .disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
-            }
+        let settle: @Sendable (Result<LESignalingCommand, L2CAPChannelError>) -> Void = { [weak self] outcome in
+            guard let self else { return channels.forEach { table.remove($0) } }
+            self.settleCancelledOpen(of: channels, with: outcome)
         }
+        let cancel: @Sendable () -> Void = { table.cancelPendingOpen(connectionHandle: handle, identifier: identifier, late: settle) }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<LESignalingCommand, L2CAPChannelError>, Never>) in
+                // Registered before the request goes out: the response is handled by this actor
+                // only after this returns, but the link may close on the reader thread at once.
+                table.addPendingOpen(.init(channels: channels, complete: { continuation.resume(returning: $0) }),
+                                     connectionHandle: handle, identifier: identifier)
+                sendSignaling(request, identifier: identifier, on: connection)
+                if !connection.isConnected {
+                    table.linkClosed(connectionHandle: handle, error: .disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
+                }
+                // Cancelled before the open was registered: the handler found nothing to cancel.
+                if Task.isCancelled { cancel() }
+            }
+        } onCancel: {
+            cancel()
+        }
+        // A cancelled request still waits for its answer (or the RTX timeout) in `settle`.
+        if result != .failure(.cancelled) { timer.cancel() }
+        return result
+    }
+
+    /// What ends a request whose task was cancelled: channels the peer accepted are
+    /// disconnected at once (their CIDs released once it answers, or after the RTX bound);
+    /// the others, refused or never answered, release their CIDs now.
+    private nonisolated func settleCancelledOpen(of channels: [L2CAPChannel], with outcome: Result<LESignalingCommand, L2CAPChannelError>) {
+        let table = l2cap.channels
+        var accepted: [L2CAPChannelID] = []
+        switch outcome {
+        case let .success(.leCreditBasedConnectionResponse(response)) where response.result.isSuccess:
+            accepted = [response.destinationCID]
+        case let .success(.creditBasedConnectionResponse(response)):
+            accepted = response.destinationCIDs
+        default:
+            break
+        }
+        for (index, channel) in channels.enumerated() {
+            let remote = index < accepted.count ? accepted[index] : .null
+            guard remote.isLEDynamic, table.channel(connectionHandle: channel.connectionHandle, remoteCID: remote) == nil else {
+                table.remove(channel)
+                continue
+            }
+            logger.debug("disconnecting \(channel): the peer accepted it after the open was cancelled")
+            channel.connect(remoteCID: remote, peerMTU: 23, peerMPS: 23, credits: 0)
+            channel.requestDisconnection(of: remote)
+        }
+    }
+
+    /// Releases a channel we closed once the RTX bound passes without the peer's
+    /// Disconnection Response (Core 6.0, Vol 3, Part A, 6.2.1); the response cancels this.
+    nonisolated func releaseUnansweredDisconnection(of channel: L2CAPChannel) {
+        let table = l2cap.channels
+        let clock = configuration.clock
+        let deadline = clock.now + Self.disconnectionResponseTimeout
+        let logger = logger
+        table.setReleaseTimer(Task {
+            do { try await clock.sleep(until: deadline) } catch { return }
+            if table.remove(channel) {
+                logger.info("no Disconnection Response for \(channel) in \(Self.disconnectionResponseTimeout): CID released")
+            }
+        }, for: channel)
     }
 
     /// Opens up to five enhanced credit-based channels to `psm` in one
     /// L2CAP_CREDIT_BASED_CONNECTION_REQ (Core 6.0, Vol 3, Part A, 4.25) and returns those the
     /// peer accepted (it may accept some and refuse others). Throws
-    /// ``L2CAPChannelError/refused(_:)`` when it accepted none. MTU and MPS are at least 64.
+    /// ``L2CAPChannelError/refused(_:)`` when it accepted none, and
+    /// ``L2CAPChannelError/cancelled`` as ``openChannel(psm:on:parameters:)`` does. MTU and MPS
+    /// are at least 64.
     public func openEnhancedChannels(psm: UInt16, count: Int, on connection: Connection,
                                      parameters: L2CAPChannelParameters = L2CAPChannelParameters())
         async throws(L2CAPChannelError) -> [L2CAPChannel] {
@@ -105,13 +171,14 @@ extension LEHost {
         guard connectionsByHandle[connection.handle] === connection, connection.isConnected else {
             throw .host(.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
         }
+        if Task.isCancelled { throw .cancelled }
         let table = l2cap.channels
         var channels: [L2CAPChannel] = []
         for _ in 0..<count {
             guard let channel = table.allocate(connectionHandle: connection.handle, { cid in
                 makeChannel(psm: psm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: true)
             }) else {
-                channels.forEach(table.remove)
+                channels.forEach { table.remove($0) }
                 throw .noResources
             }
             channels.append(channel)
@@ -127,7 +194,9 @@ extension LEHost {
             channels.forEach { table.remove($0); $0.finish(with: error) }
             throw error
         case let .failure(error):
-            channels.forEach { table.remove($0); $0.finish(with: error) }
+            // A cancelled request keeps its CIDs until the peer answers or the RTX timer ends.
+            if error != .cancelled { channels.forEach { table.remove($0) } }
+            channels.forEach { $0.finish(with: error) }
             throw error
         }
         var opened: [L2CAPChannel] = []
@@ -152,12 +221,16 @@ extension LEHost {
     /// Registers a server for credit-based channels on `psm` (or, with `nil`, on a free dynamic
     /// SPSM in 0x80…0xFF): `accept` gets each channel a peer opens, on the host's actor (start
     /// a task for the channel's work). Peers on links below `security` are refused with
-    /// Insufficient Authentication or Insufficient Encryption (Core 6.0, Vol 3, Part A, 4.23).
+    /// Insufficient Authentication or Insufficient Encryption (Core 6.0, Vol 3, Part A, 4.23),
+    /// and, when `security` asks for encryption, links whose key is shorter than
+    /// `minimumKeySize` octets (7…16) with Encryption Key Size Too Short.
     public func listen(psm: UInt16? = nil, parameters: L2CAPChannelParameters = L2CAPChannelParameters(),
-                       security: L2CAPChannelSecurity = .none,
+                       security: L2CAPChannelSecurity = .none, minimumKeySize: Int = Bond.keySizes.lowerBound,
                        accept: @escaping @Sendable (L2CAPChannel) -> Void) throws(L2CAPChannelError) -> L2CAPServer {
         if let violation = parameters.violation { throw .invalidArgument(violation) }
-        let server = try l2cap.channels.addServer(psm: psm, parameters: parameters, security: security, accept: accept)
+        guard Bond.keySizes.contains(minimumKeySize) else { throw .invalidArgument("an encryption key has 7…16 octets, not \(minimumKeySize)") }
+        let server = try l2cap.channels.addServer(psm: psm, parameters: parameters, security: security, minimumKeySize: minimumKeySize,
+                                                  accept: accept)
         logger.info("listening for L2CAP channels on PSM \(Hex.format(server.psm))")
         return server
     }
@@ -187,7 +260,8 @@ extension LEHost {
                 },
                 sendSignaling: { command in
                     router.sendSignaling(command, identifier: router.nextSignalingIdentifier(), connectionHandle: handle)
-                }))
+                },
+                disconnecting: { [weak self] channel in self?.releaseUnansweredDisconnection(of: channel) }))
     }
 
     // MARK: Signalling
@@ -243,13 +317,16 @@ extension LEHost {
     }
 
     /// The result refusing a channel to a server that needs `security` on this link, if any.
-    private func securityRefusal(_ security: L2CAPChannelSecurity, on connection: Connection) -> L2CAPCreditBasedConnectionResult? {
+    private func securityRefusal(_ server: L2CAPServer, on connection: Connection) -> L2CAPCreditBasedConnectionResult? {
+        let security = server.security
         guard security > .none else { return nil }
         let link = connection.security
         // Core 6.0, Vol 3, Part C, 10.3.1.1: Insufficient Encryption when a key exists for the
         // peer, else Insufficient Authentication.
         if !link.isEncrypted { return bondedPeers.contains(connection.peerIdentity) ? .insufficientEncryption : .insufficientAuthentication }
         if security == .authenticated, !link.isAuthenticated { return .insufficientAuthentication }
+        // Result 0x0007 (Vol 3, Part A, 4.23): encrypted, but with a key shorter than the server needs.
+        if link.keySize < server.minimumKeySize { return .encryptionKeySizeTooShort }
         return nil
     }
 
@@ -261,7 +338,7 @@ extension LEHost {
             sendSignaling(.leCreditBasedConnectionResponse(.refused(result)), identifier: identifier, on: connection)
         }
         guard let server = table.server(psm: request.spsm) else { return refuse(.spsmNotSupported) }
-        if let refusal = securityRefusal(server.registration.security, on: connection) { return refuse(refusal) }
+        if let refusal = securityRefusal(server.registration, on: connection) { return refuse(refusal) }
         guard request.sourceCID.isLEDynamic else { return refuse(.invalidSourceCID) }
         guard table.channel(connectionHandle: connection.handle, remoteCID: request.sourceCID) == nil else {
             return refuse(.sourceCIDAlreadyAllocated)
@@ -319,7 +396,7 @@ extension LEHost {
             return refuseAll(.invalidParameters)
         }
         guard let server = table.server(psm: request.spsm) else { return refuseAll(.spsmNotSupported) }
-        if let refusal = securityRefusal(server.registration.security, on: connection) { return refuseAll(refusal) }
+        if let refusal = securityRefusal(server.registration, on: connection) { return refuseAll(refusal) }
         var parameters = server.registration.parameters
         parameters.mtu = max(parameters.mtu, 64)
         parameters.mps = max(parameters.mps, 64)
