@@ -12,14 +12,17 @@
 #  5. prints the markdown table (Benchmarks/rig/summarize_rig.py): medians over the rounds and
 #     the median per-round ratio Bumble ÷ Bluejay.
 # Workloads: notifications of 20 bytes and of 244 bytes (ATT MTU 517), sequential reads of a
-# 20-byte value (with latency percentiles), a scan with duplicates among K advertisers.
+# 20-byte value (with latency percentiles), bytes written on an L2CAP LE credit-based channel
+# (to a sink, and to an echo read back), a scan with duplicates among K advertisers.
 # Environment (defaults): BENCH_RIG_ROUNDS (3), BENCH_RIG_NOTIFY_COUNT (5000, 20 B),
 # BENCH_RIG_NOTIFY_LARGE_COUNT (2000, 244 B), BENCH_RIG_READ_COUNT (1000),
+# BENCH_RIG_L2CAP_BYTES (204800, to the sink), BENCH_RIG_L2CAP_ECHO_BYTES (204800, echoed),
 # BENCH_RIG_SCAN_REPORTS (5000), BENCH_RIG_ADVERTISERS (50), BENCH_RIG_ADV_INTERVAL_MS (20),
 # BENCH_RIG_OUT (Benchmarks/.build/rig), BENCH_RIG_TIMEOUT (seconds to wait for a line, 120),
 # BENCH_RIG_UNCOALESCED (1: also run Bluejay with receive coalescing off; 0: skip it).
 # A count of 0 skips that workload. Quick run: BENCH_RIG_ROUNDS=1 BENCH_RIG_NOTIFY_COUNT=200
-# BENCH_RIG_NOTIFY_LARGE_COUNT=100 BENCH_RIG_READ_COUNT=50 BENCH_RIG_SCAN_REPORTS=200 bash scripts/bench-rig.sh
+# BENCH_RIG_NOTIFY_LARGE_COUNT=100 BENCH_RIG_READ_COUNT=50 BENCH_RIG_L2CAP_BYTES=20480
+# BENCH_RIG_L2CAP_ECHO_BYTES=20480 BENCH_RIG_SCAN_REPORTS=200 bash scripts/bench-rig.sh
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -31,6 +34,8 @@ workload_args=(
     --notify-small "${BENCH_RIG_NOTIFY_COUNT:-5000}"
     --notify-large "${BENCH_RIG_NOTIFY_LARGE_COUNT:-2000}"
     --reads "${BENCH_RIG_READ_COUNT:-1000}"
+    --l2cap-bytes "${BENCH_RIG_L2CAP_BYTES:-204800}"
+    --l2cap-echo-bytes "${BENCH_RIG_L2CAP_ECHO_BYTES:-204800}"
     --scan-reports "${BENCH_RIG_SCAN_REPORTS:-5000}"
     --advertisers "${BENCH_RIG_ADVERTISERS:-50}"
     --adv-interval-ms "${BENCH_RIG_ADV_INTERVAL_MS:-20}"

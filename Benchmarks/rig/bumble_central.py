@@ -9,7 +9,8 @@ by one line on stdin; a line with "workload" is a result. Logs go to stderr.
 Each result: {"workload", "items", "cpu_s" (this process, user+sys, from just before the
 workload starts to its last item), "wall_s", "context_switches" (voluntary + involuntary,
 same span), "latency_us" ([p50, p90, p99] of each read, or null), "radio" (radio.py's
-`stats` just before and just after that span)}.
+`stats` just before and just after that span)}. The channel workloads count items in KiB
+(1024 bytes), so that µs/item is µs per KiB and items/s is KiB/s; they add "bytes".
 '''
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ import sys
 import time
 from typing import Any
 
-from bumble import hci
+from bumble import hci, l2cap
 from bumble.core import UUID
 from bumble.device import Device, Peer
 from bumble.transport import open_transport
-from radio import NOTIFY_UUID, READ_UUID, SERVICE_UUID  # this script's folder is on sys.path
+from radio import (  # this script's folder is on sys.path
+    L2CAP_CREDITS, L2CAP_ECHO_PSM, L2CAP_MPS, L2CAP_MTU, L2CAP_SINK_PSM, NOTIFY_UUID, READ_UUID, SERVICE_UUID,
+)
 
 CENTRAL_ADDRESS = 'C0:00:00:00:00:BC'  # random static, set by Bumble's host
 READ_WARMUP = 20
@@ -72,11 +75,11 @@ class Driver:
     async def radio_stats(self) -> dict[str, Any]:
         return await self.radio(cmd='stats')
 
-    def result(self, workload: str, items: int, start: tuple, end: tuple, radio: list[dict[str, Any]],
-               latency_us: list[float] | None = None) -> None:
+    def result(self, workload: str, items: float, start: tuple, end: tuple, radio: list[dict[str, Any]],
+               latency_us: list[float] | None = None, **extra: Any) -> None:
         (cpu0, switches0, wall0), (cpu1, switches1, wall1) = start, end
         self.send(workload=workload, items=items, cpu_s=cpu1 - cpu0, wall_s=wall1 - wall0,
-                  context_switches=switches1 - switches0, latency_us=latency_us, radio=radio)
+                  context_switches=switches1 - switches0, latency_us=latency_us, radio=radio, **extra)
 
 
 async def notify(driver: Driver, peer: Peer, size: int, count: int) -> None:
@@ -146,6 +149,43 @@ async def scan(driver: Driver, device: Device, advertisers: int, interval_ms: fl
     driver.result(f'scan_{advertisers}adv', reports, start, end, [radio0, radio1])
 
 
+async def channel_workload(driver: Driver, connection, total: int, echo: bool) -> None:
+    '''Writes `total` bytes in SDUs of the peer's MTU on a channel to the sink (or echo) PSM, from
+    the first write to the peer's confirmation that all arrived (or to the last byte back).'''
+    spec = l2cap.LeCreditBasedChannelSpec(psm=L2CAP_ECHO_PSM if echo else L2CAP_SINK_PSM, mtu=L2CAP_MTU, mps=L2CAP_MPS,
+                                          max_credits=L2CAP_CREDITS)
+    channel = await connection.create_l2cap_channel(spec=spec)
+    echoed = 0
+    done = asyncio.get_running_loop().create_future()
+
+    def on_sdu(sdu: bytes) -> None:
+        nonlocal echoed
+        echoed += len(sdu)
+        if echoed >= total and not done.done():
+            done.set_result(snapshot())
+
+    channel.sink = on_sdu
+    sdu = bytes(channel.peer_mtu)
+    radio0 = await driver.radio_stats()
+    start = snapshot()
+    if not echo:
+        driver.send(cmd='l2cap_received', bytes=total)
+    for offset in range(0, total, len(sdu)):
+        channel.write(sdu[:total - offset])  # queued; Bumble sends as the peer's credits allow
+    await channel.drain()
+    if echo:
+        end = await done
+    else:
+        received = await driver.reply()
+        end = snapshot()
+        assert received['bytes'] == total, received
+    radio1 = await driver.radio_stats()
+    # Left open until the link ends: Bumble's on_channel_closed never frees a closed LE channel's
+    # CID in le_coc_channels (it looks in the classic table first), so the peer would refuse
+    # the next channel from the same source CID (CONNECTION_REFUSED_SOURCE_CID_ALREADY_ALLOCATED).
+    driver.result('l2cap_echo' if echo else 'l2cap_sink', total / 1024, start, end, [radio0, radio1], bytes=total)
+
+
 async def run(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
@@ -168,6 +208,10 @@ async def run(args: argparse.Namespace) -> None:
             await notify(driver, peer, size, count)
     if args.reads > 0:
         await read(driver, peer, args.reads)
+    if args.l2cap_bytes > 0:
+        await channel_workload(driver, connection, args.l2cap_bytes, echo=False)
+    if args.l2cap_echo_bytes > 0:
+        await channel_workload(driver, connection, args.l2cap_echo_bytes, echo=True)
     if args.scan_reports > 0:
         await scan(driver, device, args.advertisers, args.adv_interval_ms, args.scan_reports)
 
@@ -182,6 +226,8 @@ def main() -> None:
     parser.add_argument('--notify-small', type=int, default=5000, help='notifications of 20 bytes')
     parser.add_argument('--notify-large', type=int, default=2000, help='notifications of 244 bytes')
     parser.add_argument('--reads', type=int, default=1000, help='sequential reads of 20 bytes')
+    parser.add_argument('--l2cap-bytes', type=int, default=204800, help='bytes to write to the sink PSM')
+    parser.add_argument('--l2cap-echo-bytes', type=int, default=204800, help='bytes to write to the echo PSM and read back')
     parser.add_argument('--scan-reports', type=int, default=5000, help='advertising reports to count')
     parser.add_argument('--advertisers', type=int, default=50)
     parser.add_argument('--adv-interval-ms', type=float, default=20)

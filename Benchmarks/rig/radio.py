@@ -17,6 +17,10 @@ read from stdin (also one JSON object per line). Logs go to stderr.
     {"cmd":"stream","count":N,"size":S}             -> {"event":"streamed","count":N,...} when all are sent
     {"cmd":"advertisers","count":K,"interval_ms":I} -> {"event":"advertising","count":K}
     {"cmd":"stop_advertisers"}                      -> {"event":"advertisers_stopped"}
+    {"cmd":"l2cap_received","bytes":N}              -> {"event":"l2cap_received","bytes":B,"sdus":S} once the
+                                                       peer's newest L2CAP channel has received B >= N bytes
+                                                       (counted from its opening, so the command may arrive
+                                                       after the data)
     {"cmd":"stats"}                                 -> {"event":"stats","cpu_s":...,"acl_to_host":...,"events_to_host":...}
                                                        (this process's user+sys CPU; packets sent to all hosts so far)
     {"cmd":"quit"}                                  -> {"event":"bye"}, then exit (also on end of stdin)
@@ -35,7 +39,7 @@ import sys
 import time
 from typing import Any
 
-from bumble import gatt, hci, ll
+from bumble import gatt, hci, l2cap, ll
 from bumble.controller import Controller
 from bumble.device import Device
 from bumble.host import Host
@@ -49,6 +53,13 @@ SERVICE_UUID = '5B1E0001-6A79-4B2C-9D3E-0F1A2B3C4D5E'
 NOTIFY_UUID = '5B1E0002-6A79-4B2C-9D3E-0F1A2B3C4D5E'  # notify
 READ_UUID = '5B1E0003-6A79-4B2C-9D3E-0F1A2B3C4D5E'  # read, 20 bytes
 READ_VALUE = bytes(range(20))
+# The peer's LE credit-based channel servers (the Swift client has the same constants): one
+# counts what arrives, one also sends each SDU back. Both clients open channels with these values.
+L2CAP_SINK_PSM = 0x0081
+L2CAP_ECHO_PSM = 0x0083
+L2CAP_MTU = 2048
+L2CAP_MPS = 2048
+L2CAP_CREDITS = 256
 PEER_ADDRESS = 'F0:00:00:00:00:01'  # random static
 SLOT_ADDRESS_FORMAT = 'F0:F1:F2:F3:{:02X}:{:02X}'  # public, one per slot
 ADVERTISER_ADDRESS_FORMAT = 'F1:AD:00:00:{:02X}:{:02X}'  # random static
@@ -206,9 +217,16 @@ class BenchPeer:
         self.notifying = gatt.Characteristic(NOTIFY_UUID, Props.NOTIFY, Perms.READABLE, b'')
         readable = gatt.Characteristic(READ_UUID, Props.READ, Perms.READABLE, READ_VALUE)
         self.device.add_service(gatt.Service(SERVICE_UUID, [self.notifying, readable]))
+        # What the newest channel received; a waiter (bytes, future) for `l2cap_received`.
+        self.channel_bytes = 0
+        self.channel_sdus = 0
+        self.channel_waiter: tuple[int, asyncio.Future] | None = None
 
     async def start(self) -> None:
         await self.device.power_on()
+        for psm, echo in ((L2CAP_SINK_PSM, False), (L2CAP_ECHO_PSM, True)):
+            spec = l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=L2CAP_MTU, mps=L2CAP_MPS, max_credits=L2CAP_CREDITS)
+            self.device.create_l2cap_server(spec=spec, handler=lambda channel, echo=echo: self.accept_channel(channel, echo))
         # The stock controller reads the interval's 0.625 ms units as milliseconds: 20 ms
         # becomes 32 ms. Connecting waits for the peer's next advertising PDU.
         await self.device.start_advertising(
@@ -216,6 +234,32 @@ class BenchPeer:
             advertising_interval_min=self.interval_ms,
             advertising_interval_max=self.interval_ms,
         )
+
+    def accept_channel(self, channel: l2cap.LeCreditBasedChannel, echo: bool) -> None:
+        '''Counts what a new channel receives (Bumble gives the credits back as K-frames arrive);
+        with `echo`, writes each SDU back (re-cut into SDUs of the central's MTU).'''
+        self.channel_bytes = self.channel_sdus = 0
+
+        def on_sdu(sdu: bytes) -> None:
+            self.channel_bytes += len(sdu)
+            self.channel_sdus += 1
+            if echo:
+                channel.write(sdu)
+            if self.channel_waiter is not None and self.channel_bytes >= self.channel_waiter[0]:
+                if not self.channel_waiter[1].done():
+                    self.channel_waiter[1].set_result(None)
+
+        channel.sink = on_sdu
+
+    async def channel_received(self, count: int) -> dict[str, Any]:
+        if self.channel_bytes < count:
+            reached = asyncio.get_running_loop().create_future()
+            self.channel_waiter = (count, reached)
+            try:
+                await reached
+            finally:
+                self.channel_waiter = None
+        return {'bytes': self.channel_bytes, 'sdus': self.channel_sdus}
 
     async def stream(self, count: int, size: int) -> dict[str, Any]:
         connections = list(self.device.connections.values())
@@ -257,6 +301,8 @@ class Radio:
             emit('slot', port=await self.new_slot())
         elif name == 'stream':
             emit('streamed', **await self.peer.stream(int(command['count']), int(command['size'])))
+        elif name == 'l2cap_received':
+            emit('l2cap_received', **await self.peer.channel_received(int(command['bytes'])))
         elif name == 'advertisers':
             count = int(command.get('count', 50))
             self.advertisers.start(count, float(command.get('interval_ms', 20)))

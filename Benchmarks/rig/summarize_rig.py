@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 '''Summarizes scripts/bench-rig.sh's results (one JSON object per line:
 {"round", "stack": "bluejay"|"bluejay-uncoalesced"|"bumble", "result": {"workload", "items", "cpu_s", "wall_s",
-"context_switches", "latency_us", "radio": [stats before, stats after]}}) as markdown on stdout: medians over the rounds, and the
+"context_switches", "latency_us", "radio": [stats before, stats after], and "bytes" for the channel workloads, whose
+items are KiB}) as markdown on stdout: medians over the rounds, and the
 median of the per-round ratios Bumble ÷ Bluejay (above 1: Bluejay uses less CPU).'''
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def main(path: str) -> None:
     print('ratio: median of the per-round ratios Bumble ÷ Bluejay (above 1: Bluejay uses less CPU).')
     print()
     print('Bluejay runs with its defaults; "uncoalesced" is the same client with receive coalescing off')
-    print('(HostConfiguration.receiveCoalescingWindow = 0), in the same rounds.')
+    print('(HostConfiguration.receiveCoalescingWindow = 0), in the same rounds. The L2CAP channel workloads')
+    print('(l2cap_*) count KiB as items: µs/item is CPU µs per KiB, items/s below is KiB/s.')
     print()
     print('| workload | items | Bluejay µs/item | Bumble µs/item | Bumble ÷ Bluejay | uncoalesced µs/item | Bumble ÷ uncoalesced '
           '| Bluejay read p50/p90/p99 µs | uncoalesced read p50/p90/p99 µs | Bumble read p50/p90/p99 µs |')
@@ -53,7 +55,8 @@ def main(path: str) -> None:
         def ratios(side):
             return [per_item_us(theirs[r]) / per_item_us(side[r]) for r in side if r in theirs and side[r]['cpu_s'] > 0]
 
-        items = next(iter((ours or theirs).values()))['items']
+        first = next(iter((ours or theirs).values()))
+        items = f'{first["items"]:g} KiB' if 'bytes' in first else first['items']
         latency = []
         for side in (ours, plain, theirs):
             samples = [r['latency_us'] for r in side.values() if r.get('latency_us')]

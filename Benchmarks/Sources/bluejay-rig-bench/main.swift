@@ -3,8 +3,8 @@
 // API, on a slot of Benchmarks/rig/radio.py (Bumble's virtual radio) over H4/TCP.
 //
 //     bluejay-rig-bench --port P --peer ADDR/random [--notify-small N] [--notify-large N]
-//                       [--reads N] [--scan-reports R] [--advertisers K] [--adv-interval-ms I]
-//                       [--coalescing-ms W]
+//                       [--reads N] [--l2cap-bytes B] [--l2cap-echo-bytes B] [--scan-reports R]
+//                       [--advertisers K] [--adv-interval-ms I] [--coalescing-ms W]
 //
 // --coalescing-ms sets the host's receive-coalescing window (HostConfiguration
 // .receiveCoalescingWindow; 0 turns it off); without it the library's default applies.
@@ -22,6 +22,10 @@ let service = ServiceIdentifier(uuid: "5B1E0001-6A79-4B2C-9D3E-0F1A2B3C4D5E")
 let notifying = CharacteristicIdentifier(uuid: "5B1E0002-6A79-4B2C-9D3E-0F1A2B3C4D5E", service: service)
 let readable = CharacteristicIdentifier(uuid: "5B1E0003-6A79-4B2C-9D3E-0F1A2B3C4D5E", service: service)
 let readWarmup = 20
+// The peer's L2CAP channel servers and the values both clients open channels with (radio.py).
+let l2capSinkPSM: UInt16 = 0x0081
+let l2capEchoPSM: UInt16 = 0x0083
+let l2capParameters = L2CAPChannelParameters(mtu: 2048, mps: 2048, initialCredits: 256)
 
 struct Options {
     var port = 0
@@ -29,6 +33,8 @@ struct Options {
     var notifySmall = 5000
     var notifyLarge = 2000
     var reads = 1000
+    var l2capBytes = 204_800
+    var l2capEchoBytes = 204_800
     var scanReports = 5000
     var advertisers = 50
     var advertisingIntervalMs = 20.0
@@ -48,6 +54,8 @@ struct Options {
             case "--notify-small": notifySmall = number()
             case "--notify-large": notifyLarge = number()
             case "--reads": reads = number()
+            case "--l2cap-bytes": l2capBytes = number()
+            case "--l2cap-echo-bytes": l2capEchoBytes = number()
             case "--scan-reports": scanReports = number()
             case "--advertisers": advertisers = number()
             case "--adv-interval-ms": advertisingIntervalMs = number()
@@ -127,11 +135,11 @@ enum Driver {
         await radio(["cmd": "stats"])
     }
 
-    static func result(_ workload: String, items: Int, from start: Snapshot, to end: Snapshot, radio: [[String: Any]],
-                       latency: [Double]? = nil) {
+    static func result(_ workload: String, items: Double, from start: Snapshot, to end: Snapshot, radio: [[String: Any]],
+                       latency: [Double]? = nil, extra: [String: Any] = [:]) {
         send(["workload": workload, "items": items, "cpu_s": end.cpu - start.cpu, "wall_s": start.time.duration(to: end.time).seconds,
               "context_switches": end.contextSwitches - start.contextSwitches,
-              "latency_us": latency.map { $0 as Any } ?? NSNull(), "radio": radio])
+              "latency_us": latency.map { $0 as Any } ?? NSNull(), "radio": radio].merging(extra) { old, _ in old })
     }
 }
 
@@ -150,7 +158,7 @@ func notify(_ bluejay: Bluejay, size: Int, count: Int) async throws {
     if streamed["count"] as? Int != count { fail("the radio streamed \(streamed)") }
     let radio1 = await Driver.radioStats()
     try await bluejay.endListen(to: notifying)
-    Driver.result("notify_\(size)B", items: count, from: start, to: end, radio: [radio0, radio1])
+    Driver.result("notify_\(size)B", items: Double(count), from: start, to: end, radio: [radio0, radio1])
 }
 
 func read(_ bluejay: Bluejay, count: Int) async throws {
@@ -170,8 +178,50 @@ func read(_ bluejay: Bluejay, count: Int) async throws {
     let end = Snapshot.now()
     let radio1 = await Driver.radioStats()
     if value.count != 20 { fail("read \(value.count) bytes, not 20") }
-    Driver.result("read_20B", items: count, from: start, to: end, radio: [radio0, radio1],
+    Driver.result("read_20B", items: Double(count), from: start, to: end, radio: [radio0, radio1],
                   latency: percentiles(latencies))
+}
+
+/// Writes `total` bytes in SDUs of the peer's MTU on a channel to the sink (or echo) PSM, as an
+/// app would: one `write` after the other, each returning once its K-frames are handed to the
+/// controller. Measured from the first write to the peer's confirmation that all arrived (or,
+/// echoing, to the last byte read back). Items are KiB: µs/item is µs per KiB.
+func channelWorkload(_ bluejay: Bluejay, total: Int, echo: Bool) async throws {
+    let channel = try await bluejay.openL2CAPChannel(psm: echo ? l2capEchoPSM : l2capSinkPSM, parameters: l2capParameters)
+    let sdu = [UInt8](repeating: 0, count: channel.peerMTU)
+    let radio0 = await Driver.radioStats()
+    let start = Snapshot.now()
+    if !echo { Driver.send(["cmd": "l2cap_received", "bytes": total]) }
+    // Reads the echo while the writes go out.
+    async let echoed: Int = echo ? readBack(channel, total: total) : 0
+    var sent = 0
+    while sent < total {
+        let size = min(sdu.count, total - sent)
+        try await channel.write(size == sdu.count ? sdu : Array(sdu.prefix(size)))
+        sent += size
+    }
+    let end: Snapshot
+    if echo {
+        let received = try await echoed
+        end = Snapshot.now()
+        if received != total { fail("read back \(received) bytes, not \(total)") }
+    } else {
+        let received = await Driver.reply()
+        end = Snapshot.now()
+        if received["bytes"] as? Int != total { fail("the peer received \(received)") }
+    }
+    let radio1 = await Driver.radioStats()
+    // Left open until the link ends, as in bumble_central.py: Bumble's peer never frees a
+    // closed channel's source CID, and would refuse the next channel that reuses it.
+    Driver.result(echo ? "l2cap_echo" : "l2cap_sink", items: Double(total) / 1024, from: start, to: end, radio: [radio0, radio1],
+                  extra: ["bytes": total])
+}
+
+/// Reads SDUs until `total` bytes came back.
+func readBack(_ channel: L2CAPChannel, total: Int) async throws -> Int {
+    var received = 0
+    while received < total { received += try await channel.read().count }
+    return received
 }
 
 func scan(_ bluejay: Bluejay, advertisers: Int, intervalMs: Double, reports: Int) async throws {
@@ -190,7 +240,7 @@ func scan(_ bluejay: Bluejay, advertisers: Int, intervalMs: Double, reports: Int
     if received != reports { fail("the scan ended after \(received) reports") }
     let radio1 = await Driver.radioStats()
     _ = await Driver.radio(["cmd": "stop_advertisers"])
-    Driver.result("scan_\(advertisers)adv", items: reports, from: start, to: end, radio: [radio0, radio1])
+    Driver.result("scan_\(advertisers)adv", items: Double(reports), from: start, to: end, radio: [radio0, radio1])
 }
 
 func run(_ options: Options) async {
@@ -208,6 +258,8 @@ func run(_ options: Options) async {
             try await notify(bluejay, size: size, count: count)
         }
         if options.reads > 0 { try await read(bluejay, count: options.reads) }
+        if options.l2capBytes > 0 { try await channelWorkload(bluejay, total: options.l2capBytes, echo: false) }
+        if options.l2capEchoBytes > 0 { try await channelWorkload(bluejay, total: options.l2capEchoBytes, echo: true) }
         if options.scanReports > 0 {
             try await scan(bluejay, advertisers: options.advertisers, intervalMs: options.advertisingIntervalMs, reports: options.scanReports)
         }
