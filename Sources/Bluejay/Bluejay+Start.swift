@@ -8,7 +8,7 @@ extension Bluejay {
     /// controller is ready wait in the queue; if it cannot be used they fail with
     /// ``BluejayError/bluetoothUnavailable(_:)``.
     ///
-    /// With ``BackgroundRestoreMode/enable(_:)``, a connection the previous process left
+    /// With `BackgroundRestoreMode/enable(_:)`, a connection the previous process left
     /// behind is restored first (see ``BackgroundRestoreConfig``).
     public func start(mode: StartMode = .new(.default)) {
         let options: StartOptions

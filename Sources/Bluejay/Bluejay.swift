@@ -60,7 +60,7 @@ public final class Bluejay: Sendable {
     public var shouldAutoReconnect: Bool { state.withLock { $0.reconnect.shouldAutoReconnect } }
     /// Whether a scan is running or waiting in the queue.
     public var isScanning: Bool { state.withLock { $0.scan != nil } }
-    /// Whether Bluejay persists its connection for restoration (``BackgroundRestoreMode/enable(_:)``).
+    /// Whether Bluejay persists its connection for restoration (`BackgroundRestoreMode/enable(_:)`).
     public var isBackgroundRestorationEnabled: Bool { state.withLock { $0.restoration != nil } }
     /// Whether a background task is running.
     public var isRunningBackgroundTask: Bool { state.withLock { $0.background != nil } }

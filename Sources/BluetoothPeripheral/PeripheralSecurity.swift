@@ -18,7 +18,7 @@ public struct PeripheralSecurity: OptionSet, Hashable, Sendable {
     /// An encrypted link whose key came from a pairing with MITM protection (Passkey Entry,
     /// Numeric Comparison or OOB); implies encryption.
     public static let authentication = PeripheralSecurity(rawValue: 0x02)
-    /// The application's consent, asked with ``GATTServer/setAuthorizationHandler(_:)``.
+    /// The application's consent, asked with `GATTServer/setAuthorizationHandler(_:)`.
     public static let authorization = PeripheralSecurity(rawValue: 0x04)
     /// A 128-bit (16-octet) encryption key; implies encryption. The key size is one per
     /// characteristic: it applies to its reads and its writes that need encryption.

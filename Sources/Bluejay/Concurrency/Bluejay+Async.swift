@@ -48,7 +48,7 @@ extension Bluejay {
         }
     }
 
-    /// Reads a characteristic; see ``read(from:timeout:completion:)``.
+    /// Reads a characteristic; see `read(from:timeout:completion:)`.
     public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, timeout: Timeout? = nil) async throws(BluejayError) -> R {
         let data = try await performGATT("read \(characteristic)", timeout: timeout) { link in try await link.read(characteristic) }
         return try Result<Data, BluejayError>.success(data).decoded().get()

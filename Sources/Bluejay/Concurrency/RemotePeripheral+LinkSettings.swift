@@ -18,7 +18,7 @@ extension RemotePeripheral {
     public var connectionParameters: ConnectionParameters { link.connection.parameters }
 
     /// Asks for other PHYs (LE Set PHY) and returns the PHYs in effect; a refusal by the
-    /// controller or the peripheral is ``BluetoothHost/HostError/linkProcedureRefused(_:)``
+    /// controller or the peripheral is `BluetoothHost/HostError/linkProcedureRefused(_:)`
     /// inside ``BluejayError/host(_:)``.
     public func setPHY(_ preference: PHYPreference) async throws(BluejayError) -> ConnectionPHY {
         try await perform("set PHY \(preference)") { link in try await link.linkSetting("setting the PHY") { try await $0.setPHY(preference) } }

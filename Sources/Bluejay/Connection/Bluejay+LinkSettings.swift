@@ -24,7 +24,7 @@ extension Bluejay {
         }, deliver: onCallbackQueue(completion))
     }
 
-    /// Asks for connection parameters (a preset such as ``BluetoothHost/ConnectionParameterPreference/lowLatency``,
+    /// Asks for connection parameters (a preset such as `BluetoothHost/ConnectionParameterPreference/lowLatency`,
     /// or values); `completion` gets the parameters in effect once they apply.
     public func requestConnectionParameters(_ preference: ConnectionParameterPreference,
                                             completion: @escaping @Sendable (Result<ConnectionParameters, BluejayError>) -> Void) {

@@ -2,7 +2,7 @@ import BluetoothHost
 import GATTProfiles
 
 /// A service found by ``Bluejay/discoverServices(naming:timeout:)``, named from a
-/// ``GATTProfiles/ProfileRegistry`` (BlueCap's discovery with profiles).
+/// `GATTProfiles/ProfileRegistry` (BlueCap's discovery with profiles).
 public struct DiscoveredService: Sendable, Equatable, CustomStringConvertible {
     public let identifier: ServiceIdentifier
     /// The registry's name for it, else its Bluetooth SIG name, else `nil`.

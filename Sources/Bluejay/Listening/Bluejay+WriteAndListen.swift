@@ -10,6 +10,10 @@ extension Bluejay {
     /// already listens to it, that listen stays and gets the value too.
     ///
     /// - Parameters:
+    ///   - writeCharacteristic: the characteristic written.
+    ///   - value: what is written.
+    ///   - type: with or without response.
+    ///   - listenCharacteristic: the characteristic whose next value is the answer.
     ///   - timeout: how long to wait for the answer after the write; ``Timeout/none`` uses the
     ///     operation time limit (``StartOptions/operationTimeout``).
     ///   - completion: the answer made into `R`, or why there is none

@@ -7,10 +7,12 @@ extension Bluejay {
     /// anything queued after this call.
     ///
     /// - Parameters:
+    ///   - serviceIdentifiers: the services to scan for; `nil` scans for every peripheral.
     ///   - scanTimeout: seconds to find a match; past it the call fails with
     ///     ``BluejayError/scanTimeout(after:)``. 0 (the default) scans until a match or
     ///     cancellation.
     ///   - connectionTimeout: the connection attempt's limit, as in ``connect(_:timeout:)``.
+    ///   - matches: decides whether a discovery is the one to connect to.
     /// - Returns: the peripheral connected.
     /// - Throws: the scan's or the connection's error; ``BluejayError/cancelled`` when the scan
     ///   was stopped (``stopScanning()``) before a match.

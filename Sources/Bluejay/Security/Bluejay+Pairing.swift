@@ -19,7 +19,7 @@ extension Bluejay {
         setPairingAgent(DelegatePairingAgent(delegate: pairingDelegate, queue: queue))
     }
 
-    /// Sets the host's ``PairingAgent`` (the `async` form of ``PairingDelegate``).
+    /// Sets the host's `PairingAgent` (the `async` form of ``PairingDelegate``).
     public func setPairingAgent(_ agent: any PairingAgent) {
         let host = state.withLock { state -> LEHost? in
             state.pairingAgent = agent

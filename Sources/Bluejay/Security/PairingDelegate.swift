@@ -6,10 +6,10 @@ import Synchronization
 /// The app's side of pairing, in the style of Bluejay's observers: Bluejay holds the delegate
 /// weakly and calls it on the callback queue. Answer a question through its `reply` whenever
 /// the user has (once). The pairing method follows from
-/// ``BluetoothHost/SecurityManagerSettings/ioCapability`` in
+/// `BluetoothHost/SecurityManagerSettings/ioCapability` in
 /// ``StartOptions/hostConfiguration``.
 ///
-/// An `async` program may give the host a ``BluetoothHost/PairingAgent`` instead
+/// An `async` program may give the host a `BluetoothHost/PairingAgent` instead
 /// (``Bluejay/setPairingAgent(_:)``).
 public protocol PairingDelegate: AnyObject, Sendable {
     /// A peripheral asks to pair (a Security Request). Reply `false` to refuse.

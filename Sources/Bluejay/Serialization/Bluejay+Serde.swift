@@ -5,7 +5,7 @@ import GATTProfiles
 /// ``Serialized``. The labels `as:` and `serializing:` keep these apart from the
 /// ``Receivable``/``Transmittable`` forms (the fixed-width integers are both).
 extension Bluejay {
-    /// Reads a characteristic as a serde value; see ``read(from:timeout:completion:)``.
+    /// Reads a characteristic as a serde value; see `read(from:timeout:completion:)`.
     public func read<S: SerdeCodable>(from characteristic: CharacteristicIdentifier, as type: S.Type, timeout: Timeout? = nil,
                                       completion: @escaping @Sendable (ReadResult<S>) -> Void) {
         read(from: characteristic, timeout: timeout) { (result: ReadResult<Serialized<S>>) in completion(result.map(\.value)) }
@@ -28,7 +28,7 @@ extension Bluejay {
         }
     }
 
-    /// Reads a characteristic as a serde value; see ``read(from:timeout:)``.
+    /// Reads a characteristic as a serde value; see `read(from:timeout:)`.
     public func read<S: SerdeCodable>(from characteristic: CharacteristicIdentifier, as type: S.Type,
                                       timeout: Timeout? = nil) async throws(BluejayError) -> S {
         let serialized: Serialized<S> = try await read(from: characteristic, timeout: timeout)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A value that can be made from the bytes of a characteristic or descriptor: what
-/// ``Bluejay/read(from:timeout:completion:)`` and ``Bluejay/listen(to:multipleListenOption:completion:)``
+/// `Bluejay/read(from:timeout:completion:)` and ``Bluejay/listen(to:multipleListenOption:completion:)``
 /// return.
 ///
 /// ```swift

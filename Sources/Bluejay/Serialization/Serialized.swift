@@ -1,7 +1,7 @@
 import Foundation
 import GATTProfiles
 
-/// Any value of the GATTProfiles serde family (``GATTProfiles/SerdeCodable``: `Deserializable`,
+/// Any value of the GATTProfiles serde family (`GATTProfiles/SerdeCodable`: `Deserializable`,
 /// `RawDeserializable`, `RawArrayDeserializable`, `RawPairDeserializable`,
 /// `RawArrayPairDeserializable`, `BytesDeserializable`) as a ``Receivable`` and ``Transmittable``:
 /// the one bridge between BlueCap's serde types and Bluejay's API, so that no type needs a
@@ -14,7 +14,7 @@ import GATTProfiles
 /// ```
 ///
 /// Bytes that do not make a value (a wrong length, an invalid raw value) are reported as
-/// ``BluejayError/deserializationFailed(type:data:reason:)`` with the ``GATTProfiles/SerdeError``.
+/// ``BluejayError/deserializationFailed(type:data:reason:)`` with the `GATTProfiles/SerdeError`.
 public struct Serialized<Value: SerdeCodable>: Receivable, Transmittable, Sendable {
     /// The value.
     public var value: Value

@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// Cached databases on disk: one JSON file per peer identity in a directory,
-/// `<peer>-<type>.json`, handled by ``PrivateFile`` as bonds are (a `0700` directory, `0600`
+/// `<peer>-<type>.json`, handled by `PrivateFile` as bonds are (a `0700` directory, `0600`
 /// files written atomically, nothing trusted when read back). A file that is not a regular
 /// file of this user, larger than ``maximumFileSize`` or not a cached database of the peer
 /// its name says is set aside (`<name>.corrupt-<UTC time>`): the peer is then discovered

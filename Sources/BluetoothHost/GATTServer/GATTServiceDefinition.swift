@@ -65,6 +65,10 @@ public struct GATTCharacteristicDefinition: Sendable {
     ///   - onRead: answers reads instead of the stored value.
     ///   - permissions: `nil` derives them from `properties` (see
     ///     ``AttributePermissions/init(properties:)``).
+    ///   - minimumKeySize: the shortest encryption key (7–16 octets) that reads and writes
+    ///     needing encryption accept.
+    ///   - clientConfigurationPermissions: the permissions of the Client Characteristic
+    ///     Configuration descriptor, when the characteristic notifies or indicates.
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
                 minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
                 clientConfigurationPermissions: AttributePermissions = .readWrite,

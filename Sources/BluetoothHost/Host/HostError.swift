@@ -48,7 +48,7 @@ public enum HostError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Pairing failed (Core 6.0, Vol 3, Part H).
     case pairingFailed(PairingFailure)
     /// The controller could not encrypt the link with a stored key. With
-    /// ``BluetoothHCI/HCIStatus/pinOrKeyMissing`` the peer no longer has the bond: remove it and
+    /// `BluetoothHCI/HCIStatus/pinOrKeyMissing` the peer no longer has the bond: remove it and
     /// pair again.
     case encryptionFailed(HCIStatus)
     /// The controller or the peer refused a PHY update, a data length update or a connection

@@ -51,8 +51,20 @@ public struct SimulatedCharacteristic: Sendable {
 
     /// A characteristic with a value and, optionally, the security its reads and writes need,
     /// handlers and a response delay.
-    /// - Parameter security: what reads and writes both need (see ``readSecurity``), added to
-    ///   `readSecurity` and `writeSecurity`.
+    /// - Parameters:
+    ///   - uuid: the characteristic's type.
+    ///   - properties: what centrals may do with it (read, write, notify, …).
+    ///   - permissions: `nil` derives them from `properties`.
+    ///   - value: the value until a central or the test changes it.
+    ///   - maximumValueLength: the longest value a write may set (at most 512).
+    ///   - userDescription: text for a User Description descriptor, if any.
+    ///   - security: what reads and writes both need (see ``readSecurity``), added to
+    ///     `readSecurity` and `writeSecurity`.
+    ///   - readSecurity: what a central's link needs before it may read the value.
+    ///   - writeSecurity: what a central's link needs before it may write the value.
+    ///   - responseDelay: how long the peripheral takes to answer each request.
+    ///   - onRead: answers reads instead of the stored value.
+    ///   - onWrite: decides on writes instead of accepting every one.
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil, value: [UInt8] = [],
                 maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength, userDescription: String? = nil,
                 security: PeripheralSecurity = [], readSecurity: PeripheralSecurity = [], writeSecurity: PeripheralSecurity = [],
@@ -78,6 +90,7 @@ public struct SimulatedCharacteristic: Sendable {
     ///   - profile: the profile's characteristic type.
     ///   - value: replaces the profile's initial value.
     ///   - properties: replaces the profile's properties.
+    ///   - security: what a central's link needs before it may read or write the value.
     public init<C: CharacteristicConfigurable>(_ profile: C.Type, value: [UInt8]? = nil, properties: CharacteristicProperties? = nil,
                                                maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                                                security: PeripheralSecurity = [], responseDelay: Duration = .zero,

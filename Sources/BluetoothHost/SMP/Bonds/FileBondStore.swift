@@ -17,7 +17,7 @@ import Darwin
 /// of this user, larger than ``maximumFileSize``, not a bond's JSON, or whose bond is not
 /// valid or not the one its name says is logged and set aside (renamed
 /// `<name>.corrupt-<UTC time>`), so that a corrupt or hostile file costs one bond, never a
-/// crash. The files are handled by ``PrivateFile``, as Bluejay's restoration store's are.
+/// crash. The files are handled by `PrivateFile`, as Bluejay's restoration store's are.
 public actor FileBondStore: BondStore {
     /// The largest bond file read: 64 KiB, far more than a bond needs (under 1 KiB); a
     /// larger file is set aside unread.

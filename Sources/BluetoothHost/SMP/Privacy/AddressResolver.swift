@@ -5,7 +5,7 @@ import Synchronization
 /// Resolves peers' resolvable private addresses to their identity addresses with the IRKs of
 /// the bonds (Core 6.0, Vol 3, Part C, 10.8.2.3), cheaply enough to run for every
 /// advertisement a scan reports: each address is resolved once (one `ah` per IRK), then its
-/// answer, hit or miss, comes from a bounded ``ResolutionCache``, cleared when the bonds change.
+/// answer, hit or miss, comes from a bounded `ResolutionCache`, cleared when the bonds change.
 ///
 /// Readable from any thread (the scan receiver runs on the transport's reader thread). It also
 /// remembers the latest private address each bonded identity was seen at, so that a connection
