@@ -58,4 +58,76 @@ struct HostShutdownTests {
         #expect(await host.connections.isEmpty)
         peripherals.forEach { $0.close() }
     }
+
+    /// Found as a flaky CLI capture test: `bluejay scan` stopped by SIGTERM cancels its scan's
+    /// consumer, whose stream starts the scan's end in a task of its own; the shutdown that
+    /// followed found no scan running and closed the transport before that LE Set Scan Enable
+    /// (off) was answered, or even written. A real adapter was left scanning.
+    @Test("Shutdown waits for a scan's end already on its way: the controller confirms it before the transport closes")
+    func shutdownWaitsForTheScansEnd() async throws {
+        let link = VirtualLink()
+        let filter = FilteringTransport(link.addController(name: "scanner", address: TestAddresses.central).makeTransport())
+        let logs = LogCapture()
+        let host = LEHost(transport: filter, configuration: HostConfiguration(), logger: logs.logger)
+        let info = try await host.powerOn()
+        let scanEnable = info.supportsExtendedScanning ? LESetExtendedScanEnableCommand.opcode : LESetScanEnableCommand.opcode
+        let discoveries = try await host.scan()
+        let consumer = Task { for try await _ in discoveries {} }
+        // The controller's answer to the scan's end waits until the shutdown has begun.
+        filter.holdIncoming { event in
+            guard case let .commandComplete(complete) = event else { return false }
+            return complete.opcode == scanEnable
+        }
+        consumer.cancel()
+        try await waitUntil("the scan's end written") { filter.sentCommands.filter { $0 == scanEnable }.count == 2 }
+        #expect(await host.isScanning == false)
+
+        let shutdown = Task { await host.shutdown() }
+        try await waitUntil("the shutdown waiting for the scan's end, or the transport closed") {
+            logs.contains("waiting for the controller to confirm the end of the scan") || filter.isClosed
+        }
+        filter.releaseHeld()
+        await shutdown.value
+
+        let traffic = filter.traffic
+        let answered = traffic.lastIndex { item in
+            guard case let .received(.commandComplete(complete)) = item else { return false }
+            return complete.opcode == scanEnable
+        }
+        let closed = traffic.firstIndex { if case .closed = $0 { return true } else { return false } }
+        let order = try #require(answered.flatMap { answered in closed.map { (answered, $0) } }, "\(traffic)")
+        #expect(order.0 < order.1, "the transport closed before the controller confirmed the scan's end: \(traffic)")
+    }
+
+    /// `bluejay advertise` stopped by SIGTERM stopped its advertising from its cancelled task,
+    /// so the command was never sent: a real adapter went on advertising after the process.
+    @Test("Shutdown from a cancelled task stops advertising and removes the advertising sets before the transport closes")
+    func shutdownStopsAdvertising() async throws {
+        let link = VirtualLink()
+        let filter = FilteringTransport(link.addController(name: "advertiser", address: TestAddresses.peripheral).makeTransport())
+        let host = LEHost(transport: filter, configuration: HostConfiguration())
+        try await host.powerOn()
+        try #require(await host.supportsExtendedAdvertising, "the virtual controller has extended advertising")
+        let data = AdvertisingData([.completeLocalName("Left On?")])
+        try await host.startAdvertising(data)
+        _ = try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters(isConnectable: false))
+        #expect(await host.isAdvertising)
+        #expect(await host.activeAdvertisingSets.count == 1)
+
+        // As the CLI's task is cancelled by a signal before it shuts the host down.
+        let shutdown = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await host.shutdown()
+        }
+        await shutdown.value
+
+        let sent = filter.sentCommands
+        let closed = try #require(filter.traffic.firstIndex { if case .closed = $0 { return true } else { return false } })
+        let beforeClose = filter.traffic[..<closed].compactMap { item -> HCIOpcode? in
+            if case let .sent(opcode) = item { return opcode } else { return nil }
+        }
+        #expect(beforeClose.filter { $0 == LESetAdvertisingEnableCommand.opcode }.count == 2, "legacy advertising on, then off: \(sent)")
+        #expect(beforeClose.filter { $0 == LESetExtendedAdvertisingEnableCommand.opcode }.count == 2, "the set on, then every set off: \(sent)")
+        #expect(beforeClose.contains(LEClearAdvertisingSetsCommand.opcode), "\(sent)")
+    }
 }

@@ -29,9 +29,35 @@ extension InteropSuites {
                     // Flags 3 + name 10 + two filler structures (4 + 250, 4 + 50).
                     let data = try #require(found["advertising_data"] as? String)
                     #expect(data.count / 2 == 3 + 10 + 254 + 54, "\(data)")
-                    _ = try await advertiser.stop(signal: SIGTERM)
+                    #expect(try await advertiser.stop(signal: SIGTERM) == 0, "\(advertiser.diagnostics)")
                 }
-                _ = try await server.stop(signal: SIGTERM)
+                #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.diagnostics)")
+            }
+        }
+
+        @Test("advertise stopped by SIGTERM leaves the controller advertising nothing, legacy and extended, as its capture shows")
+        func sigtermStopsAdvertising() async throws {
+            try await using(try CLIProcess(["virtual", "--listen", "tcp:127.0.0.1:0"])) { server in
+                let transport = try #require(try await server.waitForReady().first { $0.hasPrefix("tcp:127.0.0.1:") }, "\(server.diagnostics)")
+                for extended in [false, true] {
+                    let path = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-adv-\(UUID().uuidString.prefix(8)).btsnoop").path
+                    defer { try? FileManager.default.removeItem(atPath: path) }
+                    try await using(try CLIProcess(["advertise", "--hci", transport, "--name", "Stopped", "--seconds", "60", "--json", "--capture", path]
+                                                   + (extended ? ["--extended"] : []))) { advertiser in
+                        _ = try await advertiser.waitForLine { $0.contains("\"advertising\"") }
+                        #expect(try await advertiser.stop(signal: SIGTERM) == 0, "\(advertiser.diagnostics)")
+                    }
+                    let commands = try BTSnoopFile.commands(path)
+                    if extended {
+                        // LE Set Extended Advertising Enable (0x2039): the set on, then every set off.
+                        #expect(commands.filter { $0.opcode == 0x2039 }.map { $0.parameters.first } == [1, 0], "\(commands)")
+                        #expect(commands.contains { $0.opcode == 0x203D }, "LE Clear Advertising Sets: \(commands)")
+                    } else {
+                        // LE Set Advertising Enable (0x200A): on, then off.
+                        #expect(commands.filter { $0.opcode == 0x200A }.map { $0.parameters.first } == [1, 0], "\(commands)")
+                    }
+                }
+                #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.diagnostics)")
             }
         }
 

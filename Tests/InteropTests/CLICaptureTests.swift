@@ -117,11 +117,11 @@ extension InteropSuites {
                 #expect(scan.status == 0, "\(scan)")
                 #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.diagnostics)")
             }
-            let records = try Self.records(first)
+            let records = try BTSnoopFile.records(first)
             // The client host's view: commands sent (flags 2), events received (flags 3).
             #expect(records.contains { $0.flags == 2 && $0.data.first == 0x01 }, "no command recorded")
             #expect(records.contains { $0.flags == 3 && $0.data.first == 0x04 }, "no event recorded")
-            #expect(try Self.records(second).isEmpty, "nobody used the second controller")
+            #expect(try BTSnoopFile.records(second).isEmpty, "nobody used the second controller")
         }
 
         @Test("gatt through bluejay virtual --capture: the served controller's file decodes in tshark, services by Read By Group Type",
@@ -165,40 +165,20 @@ extension InteropSuites {
                 try await using(try CLIProcess(["scan", "--hci", transport, "--duration", "60", "--json", "--capture", path])) { scan in
                     // Its stdout is buffered; the capture shows when it hears the sensor.
                     try await waitUntil("an advertising report in the capture", timeout: .seconds(30)) {
-                        Self.parse(path)?.contains { $0.flags == 3 && $0.data.starts(with: [0x04, 0x3E]) } == true
+                        BTSnoopFile.parse(path)?.contains { $0.flags == 3 && $0.data.starts(with: [0x04, 0x3E]) } == true
                     }
-                    _ = try await scan.stop(signal: SIGTERM)
+                    #expect(try await scan.stop(signal: SIGTERM) == 0, "\(scan.diagnostics)")
                 }
-                _ = try await server.stop(signal: SIGTERM)
+                #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.diagnostics)")
             }
-            let records = try Self.records(path)
+            let records = try BTSnoopFile.records(path)
             let commands = records.filter { $0.flags == 2 }.map { Array($0.data.dropFirst().prefix(2)) }
-            // LE Set Extended Scan Enable (0x2042) twice: on, then off by the shutdown the signal started.
+            // LE Set Extended Scan Enable (0x2042) twice: on, then off by the shutdown the signal
+            // started, which waits for the controller's answer before it closes the capture.
             #expect(commands.filter { $0 == [0x42, 0x20] }.count == 2, "scan enable on and off: \(commands)")
+            let answers = records.filter { $0.flags == 3 && $0.data.starts(with: [0x04, 0x0E]) && $0.data.count >= 6 }.map { Array($0.data[4..<6]) }
+            #expect(answers.filter { $0 == [0x42, 0x20] }.count == 2, "both answered by Command Complete")
             #expect(records.contains { $0.flags == 3 && $0.data.starts(with: [0x04, 0x3E]) }, "advertising reports (LE Meta events)")
-        }
-
-        /// The records of a btsnoop file, read here so the test does not trust the writer's own reader.
-        private static func records(_ path: String) throws -> [(flags: UInt32, data: [UInt8])] {
-            try #require(parse(path), "\(path) is not a whole btsnoop file (version 1, datalink H4, complete records)")
-        }
-
-        /// The records, or `nil` unless the file is a btsnoop H4 file of whole records.
-        private static func parse(_ path: String) -> [(flags: UInt32, data: [UInt8])]? {
-            guard let data = FileManager.default.contents(atPath: path) else { return nil }
-            let bytes = Array(data)
-            guard bytes.count >= 16, bytes.prefix(8).elementsEqual(Array("btsnoop".utf8) + [0]) else { return nil }
-            func word(_ offset: Int) -> UInt32 { bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
-            guard word(8) == 1, word(12) == 1002 else { return nil }
-            var records: [(flags: UInt32, data: [UInt8])] = []
-            var offset = 16
-            while offset + 24 <= bytes.count {
-                let length = Int(word(offset + 4))
-                guard offset + 24 + length <= bytes.count else { return nil }
-                records.append((word(offset + 8), Array(bytes[(offset + 24)..<(offset + 24 + length)])))
-                offset += 24 + length
-            }
-            return offset == bytes.count ? records : nil
         }
 
         @Test("adapters says what it found and exits 0, also with no Bluetooth in the kernel")

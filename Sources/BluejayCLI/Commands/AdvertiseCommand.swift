@@ -78,8 +78,10 @@ struct AdvertiseCommand: AsyncParsableCommand {
                     try await host.startAdvertising(data, parameters: AdvertisingParameters(isConnectable: connectable, isScannable: connectable))
                     output.emit(["event": .string("advertising"), "extended": .bool(false), "octets": .int(data.encodedLength)],
                                 line: "advertising \"\(name)\" (legacy, \(data.encodedLength) octets) for \(seconds) s")
+                    Console.flush()
                     try? await Task.sleep(for: seconds.duration)
-                    try await host.stopAdvertising()
+                    // Stopped by a signal, the host's shutdown stops advertising.
+                    if !Task.isCancelled { try await host.stopAdvertising() }
                     output.emit(["event": .string("stopped")], line: "stopped")
                     return
                 }
@@ -95,7 +97,7 @@ struct AdvertiseCommand: AsyncParsableCommand {
                 Console.flush()
                 if set.isLegacyFallback {
                     try? await Task.sleep(for: seconds.duration)
-                    try await host.stopAdvertisingSet(set)
+                    if !Task.isCancelled { try await host.stopAdvertisingSet(set) }
                     output.emit(["event": .string("stopped")], line: "stopped")
                     return
                 }
@@ -111,7 +113,7 @@ struct AdvertiseCommand: AsyncParsableCommand {
                                 line: "\(termination)")
                     break
                 }
-                try? await host.stopAdvertisingSet(set)
+                if !Task.isCancelled { try? await host.stopAdvertisingSet(set) }
             }
         }
     }

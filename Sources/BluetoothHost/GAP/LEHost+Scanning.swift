@@ -90,12 +90,33 @@ extension LEHost {
         guard let state = scanState, state.receiver.id == id else { return }
         removeScan()
         state.receiver.finish(nil)
-        if state.usesExtendedCommands {
-            _ = try? await send(LESetExtendedScanEnableCommand(enable: false))
-        } else {
-            _ = try? await send(LESetScanEnableCommand(enable: false, filterDuplicates: false))
-        }
+        // Kept so that ``shutdown()`` waits for it: a stop begun by a consumer that went away
+        // (its task cancelled, say by Ctrl-C) must reach the controller before the transport
+        // closes, or a real adapter keeps scanning. The command's own timeout bounds the wait.
+        let disable = Task { await self.disableScanning(extendedCommands: state.usesExtendedCommands) }
+        scanDisable = disable
+        await disable.value
+        if scanDisable == disable { scanDisable = nil }
         logger.debug("scan stopped: \(state.receiver.statistics)")
+    }
+
+    /// Waits for the controller to confirm the end of the last scan, if a stop is under way.
+    func waitForScanDisable() async {
+        guard let scanDisable else { return }
+        logger.debug("waiting for the controller to confirm the end of the scan")
+        await scanDisable.value
+    }
+
+    private func disableScanning(extendedCommands: Bool) async {
+        do {
+            if extendedCommands {
+                _ = try await send(LESetExtendedScanEnableCommand(enable: false))
+            } else {
+                _ = try await send(LESetScanEnableCommand(enable: false, filterDuplicates: false))
+            }
+        } catch {
+            logger.warning("the controller did not confirm the end of the scan: \(error)")
+        }
     }
 
     func failScan(with error: HostError) {

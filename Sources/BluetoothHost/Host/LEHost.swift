@@ -36,6 +36,8 @@ public actor LEHost {
 
     // GAP central state (see LEHost+Scanning.swift and LEHost+Connecting.swift).
     var scanState: ScanState?
+    /// The scan's LE Set Scan Enable (off) while it is on its way (LEHost+Scanning.swift).
+    var scanDisable: Task<Void, Never>?
     var pendingConnection: PendingConnection?
     /// The attempt whose turn it is in the controller, and those waiting for theirs.
     var connectTurn: UInt64?
@@ -130,22 +132,46 @@ public actor LEHost {
         }
     }
 
-    /// Disconnects every connection (best effort), then closes the transport and the capture
-    /// (``HostConfiguration/capture``).
+    /// Leaves the controller as it found it (best effort): stops scanning (waiting for a stop
+    /// already under way) and advertising, removes the advertising sets and disconnects every
+    /// connection. Then closes the transport and the capture (``HostConfiguration/capture``).
+    ///
+    /// Each step is bounded by the command timeout, and what the controller did not confirm is
+    /// logged. The steps run even when the caller's task is cancelled (Ctrl-C), since a real
+    /// adapter left scanning or advertising keeps doing it after the process is gone.
     public func shutdown() async {
-        if scanState != nil { await stopScanning() }
-        // All at once: each waits up to its supervision timeout for the controller's report
-        // (one that reset reports none), so one after another the waits would add up.
-        await withTaskGroup(of: Void.self) { group in
-            for connection in connectionsByHandle.values {
-                group.addTask { try? await self.disconnect(connection, reason: .remoteDeviceTerminatedPowerOff) }
-            }
-        }
+        await Task { await self.leaveControllerClean() }.value
         controller.close()
         await inboundTask?.value
         // Bonds made just before are written before the host is gone.
         await pendingBondSave?.value
         configuration.capture?.close()
+    }
+
+    private func leaveControllerClean() async {
+        guard transportClosure == nil, controllerInfo != nil else { return }
+        // A stop begun elsewhere (a scan stream's consumer went away) is waited for too.
+        await stopScanning()
+        await waitForScanDisable()
+        do {
+            try await stopAdvertising()
+            try await stopAllAdvertisingSets()
+        } catch {
+            logger.warning("shutdown: advertising may still be on: \(error)")
+        }
+        // All at once: each waits up to its supervision timeout for the controller's report
+        // (one that reset reports none), so one after another the waits would add up.
+        await withTaskGroup(of: Void.self) { group in
+            for connection in connectionsByHandle.values {
+                group.addTask {
+                    do {
+                        try await self.disconnect(connection, reason: .remoteDeviceTerminatedPowerOff)
+                    } catch {
+                        self.logger.warning("shutdown: \(connection.peer) may still be connected: \(error)")
+                    }
+                }
+            }
+        }
     }
 
     /// The connections that are up.

@@ -55,10 +55,15 @@ final class FilteringTransport: HCITransport {
     enum Traffic: Sendable {
         case sent(HCIOpcode)
         case received(HCIEvent)
+        /// The host closed the transport.
+        case closed
     }
 
     private struct State {
         var dropsIncoming: @Sendable (HCIEvent) -> Bool = { _ in false }
+        var holdsIncoming: @Sendable (HCIEvent) -> Bool = { _ in false }
+        var held: [H4Packet] = []
+        var receiver: (@Sendable (TransportEvent) -> Void)?
         var traffic: [Traffic] = []
     }
 
@@ -82,13 +87,39 @@ final class FilteringTransport: HCITransport {
         state.withLock { $0.dropsIncoming = drops }
     }
 
+    /// From now on, events for which `holds` is true wait until ``releaseHeld()``.
+    func holdIncoming(_ holds: @escaping @Sendable (HCIEvent) -> Bool) {
+        state.withLock { $0.holdsIncoming = holds }
+    }
+
+    /// Delivers the held events, in order, and holds no more.
+    func releaseHeld() {
+        let (held, receiver) = state.withLock { state in
+            defer {
+                state.held = []
+                state.holdsIncoming = { _ in false }
+            }
+            for packet in state.held { if let event = try? HCIEvent.decode(packet.bytes) { state.traffic.append(.received(event)) } }
+            return (state.held, state.receiver)
+        }
+        if !held.isEmpty { receiver?(.packets(held)) }
+    }
+
+    /// Whether the host closed the transport.
+    var isClosed: Bool { traffic.contains { if case .closed = $0 { return true } else { return false } } }
+
     func start(receiver: @escaping @Sendable (TransportEvent) -> Void) {
+        state.withLock { $0.receiver = receiver }
         inner.start { [self] event in
             guard case let .packets(packets) = event else { return receiver(event) }
             let kept = state.withLock { state in
                 packets.filter { packet in
                     guard packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes) else { return true }
                     if state.dropsIncoming(event) { return false }
+                    if state.holdsIncoming(event) {
+                        state.held.append(packet)
+                        return false
+                    }
                     state.traffic.append(.received(event))
                     return true
                 }
@@ -105,5 +136,8 @@ final class FilteringTransport: HCITransport {
         try inner.send(packet)
     }
 
-    func close() { inner.close() }
+    func close() {
+        state.withLock { $0.traffic.append(.closed) }
+        inner.close()
+    }
 }

@@ -77,11 +77,13 @@ final class CLIProcess: Sendable {
         return Array(lines.prefix { $0 != ready })
     }
 
-    /// Sends `signal` and waits for the exit; returns the exit status.
+    /// Sends `signal` and waits for the exit; returns the exit status. The bound covers the
+    /// command's shutdown, whose every controller command may take the command timeout (5 s)
+    /// on a loaded machine: it is a limit, never a wait.
     @discardableResult
     func stop(signal number: Int32) async throws -> Int32 {
         process.sendSignal(number)
-        guard let status = try await process.exitStatus(within: .seconds(10)) else {
+        guard let status = try await process.exitStatus(within: .seconds(30)) else {
             stop()
             throw RigError(message: "bluejay did not exit after signal \(number)", context: diagnostics)
         }
