@@ -109,4 +109,45 @@ struct HostLinkSecurityTests {
         subscriptions.forEach { $0.cancel() }
         await pair.shutdown()
     }
+
+    /// The GATT server's robust caching state of a bonded client is kept with its bond, and
+    /// taken up only on a link encrypted with that bond's key.
+    @Test("A bonded client's robust caching state is stored with its bond and comes back from it")
+    func cachingStateStoredWithTheBond() async throws {
+        let pair = try await HostPair.make()
+        let published = try await pair.peripheral.server.addService(Self.definition)
+        let secretHandle = try #require(published.characteristic(Self.secret)).valueHandle
+        let (first, firstIncoming) = try await pair.connect()
+        _ = try await pair.central.pair(first)
+        try await waitUntil("the peripheral's pairing finished") { pair.peripheralAgent.outcomes.count == 1 }
+        #expect(try await first.gatt.enableRobustCaching())
+        try await pair.disconnect(first, firstIncoming)
+        let identity = try #require(await pair.peripheral.bonds().first).peerIdentity
+        let hash = await pair.peripheral.server.databaseHash
+        try await waitUntilTrue("the state stored with the bond") {
+            await pair.peripheralStore.bond(local: DeviceAddress(TestAddresses.peripheral, type: .public), peer: identity)?.clientCachingState
+                == GATTClientCachingState(supportedFeatures: 0x01, knownDatabaseHash: hash)
+        }
+
+        // As after a restart: the server's memory is gone, the bond store is not. The database changes meanwhile.
+        await pair.peripheral.server.forgetClient(identity)
+        _ = try await pair.peripheral.server.addService(GATTServiceDefinition(uuid: "F20D", characteristics: [
+            GATTCharacteristicDefinition(uuid: "F20E", properties: [.read], value: [1]),
+        ]))
+        let (connection, incoming) = try await pair.connect()
+        // Before encryption the peer is anyone at that address: served as a new client.
+        #expect(try await connection.gatt.readValue(handle: 0x0001).isEmpty == false)
+        #expect(await pair.peripheral.server.clientSupportedFeatures(connectionHandle: incoming.handle) == 0x00)
+        _ = try await pair.central.secure(connection, allowPairing: false)
+        try await waitUntil("the peripheral's link encrypted") { incoming.security.bondIdentity == identity }
+        await #expect { try await connection.gatt.readValue(handle: secretHandle) } throws: { error in
+            if case let HostError.att(att) = error { att.code == .databaseOutOfSync } else { false }
+        }
+        #expect(await pair.peripheral.server.clientSupportedFeatures(connectionHandle: incoming.handle) == 0x01)
+
+        // The bond goes, and its state with it.
+        #expect(try await pair.peripheral.removeBond(with: identity))
+        #expect(await pair.peripheralStore.bond(local: DeviceAddress(TestAddresses.peripheral, type: .public), peer: identity) == nil)
+        await pair.shutdown()
+    }
 }
