@@ -3,7 +3,7 @@ import BluetoothCore
 /// The Client Characteristic Configuration descriptors (Core 6.0, Vol 3, Part G, 3.3.3.3):
 /// each client has its own value of each one, kept with its bearer for as long as the
 /// connection lasts, and the subscriptions they make. A write needs what a read of the
-/// characteristic's value needs (``writeRefusal(_:kind:length:authorizing:_:)``). (A bonded
+/// characteristic's value needs (`writeRefusal(_:kind:length:authorizing:_:)`). (A bonded
 /// client's configurations should outlive the connection; they are not kept across
 /// connections yet.)
 extension GATTServer {
