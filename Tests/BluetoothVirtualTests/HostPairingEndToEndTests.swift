@@ -183,6 +183,8 @@ struct HostPair {
     let peripheralStore: InMemoryBondStore
     let centralAgent: ScriptedPairingAgent
     let peripheralAgent: ScriptedPairingAgent
+    /// Between the peripheral's host and its controller.
+    let peripheralFilter: FilteringTransport
 
     static func make(central centralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
                      peripheral peripheralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
@@ -200,7 +202,8 @@ struct HostPair {
         let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
         configuration.security = peripheralSecurity
         configuration.bondStore = peripheralStore
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
+        let peripheralFilter = FilteringTransport(peripheralController.makeTransport())
+        let peripheral = LEHost(transport: peripheralFilter, configuration: configuration)
         let centralAgent = ScriptedPairingAgent(board: board, confirms: true)
         let peripheralAgent = ScriptedPairingAgent(board: board, confirms: peripheralConfirms)
         await central.setPairingAgent(centralAgent)
@@ -208,7 +211,7 @@ struct HostPair {
         try await central.powerOn()
         try await peripheral.powerOn()
         return HostPair(link: link, central: central, peripheral: peripheral, centralStore: centralStore, peripheralStore: peripheralStore,
-                        centralAgent: centralAgent, peripheralAgent: peripheralAgent)
+                        centralAgent: centralAgent, peripheralAgent: peripheralAgent, peripheralFilter: peripheralFilter)
     }
 
     /// The peripheral advertises and the central connects: both ends of the new link.

@@ -14,6 +14,10 @@ extension InteropSuites {
         static let service = BluetoothUUID("6E400501-B5A3-F393-E0A9-E50E24DCCA9E")
         static let secret = BluetoothUUID("6E400502-B5A3-F393-E0A9-E50E24DCCA9E")
         static let guarded = BluetoothUUID("6E400503-B5A3-F393-E0A9-E50E24DCCA9E")
+        /// Notifies values whose reads need encryption.
+        static let feed = BluetoothUUID("6E400504-B5A3-F393-E0A9-E50E24DCCA9E")
+        /// Notifies values anyone may have: sent after the others, it shows they all arrived.
+        static let marker = BluetoothUUID("6E400505-B5A3-F393-E0A9-E50E24DCCA9E")
 
         static let protectedService = PeripheralService(uuid: service, characteristics: [
             PeripheralCharacteristic(uuid: secret, properties: [.read], readSecurity: .encryption, value: Array("secret".utf8)),
@@ -74,6 +78,86 @@ extension InteropSuites {
             }
         }
 
+        /// The issue's attack, on the air: a central that never paired subscribes to a
+        /// characteristic whose reads need encryption. Its Client Characteristic Configuration
+        /// write is refused (Core 6.0, Vol 3, Part C, 10.3.1) and no value reaches it; paired,
+        /// it gets them; once our app removes its bond, none, though the link stays encrypted
+        /// with the old key. Both sides are checked: what our app is told, and what our host
+        /// sent on the ATT channel (recorded by the Bumble central).
+        @Test("An unpaired central gets no protected notification; paired it does; its bond removed, none again")
+        func protectedNotifications() async throws {
+            try await withPairingPeripheral(SecurityManagerSettings(), plugins: ["bluejay_pairing", "bluejay_hostile"]) { central, manager in
+                let published = try await manager.add(PeripheralService(uuid: Self.service, characteristics: [
+                    PeripheralCharacteristic(uuid: Self.feed, properties: [.read, .notify], readSecurity: .encryption, value: [0]),
+                    PeripheralCharacteristic(uuid: Self.marker, properties: [.notify], value: [0]),
+                ]))
+                let feed = try #require(published.characteristic(Self.feed))
+                let marker = try #require(published.characteristic(Self.marker))
+                var connections = await manager.connectionEvents().makeAsyncIterator()
+                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                guard case let .connected(link)? = await connections.next() else {
+                    Issue.record("no connection event")
+                    return
+                }
+                _ = try await central.request("discover")
+                _ = try await central.request("hostile", ["mode": "record", "cid": 4, "events": false])
+                let feedHandle = Int(feed.valueHandle)
+                let markerHandle = Int(marker.valueHandle)
+                func feedValues() -> [[UInt8]] {
+                    central.receivedEvents.filter { $0.name == "value" && $0.int("handle") == feedHandle }.compactMap { $0.bytes("value") }
+                }
+                /// Our app notifies the marker, and the central gets it: what was sent before it arrived before it.
+                func markerArrives(_ value: UInt8) async throws {
+                    #expect(try await manager.updateValue([value], for: marker).delivered == [link])
+                    try await central.waitForEvent(named: "value") { $0.int("handle") == markerHandle && $0.bytes("value") == [value] }
+                }
+
+                // Never paired: the subscription is refused with Insufficient Authentication (pair first).
+                #expect(try await central.request("subscribe", ["handle": feedHandle]).int("att_error") == 0x05)
+                #expect(await manager.subscribers(of: feed).isEmpty)
+                _ = try await central.request("subscribe", ["handle": markerHandle])
+                try await waitUntil("the marker subscribed") { await manager.subscribers(of: marker) == [link] }
+                for value: UInt8 in 1...3 {
+                    #expect(try await manager.updateValue([value], for: feed).shortfall == .noSubscribers)
+                }
+                try await markerArrives(0xE1)
+                #expect(feedValues().isEmpty, "no protected value reached the unpaired central")
+
+                // Paired: it subscribes and gets the values.
+                let paired = try await central.request("initiate")
+                #expect(paired.bool("paired") == true, "\(paired)")
+                #expect(try await central.request("subscribe", ["handle": feedHandle]).int("att_error") == nil)
+                let delivered = try await manager.updateValue([0x10], for: feed)
+                #expect(delivered.delivered == [link] && delivered.succeeded, "\(delivered)")
+                try await markerArrives(0xE2)
+                #expect(feedValues() == [[0x10]])
+
+                // Its bond removed on our side: nothing more, the link still encrypted with the old key.
+                let identity = try #require(await manager.bonds().first).peerIdentity
+                #expect(try await manager.removeBond(with: identity))
+                let security = try await manager.security(of: link)
+                #expect(security.isEncrypted && security.isBondRemoved)
+                for value: UInt8 in 0x11...0x13 {
+                    let withheld = try await manager.updateValue([value], for: feed)
+                    #expect(withheld.withheld == [ValueUpdateResult.Withheld(central: link, reason: .bondRemoved)], "\(withheld)")
+                    #expect(withheld.delivered.isEmpty && !withheld.succeeded)
+                }
+                try await markerArrives(0xE3)
+                #expect(feedValues() == [[0x10]], "nothing after the bond was removed")
+                #expect(try await central.request("read", ["handle": feedHandle]).int("att_error") == 0x05)
+
+                // On the air: our host sent the protected value once, and only while the central was paired.
+                let recorded = try await central.request("hostile", ["mode": "recorded", "cid": 4])
+                let pushed: Set<UInt8> = [ATTOpcode.handleValueNotification.rawValue, ATTOpcode.handleValueIndication.rawValue]
+                let pushes = (recorded["pdus"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(RigHex.decode) }.filter { pdu in
+                    pdu.first.map(pushed.contains) == true && ByteReader.uint16(in: pdu[...], at: 1) == feed.valueHandle
+                }
+                #expect(pushes == [[ATTOpcode.handleValueNotification.rawValue, UInt8(feedHandle & 0xFF), UInt8(feedHandle >> 8), 0x10]])
+                _ = try await central.request("disconnect")
+            }
+        }
+
         @Test("Our peripheral asks the central to pair (Security Request)")
         func securityRequest() async throws {
             try await withPairingPeripheral(SecurityManagerSettings()) { central, manager in
@@ -95,8 +179,9 @@ extension InteropSuites {
         /// Our PeripheralManager on controller A with these settings, a Bumble central with the
         /// pairing plugin on the rig.
         private func withPairingPeripheral(_ settings: SecurityManagerSettings, agent: (any PairingAgent)? = nil,
+                                           plugins: [String] = ["bluejay_pairing"],
                                            _ body: (BumbleRig, PeripheralManager) async throws -> Void) async throws {
-            try await using(try BumbleRig.start(script: .central, arguments: ["--plugin", "bluejay_pairing"])) { central in
+            try await using(try BumbleRig.start(script: .central, arguments: plugins.flatMap { ["--plugin", $0] })) { central in
                 try await central.waitForReady()
                 var configuration = HostConfiguration()
                 configuration.security = settings

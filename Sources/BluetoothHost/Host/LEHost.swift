@@ -69,7 +69,8 @@ public actor LEHost {
     /// Out-of-band pairing data: this device's, and the peers' by address.
     var localOutOfBand: LocalOutOfBand?
     var peerOutOfBand: [BluetoothAddress: OutOfBandData] = [:]
-    /// One signed write's counter reservation or check at a time (see SMP/LEHost+Signing.swift).
+    /// One read-modify-write of a stored bond at a time: a signed write's counter reservation or
+    /// check (SMP/LEHost+Signing.swift), the GATT server's client state (LEHost+BondedClientState.swift).
     nonisolated let signingGate = AsyncSerialGate()
     /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
     nonisolated let bondedPeers = BondedPeers()

@@ -28,7 +28,8 @@ extension LEHost {
     public func secure(_ connection: Connection, authenticated: Bool = false, allowPairing: Bool = true) async throws -> LinkSecurity {
         try requireLink(connection)
         let current = connection.security
-        if current.isEncrypted && (current.isAuthenticated || !authenticated) { return current }
+        // A link still encrypted with a removed bond's key is not secure: pair again.
+        if current.isEncrypted && !current.isBondRemoved && (current.isAuthenticated || !authenticated) { return current }
         if let running = securitySessions[connection.handle]?.procedure, !running.isFinished {
             return try await waitForSecurity(connection)
         }
@@ -68,7 +69,8 @@ extension LEHost {
     func answerSecurityRequest(_ authReq: SMPAuthenticationRequirements, on connection: Connection) async {
         guard connectionsByHandle[connection.handle] === connection else { return }
         if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return }
-        if connection.security.isEncrypted && (connection.security.isAuthenticated || !authReq.contains(.mitm)) { return }
+        let security = connection.security
+        if security.isEncrypted && !security.isBondRemoved && (security.isAuthenticated || !authReq.contains(.mitm)) { return }
         if let bond = await bond(for: connection), let key = bond.peerKeys.longTermKey,
            bond.isAuthenticated || !authReq.contains(.mitm) {
             encrypt(with: bond, key: key, allowPairing: true, on: connection)
@@ -87,12 +89,14 @@ extension LEHost {
         session.encryptingWith = bond
         session.repairsOnMissingKey = allowPairing
         securitySessions[connection.handle] = session
+        connection.gatt.bearer.expectEncryption(LinkSecurity(bond: bond))
         let command = LEEnableEncryptionCommand(connectionHandle: connection.handle, randomNumber: bond.peerKeys.rand,
                                                 encryptedDiversifier: bond.peerKeys.ediv, longTermKey: SMPKeyBytes.littleEndian(key))
         Task {
             do {
                 _ = try await self.send(command)
             } catch {
+                connection.gatt.bearer.expectEncryption(nil)
                 self.encryptionChanged(handle: connection.handle, status: .unspecifiedError, enabled: false, keySize: nil)
             }
         }
@@ -100,7 +104,10 @@ extension LEHost {
 
     // MARK: Controller events
 
-    /// Encryption Change or Encryption Key Refresh Complete.
+    /// Encryption Change or Encryption Key Refresh Complete. The link's ATT bearer took the new
+    /// security already, on the transport's reader thread in the controller's order
+    /// (``ATTBearer/encryptionChanged(success:enabled:keySize:)``, from what was expected when
+    /// the encryption began); here the pairing goes on, the app hears of it, waiters resume.
     func encryptionChanged(handle: UInt16, status: HCIStatus, enabled: Bool, keySize: Int?) {
         guard let connection = connectionsByHandle[handle] else { return }
         var session = securitySessions[handle] ?? SecuritySession()
@@ -110,11 +117,7 @@ extension LEHost {
         securitySessions[handle] = session
 
         if var procedure = session.procedure, procedure.phase == .awaitingEncryption {
-            if status.isSuccess && enabled {
-                let security = LinkSecurity(isEncrypted: true, isAuthenticated: procedure.method.isAuthenticated,
-                                            isSecureConnections: procedure.isSecureConnections, keySize: keySize ?? procedure.keySize)
-                setSecurity(security, on: connection)
-            }
+            if status.isSuccess && enabled { announceSecurity(of: connection) }
             let actions = procedure.encryptionChanged(success: status.isSuccess && enabled)
             securitySessions[handle]?.procedure = procedure
             perform(actions, on: connection)
@@ -131,23 +134,25 @@ extension LEHost {
             resolveSecurityWaiters(handle, with: .failure(.encryptionFailed(status)))
             return
         }
-        let security: LinkSecurity
-        if let bond {
-            security = LinkSecurity(isEncrypted: enabled, isAuthenticated: bond.isAuthenticated, isSecureConnections: bond.isSecureConnections,
-                                    keySize: keySize ?? bond.keySize, isBonded: true)
-        } else {
-            // A key refresh keeps what the link had.
-            security = enabled ? connection.security : .unencrypted
-        }
-        setSecurity(security, on: connection)
+        let security = announceSecurity(of: connection)
         resolveSecurityWaiters(handle, with: .success(security))
     }
 
-    private func setSecurity(_ security: LinkSecurity, on connection: Connection) {
-        guard security != connection.security else { return }
-        connection.gatt.bearer.setSecurity(security)
+    /// Tells the app the link's security, when it is not what it was last told.
+    @discardableResult
+    func announceSecurity(of connection: Connection) -> LinkSecurity {
+        let security = connection.security
+        guard security != securitySessions[connection.handle]?.announcedSecurity ?? .unencrypted else { return security }
+        securitySessions[connection.handle, default: SecuritySession()].announcedSecurity = security
         logger.info("link to \(connection.peer): \(security)")
         broadcast(.securityChanged(connection, security))
+        return security
+    }
+
+    /// What a link encrypted with the running pairing's key (its STK or LTK) is worth.
+    static func encryptionSecurity(of procedure: PairingProcedure) -> LinkSecurity {
+        LinkSecurity(isEncrypted: true, isAuthenticated: procedure.method.isAuthenticated, isSecureConnections: procedure.isSecureConnections,
+                     keySize: procedure.keySize)
     }
 
     /// Peripheral: the central started encryption. The pairing's key while pairing, else the
@@ -155,8 +160,9 @@ extension LEHost {
     /// Secure Connections key), else a negative reply (Vol 4, Part E, 7.8.25 and 7.8.26).
     func answer(_ request: LELongTermKeyRequestEvent) {
         let handle = request.connectionHandle
-        if let key = securitySessions[handle]?.procedure?.keyForEncryption(ediv: request.encryptedDiversifier,
-                                                                            rand: request.randomNumber) {
+        if let procedure = securitySessions[handle]?.procedure,
+           let key = procedure.keyForEncryption(ediv: request.encryptedDiversifier, rand: request.randomNumber) {
+            connectionsByHandle[handle]?.gatt.bearer.expectEncryption(Self.encryptionSecurity(of: procedure))
             replyLongTermKey(key, handle: handle)
             return
         }
@@ -172,6 +178,7 @@ extension LEHost {
                 return
             }
             self.noteAnsweredWith(bond, handle: handle)
+            connection.gatt.bearer.expectEncryption(LinkSecurity(bond: bond))
             self.replyLongTermKey(key, handle: handle)
         }
     }

@@ -211,12 +211,16 @@ extension LEHost {
     }
 
     private func startEncryption(key: UInt128, ediv: UInt16, rand: UInt64, id: UInt64, on connection: Connection) {
+        if let procedure = securitySessions[connection.handle]?.procedure {
+            connection.gatt.bearer.expectEncryption(Self.encryptionSecurity(of: procedure))
+        }
         let command = LEEnableEncryptionCommand(connectionHandle: connection.handle, randomNumber: rand, encryptedDiversifier: ediv,
                                                 longTermKey: SMPKeyBytes.littleEndian(key))
         Task {
             do {
                 _ = try await self.send(command)
             } catch {
+                connection.gatt.bearer.expectEncryption(nil)
                 self.logger.warning("LE Enable Encryption on \(connection.peer) failed: \(error)")
                 self.answer(id: id, on: connection) { $0.encryptionChanged(success: false) }
             }
@@ -227,12 +231,15 @@ extension LEHost {
         let handle = connection.handle
         stopSecurityTimer(handle)
         pairingBackoff[connection.peer.address] = nil
-        let security = outcome.security
+        var security = outcome.security
+        let bond = outcome.isBonding ? makeBond(outcome, peer: connection.peer) : nil
+        // The link's key is the new bond's: who the peer is from now on (LinkSecurity.bondIdentity).
+        security.bondIdentity = bond.map { DeviceAddress($0.peerIdentity.address, type: $0.peerIdentity.type.base) }
         connection.gatt.bearer.setSecurity(security)
+        securitySessions[handle]?.announcedSecurity = security
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
         var saved: Task<Void, Never>?
-        if outcome.isBonding {
-            let bond = makeBond(outcome, peer: connection.peer)
+        if let bond {
             let store = configuration.bondStore
             let logger = logger
             let previous = pendingBondSave

@@ -20,6 +20,8 @@ struct SecuritySession {
     var repairsOnMissingKey = false
     /// Peripheral: the bond whose key answered the central's LTK Request.
     var answeredWith: Bond?
+    /// The link's security the app was last told of (``HostEvent/securityChanged(_:_:)``).
+    var announcedSecurity: LinkSecurity?
 }
 
 /// Back-off after failed pairings with one peer (Core 6.0, Vol 3, Part H, 2.3.6): the wait
