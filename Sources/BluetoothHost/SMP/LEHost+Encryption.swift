@@ -80,7 +80,7 @@ extension LEHost {
     /// central's pairing must then give MITM protection.
     private func requestSecurity(on connection: Connection, authenticated: Bool = false) {
         let settings = configuration.security.requiringAuthentication(authenticated)
-        if authenticated { securitySessions[connection.handle, default: SecuritySession()].requestedAuthentication = true }
+        securitySessions[connection.handle, default: SecuritySession()].requestedAuthentication = authenticated
         sendSecurityManager(.securityRequest(settings.authenticationRequirements), on: connection)
     }
 

@@ -88,10 +88,11 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     var effectiveMinimumKeySize: Int { secureConnectionsOnly ? 16 : minimumKeySize }
     var effectiveMaximumKeySize: Int { secureConnectionsOnly ? 16 : maximumKeySize }
 
-    /// Whether a link may be encrypted with this bond's key: any bond, but in Secure
-    /// Connections Only mode only one of level 4 (never a legacy, unauthenticated or short key).
+    /// Whether a link may be encrypted with this bond's key: with MITM protection required
+    /// only an authenticated bond, and in Secure Connections Only mode only one of level 4
+    /// (never a legacy, unauthenticated or short key).
     func accepts(_ bond: Bond) -> Bool {
-        !secureConnectionsOnly || bond.strength.isLevel4
+        (!requiresAuthentication || bond.isAuthenticated) && (!secureConnectionsOnly || bond.strength.isLevel4)
     }
 
     /// These settings asking for MITM protection as well (``LEHost/secure(_:authenticated:allowPairing:)``
