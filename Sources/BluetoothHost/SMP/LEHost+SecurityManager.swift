@@ -312,20 +312,15 @@ extension LEHost {
     /// with keys of a device that is not the bonded one, is ended with Authentication Failure.
     private func keep(_ bond: Bond, outcome: PairingOutcome, existing: Bond?, checkedBeforeKeys: BondReplacement?,
                       on connection: Connection) async {
-        var replacement: BondReplacement?
-        if let existing {
-            let found = BondReplacement(identity: existing.peerIdentity, bonded: existing.strength, proposed: outcome.strength,
-                                        isClaimedIdentity: checkedBeforeKeys?.identity != existing.peerIdentity)
-            if found.isWeaker && found.isClaimedIdentity {
-                let (agent, peer) = (pairingAgent, connection.peer)
-                logger.notice("\(found): asking the pairing agent")
-                let allowed = await boundedAnswer(fallback: false) { await agent.shouldReplaceBond(found, for: peer) }
-                guard allowed else {
-                    refuseReplacement(found, on: connection)
-                    return
-                }
+        let replacement = BondReplacement.afterKeyDistribution(existing: existing, proposed: outcome.strength, checkedBeforeKeys: checkedBeforeKeys)
+        if let replacement, replacement.needsConsentAfterKeys {
+            let (agent, peer) = (pairingAgent, connection.peer)
+            logger.notice("\(replacement): asking the pairing agent")
+            let allowed = await boundedAnswer(fallback: false) { await agent.shouldReplaceBond(replacement, for: peer) }
+            guard allowed else {
+                refuseReplacement(replacement, on: connection)
+                return
             }
-            replacement = found
         }
         let store = configuration.bondStore
         let logger = logger

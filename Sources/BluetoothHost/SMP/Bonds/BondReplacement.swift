@@ -64,6 +64,19 @@ public struct BondReplacement: Sendable, Hashable, CustomStringConvertible {
     /// The new key is weaker than the bond's in some respect (``KeyStrength/isWeaker(than:)``).
     public var isWeaker: Bool { proposed.isWeaker(than: bonded) }
 
+    /// After key distribution: what a bonding pairing whose keys are worth `proposed` would
+    /// replace, `existing` being the bond stored under the identity the peer distributed (or
+    /// its address), and `checkedBeforeKeys` what the procedure found before the keys.
+    static func afterKeyDistribution(existing: Bond?, proposed: KeyStrength, checkedBeforeKeys: BondReplacement?) -> BondReplacement? {
+        guard let existing else { return nil }
+        return BondReplacement(identity: existing.peerIdentity, bonded: existing.strength, proposed: proposed,
+                               isClaimedIdentity: checkedBeforeKeys?.identity != existing.peerIdentity)
+    }
+
+    /// The agent must allow this replacement before the keys are stored: weaker, and not
+    /// already allowed before the keys (the same bond, found by the peer's address).
+    var needsConsentAfterKeys: Bool { isWeaker && isClaimedIdentity }
+
     public var description: String {
         let how = isClaimedIdentity ? "a peer distributing the identity of" : "a pairing with"
         return "\(how) \(identity) would replace its \(bonded) bond with a \(proposed) key"
