@@ -31,6 +31,9 @@ public enum PeripheralConnectionEvent: Hashable, Sendable {
     case disconnected(Central, reason: HCIStatus)
     /// A central whose queue was full can take values again: update them now.
     case readyToUpdateSubscribers(Central)
+    /// A central's pairing replaced the bond stored under `replacement.identity`: it paired
+    /// again, or claimed that identity (see `BluetoothHost/BondReplacement`).
+    case bondReplaced(Central, BondReplacement)
 }
 
 /// What `PeripheralManager/updateValue(_:for:)` did.

@@ -188,8 +188,7 @@ struct HostPair {
 
     static func make(central centralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
                      peripheral peripheralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
-                     peripheralConfirms: Bool = true) async throws -> HostPair {
-        let link = VirtualLink()
+                     peripheralConfirms: Bool = true, link: VirtualLink = VirtualLink()) async throws -> HostPair {
         let centralController = link.addController(name: "central", address: TestAddresses.central)
         let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
         let board = PasskeyBoard()
@@ -260,6 +259,7 @@ final class ScriptedPairingAgent: PairingAgent {
     let board: PasskeyBoard
     let confirms: Bool
     private let state = Mutex<(shown: [UInt32], outcomes: [PairingOutcome], failures: [PairingFailure])>(([], [], []))
+    private let replacements = Mutex<(allows: Bool, asked: [BondReplacement], replaced: [BondReplacement])>((false, [], []))
 
     init(board: PasskeyBoard, confirms: Bool) {
         self.board = board
@@ -271,6 +271,25 @@ final class ScriptedPairingAgent: PairingAgent {
     /// The pairings that succeeded.
     var outcomes: [PairingOutcome] { state.withLock { $0.outcomes } }
     var failures: [PairingFailure] { state.withLock { $0.failures } }
+    /// Whether the user allows a weaker pairing to replace a bond; what they were asked; the
+    /// bonds replaced.
+    var allowsReplacement: Bool {
+        get { replacements.withLock { $0.allows } }
+        set { replacements.withLock { $0.allows = newValue } }
+    }
+    var replacementQuestions: [BondReplacement] { replacements.withLock { $0.asked } }
+    var bondsReplaced: [BondReplacement] { replacements.withLock { $0.replaced } }
+
+    func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool {
+        replacements.withLock { state in
+            state.asked.append(replacement)
+            return state.allows
+        }
+    }
+
+    func bondReplaced(_ replacement: BondReplacement, for peer: DeviceAddress) async {
+        replacements.withLock { $0.replaced.append(replacement) }
+    }
 
     func display(passkey: UInt32, for peer: DeviceAddress) async {
         state.withLock { $0.shown.append(passkey) }

@@ -3,6 +3,7 @@ import BluetoothHCI
 import BluetoothHost
 import BluetoothPeripheral
 import BluetoothTransport
+import Synchronization
 import Testing
 
 extension InteropSuites {
@@ -176,6 +177,120 @@ extension InteropSuites {
             }
         }
 
+        /// A Bumble central bonds with our peripheral by Passkey Entry; then, its keys put aside,
+        /// it pairs again from the same address with Just Works. Our peripheral knows the
+        /// address's bond before the keys: it refuses (Authentication Requirements, the agent's
+        /// default) and keeps the bond; with its keys back, the central re-encrypts with it.
+        @Test("A Just Works pairing from a passkey-bonded central's address is refused; the bond survives and re-encrypts")
+        func weakerPairingFromABondedCentral() async throws {
+            let agent = ScriptedPairingAgent()
+            let settings = SecurityManagerSettings(ioCapability: .displayOnly, initialRetryInterval: .zero, maximumRetryInterval: .zero)
+            try await withPairingPeripheral(settings, agent: agent) { central, manager in
+                let published = try await manager.add(Self.protectedService)
+                let guarded = try #require(published.characteristic(Self.guarded)).valueHandle
+                _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true])
+                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                _ = try await central.request("initiate", ["wait": false])
+                try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
+                _ = try await central.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
+                #expect(try await central.waitForEvent(named: "pairing_done").bool("ok") == true)
+                try await waitUntil("our side stored the bond") { await manager.bonds().count == 1 }
+                let bonds = await manager.bonds()
+                #expect(bonds.count == 1 && bonds.first?.isAuthenticated == true)
+
+                _ = try await central.request("stash_keys")
+                _ = try await central.request("pairing_config", ["io": "none", "mitm": false])
+                let attempt = try await central.request("initiate")
+                #expect(attempt.bool("paired") == false, "\(attempt)")
+                let done = try await central.waitForEvent(named: "pairing_done") { $0.bool("ok") == false }
+                #expect(done.int("reason") == 0x03, "Authentication Requirements: \(done)")
+                #expect(await manager.bonds() == bonds, "the bond is as it was: same LTK, IRK, CSRK")
+
+                _ = try await central.request("restore_keys")
+                _ = try await central.request("disconnect")
+                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                let encrypted = try await central.request("encrypt")
+                #expect(encrypted.bool("encrypted") == true, "\(encrypted)")
+                #expect(try await central.request("read", ["handle": Int(guarded)]).bytes("value") == Array("guarded".utf8))
+                _ = try await central.request("disconnect")
+            }
+        }
+
+        /// Our peripheral asks for MITM protection against a NoInputNoOutput central: unbonded,
+        /// the central's Just Works pairing is refused (Authentication Requirements); bonded
+        /// with Just Works, the central encrypts with that bond: either way a typed error.
+        @Test("secure(authenticated: true) against a NoInputNoOutput central: a typed error, unbonded or bonded with Just Works")
+        func authenticationAgainstNoInputNoOutputCentral() async throws {
+            let settings = SecurityManagerSettings(initialRetryInterval: .zero, maximumRetryInterval: .zero)
+            try await withPairingPeripheral(settings) { central, manager in
+                var events = await manager.connectionEvents().makeAsyncIterator()
+                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                guard case let .connected(connected)? = await events.next() else {
+                    Issue.record("no connection event")
+                    return
+                }
+                await #expect(throws: PeripheralError.host(.pairingFailed(.refused(reason: .authenticationRequirements, cause: .authenticationRequired)))) {
+                    try await manager.pair(connected, authenticated: true)
+                }
+                #expect(try await central.waitForEvent(named: "pairing_done") { $0.bool("ok") == false }.int("reason") == 0x03)
+
+                // A Just Works bond first; then the central encrypts with it when asked for MITM.
+                #expect(try await manager.pair(connected).isEncrypted)
+                _ = try await central.request("disconnect")
+                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                var again: Central?
+                while again == nil, let event = await events.next() {
+                    if case let .connected(central) = event { again = central }
+                }
+                let reconnected = try #require(again, "no second connection event")
+                await #expect(throws: PeripheralError.host(.pairingFailed(.authenticationRequired))) {
+                    try await manager.pair(reconnected, authenticated: true)
+                }
+                #expect(try await manager.security(of: reconnected).isEncrypted, "encrypted, without MITM protection")
+                #expect(central.receivedEvents.filter { $0.name == "pairing_done" && $0.bool("ok") == true }.count == 1)
+                _ = try await central.request("disconnect")
+            }
+        }
+
+        struct Refusal: Sendable, CustomTestStringConvertible {
+            let name: String
+            let config: [String: any Sendable]
+            let reason: SMPPairingFailureReason
+            var testDescription: String { name }
+        }
+
+        static let refusals: [Refusal] = [
+            Refusal(name: "legacy pairing", config: ["io": "yesno", "mitm": true, "sc": false], reason: .authenticationRequirements),
+            Refusal(name: "Just Works", config: ["io": "none", "mitm": false, "sc": true], reason: .authenticationRequirements),
+            Refusal(name: "a 7-octet key", config: ["io": "yesno", "mitm": true, "sc": true, "key_size": 7], reason: .encryptionKeySize),
+        ]
+
+        /// Our peripheral in Secure Connections Only mode (level 4): each central that cannot
+        /// give it is refused with the spec's reason, and nothing is stored.
+        @Test("Secure Connections Only refuses a central that offers", arguments: refusals)
+        func secureConnectionsOnly(_ refusal: Refusal) async throws {
+            var settings = SecurityManagerSettings(ioCapability: .displayYesNo, initialRetryInterval: .zero, maximumRetryInterval: .zero)
+            settings.secureConnectionsOnly = true
+            let agent = RecordingOutcomeAgent()
+            try await withPairingPeripheral(settings, agent: agent) { central, manager in
+                _ = try await central.request("pairing_config", refusal.config.mapValues { $0 as Any })
+                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                let attempt = try await central.request("initiate")
+                #expect(attempt.bool("paired") == false, "\(attempt)")
+                let done = try await central.waitForEvent(named: "pairing_done") { $0.bool("ok") == false }
+                #expect(done.int("reason") == Int(refusal.reason.rawValue), "\(done)")
+                try await waitUntil("our agent heard the failure") { !agent.failures.isEmpty }
+                #expect(agent.failures.first?.reason == refusal.reason)
+                #expect(await manager.bonds().isEmpty)
+                _ = try await central.request("disconnect")
+            }
+        }
+
         /// Our PeripheralManager on controller A with these settings, a Bumble central with the
         /// pairing plugin on the rig.
         private func withPairingPeripheral(_ settings: SecurityManagerSettings, agent: (any PairingAgent)? = nil,
@@ -198,5 +313,18 @@ extension InteropSuites {
                 await manager.powerOff()
             }
         }
+    }
+}
+
+/// Records how pairings ended.
+final class RecordingOutcomeAgent: PairingAgent {
+    private let ended = Mutex<[Result<PairingOutcome, PairingFailure>]>([])
+
+    var failures: [PairingFailure] {
+        ended.withLock { $0.compactMap { if case let .failure(failure) = $0 { failure } else { nil } } }
+    }
+
+    func pairingFinished(with peer: DeviceAddress, result: Result<PairingOutcome, PairingFailure>) async {
+        ended.withLock { $0.append(result) }
     }
 }

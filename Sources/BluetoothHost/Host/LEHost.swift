@@ -61,7 +61,7 @@ public actor LEHost {
     // Security Manager state (see SMP/LEHost+SecurityManager.swift).
     var securitySessions: [UInt16: SecuritySession] = [:]
     var pairingAgent: any PairingAgent = DefaultPairingAgent()
-    var pairingBackoff: [BluetoothAddress: PairingRetryBackoff] = [:]
+    var pairingAttempts = PairingAttempts()
     /// The latest bond being written to the store.
     var pendingBondSave: Task<Void, Never>?
     /// The GATT database cache and the peers trusted to keep their database (LEHost+GATTCache.swift).

@@ -7,16 +7,22 @@ extension LEHost {
     /// Pairs with the peer now, even if a bond exists. As central this sends a Pairing
     /// Request; as peripheral a Security Request, and the central decides whether to pair or
     /// to encrypt with keys it has. Returns the link's security once encrypted.
-    public func pair(_ connection: Connection) async throws -> LinkSecurity {
+    ///
+    /// With `authenticated`, MITM protection is asked for (the MITM flag of AuthReq): a
+    /// pairing that cannot give it (Just Works) fails, and a link that ends up encrypted
+    /// without it throws ``PairingFailure/authenticationRequired``; no bond is replaced by it.
+    public func pair(_ connection: Connection, authenticated: Bool = false) async throws -> LinkSecurity {
         try requireLink(connection)
+        let security: LinkSecurity
         switch connection.role {
         case .central:
-            startPairing(on: connection)
-            return try await waitForSecurity(connection)
+            if let refused = startPairing(on: connection, authenticated: authenticated) { throw HostError.pairingFailed(refused) }
+            security = try await waitForSecurity(connection)
         case .peripheral:
-            requestSecurity(on: connection)
-            return try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
+            requestSecurity(on: connection, authenticated: authenticated)
+            security = try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
         }
+        return try requireAuthentication(security, authenticated)
     }
 
     /// Makes the link encrypted, and authenticated if asked: returns at once when it already
@@ -25,29 +31,43 @@ extension LEHost {
     ///
     /// A bonded peer that lost its keys answers encryption with PIN or Key Missing; then
     /// this pairs again when `allowPairing`, else throws ``HostError/encryptionFailed(_:)``.
+    ///
+    /// With `authenticated`, a bond without MITM protection is not used, the pairing asks for
+    /// MITM protection (and fails if the IO capabilities allow only Just Works), and a link that
+    /// ends up encrypted without it throws ``PairingFailure/authenticationRequired``: never a
+    /// success, and the stronger bond, if any, stays. In Secure Connections Only mode only a
+    /// level 4 bond encrypts (``SecurityManagerSettings/secureConnectionsOnly``).
     public func secure(_ connection: Connection, authenticated: Bool = false, allowPairing: Bool = true) async throws -> LinkSecurity {
         try requireLink(connection)
         let current = connection.security
         // A link still encrypted with a removed bond's key is not secure: pair again.
         if current.isEncrypted && !current.isBondRemoved && (current.isAuthenticated || !authenticated) { return current }
         if let running = securitySessions[connection.handle]?.procedure, !running.isFinished {
-            return try await waitForSecurity(connection)
+            return try requireAuthentication(try await waitForSecurity(connection), authenticated)
         }
         switch connection.role {
         case .peripheral:
             requestSecurity(on: connection, authenticated: authenticated)
-            return try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
+            return try requireAuthentication(try await waitForSecurity(connection, answerWithin: configuration.security.timeout), authenticated)
         case .central:
             let bond = await bond(for: connection)
-            if let bond, let key = bond.peerKeys.longTermKey, bond.isAuthenticated || !authenticated {
+            if let bond, let key = bond.peerKeys.longTermKey, bond.isAuthenticated || !authenticated, configuration.security.accepts(bond) {
                 encrypt(with: bond, key: key, allowPairing: allowPairing, on: connection)
             } else if allowPairing {
-                startPairing(on: connection)
+                if let refused = startPairing(on: connection, authenticated: authenticated) { throw HostError.pairingFailed(refused) }
             } else {
                 throw HostError.pairingFailed(.authenticationRequired)
             }
         }
-        return try await waitForSecurity(connection)
+        return try requireAuthentication(try await waitForSecurity(connection), authenticated)
+    }
+
+    /// The link's security, or ``PairingFailure/authenticationRequired`` when MITM protection
+    /// was asked for and the link got none (the peer encrypted with an unauthenticated bond).
+    private func requireAuthentication(_ security: LinkSecurity, _ authenticated: Bool) throws -> LinkSecurity {
+        guard authenticated, !security.isAuthenticated else { return security }
+        logger.warning("the link is encrypted without MITM protection (\(security)), which was required")
+        throw HostError.pairingFailed(.authenticationRequired)
     }
 
     private func requireLink(_ connection: Connection) throws(HostError) {
@@ -57,34 +77,16 @@ extension LEHost {
         }
     }
 
-    /// Peripheral: asks the central for security (Part H, 3.6.7).
+    /// Peripheral: asks the central for security (Part H, 3.6.7). With `authenticated` the
+    /// central's pairing must then give MITM protection.
     private func requestSecurity(on connection: Connection, authenticated: Bool = false) {
-        var authReq = configuration.security.authenticationRequirements
-        if authenticated { authReq.insert(.mitm) }
-        sendSecurityManager(.securityRequest(authReq), on: connection)
-    }
-
-    /// Central: a peripheral sent a Security Request. With a bond good enough for what it asks,
-    /// encrypt with it; else pair, if the agent accepts (Part H, 2.4.6).
-    func answerSecurityRequest(_ authReq: SMPAuthenticationRequirements, on connection: Connection) async {
-        guard connectionsByHandle[connection.handle] === connection else { return }
-        if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return }
-        let security = connection.security
-        if security.isEncrypted && !security.isBondRemoved && (security.isAuthenticated || !authReq.contains(.mitm)) { return }
-        if let bond = await bond(for: connection), let key = bond.peerKeys.longTermKey,
-           bond.isAuthenticated || !authReq.contains(.mitm) {
-            encrypt(with: bond, key: key, allowPairing: true, on: connection)
-            return
-        }
-        guard await pairingAgent.shouldAcceptPairing(with: connection.peer) else {
-            sendSecurityManager(.pairingFailed(.pairingNotSupported), on: connection)
-            return
-        }
-        startPairing(on: connection)
+        let settings = configuration.security.requiringAuthentication(authenticated)
+        securitySessions[connection.handle, default: SecuritySession()].requestedAuthentication = authenticated
+        sendSecurityManager(.securityRequest(settings.authenticationRequirements), on: connection)
     }
 
     /// Central: LE Enable Encryption with a bond's key.
-    private func encrypt(with bond: Bond, key: UInt128, allowPairing: Bool, on connection: Connection) {
+    func encrypt(with bond: Bond, key: UInt128, allowPairing: Bool, on connection: Connection) {
         var session = securitySessions[connection.handle] ?? SecuritySession()
         session.encryptingWith = bond
         session.repairsOnMissingKey = allowPairing
@@ -177,6 +179,13 @@ extension LEHost {
                 self.refuseLongTermKey(handle: handle)
                 return
             }
+            guard self.configuration.security.accepts(bond) else {
+                // Secure Connections Only mode: a bond below level 4 never encrypts (Vol 3,
+                // Part C, 10.2.4); the central hears PIN or Key Missing and may pair again.
+                self.logger.info("\(connection.peer)'s \(bond.strength) bond is below level 4: refused in Secure Connections Only mode")
+                self.refuseLongTermKey(handle: handle)
+                return
+            }
             self.noteAnsweredWith(bond, handle: handle)
             connection.gatt.bearer.expectEncryption(LinkSecurity(bond: bond))
             self.replyLongTermKey(key, handle: handle)
@@ -255,6 +264,7 @@ extension LEHost {
         let handle = connection.handle
         guard let session = securitySessions.removeValue(forKey: handle) else { return }
         session.timer?.cancel()
+        for task in session.agentTasks { task.cancel() }
         if var procedure = session.procedure, !procedure.isFinished {
             _ = procedure.cancel(reason: .unspecifiedReason)
             broadcast(.pairingFinished(connection, .failure(.disconnected)))
