@@ -228,7 +228,7 @@ public actor LEHost {
                 case let .transportClosed(reason): transportDidClose(reason)
                 }
             }
-            l2cap.didHandle(batch.count)
+            l2cap.didHandle(batch)
         }
     }
 

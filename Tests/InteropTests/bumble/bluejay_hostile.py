@@ -12,7 +12,9 @@
 #             `cid` (4 ATT, 5 LE signalling, 6 SMP). `path`: "host" goes through Bumble's host
 #             and controller like any PDU (fragmented, flow-controlled); "inject" hands each
 #             PDU straight to Bluejay's host as one ACL packet from controller A, as fast as
-#             Python can (a flood no radio could carry).
+#             Python can (a flood no radio could carry); with `pause_every` N, it lets the
+#             other devices of the rig run after every N packets, so that their PDUs reach
+#             Bluejay's host in the middle of the flood.
 #   acl       hands raw ACL packets to Bluejay's host from controller A: `fragments`, each
 #             {"pb": 0|1|2, "data": hex} (pb 1 continues a PDU, 2 starts one), `repeat` times.
 #   push      sends one Handle Value Notification (or, with `indicate`, Indication) of `value`
@@ -148,14 +150,16 @@ class Endpoint:
         for boundary, data in packets:
             controller.send_hci_packet(hci.HCI_AclDataPacket(handle, boundary, 0, len(data), data))
 
-    async def send(self, cid: int, pdus: list[bytes], count: int, path: str) -> int:
+    async def send(self, cid: int, pdus: list[bytes], count: int, path: str, pause_every: int = 0) -> int:
         connection = self.link()
         sent = 0
         if path == 'inject':
             frames = [(0x02, len(pdu).to_bytes(2, 'little') + cid.to_bytes(2, 'little') + pdu) for pdu in pdus]
-            for _ in range(count):
+            for index in range(count):
                 self.inject(frames)
                 sent += len(frames)
+                if pause_every > 0 and (index + 1) % pause_every == 0:
+                    await asyncio.sleep(0)
             return sent
         if path != 'host':
             raise CommandError('path must be "host" or "inject"')
@@ -196,7 +200,8 @@ def make_handler(endpoints: Callable[[dict[str, Any]], Endpoint]):
             return {'rules': len(endpoint.rules)}
         if mode == 'send':
             pdus = hex_list(command, 'pdus') if 'pdus' in command else [peer.hex_bytes(str(peer.require(command, 'pdu')))]
-            sent = await endpoint.send(cid, pdus, int(command.get('count', 1)), str(command.get('path', 'host')))
+            sent = await endpoint.send(cid, pdus, int(command.get('count', 1)), str(command.get('path', 'host')),
+                                       int(command.get('pause_every', 0)))
             return {'sent': sent}
         if mode == 'acl':
             fragments = command.get('fragments')
