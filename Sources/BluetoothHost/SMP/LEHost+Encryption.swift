@@ -110,6 +110,8 @@ extension LEHost {
         securitySessions[handle] = session
 
         if var procedure = session.procedure, procedure.phase == .awaitingEncryption {
+            // A pairing's key: no bond's until the pairing stores one.
+            securitySessions[handle]?.bondIdentity = nil
             if status.isSuccess && enabled {
                 let security = LinkSecurity(isEncrypted: true, isAuthenticated: procedure.method.isAuthenticated,
                                             isSecureConnections: procedure.isSecureConnections, keySize: keySize ?? procedure.keySize)
@@ -119,6 +121,12 @@ extension LEHost {
             securitySessions[handle]?.procedure = procedure
             perform(actions, on: connection)
             return
+        }
+        // Whose key encrypts the link now: a stored key's bond; a key refresh keeps it.
+        if !(status.isSuccess && enabled) {
+            securitySessions[handle]?.bondIdentity = nil
+        } else if let bond {
+            securitySessions[handle]?.bondIdentity = bond.peerIdentity
         }
         guard status.isSuccess else {
             logger.warning("encryption of \(connection.peer) failed: \(status)")

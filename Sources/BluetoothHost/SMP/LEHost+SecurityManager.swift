@@ -245,6 +245,7 @@ extension LEHost {
             pendingBondSave = save
             saved = save
             rememberBond(bond)
+            securitySessions[handle]?.bondIdentity = bond.peerIdentity
         }
         broadcast(.securityChanged(connection, security))
         broadcast(.pairingFinished(connection, .success(outcome)))

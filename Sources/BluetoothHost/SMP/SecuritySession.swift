@@ -20,6 +20,11 @@ struct SecuritySession {
     var repairsOnMissingKey = false
     /// Peripheral: the bond whose key answered the central's LTK Request.
     var answeredWith: Bond?
+    /// The identity of the bond whose key encrypts the link: set when encryption with a
+    /// stored key succeeds, or when a bonding pairing on this link stores its bond; `nil`
+    /// while the link is unencrypted or encrypted with a key no bond holds. What the peer
+    /// proved by encrypting, unlike its address (the GATT cache trusts this, Vol 3, Part G, 2.5.2).
+    var bondIdentity: DeviceAddress?
 }
 
 /// Back-off after failed pairings with one peer (Core 6.0, Vol 3, Part H, 2.3.6): the wait
