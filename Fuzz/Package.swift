@@ -26,6 +26,7 @@ let package = Package(
             dependencies: ["CLibFuzzer", .product(name: "BluetoothCore", package: "Bluejay"), .product(name: "Logging", package: "swift-log")]
         ),
         fuzzTarget("FuzzH4Deframer", ["BluetoothTransport"]),
+        fuzzTarget("FuzzCaptureRedactor", ["BluetoothTransport"]),
         fuzzTarget("FuzzHCIEvent", ["BluetoothHCI"]),
         fuzzTarget("FuzzHCICommand", ["BluetoothHCI"]),
         fuzzTarget("FuzzACLReassembly", ["BluetoothHCI"]),

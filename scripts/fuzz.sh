@@ -28,7 +28,7 @@ fi
 seconds=${FUZZ_SECONDS:-60}
 if $smoke; then seconds=${FUZZ_SMOKE_SECONDS:-3}; fi
 
-all_targets=(FuzzH4Deframer FuzzHCIEvent FuzzHCICommand FuzzACLReassembly FuzzChannelPDUs FuzzCreditChannel FuzzHostChannels
+all_targets=(FuzzH4Deframer FuzzCaptureRedactor FuzzHCIEvent FuzzHCICommand FuzzACLReassembly FuzzChannelPDUs FuzzCreditChannel FuzzHostChannels
              FuzzGATTClient FuzzGATTServer FuzzAdvertising FuzzStrings FuzzRestoration FuzzPairing)
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then targets=("${all_targets[@]}"); fi

@@ -85,6 +85,14 @@ write("FuzzACLReassembly",
       + final(0, 1, 0x0006, b"\x0b\x01"),
       b"\x01" + bytes([0x0d]) + chunk(b"\x03\x00\x05\x00") + final(3, 255, 0x0005, b"\x12\x01\x08\x00\x18\x00\x28\x00\x00\x00\x48\x00"))
 
+# Capture redaction: PDUs (CID choice, payload chunk, cuts, the other link's packet).
+write("FuzzCaptureRedactor",
+      b"\x02" + b"\x00" + chunk(b"\x06" + bytes(range(16))) + b"\x02\x03\x0b" + b"\x01" + chunk(b"\x41\x10\x02\x00\xaa\xbb")
+      + b"\x01" + chunk(b"\x0b\x01\x02") + b"\x00" + b"\x03" + chunk(b"\x0e\x04\x01\x17\x20\x00"),
+      b"\x03" + b"\x00" + chunk(b"\x03" + bytes(16)) + b"\x03\x01\x04\x05" + b"\x00" + chunk(b"\x19\x20\x1c" + bytes(28))
+      + b"\x00" + chunk(b"\x0d" + bytes(range(16))) + b"\x01\x14" + b"\x01" + chunk(b"\x41\x00")
+      + b"\x00" + chunk(b"\x07\x34\x12" + bytes(8)) + b"\x00" + b"\x01" + chunk(b""))
+
 # L2CAP PDUs: selector (0 frame, 1 signalling, 2 SMP, 3 ATT), then the PDU.
 write("FuzzChannelPDUs",
       b"\x00" + u16(3) + u16(0x0004) + b"\x0a\x03\x00",

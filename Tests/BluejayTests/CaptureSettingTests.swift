@@ -54,4 +54,24 @@ struct CaptureSettingTests {
         let appended = try #require(try CaptureSetting.environment.open(environment: ["BLUEJAY_CAPTURE": path, "BLUEJAY_CAPTURE_MODE": "append"]))
         appended.close()
     }
+
+    @Test("Keys are blanked unless the setting or $BLUEJAY_CAPTURE_KEYS=keep keeps them")
+    func keys() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let blanked = try #require(try CaptureSetting.file(path).open(environment: [:]))
+        #expect(blanked.keys == .blanked)
+        blanked.close()
+        let kept = try #require(try CaptureSetting.file(path, mode: .replace, keys: .kept).open(environment: [:]))
+        #expect(kept.keys == .kept)
+        kept.close()
+        let environment = ["BLUEJAY_CAPTURE": path, "BLUEJAY_CAPTURE_MODE": "replace"]
+        #expect(try #require(try CaptureSetting.environment.open(environment: environment)).keys == .blanked)
+        let fromEnvironment = try #require(try CaptureSetting.environment.open(environment: environment.merging(["BLUEJAY_CAPTURE_KEYS": "keep"]) { $1 }))
+        #expect(fromEnvironment.keys == .kept)
+        fromEnvironment.close()
+        #expect(throws: BluejayError.self) {
+            _ = try CaptureSetting.environment.open(environment: environment.merging(["BLUEJAY_CAPTURE_KEYS": "yes"]) { $1 })
+        }
+    }
 }

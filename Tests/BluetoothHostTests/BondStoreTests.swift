@@ -217,6 +217,113 @@ struct BondStoreTests {
         #expect(await scratch.store.bonds() == [mine])
     }
 
+    @Test("A bond file that cannot be opened now (out of file descriptors) is kept, and reported as a typed error")
+    func openFailureKeepsTheBond() async throws {
+        let scratch = Scratch()
+        try await scratch.store.save(Self.bond())
+        try await scratch.store.save(Self.bond(peer: Self.otherPeer, ltk: 5))
+        let files = scratch.files
+        let blocked = Self.fileName()
+        // Another store on the directory whose open(2) fails for one file as with EMFILE.
+        let failing = FileBondStore(directory: scratch.directory, logger: Logger(label: "test.bonds"), open: { path, flags in
+            guard !path.hasSuffix("/" + blocked) else {
+                errno = EMFILE
+                return -1
+            }
+            return Glibc.open(path, flags)
+        })
+        do {
+            let found = try await failing.readBond(local: Self.local, peer: Self.peer)
+            Issue.record("no error: \(String(describing: found))")
+        } catch let BondStoreError.readFailed(reason) {
+            #expect(reason.contains("Too many open files") && reason.contains(blocked), "\(reason)")
+        }
+        #expect(await failing.bond(local: Self.local, peer: Self.peer) == nil, "not available now")
+        #expect(await failing.bonds() == [Self.bond(peer: Self.otherPeer, ltk: 5)], "the other bonds are read")
+        await #expect(throws: BondStoreError.self) { try await failing.readBonds() }
+        #expect(scratch.files == files, "nothing set aside")
+        // Once files open again, the bond is there.
+        #expect(await scratch.store.bond(local: Self.local, peer: Self.peer) == Self.bond())
+    }
+
+    @Test("A file that cannot be read for a reason of the system (here, a socket in its place is not; EMFILE is) is set aside only when it cannot be a bond")
+    func onlyWhatCannotBeABondIsSetAside() async throws {
+        let scratch = Scratch()
+        try await scratch.store.save(Self.bond())
+        for error in [EMFILE, ENFILE, ENOMEM, EACCES, EIO, EINTR] {
+            let failing = FileBondStore(directory: scratch.directory, logger: Logger(label: "test.bonds"), open: { _, _ in
+                errno = error
+                return -1
+            })
+            await #expect(throws: BondStoreError.self, "errno \(error)") { try await failing.readBond(local: Self.local, peer: Self.peer) }
+            #expect(scratch.files == [Self.fileName()], "errno \(error): kept")
+        }
+    }
+
+    // MARK: The copy in memory
+
+    @Test("Bonds are read from disk once; saves and removals, the store's own and another process's, reach the copy")
+    func bondsAreReadOnce() async throws {
+        let scratch = Scratch()
+        // Another process writing the same directory.
+        let other = FileBondStore(directory: scratch.directory, logger: Logger(label: "test.other"))
+        let peers = (1...20).map { DeviceAddress(BluetoothAddress(rawValue: 0xD0_0000_0000_00 + UInt64($0)), type: .random) }
+        for (index, peer) in peers.enumerated() { try await other.save(Self.bond(peer: peer, ltk: UInt128(index))) }
+        let store = scratch.store
+        #expect(await store.bonds().count == 20)
+        let reads = await store.fileReads
+        #expect(reads == 20)
+        for _ in 0..<50 {
+            _ = await store.bonds()
+            _ = await store.bond(local: Self.local, peer: peers[3])
+            _ = await store.bond(local: Self.local, peer: Self.otherPeer)
+        }
+        #expect(await store.fileReads == reads, "nothing read again")
+
+        // Its own save and removal.
+        try await store.save(Self.bond(peer: Self.peer, ltk: 77))
+        #expect(await store.bond(local: Self.local, peer: Self.peer)?.peerKeys.longTermKey == 77)
+        #expect(try await store.removeBond(local: Self.local, peer: peers[0]))
+        #expect(await store.bond(local: Self.local, peer: peers[0]) == nil)
+        #expect(await store.bonds().count == 20)
+
+        // Another process's new bond, changed bond and removal.
+        let newcomer = DeviceAddress(BluetoothAddress(rawValue: 0xE0_0000_0000_01), type: .random)
+        try await other.save(Self.bond(peer: newcomer, ltk: 88))
+        #expect(await store.bond(local: Self.local, peer: newcomer)?.peerKeys.longTermKey == 88)
+        try await other.save(Self.bond(peer: peers[1], ltk: 99))
+        #expect(await store.bond(local: Self.local, peer: peers[1])?.peerKeys.longTermKey == 99)
+        #expect(try await other.removeBond(local: Self.local, peer: peers[2]))
+        #expect(await store.bond(local: Self.local, peer: peers[2]) == nil)
+        #expect(await store.bonds().count == 20)
+        #expect(await store.fileReads <= reads + 6, "only what changed is read again")
+    }
+
+    @Test("The store's revision changes with every change to the bonds, its own and another process's")
+    func revisionFollowsChanges() async throws {
+        let scratch = Scratch()
+        let other = FileBondStore(directory: scratch.directory, logger: Logger(label: "test.other"))
+        let store = scratch.store
+        // No directory yet: nothing to watch, the store reads the disk on each call.
+        #expect(await store.revision() == nil)
+        try await other.save(Self.bond(peer: DeviceAddress(BluetoothAddress(rawValue: 0xE0_0000_0000_01), type: .random)))
+        let first = try #require(await store.revision())
+        #expect(await store.revision() == first, "nothing changed")
+        try await store.save(Self.bond())
+        let second = try #require(await store.revision())
+        #expect(second != first)
+        #expect(await store.revision() == second)
+        try await other.save(Self.bond(peer: Self.otherPeer))
+        let third = try #require(await store.revision())
+        #expect(third != second)
+        #expect(try await other.removeBond(local: Self.local, peer: Self.otherPeer))
+        #expect(await store.revision() != third)
+        let memory = InMemoryBondStore()
+        let before = try #require(await memory.revision())
+        await memory.save(Self.bond())
+        #expect(await memory.revision() != before)
+    }
+
     // MARK: Memory store
 
     @Test("The memory store finds bonds by both identities, base address type, and forgets them")

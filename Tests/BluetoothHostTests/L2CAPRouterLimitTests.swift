@@ -25,13 +25,23 @@ import Testing
                            queueLimits: .init(peerItems: peerItems, allItems: allItems), logger: Logger(label: "test"))
     }
 
-    func signaling(_ identifier: UInt8) -> HCIInbound {
+    func signaling(_ identifier: UInt8, handle: UInt16 = 0x0040) -> HCIInbound {
         // An unknown signalling command: the host would answer Command Reject.
-        .l2cap(connectionHandle: 0x0040, pdu: L2CAPBasicFrame.encode(channelID: .leSignaling, payload: [0x7F, identifier, 0, 0])[...])
+        .l2cap(connectionHandle: handle, pdu: L2CAPBasicFrame.encode(channelID: .leSignaling, payload: [0x7F, identifier, 0, 0])[...])
     }
 
-    func securityManager() -> HCIInbound {
-        .l2cap(connectionHandle: 0x0040, pdu: L2CAPBasicFrame.encode(channelID: .securityManager, payload: [0x0B, 0x01])[...])
+    func securityManager(handle: UInt16 = 0x0040) -> HCIInbound {
+        .l2cap(connectionHandle: handle, pdu: L2CAPBasicFrame.encode(channelID: .securityManager, payload: [0x0B, 0x01])[...])
+    }
+
+    /// The peer items of `items` on `handle`.
+    func peerItems(_ items: [L2CAPRouter.HostItem], handle: UInt16) -> [L2CAPRouter.HostItem] {
+        items.filter {
+            switch $0 {
+            case let .signaling(itemHandle, _), let .securityManager(itemHandle, _): return itemHandle == handle
+            default: return false
+            }
+        }
     }
 
     static let unknownEvent = HCIInbound.event(.unknown(code: 0xFE, parameters: [1]))
@@ -55,7 +65,7 @@ import Testing
         _ = router.process([Self.unknownEvent])
         #expect(router.droppedHostItemCount == 2)
         // The host handled what it had: the peer is heard again.
-        router.didHandle(9)
+        router.didHandle(Array(repeating: .signaling(connectionHandle: 0x0040, payload: []), count: 8) + [.event(.unknown(code: 0xFE, parameters: [1]))])
         _ = router.process([signaling(99)])
         #expect(router.droppedHostItemCount == 2)
         let items = await drain(router)
@@ -71,14 +81,36 @@ import Testing
     @Test func eventsPastTheLimitAreDroppedButLinksAlwaysComeAndGo() async throws {
         let router = makeRouter(peerItems: 2, allItems: 4)
         _ = router.process(Array(repeating: Self.unknownEvent, count: 6) + [Self.disconnection, signaling(1)])
-        #expect(router.droppedHostItemCount == 3)
+        // Two events dropped; the peer's PDU has a bound of its own, which events do not fill.
+        #expect(router.droppedHostItemCount == 2)
         let items = await drain(router)
-        #expect(items.count == 6)
+        #expect(items.count == 7)
+        #expect(peerItems(items, handle: 0x0040).count == 1)
         let disconnections = items.filter {
             if case .event(.disconnectionComplete) = $0 { return true }
             return false
         }
         #expect(disconnections.count == 1)
         if case .transportClosed = items.last {} else { Issue.record("the stream's last item is the closed transport, got \(String(describing: items.last))") }
+    }
+
+    /// One peer floods signalling while the host is busy: its own PDUs past the bound are
+    /// dropped, but another link's credits, pairing steps and disconnection answers, and the
+    /// controller's events, all get through.
+    @Test func aFloodingLinkDoesNotStarveAnother() async throws {
+        let router = makeRouter(peerItems: 8, allItems: 16)
+        _ = router.process((0..<50).map { signaling(UInt8($0)) })
+        #expect(router.droppedHostItemCount == 42)
+        // In one batch, interleaved with more of the flood: the second link's PDUs, an event.
+        _ = router.process([signaling(60), securityManager(handle: 0x0041), signaling(61), signaling(1, handle: 0x0041),
+                            Self.unknownEvent, securityManager(handle: 0x0041)])
+        #expect(router.droppedHostItemCount == 44)
+        // The flood goes on after the host handled part of it: the flooder gets only its share.
+        router.didHandle(Array(repeating: .signaling(connectionHandle: 0x0040, payload: []), count: 4))
+        _ = router.process((70..<80).map { signaling(UInt8($0)) } + [signaling(2, handle: 0x0041)])
+        let items = await drain(router)
+        #expect(peerItems(items, handle: 0x0041).count == 4, "every PDU of the second link")
+        #expect(peerItems(items, handle: 0x0040).count == 12, "8, then 4 more once the host took 4")
+        #expect(items.contains { if case .event(.unknown) = $0 { return true } else { return false } })
     }
 }

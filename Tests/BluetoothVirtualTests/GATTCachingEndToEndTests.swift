@@ -88,6 +88,62 @@ struct GATTCachingEndToEndTests {
         await pair.shutdown()
     }
 
+    /// A device at a bonded peer's address that does not hold the bond's key (another host on
+    /// the peer's controller, with no bonds and another database): the central neither uses
+    /// nor replaces the peer's cached database on its link; the real peer, back, gets its own
+    /// database from the cache, over a link encrypted with the bond's key.
+    @Test func aDeviceAtABondedPeersAddressWithoutItsKeyNeitherUsesNorChangesTheCache() async throws {
+        let link = VirtualLink()
+        let centralController = link.addController(name: "central", address: TestAddresses.central)
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
+        let central = LEHost(transport: centralController.makeTransport())
+        try await central.powerOn()
+        let realBonds = InMemoryBondStore()
+        func peripheralHost(bonds: InMemoryBondStore, services: [GATTServiceDefinition]) async throws -> LEHost {
+            var configuration = HostConfiguration()
+            configuration.bondStore = bonds
+            let host = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
+            try await host.powerOn()
+            for service in services { _ = try await host.server.addService(service) }
+            try await host.startAdvertising(AdvertisingData())
+            return host
+        }
+        func connect() async throws -> Connection {
+            try await central.connect(to: Self.peripheralIdentity, timeout: .seconds(5))
+        }
+
+        let real = try await peripheralHost(bonds: realBonds, services: [Self.definition])
+        let first = try await connect()
+        _ = try await central.pair(first)
+        let hash = await real.server.databaseHash
+        #expect(try await central.prepareDatabase(of: first) == .discovered(hash: hash))
+        let cached = try #require(await central.gattDatabaseCache.database(for: Self.peripheralIdentity))
+        try await first.disconnect()
+        await real.shutdown()
+
+        // Another device takes the controller, and so the address: no keys, another database.
+        let spoofer = try await peripheralHost(bonds: InMemoryBondStore(), services: [Self.extraDefinition, Self.definition])
+        let spoofed = try await connect()
+        #expect(try await central.prepareDatabase(of: spoofed) == .unverified)
+        #expect(spoofed.gatt.knownDatabase == nil, "the cached database is not used on its link")
+        #expect(await central.gattDatabaseCache.database(for: Self.peripheralIdentity) == cached, "nor replaced")
+        #expect(!spoofed.security.isEncrypted)
+        try await spoofed.disconnect()
+        await spoofer.shutdown()
+
+        // The real peer is back: its database from the cache, its values at their handles.
+        let back = try await peripheralHost(bonds: realBonds, services: [Self.definition])
+        let again = try await connect()
+        #expect(try await central.prepareDatabase(of: again) == .reused(hash: hash))
+        #expect(again.security.isEncrypted && again.security.isBonded)
+        let value = try await again.gatt.characteristic(Self.value, inService: Self.service)
+        #expect(try await again.gatt.readValue(handle: value.valueHandle) == [1])
+        #expect(again.gatt.discoveryRequestCount == 0)
+        try await again.disconnect()
+        await back.shutdown()
+        await central.shutdown()
+    }
+
     /// Prints reconnection times with and without the cache (a database of 12 services of 6
     /// characteristics) and checks the PDU counts behind them.
     @Test func reconnectionWithAndWithoutTheCache() async throws {

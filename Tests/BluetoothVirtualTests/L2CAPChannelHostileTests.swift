@@ -30,12 +30,23 @@ struct L2CAPChannelHostileTests {
             try rig.peripheral.sendACL(handle: handle, L2CAPBasicFrame.encode(channelID: cid, payload: payload))
         }
 
+        /// Sends a signalling command with the identifier of the host's request it answers.
+        func send(_ command: LESignalingCommand, identifier: UInt8) {
+            try? rig.peripheral.sendACL(handle: handle, L2CAPBasicFrame.encode(
+                channelID: .leSignaling, payload: LESignalingPacket(identifier: identifier, command: command).encode()))
+        }
+
         /// The next signalling command from the host.
         func next() async throws -> LESignalingCommand {
+            try await nextPacket().command
+        }
+
+        /// The next signalling packet from the host, with its identifier.
+        func nextPacket() async throws -> LESignalingPacket {
             while true {
                 let frame = try L2CAPBasicFrame.decode(try await rig.peripheral.acl().0.data)
                 guard frame.channelID == .leSignaling else { continue }
-                return try LESignalingPacket.decode(frame.payload).command
+                return try LESignalingPacket.decode(frame.payload)
             }
         }
 
@@ -119,6 +130,54 @@ struct L2CAPChannelHostileTests {
         // A server that needs encryption refuses an unencrypted link with no bond.
         _ = try await peer.rig.host.listen(psm: 0x0081, security: .encrypted) { _ in }
         #expect(try await peer.exchange(request(psm: 0x0081, source: 0x0041)) == .leCreditBasedConnectionResponse(.refused(.insufficientAuthentication)))
+        await peer.rig.host.shutdown()
+    }
+
+    /// Our enhanced request answered out of bounds (Core 6.0, Vol 3, Part A, 4.26: MTU at
+    /// least 64, MPS 64…65533, each destination CID 0x0000 or a dynamic LE CID, used once, no
+    /// more than requested): the open fails with a protocol violation, and every channel the
+    /// peer claims to have accepted is disconnected, never left open on its side.
+    @Test func enhancedResponsesOutOfBoundsAreViolationsAndAcceptedChannelsAreDisconnected() async throws {
+        let (peer, _) = try await makePeer()
+        let dynamic = [0x0050, 0x0051].map { L2CAPChannelID(rawValue: $0) }
+        let cases: [(String, L2CAPCreditBasedConnectionResponse, [L2CAPChannelID])] = [
+            ("MPS 65534", .init(mtu: 100, mps: 65534, initialCredits: 3, result: .success, destinationCIDs: dynamic), dynamic),
+            ("MPS 63", .init(mtu: 100, mps: 63, initialCredits: 3, result: .success, destinationCIDs: dynamic), dynamic),
+            ("MTU 63", .init(mtu: 63, mps: 64, initialCredits: 3, result: .success, destinationCIDs: dynamic), dynamic),
+            ("a fixed CID", .init(mtu: 100, mps: 64, initialCredits: 3, result: .success,
+                                  destinationCIDs: [dynamic[0], L2CAPChannelID(rawValue: 0x0004)]), [dynamic[0]]),
+            ("the same CID twice", .init(mtu: 100, mps: 64, initialCredits: 3, result: .success,
+                                         destinationCIDs: [dynamic[0], dynamic[0]]), [dynamic[0], dynamic[0]]),
+            ("more CIDs than requested", .init(mtu: 100, mps: 64, initialCredits: 3, result: .success,
+                                               destinationCIDs: dynamic + [L2CAPChannelID(rawValue: 0x0052)]), dynamic),
+        ]
+        for (name, response, claimed) in cases {
+            let rig = peer.rig
+            let open = Task { try await rig.host.openEnhancedChannels(psm: 0x0080, count: 2, on: rig.connection, parameters: .init(mtu: 64, mps: 64)) }
+            let request = try await peer.nextPacket()
+            guard case let .creditBasedConnectionRequest(sent) = try request.command, sent.sourceCIDs.count == 2 else {
+                Issue.record("\(name): expected an enhanced connection request for two channels, got \(request)")
+                return
+            }
+            peer.send(.creditBasedConnectionResponse(response), identifier: request.identifier)
+            do {
+                let opened = try await open.value
+                Issue.record("\(name): opened \(opened.count) channels, expected a protocol violation")
+            } catch let error as L2CAPChannelError {
+                guard case let .host(.protocolViolation(text)) = error else {
+                    Issue.record("\(name): \(error), expected a protocol violation")
+                    continue
+                }
+                #expect(text.contains("enhanced"), "\(name): \(text)")
+            }
+            // Each channel the peer says it accepted is closed from our side.
+            for (index, destination) in claimed.enumerated() {
+                #expect(try await peer.next() == .disconnectionRequest(.init(destinationCID: destination, sourceCID: sent.sourceCIDs[index])),
+                        "\(name)")
+            }
+            #expect(rig.host.channels(on: rig.connection).isEmpty, "\(name)")
+            #expect(rig.connection.isConnected, "\(name): the link stays")
+        }
         await peer.rig.host.shutdown()
     }
 

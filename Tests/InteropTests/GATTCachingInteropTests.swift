@@ -3,6 +3,8 @@ import BluetoothHCI
 import BluetoothHost
 import BluetoothPeripheral
 import BluetoothTransport
+import Foundation
+import Logging
 import Testing
 
 extension InteropSuites {
@@ -107,6 +109,74 @@ extension InteropSuites {
                     #expect(Self.hash(of: database) == changed)
                     #expect(await host.gattDatabaseCache.database(for: peer)?.hash == changed)
                     try await second.disconnect()
+                }
+            }
+        }
+
+        /// The cache files beside the bonds, by name.
+        static func cacheFiles(_ bonds: String) throws -> [String: Data] {
+            let directory = FileGATTDatabaseCache.defaultDirectory(bondDirectory: bonds)
+            var files: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+                files[name] = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
+            }
+            return files
+        }
+
+        @Test("A spoofing Bumble peer (the bonded peer's address, no keys, its Device Information elsewhere, lying about its Database Hash) neither uses nor changes the cache; the real peer's reads then go to the right handles")
+        func spoofedAddressLeavesTheCacheAlone() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-spoof-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let bonds = directory + "/bonds"
+            var configuration = HostConfiguration()
+            configuration.bondStore = FileBondStore(directory: bonds, logger: Logger(label: "test.bonds"))
+            try await withBumbleRig(peripherals: 2, arguments: ["--plugin", "bluejay_pairing"] + Self.hostile) { rig in
+                try await withHost(on: rig, configuration: configuration) { host in
+                    let real = try rig.peripheralAddress(1)
+                    // Bonded with the real peer, its database cached over the encrypted link.
+                    let first = try await host.connect(to: real)
+                    _ = try await host.pair(first)
+                    guard case let .discovered(hash?) = try await host.prepareDatabase(of: first) else {
+                        Issue.record("the bonded peer's database should be discovered and cached")
+                        return
+                    }
+                    let serial = try await first.gatt.characteristic("180A", "2A25")
+                    #expect(try await first.gatt.readValue(handle: serial.valueHandle) == Array("SN-0001".utf8))
+                    try await first.disconnect()
+                    try await rig.waitForEvent(named: "disconnected")
+                    let cached = try Self.cacheFiles(bonds)
+                    #expect(cached.count == 1)
+
+                    // The real peer steps aside; the other device takes its address, with its
+                    // Device Information service moved to other handles, and no keys.
+                    _ = try await rig.hostile("address", ["peripheral": 1, "address": "F0:00:00:00:00:A1"])
+                    _ = try await rig.hostile("move_service", ["peripheral": 2, "uuid": "180A"])
+                    _ = try await rig.hostile("address", ["peripheral": 2, "address": real.address.description])
+                    let spoofed = try await host.connect(to: real)
+                    // It claims a Database Hash of its own, then the real peer's (anyone may read that).
+                    for claimed in [[UInt8](repeating: 0xEE, count: 16), hash.bytes] {
+                        _ = try await rig.hostile("answer", ["peripheral": 2, "opcode": 0x08, "times": 1,
+                                                             "pdus": [RigHex.encode([0x09, 18] + RawATT.le(0x0050) + claimed)]])
+                        #expect(try await host.prepareDatabase(of: spoofed) == .unverified)
+                        #expect(spoofed.gatt.knownDatabase == nil)
+                    }
+                    #expect(try Self.cacheFiles(bonds) == cached, "the cache file is as the real peer left it")
+                    #expect(rig.receivedEvents.filter { $0.name == "hostile_answered" }.isEmpty, "the spoofer was never asked for its hash")
+                    #expect(!spoofed.security.isEncrypted)
+                    try await spoofed.disconnect()
+                    try await rig.waitForEvent(named: "disconnected", matching: { $0.int("peripheral") == 2 })
+
+                    // The real peer is back: its cached database, over a link encrypted with the bond.
+                    _ = try await rig.hostile("address", ["peripheral": 2, "address": "F0:00:00:00:00:A2"])
+                    _ = try await rig.hostile("address", ["peripheral": 1, "address": real.address.description])
+                    let again = try await host.connect(to: real)
+                    #expect(try await host.prepareDatabase(of: again) == .reused(hash: hash))
+                    #expect(again.security.isEncrypted)
+                    let found = try await again.gatt.characteristic("180A", "2A25")
+                    #expect(found.valueHandle == serial.valueHandle)
+                    #expect(try await again.gatt.readValue(handle: found.valueHandle) == Array("SN-0001".utf8))
+                    #expect(again.gatt.discoveryRequestCount == 0)
+                    try await again.disconnect()
                 }
             }
         }

@@ -266,6 +266,44 @@ extension InteropSuites {
             }
         }
 
+        /// One peer floods LE signalling (credits for a channel that does not exist, straight
+        /// from the controller, faster than any radio) while the host talks to a second Bumble
+        /// peer: the flood's PDUs past its link's bound are dropped, the other link's channel
+        /// responses, credits and pairing steps all arrive (the bound is per link).
+        @Test("A peer flooding signalling does not starve another: a second Bumble peer on the same host opens an L2CAP channel and pairs meanwhile")
+        func signallingFloodDoesNotStarveAnotherLink() async throws {
+            try await withBumbleRig(peripherals: 2, arguments: Self.hostile + ["--plugin", "bluejay_l2cap", "--plugin", "bluejay_pairing"]) { rig in
+                _ = try await rig.request("l2cap_server", ["psm": 0x81, "mode": "echo", "mtu": 256, "mps": 64, "max_credits": 4])
+                // A small bound: a batch of the flood fills it well before the other peer's PDUs
+                // (the host keeps up with Python's flood, so the default 256 is rarely reached).
+                var configuration = HostConfiguration()
+                configuration.limits.queuedPeerPDUs = 4
+                try await withHost(on: rig, configuration: configuration) { host in
+                    let flooder = try await host.connect(to: try rig.peripheralAddress(1))
+                    let other = try await host.connect(to: try rig.peripheralAddress(2))
+                    let credit: [UInt8] = [0x16, 0x01, 0x04, 0x00, 0x77, 0x00, 0x01, 0x00]
+                    // The second peer runs between bursts of the flood: its answers arrive amid it.
+                    async let firstFlood: Void = rig.sendRaw([credit], cid: 5, count: 100_000, inject: true, pauseEvery: 50)
+                    let channel = try await other.openChannel(psm: 0x81, parameters: .init(mtu: 256, mps: 64, initialCredits: 4))
+                    try await firstFlood
+                    async let secondFlood: Void = rig.sendRaw([credit], cid: 5, count: 100_000, inject: true, pauseEvery: 50)
+                    let security = try await host.pair(other)
+                    try await secondFlood
+                    #expect(security.isEncrypted)
+                    let data = (0..<1000).map { UInt8(truncatingIfNeeded: $0) }
+                    for start in stride(from: 0, to: data.count, by: 200) { try await channel.write(Array(data[start..<(start + 200)])) }
+                    var echoed: [UInt8] = []
+                    while echoed.count < data.count { echoed += try await channel.read() }
+                    #expect(echoed == data, "credits came back through the flood")
+                    #expect(host.dropCounts.droppedHostItems > 0, "the flood passed its own link's bound")
+                    #expect(flooder.isConnected)
+                    channel.close()
+                    try await other.disconnect()
+                    try await flooder.disconnect()
+                }
+            }
+        }
+
         @Test("Malformed LE signalling is answered as the specification says; a connection parameter update that breaks the rules is rejected")
         func malformedSignalling() async throws {
             try await withHostileLink { rig, connection in

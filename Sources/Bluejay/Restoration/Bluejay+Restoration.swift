@@ -15,6 +15,9 @@ extension Bluejay {
             let disposal = movedTo.map { "moved to \($0.path)" } ?? "removed"
             log(.error, "the restoration file \(context.store.fileURL.path) is not trusted (\(reason)): \(disposal); starting without restoration")
             return
+        case let .unreadable(reason):
+            log(.error, "the restoration file \(context.store.fileURL.path) \(reason): kept; starting without restoration")
+            return
         case let .record(loaded):
             record = loaded
         }

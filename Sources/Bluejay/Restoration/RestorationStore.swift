@@ -57,6 +57,9 @@ struct RestorationStore: Sendable {
         case record(RestorationRecord)
         /// The file could not be trusted: why, and where it was moved (`nil` if it could not be).
         case setAside(reason: String, movedTo: URL?)
+        /// The file could not be read now (out of file descriptors, an I/O error): why. It is
+        /// kept for the next start.
+        case unreadable(String)
     }
 
     init(directory: URL, restoreIdentifier: String) {
@@ -76,6 +79,7 @@ struct RestorationStore: Sendable {
         switch PrivateFile.contents(of: fileURL.path, maximumSize: Self.maximumFileSize) {
         case .missing: return .nothing
         case let .untrusted(reason): return setAside(reason)
+        case let .unreadable(reason): return .unreadable(reason)
         case let .bytes(read): bytes = read
         }
         let record: RestorationRecord

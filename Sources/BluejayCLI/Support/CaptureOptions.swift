@@ -4,7 +4,8 @@ import Foundation
 
 /// `--capture FILE`: every command can record its HCI traffic in a btsnoop file (Wireshark,
 /// `tshark -r FILE`). An existing file is refused unless `--capture-append` or
-/// `--capture-overwrite` says what to do with it.
+/// `--capture-overwrite` says what to do with it. The file is made `0600`, never written
+/// through a symbolic link, and its keys are blanked unless `--capture-keys` keeps them.
 struct CaptureOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "Record every HCI packet in a btsnoop file for Wireshark (default: $BLUEJAY_CAPTURE).", valueName: "file"))
@@ -15,6 +16,11 @@ struct CaptureOptions: ParsableArguments {
 
     @Flag(name: .customLong("capture-overwrite"), help: "Replace the capture file when it exists.")
     var captureOverwrite = false
+
+    @Flag(name: .customLong("capture-keys"), help: ArgumentHelp(
+        "Keep encryption keys (LTKs, IRKs, CSRKs, pairing values) in the capture, for Wireshark to decrypt the links; by default they are blanked.",
+        discussion: "Whoever reads such a file gets the bonds' keys."))
+    var captureKeys = false
 
     /// The file to record into: the option, else `$BLUEJAY_CAPTURE`, else none.
     var path: String? {
@@ -36,12 +42,14 @@ struct CaptureOptions: ParsableArguments {
     /// extension (`bluejay virtual`: one file per controller, `cap-1.btsnoop`).
     func open(suffix: String = "") throws -> HCICapture? {
         guard let path else {
-            if captureAppend || captureOverwrite { throw CLIError.usage("--capture-append and --capture-overwrite need --capture FILE") }
+            if captureAppend || captureOverwrite || captureKeys {
+                throw CLIError.usage("--capture-append, --capture-overwrite and --capture-keys need --capture FILE")
+            }
             return nil
         }
         let mode = try mode()
         do {
-            return try HCICapture(path: Self.path(path, suffix: suffix), mode: mode)
+            return try HCICapture(path: Self.path(path, suffix: suffix), mode: mode, keys: captureKeys ? .kept : .blanked)
         } catch {
             throw CLIError.capture(error)
         }

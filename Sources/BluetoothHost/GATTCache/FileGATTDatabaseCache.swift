@@ -42,6 +42,10 @@ public actor FileGATTDatabaseCache: GATTDatabaseCache {
         case let .untrusted(reason):
             setAside(path, reason: reason)
             return nil
+        case let .unreadable(reason):
+            // Perhaps good: kept, and the peer discovered this time.
+            logger.warning("cached database \(path) \(reason): not used this time")
+            return nil
         case let .bytes(bytes):
             do {
                 let database = try JSONDecoder().decode(GATTCachedDatabase.self, from: Data(bytes))

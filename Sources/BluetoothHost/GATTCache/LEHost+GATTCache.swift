@@ -30,6 +30,12 @@ final class GATTCaching: Sendable {
 public enum GATTDatabasePreparation: Sendable, Equatable {
     /// The peer is neither bonded nor trusted: nothing cached, discovery as usual.
     case notEligible
+    /// The peer's address has a bond, but the link is not encrypted with that bond's key
+    /// (the device could not encrypt with it: it lost the bond, or it is not the bonded device
+    /// but one using its address; or this device is the peripheral and the central has not
+    /// encrypted with the bond). Its cached database is neither used nor replaced; discovery
+    /// as usual.
+    case unverified
     /// The cached database is the peer's (same Database Hash, or no hash on either side):
     /// discovery is answered from it, no discovery PDU was sent.
     case reused(hash: GATTDatabaseHash?)
@@ -45,6 +51,13 @@ extension LEHost {
 
     /// Marks a peer (by identity address) whose database may be cached without a bond, for
     /// a peer that never bonds but whose database the application knows to be stable.
+    ///
+    /// Trust is in the address alone: nothing proves that the device at it is the one the
+    /// application means, so any device that uses the address has its database cached in
+    /// that peer's place (and a later connection to the real peer with the same Database Hash
+    /// uses those handles until Database Out Of Sync says otherwise). Trust a peer only where
+    /// no other device can take its address. A peer with a bond is not trusted this way: its
+    /// database is cached only over a link encrypted with the bond's key.
     public nonisolated func setDatabaseTrusted(_ trusted: Bool, for peer: DeviceAddress) {
         gattCaching.setTrusted(peer, trusted)
     }
@@ -52,19 +65,25 @@ extension LEHost {
     /// Whether the application marked the peer's database as trusted.
     public nonisolated func isDatabaseTrusted(_ peer: DeviceAddress) -> Bool { gattCaching.isTrusted(peer) }
 
-    /// Readies a connection's ``GATTClient`` with the peer's database. For a bonded or
-    /// trusted peer: reads its Database Hash (Read By Type of 0x2B2A, one request); when the
-    /// cached database has the same hash (or neither has one) the client answers discovery
-    /// from it and sends no discovery PDU; otherwise the whole database is discovered and
-    /// cached. When the peer has Client Supported Features, its robust caching bit is set
-    /// (Vol 3, Part G, 7.2), so that the peer answers Database Out Of Sync rather than serve
-    /// stale handles. A Service Changed indication or Database Out Of Sync later drops the
-    /// cached database (the next connection discovers again).
+    /// Readies a connection's ``GATTClient`` with the peer's database. For a bonded peer,
+    /// only over a link encrypted with the bond's key (as the central, this first encrypts
+    /// the link with it; it never pairs): otherwise ``GATTDatabasePreparation/unverified``,
+    /// since an address proves nothing and a device using a bonded peer's address must neither
+    /// read nor write that peer's cached database. For a trusted peer without a bond, by its
+    /// address (see ``setDatabaseTrusted(_:for:)``). Then: reads the Database Hash (Read By
+    /// Type of 0x2B2A, one request); when the cached database has the same hash (or neither has
+    /// one) the client answers discovery from it and sends no discovery PDU; otherwise the
+    /// whole database is discovered and cached, under the bond's identity. When the peer has
+    /// Client Supported Features, its robust caching bit is set (Vol 3, Part G, 7.2), so that
+    /// the peer answers Database Out Of Sync rather than serve stale handles. A Service Changed
+    /// indication or Database Out Of Sync later drops the cached database (the next connection
+    /// discovers again).
     @discardableResult
     public func prepareDatabase(of connection: Connection) async throws -> GATTDatabasePreparation {
-        let peer = connection.peerIdentity
-        if !gattCaching.isTrusted(peer) {
-            guard await bond(for: connection) != nil else { return .notEligible }
+        let peer: DeviceAddress
+        switch await databaseOwner(of: connection) {
+        case let .owner(owner): peer = owner
+        case let .none(outcome): return outcome
         }
         let gatt = connection.gatt
         let cache = gattCaching.cache
@@ -82,6 +101,36 @@ extension LEHost {
         logger.info("database of \(peer) discovered and cached (\(services.count) services, hash \(hash.map(\.description) ?? "none"))")
         await enableRobustCaching(gatt, in: services)
         return .discovered(hash: hash)
+    }
+
+    /// Under whose name a link may use and fill the cache, or why it may not.
+    private enum DatabaseOwner {
+        case owner(DeviceAddress)
+        case none(GATTDatabasePreparation)
+    }
+
+    /// The bond's identity once the link is encrypted with that bond's key (encrypting it first
+    /// as the central), a trusted peer's address when it has no bond, else none.
+    private func databaseOwner(of connection: Connection) async -> DatabaseOwner {
+        guard let bond = await bond(for: connection) else {
+            return gattCaching.isTrusted(connection.peerIdentity) ? .owner(connection.peerIdentity) : .none(.notEligible)
+        }
+        if connection.role == .central, !connection.security.isEncrypted {
+            do {
+                _ = try await secure(connection, allowPairing: false)
+            } catch {
+                logger.warning("\(connection.peer) has the address of a bond but did not encrypt with its key (\(error)): its cached database is left alone")
+                return .none(.unverified)
+            }
+        }
+        // The bond whose key encrypts the link (set as the key went to the controller, never
+        // from an address): only a peer holding that bond's keys can have encrypted it.
+        let bondIdentity = DeviceAddress(bond.peerIdentity.address, type: bond.peerIdentity.type.base)
+        guard connection.security.isEncrypted, connection.security.bondIdentity == bondIdentity else {
+            logger.info("the link to \(connection.peer) is not encrypted with the key of its bond: its cached database is left alone")
+            return .none(.unverified)
+        }
+        return .owner(bond.peerIdentity)
     }
 
     /// When the client finds the database stale, the cached copy with that hash goes (a copy

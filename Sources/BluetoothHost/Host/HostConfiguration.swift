@@ -61,13 +61,14 @@ public struct HostConfiguration: Sendable {
 public struct HostLimits: Sendable, Equatable {
     /// The controller's: ACL send queue per connection, waiting commands, inbound stream.
     public var hci = HCILimits()
-    /// LE signalling and Security Manager PDUs waiting for the host (default 256). Past it a
-    /// peer's PDUs are dropped and counted: each asks the host for work (a parameter update, a
-    /// pairing step), a peer needs very few, and only a flooding peer fills the queue.
+    /// LE signalling and Security Manager PDUs of one link waiting for the host (default 256
+    /// per link). Past it that link's PDUs are dropped and counted: each asks the host for work
+    /// (a parameter update, a pairing step), a peer needs very few, and only a flooding peer
+    /// fills its queue, never another link's.
     public var queuedPeerPDUs = 256
-    /// Controller events waiting for the host (default 4096). Past it events are dropped and
-    /// counted, except those that bring links up or down, which are always kept so that the
-    /// host's view of its links stays true.
+    /// Controller events waiting for the host (default 4096; peers' PDUs do not count). Past
+    /// it events are dropped and counted, except those that bring links up or down, which are
+    /// always kept so that the host's view of its links stays true.
     public var queuedControllerEvents = 4096
 
     public init() {}

@@ -64,6 +64,8 @@ public actor LEHost {
     var pairingAttempts = PairingAttempts()
     /// The latest bond being written to the store.
     var pendingBondSave: Task<Void, Never>?
+    /// The store's revision when ``bondedPeers`` and the resolver's IRKs were loaded from it.
+    var loadedBondRevision: UInt64?
     /// The GATT database cache and the peers trusted to keep their database (LEHost+GATTCache.swift).
     let gattCaching: GATTCaching
     /// Out-of-band pairing data: this device's, and the peers' by address.
@@ -227,7 +229,7 @@ public actor LEHost {
                 case let .transportClosed(reason): transportDidClose(reason)
                 }
             }
-            l2cap.didHandle(batch.count)
+            l2cap.didHandle(batch)
         }
     }
 

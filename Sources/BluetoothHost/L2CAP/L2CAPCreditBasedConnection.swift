@@ -97,6 +97,29 @@ public struct L2CAPCreditBasedConnectionResponse: LESignalingCommandData, Custom
     }
 }
 
+extension L2CAPCreditBasedConnectionResponse {
+    /// The smallest MTU and MPS of enhanced credit-based channels (Core 6.0, Vol 3, Part A, 4.25, 4.26).
+    public static let minimumMTU: UInt16 = 64
+
+    /// Why this response cannot answer `request`, or `nil` (Core 6.0, Vol 3, Part A, 4.26):
+    /// more destination CIDs than source CIDs asked for, a destination CID neither 0x0000 (that
+    /// channel refused) nor a dynamic LE CID, the same CID for two channels, or, once any
+    /// channel is accepted, an MTU below 64 or an MPS outside 64…65533. Credits may be any
+    /// value (0…65535).
+    public func violation(answering request: L2CAPCreditBasedConnectionRequest) -> String? {
+        if destinationCIDs.count > request.sourceCIDs.count {
+            return "\(destinationCIDs.count) destination CIDs for \(request.sourceCIDs.count) channels requested"
+        }
+        let accepted = destinationCIDs.filter { $0 != .null }
+        if let invalid = accepted.first(where: { !$0.isLEDynamic }) { return "destination CID \(invalid) is not a dynamic LE CID" }
+        if Set(accepted).count != accepted.count { return "a destination CID names two channels: \(destinationCIDs)" }
+        guard !accepted.isEmpty else { return nil }
+        if mtu < Self.minimumMTU { return "MTU \(mtu) is below 64" }
+        if mps < Self.minimumMTU || mps > L2CAPChannelParameters.maximumMPS { return "MPS \(mps) is outside 64…65533" }
+        return nil
+    }
+}
+
 /// L2CAP_CREDIT_BASED_RECONFIGURE_REQ (Core 6.0, Vol 3, Part A, 4.27): new MTU and MPS for
 /// one or more enhanced credit-based channels (identified by the sender's CIDs).
 public struct L2CAPCreditBasedReconfigureRequest: LESignalingCommandData, CustomStringConvertible {

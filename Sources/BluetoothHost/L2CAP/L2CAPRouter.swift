@@ -35,11 +35,20 @@ final class L2CAPRouter: Sendable {
 
     /// How much the host actor may have waiting (see ``HostLimits``).
     struct QueueLimits: Sendable {
-        /// Signalling and Security Manager PDUs: past this many items waiting, peers' PDUs are dropped.
+        /// Signalling and Security Manager PDUs of one link: past this many waiting, that
+        /// link's PDUs are dropped. Per link, so that a flooding peer never costs another
+        /// link its credits, pairing steps or disconnection answers.
         var peerItems: Int
-        /// Past this many items waiting, controller events are dropped too, except those that
-        /// bring links up or down (which keep the host's view of the links true).
+        /// Past this many controller events waiting, events are dropped, except those that
+        /// bring links up or down (which keep the host's view of the links true). Peers'
+        /// PDUs do not count here.
         var allItems: Int
+    }
+
+    /// What one batch adds to the host actor's queue.
+    private struct BatchCounts {
+        var peerItems: [UInt16: Int] = [:]
+        var events = 0
     }
 
     private let controller: HCIController
@@ -61,8 +70,10 @@ final class L2CAPRouter: Sendable {
     let channels = L2CAPChannelTable()
     /// The last signalling identifier used, shared by the host actor and the channels.
     private let signalingIdentifier = Atomic<UInt8>(0)
-    /// Items yielded to ``hostItems`` and not yet handled (``didHandle(_:)``).
-    private let pendingHostItems = Atomic<Int>(0)
+    /// Peers' PDUs yielded to ``hostItems`` and not yet handled (``didHandle(_:)``), by link.
+    private let pendingPeerItems = Mutex<[UInt16: Int]>([:])
+    /// Controller events yielded to ``hostItems`` and not yet handled.
+    private let pendingEvents = Atomic<Int>(0)
     private let droppedHostItems = Atomic<Int>(0)
 
     init(controller: HCIController, server: GATTServer, settings: BearerSettings,
@@ -79,21 +90,41 @@ final class L2CAPRouter: Sendable {
     /// Items of ``hostItems`` dropped so far because the host actor had too many waiting.
     var droppedHostItemCount: Int { droppedHostItems.load(ordering: .relaxed) }
 
-    /// The host actor handled `count` items of ``hostItems``.
-    func didHandle(_ count: Int) {
-        pendingHostItems.subtract(count, ordering: .relaxed)
+    /// The host actor handled these items of ``hostItems``.
+    func didHandle(_ items: [HostItem]) {
+        var handled = BatchCounts()
+        for item in items { Self.count(item, in: &handled) }
+        if handled.events > 0 { pendingEvents.subtract(handled.events, ordering: .relaxed) }
+        guard !handled.peerItems.isEmpty else { return }
+        pendingPeerItems.withLock { pending in
+            for (handle, count) in handled.peerItems {
+                let left = pending[handle, default: 0] - count
+                pending[handle] = left > 0 ? left : nil
+            }
+        }
     }
 
-    /// Whether an item may join the host actor's queue, `waiting` items being ahead of it.
-    private func admits(_ item: HostItem, waiting: Int) -> Bool {
+    /// Counts an item where it is bounded: a peer's PDU under its link, an event.
+    private static func count(_ item: HostItem, in counts: inout BatchCounts) {
         switch item {
-        case .signaling, .securityManager:
+        case let .signaling(handle, _), let .securityManager(handle, _): counts.peerItems[handle, default: 0] += 1
+        case .event: counts.events += 1
+        case .attTransactionTimeout, .transportClosed: break
+        }
+    }
+
+    /// Whether an item may join the host actor's queue, `batch` being ahead of it besides
+    /// what waits already.
+    private func admits(_ item: HostItem, batch: BatchCounts) -> Bool {
+        switch item {
+        case let .signaling(handle, _), let .securityManager(handle, _):
+            let waiting = pendingPeerItems.withLock { $0[handle, default: 0] } + batch.peerItems[handle, default: 0]
             if waiting < queueLimits.peerItems { return true }
         case .event(.disconnectionComplete), .event(.le(.connectionComplete)), .event(.le(.enhancedConnectionComplete)),
              .event(.le(.enhancedConnectionCompleteV2)), .attTransactionTimeout, .transportClosed:
             return true
         case .event:
-            if waiting < queueLimits.allItems { return true }
+            if pendingEvents.load(ordering: .relaxed) + batch.events < queueLimits.allItems { return true }
         }
         if droppedHostItems.add(1, ordering: .relaxed).newValue % 1000 == 1 {
             logger.warning("the host falls behind its peers and controller: dropping \(item) (\(droppedHostItemCount) dropped so far)")
@@ -139,8 +170,7 @@ final class L2CAPRouter: Sendable {
             watchdog: watchdog, logger: bearerLogger,
             send: { [weak self] pdu, completion in self?.send(pdu, channel: .att, connectionHandle: connectionHandle, completion: completion) },
             server: { pdu, bearer in server.receive(pdu, from: bearer) },
-            onTransactionTimeout: { [weak self] in
-                self?.pendingHostItems.add(1, ordering: .relaxed)
+            onTransactionTimeout: {
                 items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)])
             })
         bearer.setSignedWriteSigner(signedWriteSigner.withLock { $0 })
@@ -182,6 +212,7 @@ final class L2CAPRouter: Sendable {
     func process(_ batch: [HCIInbound]) -> HCIBatchContent {
         var deliveries = NotificationDeliveries()
         var items: [HostItem] = []
+        var counts = BatchCounts()
         var channelDeliveries: [L2CAPChannel] = []
         var scan = scanReceiver.withLock { $0 }.map(ScanBatch.init)
         var onlyPushedData = true
@@ -193,10 +224,10 @@ final class L2CAPRouter: Sendable {
                 scan?.add(event)
             case let .event(event):
                 track(event)
-                append(.event(event), to: &items)
+                append(.event(event), to: &items, counts: &counts)
             case let .l2cap(connectionHandle, pdu):
                 let pushed = route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, channelDeliveries: &channelDeliveries,
-                                   items: &items)
+                                   items: &items, counts: &counts)
                 onlyPushedData = onlyPushedData && pushed
             case let .transportClosed(reason):
                 let open = bearers.withLock { bearers in
@@ -205,7 +236,7 @@ final class L2CAPRouter: Sendable {
                 }
                 open.forEach { $0.close(with: .transportClosed(reason)) }
                 channels.closeAll(error: .transportClosed)
-                append(.transportClosed(reason), to: &items)
+                append(.transportClosed(reason), to: &items, counts: &counts)
             }
         }
         deliveries.flush()
@@ -214,15 +245,23 @@ final class L2CAPRouter: Sendable {
         guard !items.isEmpty else {
             return onlyPushedData && !bearers.withLock({ $0.values.contains { $0.isAwaitingResponse } }) ? .unsolicitedDataOnly : .other
         }
-        pendingHostItems.add(items.count, ordering: .relaxed)
+        if counts.events > 0 { pendingEvents.add(counts.events, ordering: .relaxed) }
+        if !counts.peerItems.isEmpty {
+            pendingPeerItems.withLock { pending in
+                for (handle, count) in counts.peerItems { pending[handle, default: 0] += count }
+            }
+        }
         hostItemsContinuation.yield(items)
         if case .transportClosed? = items.last { hostItemsContinuation.finish() }
         return .other
     }
 
-    /// Adds an item for the host actor, unless its queue is full for that kind of item.
-    private func append(_ item: HostItem, to items: inout [HostItem]) {
-        if admits(item, waiting: pendingHostItems.load(ordering: .relaxed) + items.count) { items.append(item) }
+    /// Adds an item for the host actor, unless its queue is full for that kind of item (or,
+    /// for a peer's PDU, for that link).
+    private func append(_ item: HostItem, to items: inout [HostItem], counts: inout BatchCounts) {
+        guard admits(item, batch: counts) else { return }
+        items.append(item)
+        Self.count(item, in: &counts)
     }
 
     /// Opens and closes bearers as the controller reports links, and applies Encryption Change
@@ -254,7 +293,7 @@ final class L2CAPRouter: Sendable {
 
     /// Routes one L2CAP PDU; returns whether it was a value a GATT server pushed.
     private func route(_ pdu: ArraySlice<UInt8>, connectionHandle: UInt16, deliveries: inout NotificationDeliveries,
-                       channelDeliveries: inout [L2CAPChannel], items: inout [HostItem]) -> Bool {
+                       channelDeliveries: inout [L2CAPChannel], items: inout [HostItem], counts: inout BatchCounts) -> Bool {
         let frame: (channelID: L2CAPChannelID, payload: ArraySlice<UInt8>)
         do {
             frame = try L2CAPBasicFrame.parse(pdu)
@@ -270,9 +309,9 @@ final class L2CAPRouter: Sendable {
             }
             return bearer.receive(frame.payload, deliveries: &deliveries)
         case .leSignaling:
-            append(.signaling(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items)
+            append(.signaling(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items, counts: &counts)
         case .securityManager:
-            append(.securityManager(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items)
+            append(.securityManager(connectionHandle: connectionHandle, payload: Array(frame.payload)), to: &items, counts: &counts)
         case let cid where cid.isLEDynamic:
             // A K-frame: straight to its channel, whose reader is woken once after the batch.
             // Data for an unknown CID is dropped (Core 6.0, Vol 3, Part A, 4: no channel, no answer).

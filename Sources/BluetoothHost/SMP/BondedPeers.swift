@@ -19,6 +19,12 @@ final class BondedPeers: Sendable {
         self.identities.withLock { $0.formUnion(identities) }
     }
 
+    /// Replaces every identity (the bonds were loaded again).
+    func replace<S: Sequence<DeviceAddress>>(with identities: S) {
+        let identities = Set(identities)
+        self.identities.withLock { $0 = identities }
+    }
+
     func remove(_ identity: DeviceAddress) {
         identities.withLock { _ = $0.remove(identity) }
     }

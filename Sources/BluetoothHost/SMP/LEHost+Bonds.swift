@@ -43,17 +43,50 @@ extension LEHost {
     }
 
     /// The bond of a device seen at `address`, resolving private addresses with stored IRKs.
+    /// A bond kept that cannot be read now is logged as an error and not returned (see
+    /// ``BondStore/readBond(local:peer:)``).
     public func bond(forAddress address: DeviceAddress) async -> Bond? {
+        do {
+            return try await readBond(forAddress: address)
+        } catch {
+            logger.error("\(error)")
+            return nil
+        }
+    }
+
+    /// As ``bond(forAddress:)``, throwing when the store keeps a bond it cannot read now.
+    /// A private address costs no file read: the store keeps its bonds in memory, and the
+    /// resolver answers with the IRKs loaded from them (and its cache of answers), loaded
+    /// again only when the store says its bonds changed.
+    func readBond(forAddress address: DeviceAddress) async throws(BondStoreError) -> Bond? {
         let store = await settledBondStore()
         let local = localAddress
         let identity = DeviceAddress(address.address, type: address.type.base)
-        if let bond = await store.bond(local: local, peer: identity) { return bond }
-        if let resolved = addressResolver.identity(of: address), let bond = await store.bond(local: local, peer: resolved) { return bond }
+        if let bond = try await store.readBond(local: local, peer: identity) { return bond }
         guard address.type.base == .random, ResolvablePrivateAddress.isResolvable(address.address.rawValue) else { return nil }
-        return await store.bonds().first { bond in
+        let current = await refreshResolvingKeys(from: store)
+        if let resolved = addressResolver.identity(of: address) { return try await store.readBond(local: local, peer: resolved) }
+        if current { return nil }
+        // A store that cannot tell whether it changed: try every IRK it has.
+        return try await store.readBonds().first { bond in
             guard bond.localIdentity == local, let irk = bond.peerKeys.identityResolvingKey else { return false }
             return ResolvablePrivateAddress.resolves(address.address.rawValue, irk: irk)
         }
+    }
+
+    /// Loads the bonded identities and IRKs again when the store's bonds changed since they
+    /// were (another process bonded, say). Returns whether they are those of the store now
+    /// (`false` for a store that cannot tell).
+    private func refreshResolvingKeys(from store: any BondStore) async -> Bool {
+        guard let revision = await store.revision() else { return false }
+        if revision == loadedBondRevision { return true }
+        let local = localAddress
+        let bonds = await store.bonds().filter { $0.localIdentity == local }
+        bondedPeers.replace(with: bonds.map(\.peerIdentity))
+        addressResolver.setKeys(Dictionary(bonds.compactMap { bond in bond.peerKeys.identityResolvingKey.map { (bond.peerIdentity, $0) } },
+                                           uniquingKeysWith: { _, last in last }))
+        loadedBondRevision = revision
+        return true
     }
 
     /// The bond store once the bonds this host made are written.
@@ -88,7 +121,10 @@ extension LEHost {
     /// resolve their private addresses.
     func loadBondedPeers() async {
         let local = localAddress
-        let bonds = await settledBondStore().bonds().filter { $0.localIdentity == local }
+        let store = await settledBondStore()
+        // Taken before the bonds are read: a change in between loads them again later.
+        loadedBondRevision = await store.revision()
+        let bonds = await store.bonds().filter { $0.localIdentity == local }
         bondedPeers.insert(contentsOf: bonds.map(\.peerIdentity))
         let keys = bonds.compactMap { bond in bond.peerKeys.identityResolvingKey.map { (bond.peerIdentity, $0) } }
         addressResolver.setKeys(Dictionary(keys, uniquingKeysWith: { _, last in last }))

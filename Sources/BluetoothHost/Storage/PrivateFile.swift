@@ -16,28 +16,46 @@ package enum PrivateFile {
         package let reason: String
     }
 
-    /// What ``contents(of:maximumSize:)`` found.
+    /// What ``contents(of:maximumSize:open:)`` found.
     package enum Contents: Sendable {
         /// No file.
         case missing
         case bytes([UInt8])
-        /// There is a file, but it cannot be trusted: why.
+        /// There is a file, but it cannot be trusted, whenever it is read: why. The store sets
+        /// it aside.
         case untrusted(String)
+        /// There is a file, but the system cannot read it now (out of file descriptors or
+        /// memory, an I/O error, no permission): why. It may be good: the store keeps it and
+        /// reports the failure.
+        case unreadable(String)
     }
+
+    /// How a file is opened: `open(2)`, or a stand-in that fails as the system may (tests).
+    package typealias Opener = @Sendable (_ path: String, _ flags: Int32) -> Int32
+
+    /// `open(2)`.
+    package static let systemOpen: Opener = { path, flags in open(path, flags) }
 
     /// The file's bytes, if it is a regular file of this user of at most `maximumSize` bytes.
     /// It is opened without following a symbolic link or waiting on a FIFO put in its place,
-    /// and made `0600` if someone made it readable to others since.
-    package static func contents(of path: String, maximumSize: Int) -> Contents {
+    /// and made `0600` if someone made it readable to others since. A failure of the system
+    /// (the open, fstat or read failing for another reason than what the file is) is
+    /// ``Contents/unreadable(_:)``, never ``Contents/untrusted(_:)``.
+    package static func contents(of path: String, maximumSize: Int, open: Opener = systemOpen) -> Contents {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
-            if error == ENOENT { return .missing }
-            return .untrusted(error == ELOOP ? "a symbolic link" : "cannot be opened: \(describe(error))")
+            switch error {
+            case ENOENT: return .missing
+            case ELOOP: return .untrusted("a symbolic link")
+            // A socket, or a device with nothing behind it: not a file this store wrote.
+            case ENXIO, ENODEV, EISDIR: return .untrusted("not a regular file")
+            default: return .unreadable("cannot be opened: \(describe(error))")
+            }
         }
         defer { _ = close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return .untrusted("cannot be looked at: \(describe(errno))") }
+        guard fstat(descriptor, &status) == 0 else { return .unreadable("cannot be looked at: \(describe(errno))") }
         guard status.st_mode & S_IFMT == S_IFREG else { return .untrusted("not a regular file") }
         guard status.st_uid == geteuid() else { return .untrusted("owned by user \(status.st_uid), not \(geteuid())") }
         guard Int(status.st_size) <= maximumSize else { return .untrusted("\(status.st_size) bytes, more than \(maximumSize)") }
@@ -50,7 +68,7 @@ package enum PrivateFile {
             if count == 0 { return .bytes(bytes) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return .untrusted("cannot be read: \(describe(errno))")
+                return .unreadable("cannot be read: \(describe(errno))")
             }
             guard bytes.count + count <= maximumSize else { return .untrusted("more than \(maximumSize) bytes") }
             bytes += chunk.prefix(count)

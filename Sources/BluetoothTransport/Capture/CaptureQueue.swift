@@ -56,6 +56,13 @@ struct CaptureQueue: Sendable {
 
     /// The records of `entries`, one buffer ready for one write.
     static func encode(_ entries: [Entry]) -> [UInt8] {
+        var none: CaptureRedactor?
+        return encode(entries, redactor: &none)
+    }
+
+    /// The records of `entries`, with the key octets a `redactor` finds written as zeros (in
+    /// the buffer only: the packets are the transport's and stay as they are).
+    static func encode(_ entries: [Entry], redactor: inout CaptureRedactor?) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(entries.reduce(0) { $0 + BTSnoop.recordHeaderSize + $1.packet.bytes.count + 1 })
         for entry in entries {
@@ -63,6 +70,14 @@ struct CaptureQueue: Sendable {
             BTSnoop.Record.append(originalLength: length, flags: BTSnoop.Flags(indicator: entry.packet.indicator, received: entry.received),
                                   cumulativeDrops: entry.dropsBefore, timestamp: entry.timestamp,
                                   indicator: entry.packet.indicator.rawValue, data: entry.packet.bytes, to: &bytes)
+            guard redactor != nil else { continue }
+            if entry.dropsBefore != redactor?.dropsSeen {
+                redactor?.packetsWereLost(total: entry.dropsBefore)
+            }
+            let packetStart = bytes.count - entry.packet.bytes.count
+            for range in redactor?.secretRanges(in: entry.packet, received: entry.received) ?? [] {
+                for index in range { bytes[packetStart + index] = 0 }
+            }
         }
         return bytes
     }

@@ -23,6 +23,14 @@ import Synchronization
 /// file. Captures still open when the process calls `exit` are flushed then; a program that
 /// ends on a signal should close them first (the `bluejay` CLI does on SIGINT and SIGTERM).
 ///
+/// A capture records what pairing and encryption carry: the file is created `0600` (an
+/// existing one appended to or replaced is made `0600`), and never through a symbolic link, a
+/// second hard link or anything but a regular file of this user. Its keys (LTKs, IRKs, CSRKs,
+/// DHKeys, the pairing's confirm, random and DHKey check values, OOB data) are blanked, octet
+/// for octet, unless ``KeyMaterial/kept`` asks for them (Wireshark decrypts a link with its
+/// LTK); see `CaptureRedactor` for the list. Even blanked, a capture shows every value read or
+/// written over the air, encrypted links included: keep it private.
+///
 /// ```swift
 /// let capture = try HCICapture(path: "session.btsnoop")
 /// var configuration = HostConfiguration()
@@ -41,6 +49,16 @@ public final class HCICapture: Sendable, CustomStringConvertible {
         case replace
     }
 
+    /// Whether the keys the traffic carries are written to the file.
+    public enum KeyMaterial: Sendable, Equatable {
+        /// Every octet of a key is written as 0x00 (lengths and other fields stay, so
+        /// Wireshark decodes the file). The default.
+        case blanked
+        /// Keys are written as they went, for Wireshark to decrypt the links: the file then
+        /// gives whoever reads it the bonds' keys.
+        case kept
+    }
+
     /// What the capture has done so far.
     public struct Statistics: Sendable, Equatable, CustomStringConvertible {
         /// Packets written to the file.
@@ -57,6 +75,8 @@ public final class HCICapture: Sendable, CustomStringConvertible {
 
     /// The file written.
     public let path: String
+    /// Whether its keys are blanked.
+    public let keys: KeyMaterial
     /// The most packets waiting for the writer at once.
     public var queueLimit: Int { core.queueLimit }
     /// The most packet bytes waiting for the writer at once.
@@ -66,25 +86,28 @@ public final class HCICapture: Sendable, CustomStringConvertible {
 
     /// Opens (or creates) `path` and starts the writer.
     /// - Parameters:
-    ///   - path: the file to write.
+    ///   - path: the file to write (`0600`; a symbolic link there is refused).
     ///   - logger: where the closing statistics and write failures are logged.
     ///   - mode: what to do when the file exists (refuse it by default).
+    ///   - keys: whether keys are blanked (the default) or kept for Wireshark's decryption.
     ///   - queueLimit: the most packets waiting for the writer; past it they are dropped and counted.
     ///   - queueByteLimit: the most packet bytes waiting for the writer.
-    public convenience init(path: String, mode: FileMode = .createNew, queueLimit: Int = 65_536, queueByteLimit: Int = 32 << 20,
-                            logger: Logger = Logger(label: "bluejay.capture")) throws(CaptureError) {
-        try self.init(path: path, mode: mode, queueLimit: queueLimit, queueByteLimit: queueByteLimit, logger: logger,
+    public convenience init(path: String, mode: FileMode = .createNew, keys: KeyMaterial = .blanked, queueLimit: Int = 65_536,
+                            queueByteLimit: Int = 32 << 20, logger: Logger = Logger(label: "bluejay.capture")) throws(CaptureError) {
+        try self.init(path: path, mode: mode, keys: keys, queueLimit: queueLimit, queueByteLimit: queueByteLimit, logger: logger,
                       clock: HCICapture.wallClockTimestamp, startsWriter: true)
     }
 
     /// `clock` gives btsnoop timestamps; `startsWriter: false` leaves the queue unwritten
     /// until ``flush()`` or ``close()`` (tests of the bound).
-    init(path: String, mode: FileMode, queueLimit: Int, queueByteLimit: Int, logger: Logger,
+    init(path: String, mode: FileMode, keys: KeyMaterial = .blanked, queueLimit: Int, queueByteLimit: Int, logger: Logger,
          clock: @escaping @Sendable () -> Int64, startsWriter: Bool) throws(CaptureError) {
         self.path = path
+        self.keys = keys
         let descriptor = try Self.openFile(path: path, mode: mode)
         core = Core(path: path, descriptor: descriptor.descriptor, headerBytes: descriptor.headerBytes,
-                    queue: CaptureQueue(packetLimit: queueLimit, byteLimit: queueByteLimit), clock: clock, logger: logger)
+                    queue: CaptureQueue(packetLimit: queueLimit, byteLimit: queueByteLimit),
+                    redactor: keys == .blanked ? CaptureRedactor() : nil, clock: clock, logger: logger)
         if startsWriter { core.startWriter() }
         CaptureRegistry.add(core)
     }
@@ -137,20 +160,28 @@ public final class HCICapture: Sendable, CustomStringConvertible {
 
     // MARK: Opening
 
+    /// Opens the file `0600` without following a symbolic link (`O_NOFOLLOW`; with `O_EXCL` a
+    /// link is an existing file) or blocking on a FIFO (`O_NONBLOCK`), and checks what it
+    /// opened before changing it: a regular file of this user with one name. Replacing
+    /// truncates only then (`O_TRUNC` at open would truncate whatever was there first).
     private static func openFile(path: String, mode: FileMode) throws(CaptureError) -> (descriptor: Int32, headerBytes: Int) {
         let flags: Int32
         switch mode {
         case .createNew: flags = O_WRONLY | O_CREAT | O_EXCL
         case .append: flags = O_RDWR | O_CREAT | O_APPEND
-        case .replace: flags = O_WRONLY | O_CREAT | O_TRUNC
+        case .replace: flags = O_WRONLY | O_CREAT
         }
-        let descriptor = posixOpen(path, flags | O_CLOEXEC, 0o644)
+        let descriptor = posixOpen(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             let code = errno
             if code == EEXIST { throw .fileExists(path) }
+            if code == ELOOP { throw .unsafeFile(path, reason: "it is a symbolic link, which a capture never follows") }
+            if code == ENXIO { throw .unsafeFile(path, reason: "it is not a regular file") }
             throw .systemError(path, errno: code)
         }
         do throws(CaptureError) {
+            try checkPrivate(descriptor: descriptor, path: path)
+            if mode == .replace, ftruncate(descriptor, 0) != 0 { throw .systemError(path, errno: errno) }
             if mode == .append, try hasHeader(descriptor: descriptor, path: path) { return (descriptor, 0) }
             let header = BTSnoop.FileHeader().encode()
             try writeAll(header[...], to: descriptor, path: path)
@@ -159,6 +190,22 @@ public final class HCICapture: Sendable, CustomStringConvertible {
             _ = posixClose(descriptor)
             throw error
         }
+    }
+
+    /// Refuses what is not a regular file of this user with a single name (a hard link would
+    /// let the capture write into a file that has another name, perhaps another owner's), and
+    /// makes it `0600`: it holds what pairing carried.
+    private static func checkPrivate(descriptor: Int32, path: String) throws(CaptureError) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .systemError(path, errno: errno) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .unsafeFile(path, reason: "it is not a regular file") }
+        guard status.st_uid == geteuid() else { throw .unsafeFile(path, reason: "it belongs to user \(status.st_uid)") }
+        guard status.st_nlink == 1 else { throw .unsafeFile(path, reason: "it has \(status.st_nlink) names (hard links)") }
+        // The umask may only remove bits: this makes the mode exactly 0600 whatever it is.
+        if status.st_mode & 0o777 != 0o600, fchmod(descriptor, 0o600) != 0 { throw .systemError(path, errno: errno) }
+        // Writes block as usual from here on (O_NONBLOCK was only for the open).
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
     }
 
     /// Whether a file opened for appending starts with a btsnoop H4 header (`false`: it is
@@ -219,6 +266,9 @@ public final class HCICapture: Sendable, CustomStringConvertible {
         let queueLimit: Int
         let queueByteLimit: Int
         private let state: Mutex<State>
+        /// Blanks keys as the records are encoded (`nil`: keys kept). Used by whoever writes,
+        /// one batch at a time, in queue order.
+        private let redactor: Mutex<CaptureRedactor?>
         private let wake = DispatchSemaphore(value: 0)
         private let writerDone = DispatchSemaphore(value: 0)
         private let clock: @Sendable () -> Int64
@@ -226,11 +276,13 @@ public final class HCICapture: Sendable, CustomStringConvertible {
         /// How long the writer lets packets gather while they flow.
         static let gatheringInterval: DispatchTimeInterval = .milliseconds(5)
 
-        init(path: String, descriptor: Int32, headerBytes: Int, queue: CaptureQueue, clock: @escaping @Sendable () -> Int64, logger: Logger) {
+        init(path: String, descriptor: Int32, headerBytes: Int, queue: CaptureQueue, redactor: CaptureRedactor?,
+             clock: @escaping @Sendable () -> Int64, logger: Logger) {
             self.path = path
             queueLimit = queue.packetLimit
             queueByteLimit = queue.byteLimit
             state = Mutex(State(queue: queue, descriptor: descriptor, bytes: headerBytes))
+            self.redactor = Mutex(redactor)
             self.clock = clock
             self.logger = logger
         }
@@ -341,7 +393,7 @@ public final class HCICapture: Sendable, CustomStringConvertible {
                 (state.queue.takeAll(), state.failure == nil ? state.descriptor : nil, state.isClosing)
             }
             var failure: CaptureError?
-            let bytes = entries.isEmpty ? [] : CaptureQueue.encode(entries)
+            let bytes = entries.isEmpty ? [] : redactor.withLock { CaptureQueue.encode(entries, redactor: &$0) }
             if let descriptor, !bytes.isEmpty {
                 do throws(CaptureError) {
                     try HCICapture.writeAll(bytes[...], to: descriptor, path: path)

@@ -12,7 +12,9 @@
 #             `cid` (4 ATT, 5 LE signalling, 6 SMP). `path`: "host" goes through Bumble's host
 #             and controller like any PDU (fragmented, flow-controlled); "inject" hands each
 #             PDU straight to Bluejay's host as one ACL packet from controller A, as fast as
-#             Python can (a flood no radio could carry).
+#             Python can (a flood no radio could carry); with `pause_every` N, it lets the
+#             other devices of the rig run after every N packets, so that their PDUs reach
+#             Bluejay's host in the middle of the flood.
 #   acl       hands raw ACL packets to Bluejay's host from controller A: `fragments`, each
 #             {"pb": 0|1|2, "data": hex} (pb 1 continues a PDU, 2 starts one), `repeat` times.
 #   push      sends one Handle Value Notification (or, with `indicate`, Indication) of `value`
@@ -24,6 +26,12 @@
 #             event ({"cid":5,"pdu":"0102..."}) when `events` (default true), and kept for
 #             `recorded`. `on: false` stops.
 #   recorded  ack `pdus`: the PDUs recorded on `cid` so far (hex); `clear` forgets them.
+#   address   peripheral role: this device takes the random (static) address `address`:
+#             advertising stops, LE Set Random Address, advertising starts again from it. A
+#             spoofer takes a bonded peer's address this way (the real one steps aside first:
+#             the link delivers to the first controller with the address).
+#   move_service  peripheral role: the service `uuid` is taken out of the database and put back
+#             at its end, so that its attributes get other handles (a different database).
 #   mute_smp  with `on` (default true) this Bumble device's own Security Manager ignores every
 #             SMP PDU, so only the test's raw PDUs on channel 6 answer Bluejay's host (with
 #             `record` on cid 6 to see what it sends); `on: false` gives it back.
@@ -55,8 +63,11 @@ class Endpoint:
     '''One Bumble device of the rig and how to find its link to Bluejay's host.'''
 
     def __init__(self, name: str, device, controller, connection: Callable[[], Any],
-                 value_handle: Callable[[dict[str, Any]], int] | None = None):
+                 value_handle: Callable[[dict[str, Any]], int] | None = None,
+                 start_advertising: Callable[[], Any] | None = None):
         self.name = name
+        # Starts the device's advertising as the rig does (peripheral role).
+        self.start_advertising = start_advertising
         # The value handle of a characteristic named by a command's `uuid` (peripheral role).
         self.value_handle = value_handle
         self.device = device
@@ -148,14 +159,16 @@ class Endpoint:
         for boundary, data in packets:
             controller.send_hci_packet(hci.HCI_AclDataPacket(handle, boundary, 0, len(data), data))
 
-    async def send(self, cid: int, pdus: list[bytes], count: int, path: str) -> int:
+    async def send(self, cid: int, pdus: list[bytes], count: int, path: str, pause_every: int = 0) -> int:
         connection = self.link()
         sent = 0
         if path == 'inject':
             frames = [(0x02, len(pdu).to_bytes(2, 'little') + cid.to_bytes(2, 'little') + pdu) for pdu in pdus]
-            for _ in range(count):
+            for index in range(count):
                 self.inject(frames)
                 sent += len(frames)
+                if pause_every > 0 and (index + 1) % pause_every == 0:
+                    await asyncio.sleep(0)
             return sent
         if path != 'host':
             raise CommandError('path must be "host" or "inject"')
@@ -196,7 +209,8 @@ def make_handler(endpoints: Callable[[dict[str, Any]], Endpoint]):
             return {'rules': len(endpoint.rules)}
         if mode == 'send':
             pdus = hex_list(command, 'pdus') if 'pdus' in command else [peer.hex_bytes(str(peer.require(command, 'pdu')))]
-            sent = await endpoint.send(cid, pdus, int(command.get('count', 1)), str(command.get('path', 'host')))
+            sent = await endpoint.send(cid, pdus, int(command.get('count', 1)), str(command.get('path', 'host')),
+                                       int(command.get('pause_every', 0)))
             return {'sent': sent}
         if mode == 'acl':
             fragments = command.get('fragments')
@@ -238,6 +252,37 @@ def make_handler(endpoints: Callable[[dict[str, Any]], Endpoint]):
             if command.get('clear'):
                 endpoint.recorded[cid] = []
             return result
+        if mode == 'address':
+            if endpoint.start_advertising is None:
+                raise CommandError('address is for the peripheral role')
+            device = endpoint.device
+            address = hci.Address(str(peer.require(command, 'address')), hci.Address.RANDOM_DEVICE_ADDRESS)
+            # Right after a disconnection the advertising restarts by itself (auto_restart):
+            # let the link go and the restart finish first, or it would keep the old address.
+            for _ in range(300):
+                if not device.connections and device.is_advertising:
+                    break
+                await asyncio.sleep(0.01)
+            # The random address cannot change while advertising (Core 6.0, Vol 4, Part E, 7.8.4).
+            if device.is_advertising:
+                await device.stop_advertising()
+            await device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=address))
+            device.random_address = address
+            await endpoint.start_advertising()
+            return {'address': peer.address_text(address)}
+        if mode == 'move_service':
+            server = endpoint.device.gatt_server
+            uuid = peer.normalize_uuid(str(peer.require(command, 'uuid')))
+            service = next((s for s in server.services if peer.uuid_text(s.uuid) == uuid), None)
+            if service is None:
+                raise CommandError(f'no service {uuid}')
+            start, end = service.handle, service.end_group_handle
+            server.attributes = [a for a in server.attributes if not start <= a.handle <= end]
+            server.services.remove(service)
+            server.attributes_by_handle.clear()
+            server.add_service(service)
+            server.attributes_by_handle.clear()
+            return {'start': service.handle, 'end': service.end_group_handle}
         if mode == 'mute_smp':
             manager = endpoint.device.smp_manager
             if command.get('on', True):
@@ -263,7 +308,7 @@ def install(role, rig) -> None:
         for p in peripherals:
             endpoint = Endpoint(
                 str(p.index), p.device, p.controller, (lambda p=p: p.connections[0] if p.connections else None),
-                (lambda command, p=p: p.characteristic(command).handle),
+                (lambda command, p=p: p.characteristic(command).handle), p.start_advertising,
             )
             endpoint.intercept(p.device.gatt_server)
             endpoints.append(endpoint)

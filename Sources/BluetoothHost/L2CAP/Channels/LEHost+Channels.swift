@@ -183,10 +183,10 @@ extension LEHost {
             }
             channels.append(channel)
         }
-        let request = LESignalingCommand.creditBasedConnectionRequest(.init(
-            spsm: psm, mtu: parameters.mtu, mps: parameters.mps, initialCredits: parameters.initialCredits, sourceCIDs: channels.map(\.localCID)))
+        let request = L2CAPCreditBasedConnectionRequest(
+            spsm: psm, mtu: parameters.mtu, mps: parameters.mps, initialCredits: parameters.initialCredits, sourceCIDs: channels.map(\.localCID))
         let response: L2CAPCreditBasedConnectionResponse
-        switch await exchangeChannelRequest(request, opening: channels, on: connection) {
+        switch await exchangeChannelRequest(.creditBasedConnectionRequest(request), opening: channels, on: connection) {
         case let .success(.creditBasedConnectionResponse(answer)):
             response = answer
         case .success:
@@ -199,13 +199,27 @@ extension LEHost {
             channels.forEach { $0.finish(with: error) }
             throw error
         }
+        // A refused channel has destination 0; a peer may also leave the list short (Bumble does).
+        let destinations = channels.indices.map { $0 < response.destinationCIDs.count ? response.destinationCIDs[$0] : .null }
+        if let violation = response.violation(answering: request)
+            ?? destinations.first(where: { $0 != .null && table.channel(connectionHandle: connection.handle, remoteCID: $0) != nil })
+                .map({ "destination CID \($0) is already in use on this link" }) {
+            // The peer believes the channels it named open: close each from our side.
+            logger.warning("enhanced channel response with invalid values from \(connection.peer): \(violation)")
+            let error = L2CAPChannelError.host(.protocolViolation("invalid L2CAP enhanced channel response: \(violation)"))
+            for (channel, destination) in zip(channels, destinations) {
+                table.remove(channel)
+                channel.finish(with: error)
+                if destination.isLEDynamic {
+                    sendSignaling(.disconnectionRequest(.init(destinationCID: destination, sourceCID: channel.localCID)), on: connection)
+                }
+            }
+            throw error
+        }
         var opened: [L2CAPChannel] = []
         let refusal = response.result.isSuccess ? L2CAPCreditBasedConnectionResult.noResourcesAvailable : response.result
-        for (index, channel) in channels.enumerated() {
-            // A refused channel has destination 0; a peer may also leave the list short (Bumble does).
-            let destination = index < response.destinationCIDs.count ? response.destinationCIDs[index] : .null
-            guard destination.isLEDynamic, response.mtu >= 64, response.mps >= 64,
-                  table.channel(connectionHandle: connection.handle, remoteCID: destination) == nil else {
+        for (channel, destination) in zip(channels, destinations) {
+            guard destination != .null else {
                 table.remove(channel)
                 channel.finish(with: .refused(refusal))
                 continue

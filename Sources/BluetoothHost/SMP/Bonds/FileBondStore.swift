@@ -17,7 +17,17 @@ import Darwin
 /// of this user, larger than ``maximumFileSize``, not a bond's JSON, or whose bond is not
 /// valid or not the one its name says is logged and set aside (renamed
 /// `<name>.corrupt-<UTC time>`), so that a corrupt or hostile file costs one bond, never a
-/// crash. The files are handled by `PrivateFile`, as Bluejay's restoration store's are.
+/// crash. A file the system cannot read now (out of file descriptors, an I/O error, no
+/// permission) is kept and reported: ``BondStoreError/readFailed(_:)`` from
+/// ``readBond(local:peer:)`` and ``readBonds()``, an error logged by the others. The files
+/// are handled by `PrivateFile`, as Bluejay's restoration store's are.
+///
+/// The bonds are read once and kept in memory: a lookup reads no file. The store's own saves
+/// and removals update the copy; so do those of another process (`bluejay bonds --remove`
+/// while an app runs), which the store learns from the kernel (inotify on Linux: one
+/// non-blocking read per call when nothing changed, and only the files that changed are read
+/// again). Where the directory cannot be watched (not Linux, no inotify instance left, or no
+/// directory yet), each call reads the disk as it is.
 public actor FileBondStore: BondStore {
     /// The largest bond file read: 64 KiB, far more than a bond needs (under 1 KiB); a
     /// larger file is set aside unread.
@@ -26,10 +36,31 @@ public actor FileBondStore: BondStore {
     /// The directory the files are in.
     public nonisolated let directory: String
     private let logger: Logger
+    private let open: PrivateFile.Opener
+
+    /// What a bond file held when last read.
+    private enum Entry: Sendable {
+        case bond(Bond)
+        /// There, but not readable then: read again when asked for.
+        case unreadable(String)
+    }
+
+    /// The bonds by file name while the directory is watched; `nil`: read the disk.
+    private var copy: [String: Entry]?
+    private var watch: DirectoryWatch?
+    private var changes: UInt64 = 0
+    /// Bond files read so far (tests and measurements).
+    private(set) var fileReads = 0
 
     public init(directory: String, logger: Logger) {
+        self.init(directory: directory, logger: logger, open: PrivateFile.systemOpen)
+    }
+
+    /// `open` stands in for `open(2)`: tests make it fail as the system may.
+    init(directory: String, logger: Logger, open: @escaping PrivateFile.Opener) {
         self.directory = directory
         self.logger = logger
+        self.open = open
     }
 
     /// Where bonds go in a state directory: `<state>/bonds`.
@@ -39,22 +70,51 @@ public actor FileBondStore: BondStore {
 
     // MARK: BondStore
 
+    /// The bond, if there is one that can be read now (a kept bond that cannot be read is
+    /// logged as an error and looks absent: see ``readBond(local:peer:)``).
     public func bond(local: DeviceAddress, peer: DeviceAddress) -> Bond? {
-        let identities = BondIdentities(local: local, peer: peer)
-        return load(fileName: Self.fileName(identities))
+        do {
+            return try lookUp(local: local, peer: peer)
+        } catch {
+            logger.error("\(error)")
+            return nil
+        }
     }
 
-    /// Every bond whose file can be trusted, sorted by file name (local, then peer identity).
-    public func bonds() -> [Bond] {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            if FileManager.default.fileExists(atPath: directory) { logger.warning("cannot list bonds in \(directory): \(error)") }
-            return []
+    public func readBond(local: DeviceAddress, peer: DeviceAddress) async throws(BondStoreError) -> Bond? {
+        try lookUp(local: local, peer: peer)
+    }
+
+    private func lookUp(local: DeviceAddress, peer: DeviceAddress) throws(BondStoreError) -> Bond? {
+        let name = Self.fileName(BondIdentities(local: local, peer: peer))
+        let entry: Entry?
+        if refresh(), let kept = copy?[name] {
+            if case let .bond(bond) = kept { return bond }
+            entry = reread(name)
+        } else if copy != nil {
+            return nil
+        } else {
+            entry = read(name)
         }
-        // Temporary files of a write cut short and files set aside do not end in ".json".
-        return names.filter { Self.identities(fileName: $0) != nil }.sorted().compactMap { load(fileName: $0) }
+        switch entry {
+        case let .bond(bond)?: return bond
+        case let .unreadable(reason)?: throw .readFailed("the bond file \(path(name)) \(reason); it is kept")
+        case nil: return nil
+        }
+    }
+
+    /// Every bond that can be read now, sorted by file name (local, then peer identity). One
+    /// that cannot is logged as an error and left out (see ``readBonds()``).
+    public func bonds() -> [Bond] {
+        let (bonds, failures) = listing()
+        for failure in failures { logger.error("\(failure)") }
+        return bonds
+    }
+
+    public func readBonds() async throws(BondStoreError) -> [Bond] {
+        let (bonds, failures) = listing()
+        if !failures.isEmpty { throw .readFailed(failures.joined(separator: "; ")) }
+        return bonds
     }
 
     public func save(_ bond: Bond) throws(BondStoreError) {
@@ -68,16 +128,109 @@ public actor FileBondStore: BondStore {
         } catch {
             throw .writeFailed("cannot encode the bond with \(bond.peerIdentity): \(error)")
         }
-        try writeAtomically(data, to: path(Self.fileName(bond.identities)))
+        let name = Self.fileName(bond.identities)
+        try writeAtomically(data, to: path(name))
+        // The watch reports the rename too (one file read again); the copy is right already.
+        copy?[name] = .bond(bond)
+        changes += 1
     }
 
     @discardableResult
     public func removeBond(local: DeviceAddress, peer: DeviceAddress) throws(BondStoreError) -> Bool {
-        let file = path(Self.fileName(BondIdentities(local: local, peer: peer)))
-        if unlink(file) == 0 { return true }
+        let name = Self.fileName(BondIdentities(local: local, peer: peer))
+        if unlink(path(name)) == 0 {
+            copy?[name] = nil
+            changes += 1
+            return true
+        }
         let error = errno
         if error == ENOENT { return false }
-        throw .writeFailed("cannot remove \(file): \(PrivateFile.describe(error))")
+        throw .writeFailed("cannot remove \(path(name)): \(PrivateFile.describe(error))")
+    }
+
+    /// Changes whenever the bonds may have changed, by this store or on disk; `nil` while the
+    /// directory is not watched (each call reads the disk then).
+    public func revision() async -> UInt64? {
+        refresh() ? changes : nil
+    }
+
+    // MARK: The copy in memory
+
+    /// Brings the copy up to date with the directory: all of it when the watch begins (or
+    /// lost events), else the files the watch says changed. Returns whether there is a copy.
+    private func refresh() -> Bool {
+        if let watch, copy != nil {
+            switch watch.takeChanges() {
+            case .none:
+                return true
+            case let .files(names):
+                let bondFiles = names.filter { Self.identities(fileName: $0) != nil }
+                for name in bondFiles { _ = reread(name) }
+                if !bondFiles.isEmpty { changes += 1 }
+                return true
+            case .everything:
+                self.watch = nil
+                copy = nil
+            }
+        }
+        // Watched from before the listing: what changes during it is reported next time.
+        guard let started = DirectoryWatch.watch(directory) else { return false }
+        guard let names = fileNames() else { return false }
+        watch = started
+        var entries: [String: Entry] = [:]
+        for name in names { entries[name] = read(name) }
+        copy = entries
+        changes += 1
+        return true
+    }
+
+    /// Reads a file again into the copy.
+    private func reread(_ name: String) -> Entry? {
+        let entry = read(name)
+        copy?[name] = entry
+        return entry
+    }
+
+    /// The bonds, and why any kept could not be read.
+    private func listing() -> (bonds: [Bond], failures: [String]) {
+        var entries: [(String, Entry)] = []
+        if refresh(), let copy {
+            for name in copy.keys.sorted() {
+                guard let entry = copy[name] else { continue }
+                if case .unreadable = entry {
+                    if let again = reread(name) { entries.append((name, again)) }
+                } else {
+                    entries.append((name, entry))
+                }
+            }
+        } else {
+            guard let names = fileNames() else {
+                return ([], ["cannot list the bonds in \(directory)"])
+            }
+            entries = names.sorted().compactMap { name in read(name).map { (name, $0) } }
+        }
+        var bonds: [Bond] = []
+        var failures: [String] = []
+        for (name, entry) in entries {
+            switch entry {
+            case let .bond(bond): bonds.append(bond)
+            case let .unreadable(reason): failures.append("the bond file \(path(name)) \(reason); it is kept")
+            }
+        }
+        return (bonds, failures)
+    }
+
+    /// The bond files in the directory (none when there is no directory yet); `nil` when it
+    /// cannot be listed.
+    private func fileNames() -> [String]? {
+        do {
+            // Temporary files of a write cut short and files set aside do not end in ".json".
+            return try FileManager.default.contentsOfDirectory(atPath: directory).filter { Self.identities(fileName: $0) != nil }
+        } catch {
+            guard FileManager.default.fileExists(atPath: directory) else { return [] }
+            logger.error("cannot list the bonds in \(directory): \(error)")
+            return nil
+        }
     }
 
     // MARK: File names
@@ -120,13 +273,16 @@ public actor FileBondStore: BondStore {
         return nil
     }
 
-    /// The bond in the file, if there is a file and it can be trusted; one that cannot is set aside.
-    private func load(fileName: String) -> Bond? {
+    /// The bond in the file: `nil` when there is none, or it cannot be trusted (it is then set
+    /// aside); ``Entry/unreadable(_:)`` when the system cannot read it now (it is kept).
+    private func read(_ fileName: String) -> Entry? {
         let file = path(fileName)
+        fileReads += 1
         let bytes: [UInt8]
-        switch PrivateFile.contents(of: file, maximumSize: Self.maximumFileSize) {
+        switch PrivateFile.contents(of: file, maximumSize: Self.maximumFileSize, open: open) {
         case .missing: return nil
         case let .untrusted(reason): return setAside(file, reason)
+        case let .unreadable(reason): return .unreadable(reason)
         case let .bytes(read): bytes = read
         }
         let record: FileBondRecord
@@ -143,12 +299,12 @@ public actor FileBondStore: BondStore {
         guard Self.identities(fileName: fileName) == record.bond.identities else {
             return setAside(file, "holds the bond of \(record.bond.localIdentity) with \(record.bond.peerIdentity), not what its name says")
         }
-        return record.bond
+        return .bond(record.bond)
     }
 
     /// Logs why the file is not trusted and sets it aside. Returns `nil`, the bond the caller
     /// does not get.
-    private func setAside(_ file: String, _ reason: String) -> Bond? {
+    private func setAside(_ file: String, _ reason: String) -> Entry? {
         if let target = PrivateFile.setAside(file) {
             logger.warning("bond file \(file) ignored (\(reason)); moved to \(target)")
         } else {

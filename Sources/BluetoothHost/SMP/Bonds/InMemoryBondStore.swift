@@ -4,6 +4,7 @@ import BluetoothCore
 /// bonds on disk).
 public actor InMemoryBondStore: BondStore {
     private var stored: [BondIdentities: Bond] = [:]
+    private var changes: UInt64 = 0
 
     public init(bonds: [Bond] = []) {
         for bond in bonds { stored[bond.identities] = bond }
@@ -20,10 +21,15 @@ public actor InMemoryBondStore: BondStore {
 
     public func save(_ bond: Bond) {
         stored[bond.identities] = bond
+        changes += 1
     }
 
     @discardableResult
     public func removeBond(local: DeviceAddress, peer: DeviceAddress) -> Bool {
-        stored.removeValue(forKey: BondIdentities(local: local, peer: peer)) != nil
+        changes += 1
+        return stored.removeValue(forKey: BondIdentities(local: local, peer: peer)) != nil
     }
+
+    /// Changes with every save and removal.
+    public func revision() async -> UInt64? { changes }
 }
