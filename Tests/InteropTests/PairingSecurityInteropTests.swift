@@ -60,8 +60,10 @@ extension InteropSuites {
                     let restored = try await host.secure(again, allowPairing: false)
                     #expect(restored.isEncrypted && restored.isAuthenticated && restored.isBonded, "\(restored)")
                     try await rig.waitForEvent(named: "encryption") { $0.bool("encrypted") == true }
-                    #expect(rig.receivedEvents.filter { $0.name == "pairing_done" && $0.bool("ok") == true }.count == 2,
-                            "B1's pairing and B2's, no third")
+                    // B2's own pairing may end either way on its side (the link drops as our keys
+                    // reach it); B1 paired once and re-encrypted, no second pairing.
+                    #expect(rig.receivedEvents.filter { $0.name == "pairing_done" && $0.bool("ok") == true && $0.string("device") == real.address }.count == 1,
+                            "B1's pairing, no second one")
                     try await again.disconnect()
                 }
             }

@@ -38,13 +38,20 @@ final class CLIProcess: Sendable {
                             "the bluejay executable is not built; run `swift build --build-tests` (make test does)")
     }
 
-    /// Runs `bluejay` with these arguments (without `BLUEJAY_HCI` from this environment).
+    /// Where this process keeps its state (bonds, its identity key, generated static
+    /// addresses): a directory of its own, so that no test sees another's bonds, nor the
+    /// user's (a test that carries bonds from one command to the next says `--bond-directory`).
+    private let stateDirectory: URL
+
+    /// Runs `bluejay` with these arguments (without `BLUEJAY_HCI` from this environment, and
+    /// with a `BLUEJAY_STATE_DIR` of its own).
     init(_ arguments: [String], input: ProcessInput = .nullDevice) throws {
+        stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-cli-state-\(UUID().uuidString.prefix(8))")
         process = try ManagedProcess.launch(
             name: "bluejay process",
             executable: try Self.executable(),
             arguments: arguments,
-            environment: ["BLUEJAY_HCI": nil],
+            environment: ["BLUEJAY_HCI": nil, "BLUEJAY_STATE_DIR": stateDirectory.path, "XDG_STATE_HOME": nil],
             input: input,
             stopping: .interrupt,
             logName: "bluejay-cli",
@@ -55,6 +62,7 @@ final class CLIProcess: Sendable {
     deinit {
         process.stop()
         try? FileManager.default.removeItem(atPath: process.logPath)
+        try? FileManager.default.removeItem(at: stateDirectory)
     }
 
     /// Every line printed so far.

@@ -37,7 +37,7 @@
 #                   old address, and `le_privacy_enabled` only acts at power-on.
 # Events:
 #   {"event":"pairing_display","passkey":N}, {"event":"pairing_compare","number":N},
-#   {"event":"pairing_done","ok":true,"keys":[...]}, {"event":"pairing_done","ok":false,"reason":N},
+#   {"event":"pairing_done","ok":true,"keys":[...],"device":ADDR}, {"event":"pairing_done","ok":false,"reason":N,"device":ADDR},
 #   {"event":"encryption","encrypted":true,"key_size":16}, {"event":"encryption_failure","error":N}
 
 from __future__ import annotations
@@ -320,10 +320,10 @@ def watch(connection, device, central_role: bool, rig) -> None:
 
     def on_pairing(keys) -> None:
         names = [name for name in ('ltk', 'ltk_central', 'ltk_peripheral', 'irk', 'csrk') if getattr(keys, name, None)]
-        emit('pairing_done', ok=True, keys=names)
+        emit('pairing_done', ok=True, keys=names, device=device.random_address.to_string(with_type_qualifier=False))
 
     def on_failure(reason) -> None:
-        emit('pairing_done', ok=False, reason=int(reason))
+        emit('pairing_done', ok=False, reason=int(reason), device=device.random_address.to_string(with_type_qualifier=False))
 
     def on_encryption() -> None:
         emit('encryption', encrypted=bool(connection.is_encrypted), key_size=int(getattr(connection, "encryption_key_size", 0) or 0))
