@@ -133,6 +133,8 @@ extension LEHost {
                                  parameters: AdvertisingParameters = AdvertisingParameters()) async throws {
         try requirePoweredOn()
         await waitForControllerRecovery()
+        var parameters = parameters
+        parameters.ownAddressType = ownAddressType(for: parameters.ownAddressType)
         let configuration = try AdvertisingConfiguration(data: data, scanResponse: scanResponse, parameters: parameters)
         let gate = advertising.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }

@@ -31,6 +31,8 @@ extension LEHost {
         guard let handle = advertisingSetsState.freeHandle() else {
             throw HostError.unsupported("the controller runs at most \(advertisingSetsState.supportedSetCount ?? 0) advertising set(s), all in use")
         }
+        var parameters = parameters
+        parameters.ownAddressType = ownAddressType(for: parameters.ownAddressType)
         let configuration = try AdvertisingSetConfiguration(
             handle: handle, data: data, scanResponse: scanResponse, parameters: parameters,
             maximumDataLength: advertisingSetsState.maximumDataLength ?? AdvertisingData.legacyMaximumLength)

@@ -39,6 +39,8 @@ extension LEHost {
         }
         do {
             controllerInfo = try await controller.initialize()
+            // The reset cleared the random address: the static identity (or the app's) again.
+            if let randomAddress { try await applyRandomAddress(randomAddress) }
             logger.notice("controller initialized again after its hardware error \(Hex.format(hardwareCode))")
         } catch {
             logger.error("the controller could not be initialized again after its hardware error: \(error)")
