@@ -110,6 +110,9 @@ struct ControllerState: Sendable {
     var scanning = ScanningState()
     var initiating: InitiatingState?
     var resolvingList = ResolvingList()
+    /// The advertising, scanning and initiating commands its host used since the reset: the
+    /// other family is refused (Core 6.0, Vol 4, Part E, 3.1.1).
+    var commandFamily: LECommandFamily?
     /// Connection handle → connection.
     var connections: [UInt16: LinkConnectionID] = [:]
     private var nextHandle: UInt16 = 0x0040

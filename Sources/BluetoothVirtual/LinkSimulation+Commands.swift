@@ -34,6 +34,17 @@ extension LinkSimulation {
             return
         }
         logger.trace("controller \(id): \(opcode)")
+        if let family = LECommandFamily(opcode: opcode) {
+            // Core 6.0, Vol 4, Part E, 3.1.1: a host that used one family of advertising,
+            // scanning and initiating commands since the reset gets Command Disallowed for the
+            // other, as real Bluetooth 5 controllers answer.
+            if let used = controllers[id]?.commandFamily, used != family {
+                logger.debug("controller \(id): \(opcode) refused: its host used the \(used) since the reset")
+                reject(id, opcode, acknowledgement, .commandDisallowed)
+                return
+            }
+            controllers[id]?.commandFamily = family
+        }
         execute(command, opcode: opcode, from: id)
     }
 
