@@ -326,7 +326,7 @@ extension LEHost {
 
     /// What a central does once a link is up: longest data PDUs, largest ATT MTU.
     private func prepare(_ connection: Connection) async {
-        if configuration.requestsDataLengthExtension, controllerInfo?.supports(.leSetDataLength) == true {
+        if configuration.requestsDataLengthExtension, controllerInfo?.supports(LESetDataLengthCommand.self, listedAs: .leSetDataLength) == true {
             // The controller's maximum (251 octets and 2120 µs, the LE maximum on the 1M PHY,
             // Core 6.0, Vol 6, Part B, 4.5.10, when it cannot say). The change is reported
             // later by LE Data Length Change; the MTU exchange need not wait for it.

@@ -214,12 +214,27 @@ public actor LEHost {
         guard controllerInfo != nil else { throw .notPoweredOn }
     }
 
-    /// Sends an HCI command, mapping failures to ``HostError``.
+    /// Sends an HCI command, mapping failures to ``HostError``. A command the controller
+    /// answers Unknown HCI Command is noted in ``controllerInfo`` (logged once): the host does
+    /// not send it again where it can do without (``requireCommand(_:listedAs:)``).
     func send<Command: HCICommand>(_ command: Command) async throws(HostError) -> Command.ReturnParameters {
         do {
             return try await controller.send(command)
+        } catch HCIError.commandFailed(let opcode, .unknownCommand) {
+            if controllerInfo?.unknownCommands.insert(opcode).inserted == true {
+                logger.notice("controller: \(ControllerAdaptation.unknownCommand(opcode))")
+            }
+            throw HostError.hci(.commandFailed(opcode, .unknownCommand))
         } catch {
             throw HostError.wrap(error)
+        }
+    }
+
+    /// Throws, without sending it, what the controller answers a command it does not have:
+    /// Unknown HCI Command, when it does not list the command (`bit`) or answered it so before.
+    func requireCommand<Command: HCICommand>(_ command: Command.Type, listedAs bit: SupportedCommands.Command) throws(HostError) {
+        guard controllerInfo?.supports(command, listedAs: bit) ?? true else {
+            throw .hci(.commandFailed(Command.opcode, .unknownCommand))
         }
     }
 
