@@ -128,6 +128,31 @@ struct StaticIdentityTests {
         await #expect(throws: BondStoreError.self) { try await store.save(BluetoothAddress("00:11:22:33:44:55")!, forAdapter: "hci0") }
     }
 
+    @Test func anExtendedAdvertisingSetAdvertisesFromTheStaticIdentity() async throws {
+        let link = VirtualLink()
+        let advertiser = LEHost(transport: link.addController(name: "nrf", address: TestAddresses.peripheral, configuration: Self.noPublicAddress)
+            .makeTransport())
+        let scanner = LEHost(transport: link.addController(name: "scanner", address: TestAddresses.central, position: .init(x: 2, y: 0))
+            .makeTransport())
+        _ = try await advertiser.powerOn()
+        _ = try await scanner.powerOn()
+        let identity = try #require(await advertiser.identityAddress)
+        // A set asking for the public address gets the static one (the set's random address).
+        _ = try await advertiser.startAdvertisingSet(AdvertisingData([.completeLocalName("Set")]),
+                                                     parameters: ExtendedAdvertisingParameters(isConnectable: true))
+        let heard = try await withTimeout("hearing the set") {
+            for try await advertisement in try await scanner.scan() where advertisement.localName == "Set" { return advertisement }
+            throw WaitTimeout(description: "the scan ended")
+        }
+        #expect(heard.peer == identity && heard.isExtended)
+        // A central reaches it at the identity address.
+        let connection = try await scanner.connect(to: identity, timeout: .seconds(5))
+        #expect(connection.peer == identity)
+        try await connection.disconnect()
+        await scanner.shutdown()
+        await advertiser.shutdown()
+    }
+
     @Test func twoHostsWithoutPublicAddressesPairAndBondUnderTheirStaticIdentities() async throws {
         let pair = try await HostPair.make(centralController: Self.noPublicAddress, peripheralController: Self.noPublicAddress)
         let centralIdentity = try #require(await pair.central.identityAddress)
