@@ -211,4 +211,10 @@ write("FuzzPairing",
       pairing([3, 9, 0, 9], [3, 9, 0, 0]),                       # legacy Just Works, 7-octet key
       pairing([2, 9, 9, 9], [0, 9, 9, 9]),                       # legacy Passkey Entry
       pairing([1, 1, 9, 9], [1, 1, 9, 9], steps=b"\x00\x80\x00\x03\x05\x01\x80\x08\x00"),  # a corrupted PDU, a refused comparison
-      pairing([3, 1, 9, 9], [3, 5, 9, 9], steps=b"\x00\x04\x03\x0c\x01\x02\x0b"))           # SC only; a forged PDU; a timeout
+      pairing([3, 1, 9, 9], [3, 5, 9, 9], steps=b"\x00\x04\x03\x0c\x01\x02\x0b"),           # SC only; a forged PDU; a timeout
+      # The attacker role: bonds with the peer's address (weaker pairing: asked, refused or
+      # allowed) and with a third identity the peer claims in Identity Address Information.
+      pairing([3, 1, 9, 9], [3, 0x41, 9, 9]),                    # the responder's bond with the initiator: Just Works refused
+      pairing([3, 0x41, 9, 9], [3, 1, 9, 9], steps=b"\x00\x08\x01"),  # the initiator's bond: a user who allows it
+      pairing([3, 1, 9, 9], [3, 0xC1, 9, 9], steps=b"\x00\x80\x09\x0d" * 16),  # the initiator claims the responder's third identity
+      pairing([3, 0xC1, 9, 9], [3, 1, 9, 9], steps=b"\x80\x00\x09\x8d" * 16))  # the responder claims the initiator's third identity

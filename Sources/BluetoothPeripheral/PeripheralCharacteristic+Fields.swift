@@ -23,7 +23,9 @@ extension PeripheralCharacteristic {
 
     /// What a central's link needs to read the value; setting it replaces the read
     /// requirements of ``permissions`` (and sets ``minimumKeySize`` to 16 with
-    /// ``PeripheralSecurity/key128``).
+    /// ``PeripheralSecurity/key128``). It protects the value however it leaves: a central
+    /// needs it to subscribe, and each notification or indication goes only to centrals whose
+    /// link has it when it is sent.
     public var readSecurity: PeripheralSecurity {
         get { PeripheralSecurity(permissions: definition.permissions, minimumKeySize: definition.minimumKeySize, write: false) }
         set { setSecurity(newValue, write: false) }

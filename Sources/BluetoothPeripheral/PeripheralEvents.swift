@@ -31,6 +31,9 @@ public enum PeripheralConnectionEvent: Hashable, Sendable {
     case disconnected(Central, reason: HCIStatus)
     /// A central whose queue was full can take values again: update them now.
     case readyToUpdateSubscribers(Central)
+    /// A central's pairing replaced the bond stored under `replacement.identity`: it paired
+    /// again, or claimed that identity (see `BluetoothHost/BondReplacement`).
+    case bondReplaced(Central, BondReplacement)
 }
 
 /// What `PeripheralManager/updateValue(_:for:)` did.
@@ -44,10 +47,28 @@ public struct ValueUpdateResult: Hashable, Sendable {
         case queueFull([Central])
     }
 
+    /// A subscribed central that was not sent the value because its link's security does not
+    /// allow it now (the characteristic's ``PeripheralCharacteristic/readSecurity`` protects
+    /// pushed values too): its link is not encrypted, its key is not authenticated or too
+    /// short, or its bond was removed. Retrying does not help until the central secures its link.
+    public struct Withheld: Hashable, Sendable, CustomStringConvertible {
+        public var central: Central
+        public var reason: GATTSecurityRefusal
+
+        public init(central: Central, reason: GATTSecurityRefusal) {
+            self.central = central
+            self.reason = reason
+        }
+
+        public var description: String { "\(central): \(reason)" }
+    }
+
     /// The centrals sent a notification or an indication.
     public var delivered: [Central]
     public var shortfall: Shortfall?
+    /// The subscribed centrals whose link's security did not allow the value, and why.
+    public var withheld: [Withheld] = []
 
-    /// Every subscriber got the value (BlueCap's `true`).
-    public var succeeded: Bool { shortfall == nil }
+    /// Every subscriber got the value (BlueCap's `true`): none withheld, and no shortfall.
+    public var succeeded: Bool { shortfall == nil && withheld.isEmpty }
 }

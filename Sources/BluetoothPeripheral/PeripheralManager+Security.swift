@@ -13,12 +13,13 @@ extension PeripheralManager {
     }
 
     /// Asks a connected central to pair or to encrypt, and returns the link's security once
-    /// it is encrypted.
+    /// it is encrypted. With `authenticated`, the Security Request asks for MITM protection
+    /// and a link without it is a typed error (the central's Just Works pairing is refused).
     @discardableResult
-    public func pair(_ central: Central) async throws(PeripheralError) -> LinkSecurity {
+    public func pair(_ central: Central, authenticated: Bool = false) async throws(PeripheralError) -> LinkSecurity {
         let connection = try await connection(of: central)
         do {
-            return try await host.pair(connection)
+            return try await host.pair(connection, authenticated: authenticated)
         } catch {
             throw PeripheralError.wrap(error)
         }

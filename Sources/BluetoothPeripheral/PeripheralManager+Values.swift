@@ -19,8 +19,10 @@ extension PeripheralManager {
 
     /// Sets a characteristic's value and pushes it to every subscribed central (an
     /// indication to those that asked for indications, else a notification). The result
-    /// tells who got it, and why not everyone did: no subscribers, or full queues (then wait
-    /// for ``PeripheralConnectionEvent/readyToUpdateSubscribers(_:)``).
+    /// tells who got it, and why not everyone did: no subscribers, full queues (then wait
+    /// for ``PeripheralConnectionEvent/readyToUpdateSubscribers(_:)``), or centrals whose
+    /// link's security does not allow the value now (``ValueUpdateResult/withheld``: the
+    /// characteristic's read security protects pushed values too, checked as each leaves).
     @discardableResult
     public func updateValue(_ value: [UInt8], for characteristic: GATTPublishedCharacteristic) async throws(PeripheralError) -> ValueUpdateResult {
         guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
@@ -32,12 +34,13 @@ extension PeripheralManager {
         } catch {
             throw .server(error)
         }
-        let centrals = await centrals(for: update.notified + update.indicated)
         if !update.hasSubscribers { return ValueUpdateResult(delivered: [], shortfall: .noSubscribers) }
-        if !update.queueFull.isEmpty {
-            return ValueUpdateResult(delivered: centrals, shortfall: .queueFull(await self.centrals(for: update.queueFull)))
+        let centrals = await centrals(for: update.notified + update.indicated)
+        let withheld = zip(await self.centrals(for: update.withheld.map(\.connectionHandle)), update.withheld).map {
+            ValueUpdateResult.Withheld(central: $0, reason: $1.reason)
         }
-        return ValueUpdateResult(delivered: centrals, shortfall: nil)
+        let shortfall: ValueUpdateResult.Shortfall? = update.queueFull.isEmpty ? nil : .queueFull(await self.centrals(for: update.queueFull))
+        return ValueUpdateResult(delivered: centrals, shortfall: shortfall, withheld: withheld)
     }
 
     /// Updates with text fields, converted by the characteristic's profile.

@@ -139,6 +139,9 @@ public actor PeripheralManager {
             let central = Central(connectionHandle: connection.handle, address: connection.peer)
             connectedCentrals[connection.handle] = central
             broadcast(.connected(central))
+        case let .bondReplaced(connection, replacement) where connection.role == .peripheral:
+            let central = connectedCentrals[connection.handle] ?? Central(connectionHandle: connection.handle, address: connection.peer)
+            broadcast(.bondReplaced(central, replacement))
         case let .disconnected(connection, reason) where connection.role == .peripheral:
             connectedCentrals[connection.handle] = nil
             broadcast(.disconnected(Central(connectionHandle: connection.handle, address: connection.peer), reason: reason))

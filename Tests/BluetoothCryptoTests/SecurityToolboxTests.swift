@@ -140,3 +140,27 @@ struct SecurityToolboxTests {
         #expect(SecurityToolbox.f5(w: [1], n1: 0, n2: 0, a1: 0, a2: 0).ltk != SecurityToolbox.f5(w: SampleData.dhKey, n1: 0, n2: 0, a1: 0, a2: 0).ltk)
     }
 }
+
+@Suite("Constant-time comparison")
+struct ConstantTimeComparisonTests {
+    /// Equal values compare equal; a difference in any one bit, anywhere, is seen (the fold
+    /// of the two halves must not lose the high half).
+    @Test func everyBitCounts() {
+        let value: UInt128 = 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210
+        #expect(SecurityToolbox.constantTimeEqual(value, value))
+        for bit in 0..<128 {
+            #expect(!SecurityToolbox.constantTimeEqual(value, value ^ (UInt128(1) << bit)), "bit \(bit)")
+        }
+        let word: UInt64 = 0xDEAD_BEEF_0BAD_F00D
+        #expect(SecurityToolbox.constantTimeEqual(word, word))
+        for bit in 0..<64 { #expect(!SecurityToolbox.constantTimeEqual(word, word ^ (1 << UInt64(bit)))) }
+        let bytes: [UInt8] = Array(0..<32)
+        #expect(SecurityToolbox.constantTimeEqual(bytes, bytes))
+        #expect(!SecurityToolbox.constantTimeEqual(bytes, Array(bytes.dropLast())))
+        for index in bytes.indices {
+            var changed = bytes
+            changed[index] ^= 0x80
+            #expect(!SecurityToolbox.constantTimeEqual(bytes, changed), "octet \(index)")
+        }
+    }
+}

@@ -88,34 +88,141 @@ struct GATTRobustCachingTests {
         #expect(try await robust.request(.readRequest(.init(handle: Self.featuresHandle))) == .readResponse(.init(value: [0x01])))
     }
 
-    @Test("A bonded client's features and awareness outlast its connection; an unbonded client starts afresh")
+    static let bonded = DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_01), type: .random)
+    static let stranger = DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_02), type: .random)
+    /// A link encrypted with the key of the bond with ``bonded``.
+    static let bondedLink = LinkSecurity(isEncrypted: true, isSecureConnections: true, keySize: 16, bondIdentity: bonded)
+
+    @Test("A bonded client's features and awareness outlast its connection, under its bond; an unbonded client starts afresh")
     func bondedClientsAreRemembered() async throws {
         let harness = await ServerHarness()
-        let bonded = DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_01), type: .random)
-        await harness.server.setKeyAvailability { $0 == bonded }
         let published = try await harness.server.addService(TestDatabase.definition)
         let readOnly = try #require(published.characteristic(TestDatabase.readOnly)).valueHandle
-        _ = try await robustClient(harness, handle: 0x0041, peer: bonded)
-        _ = try await robustClient(harness, handle: 0x0042, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_02), type: .random))
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0041)
+        _ = try await robustClient(harness, handle: 0x0041, peer: Self.bonded)
+        _ = try await robustClient(harness, handle: 0x0042, peer: Self.stranger)
         harness.disconnect(handle: 0x0041)
         harness.disconnect(handle: 0x0042)
         #expect(await eventually { await harness.server.connectionHandles.isEmpty }, "both connections closed")
         _ = try await harness.server.addService(TestDatabase.batteryDefinition)
 
-        let again = harness.rawBearer(handle: 0x0043, peer: bonded)
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0043)
+        let again = harness.rawBearer(handle: 0x0043, peer: Self.bonded)
         let refused = try await again.expectError(.readRequest(.init(handle: readOnly)))
         #expect(refused.code == .databaseOutOfSync, "the database changed while the bonded client was away")
         #expect(await harness.server.clientSupportedFeatures(connectionHandle: 0x0043) == 0x01)
 
-        let stranger = harness.rawBearer(handle: 0x0044, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_02), type: .random))
+        let stranger = harness.rawBearer(handle: 0x0044, peer: Self.stranger)
         #expect(try await stranger.request(.readRequest(.init(handle: readOnly))) == .readResponse(.init(value: [0x42])))
 
         // The bond goes (its link first): nothing is kept of the client any more.
         harness.disconnect(handle: 0x0043)
         #expect(await eventually { await harness.server.connectionHandles == [0x0044] }, "the bonded connection closed")
-        await harness.server.forgetClient(bonded)
-        let forgotten = harness.rawBearer(handle: 0x0045, peer: bonded)
+        await harness.server.forgetClient(Self.bonded)
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0045)
+        let forgotten = harness.rawBearer(handle: 0x0045, peer: Self.bonded)
         #expect(try await forgotten.request(.readRequest(.init(handle: readOnly))) == .readResponse(.init(value: [0x42])))
+    }
+
+    @Test("A peer at a bonded client's address without its keys neither takes up nor overwrites the client's state")
+    func spooferNeitherReadsNorWrites() async throws {
+        let harness = await ServerHarness()
+        // What the server may tell from addresses alone: the spoofer's is the bonded one.
+        await harness.server.setKeyAvailability { $0 == Self.bonded }
+        let published = try await harness.server.addService(TestDatabase.definition)
+        let readOnly = try #require(published.characteristic(TestDatabase.readOnly)).valueHandle
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0041)
+        _ = try await robustClient(harness, handle: 0x0041, peer: Self.bonded)
+        harness.disconnect(handle: 0x0041)
+        #expect(await eventually { await harness.server.connectionHandles.isEmpty })
+        _ = try await harness.server.addService(TestDatabase.batteryDefinition)
+
+        // The spoofer never encrypts: a new client, served, with none of the bonded client's features.
+        let spoofer = harness.rawBearer(handle: 0x0042, peer: Self.bonded)
+        #expect(try await spoofer.request(.readRequest(.init(handle: readOnly))) == .readResponse(.init(value: [0x42])))
+        #expect(try await spoofer.request(.readRequest(.init(handle: Self.featuresHandle))) == .readResponse(.init(value: [0x00])))
+        // What it does (learn the new database, set features) must not become the bonded client's.
+        _ = try await spoofer.request(.readByTypeRequest(.init(startingHandle: 1, endingHandle: 0xFFFF,
+                                                               attributeType: GATTAttributeType.databaseHash)))
+        #expect(try await spoofer.request(.writeRequest(.init(handle: Self.featuresHandle, value: [0x01]))) == .writeResponse(.init()))
+        harness.disconnect(handle: 0x0042)
+        #expect(await eventually { await harness.server.connectionHandles.isEmpty })
+
+        // The real client, encrypted with the bond's key: still change-unaware, as it left.
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0043)
+        let real = harness.rawBearer(handle: 0x0043, peer: Self.bonded)
+        #expect(try await real.expectError(.readRequest(.init(handle: readOnly))).code == .databaseOutOfSync)
+        #expect(await harness.server.clientSupportedFeatures(connectionHandle: 0x0043) == 0x01)
+    }
+
+    @Test("The state is taken up once the link is encrypted with the bond's key, not before; what the client learned meanwhile counts")
+    func stateTakenUpOnEncryption() async throws {
+        let harness = await ServerHarness()
+        let published = try await harness.server.addService(TestDatabase.definition)
+        let readOnly = try #require(published.characteristic(TestDatabase.readOnly)).valueHandle
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0041)
+        _ = try await robustClient(harness, handle: 0x0041, peer: Self.bonded)
+        harness.disconnect(handle: 0x0041)
+        #expect(await eventually { await harness.server.connectionHandles.isEmpty })
+        _ = try await harness.server.addService(TestDatabase.batteryDefinition)
+
+        // Not yet encrypted: a new client.
+        let link = harness.rawBearer(handle: 0x0042, peer: Self.bonded)
+        #expect(try await link.request(.readRequest(.init(handle: readOnly))) == .readResponse(.init(value: [0x42])))
+        #expect(await harness.server.clientSupportedFeatures(connectionHandle: 0x0042) == 0x00)
+        // Encrypted with the bond's key: the client it is, change-unaware since it left.
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0042)
+        #expect(try await link.expectError(.readRequest(.init(handle: readOnly))).code == .databaseOutOfSync)
+        #expect(await harness.server.clientSupportedFeatures(connectionHandle: 0x0042) == 0x01)
+        harness.disconnect(handle: 0x0042)
+        #expect(await eventually { await harness.server.connectionHandles.isEmpty })
+
+        // It left change-unaware. This time it reads the Database Hash before encrypting: it
+        // knows the database.
+        let learned = harness.rawBearer(handle: 0x0043, peer: Self.bonded)
+        _ = try await learned.request(.readByTypeRequest(.init(startingHandle: 1, endingHandle: 0xFFFF,
+                                                               attributeType: GATTAttributeType.databaseHash)))
+        harness.server.setSecurity(Self.bondedLink, connectionHandle: 0x0043)
+        #expect(try await learned.request(.readRequest(.init(handle: readOnly))) == .readResponse(.init(value: [0x42])))
+        #expect(await harness.server.clientSupportedFeatures(connectionHandle: 0x0043) == 0x01)
+    }
+
+    /// A storage like the host's bond store: what was saved, by identity.
+    final class RecordingStorage: Sendable {
+        private let states = Mutex<[DeviceAddress: GATTClientCachingState]>([:])
+        var saved: [DeviceAddress: GATTClientCachingState] { states.withLock { $0 } }
+        var storage: GATTClientStateStorage {
+            GATTClientStateStorage(load: { identity in self.states.withLock { $0[identity] } },
+                                   save: { identity, state in self.states.withLock { $0[identity] = state } })
+        }
+    }
+
+    @Test("The state goes to the storage under the bond's identity and comes back after a restart")
+    func stateOutlastsARestart() async throws {
+        let storage = RecordingStorage()
+        let first = await ServerHarness()
+        await first.server.setClientStateStorage(storage.storage)
+        _ = try await first.server.addService(TestDatabase.definition)
+        let hash = await first.server.databaseHash
+        first.server.setSecurity(Self.bondedLink, connectionHandle: 0x0041)
+        _ = try await robustClient(first, handle: 0x0041, peer: Self.bonded)
+        _ = try await robustClient(first, handle: 0x0042, peer: Self.stranger)
+        first.disconnect(handle: 0x0041)
+        first.disconnect(handle: 0x0042)
+        #expect(await eventually { storage.saved[Self.bonded] != nil }, "the bonded client's state saved")
+        #expect(storage.saved == [Self.bonded: GATTClientCachingState(supportedFeatures: 0x01, knownDatabaseHash: hash)],
+                "only the bonded client's, under its identity")
+
+        // Run again, with a database that changed meanwhile.
+        let second = await ServerHarness()
+        await second.server.setClientStateStorage(storage.storage)
+        let published = try await second.server.addService(TestDatabase.definition)
+        _ = try await second.server.addService(TestDatabase.batteryDefinition)
+        let readOnly = try #require(published.characteristic(TestDatabase.readOnly)).valueHandle
+        second.server.setSecurity(Self.bondedLink, connectionHandle: 0x0041)
+        let again = second.rawBearer(handle: 0x0041, peer: Self.bonded)
+        #expect(try await again.expectError(.readRequest(.init(handle: readOnly))).code == .databaseOutOfSync)
+        #expect(await second.server.clientSupportedFeatures(connectionHandle: 0x0041) == 0x01)
     }
 
     // MARK: Client

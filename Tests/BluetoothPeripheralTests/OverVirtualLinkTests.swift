@@ -151,6 +151,46 @@ struct OverVirtualLinkTests {
         await pair.shutdown()
     }
 
+    /// A characteristic whose reads need encryption protects its pushed values too (Core 6.0,
+    /// Vol 3, Part C, 10.3.1): the app learns from `updateValue` who was left out and why.
+    @Test("updateValue tells which centrals' links do not allow a protected value, and why")
+    func protectedValueWithheld() async throws {
+        let pair = try await VirtualPair()
+        let published = try await pair.manager.add(PeripheralService(uuid: Self.service, characteristics: [
+            PeripheralCharacteristic(uuid: Self.counter, properties: [.read, .notify], readSecurity: .encryption, value: [0]),
+        ]))
+        let characteristic = try #require(published.characteristic(Self.counter))
+        var connections = await pair.manager.connectionEvents().makeAsyncIterator()
+        try await pair.manager.startAdvertising(name: "Protected")
+        let connection = try await pair.connect()
+        guard case let .connected(central)? = await connections.next() else {
+            Issue.record("expected a connection event")
+            return
+        }
+        let counter = try await connection.gatt.characteristic(Self.counter, inService: Self.service)
+        // Never paired: the subscription is refused, so nobody subscribes.
+        await #expect { _ = try await connection.gatt.subscribe(to: counter) } throws: { error in
+            if case let HostError.att(att) = error { att.code == .insufficientAuthentication } else { false }
+        }
+        #expect(try await pair.manager.updateValue([1], for: characteristic).shortfall == .noSubscribers)
+
+        _ = try await pair.central.pair(connection)
+        #expect(await eventually { await pair.manager.bonds().count == 1 }, "the peripheral stored the bond")
+        var values = try await connection.gatt.subscribe(to: counter).makeAsyncIterator()
+        let delivered = try await pair.manager.updateValue([2], for: characteristic)
+        #expect(delivered.delivered == [central] && delivered.withheld.isEmpty && delivered.succeeded)
+        #expect(try await values.next() == [2])
+
+        let identity = try #require(await pair.manager.bonds().first).peerIdentity
+        #expect(try await pair.manager.removeBond(with: identity))
+        let withheld = try await pair.manager.updateValue([3], for: characteristic)
+        #expect(withheld.withheld == [ValueUpdateResult.Withheld(central: central, reason: .bondRemoved)])
+        #expect(withheld.delivered.isEmpty && withheld.shortfall == nil && !withheld.succeeded)
+        #expect(try await pair.manager.security(of: central).isBondRemoved)
+        try await connection.disconnect()
+        await pair.shutdown()
+    }
+
     @Test("Advertising restarts after the central disconnects when asked")
     func restartAfterDisconnection() async throws {
         let pair = try await VirtualPair()

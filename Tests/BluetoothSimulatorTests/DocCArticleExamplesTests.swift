@@ -211,6 +211,18 @@ struct DocCArticleExamplesTests {
         await simulator.shutdown()
     }
 
+    @Test("Pairing and bonding: the pair-again delegate refuses a weaker key over a passkey bond")
+    func pairAgainDelegate() async throws {
+        let passkey = KeyStrength(isAuthenticated: true, isSecureConnections: true, keySize: 16)
+        let justWorks = KeyStrength(isAuthenticated: false, isSecureConnections: true, keySize: 16)
+        let identity = DeviceAddress(try #require(BluetoothAddress("C0:00:00:00:00:0A")), type: .random)
+        let replacement = BondReplacement(identity: identity, bonded: passkey, proposed: justWorks, isClaimedIdentity: true)
+        #expect(replacement.isWeaker)
+        let answer = AwaitableLog<Bool>()
+        PairAgain().shouldReplaceBond(replacement, for: PeripheralIdentifier(address: identity), reply: { answer.append($0) })
+        #expect(answer.items == [false])
+    }
+
     @Test("Performance and limits: the host's bounds and receive coalescing from StartOptions")
     func limits() {
         var configuration = HostConfiguration()
@@ -270,6 +282,18 @@ final class PasskeyPrompt: PairingDelegate {
 
     func pairingFinished(with peripheral: PeripheralIdentifier, result: Result<LinkSecurity, BluejayError>) {
         print("paired with \(peripheral): \(result)")
+    }
+}
+
+/// The article's "pair again?" delegate, as printed there.
+final class PairAgain: PairingDelegate {
+    func shouldReplaceBond(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier,
+                           reply: @escaping @Sendable (Bool) -> Void) {
+        reply(false)   // or ask the user
+    }
+
+    func bondReplaced(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier) {
+        print("the bond with \(replacement.identity) was replaced")
     }
 }
 

@@ -53,11 +53,11 @@ struct SimulatorPairingTests {
         }
     }
 
-    @Test("README: pairing with the simulator, as printed")
+    @Test("docs/SIMULATOR.md: pairing with the simulator, as printed")
     func readmeSample() async throws {
         try await withSimulator { simulator, bluejay in
             let bodySensorLocation = HeartRate.bodySensorLocation
-            // --- README ---
+            // --- docs/SIMULATOR.md, "Pairing with the simulator" ---
             let lock = SimulatedPeripheral(name: "Lock", services: [
                 SimulatedService(uuid: "FFF0", characteristics: [
                     SimulatedCharacteristic(uuid: "FFF1", properties: [.read, .write], value: [0x00], security: .encryption),

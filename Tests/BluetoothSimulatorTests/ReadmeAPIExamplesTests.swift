@@ -5,9 +5,10 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The API examples of the README, as printed there, run against a simulated heart-rate
-/// sensor (only the transport differs: the README names a real adapter).
-@Suite("README: the API examples", .timeLimit(.minutes(1)))
+/// The API examples of the README and of docs/BLUEJAY-API.md, docs/HOST.md and
+/// docs/PERIPHERAL.md, as printed there, run against a simulated heart-rate sensor (only the
+/// transport differs: the README names a real adapter).
+@Suite("README and docs/: the API examples", .timeLimit(.minutes(1)))
 struct ReadmeAPIExamplesTests {
     @Test("The Bluejay callback example: scan with .connect, read, write, listen, background task")
     func bluejayCallbacks() async throws {
@@ -15,7 +16,7 @@ struct ReadmeAPIExamplesTests {
         _ = try await simulator.addHeartRateSensor(.init(heartRate: .sequence([72, 73, 74]), measurementInterval: .milliseconds(50)))
         let print = Transcript()   // what the example prints, for the checks below
 
-        // --- README ---
+        // --- README, "The Bluejay API" ---
         let bluejay = Bluejay()
         bluejay.start(mode: .new(StartOptions(transport: .transport(simulator.centralTransport()))))
 
@@ -78,13 +79,13 @@ struct ReadmeAPIExamplesTests {
         let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRateService)
         var rates: [Int] = []
 
-        // --- README ---
+        // --- docs/BLUEJAY-API.md, "async/await" ---
         let peripheral = try await bluejay.connect(identifier, timeout: .seconds(15))
         let location: UInt8 = try await bluejay.read(from: bodySensorLocation)
         try await bluejay.write(to: bodySensorLocation, value: UInt8(2))
         for try await measurement in try await bluejay.listen(to: heartRate) as ValueStream<HeartRateMeasurement> {
-            rates.append(measurement.measurement)   // the README prints it
-            if rates.count == 2 { break }           // (the README listens on)
+            rates.append(measurement.measurement)   // the sample prints it
+            if rates.count == 2 { break }           // (the sample listens on)
         }
         // --- end ---
 
@@ -101,7 +102,7 @@ struct ReadmeAPIExamplesTests {
         _ = try await simulator.addHeartRateSensor(.init(heartRate: .sequence([61]), measurementInterval: .milliseconds(50)))
         var values: [[UInt8]] = []
 
-        // --- README (the transport differs) ---
+        // --- docs/HOST.md (the transport differs) ---
         let host = LEHost(transport: simulator.centralTransport())
         try await host.powerOn()
 
@@ -114,7 +115,7 @@ struct ReadmeAPIExamplesTests {
         let database = try await connection.gatt.discoverDatabase()
         let measurement = try #require(database.flatMap(\.characteristics).first { $0.characteristic.uuid == "2A37" }).characteristic
         for try await value in try await connection.gatt.subscribe(to: measurement) {
-            values.append(value)           // the README prints it
+            values.append(value)           // the sample prints it
             if values.count == 2 { break }
         }
         // --- end ---
@@ -132,7 +133,7 @@ struct ReadmeAPIExamplesTests {
         let centralController = link.addController(name: "phone", address: BluetoothAddress("C0:00:00:00:00:52") ?? .zero)
         let host = LEHost(transport: deviceController.makeTransport())
 
-        // --- README ---
+        // --- docs/PERIPHERAL.md ---
         let manager = PeripheralManager(host: host)
         try await manager.powerOn()
         let heartRate = try await manager.add(PeripheralService(profile: HeartRateProfile.service))
@@ -167,7 +168,7 @@ struct ReadmeAPIExamplesTests {
         let notifications = try await connection.gatt.subscribe(to: remoteMeasurement)
         #expect(await eventually(timeout: .seconds(5)) { await !manager.subscribers(of: measurement).isEmpty })
 
-        // --- README ---
+        // --- docs/PERIPHERAL.md ---
         let delivery = try await manager.updateValue([0x00, 72], for: measurement)   // who got it, or why not
         // --- end ---
         #expect(delivery.shortfall == nil, "\(delivery)")

@@ -3,9 +3,9 @@ import BluetoothSimulator
 import Foundation
 import Testing
 
-/// The unit-test example of the README, as it is printed there (`HeartRateMeasurement` is
-/// the README's type).
-@Suite("README: a unit test against simulated peripherals", .timeLimit(.minutes(1)))
+/// The examples of docs/SIMULATOR.md, as they are printed there (`HeartRateMeasurement` is
+/// the type of the README's Bluejay example).
+@Suite("docs/SIMULATOR.md: a unit test against simulated peripherals", .timeLimit(.minutes(1)))
 struct ReadmeExampleTests {
     let heartRateService = ServiceIdentifier(uuid: "180D")
     var heartRate: CharacteristicIdentifier { CharacteristicIdentifier(uuid: "2A37", service: heartRateService) }
@@ -91,7 +91,7 @@ struct ReadmeExampleTests {
         ])
         let temperature = CharacteristicIdentifier(uuid: "2A6E", service: ServiceIdentifier(uuid: "1809"))
 
-        // --- README ---
+        // --- docs/SIMULATOR.md, "Simulated time" ---
         let peripheralTime = ManualClock()
         let appTime = ManualClock()
         let simulator = Simulator(clock: .manual(peripheralTime))   // the peripherals' rates and delays

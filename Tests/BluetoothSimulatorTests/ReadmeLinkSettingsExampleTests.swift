@@ -2,9 +2,9 @@ import Bluejay
 import BluetoothSimulator
 import Testing
 
-/// The README's "PHY, data length and connection parameters" example, as printed there, run
-/// against a simulated heart-rate sensor (only the transport differs).
-@Suite("README: PHY, data length and connection parameters", .timeLimit(.minutes(1)))
+/// The "PHY, data length and connection parameters" example of docs/HOST.md, as printed
+/// there, run against a simulated heart-rate sensor (only the transport differs).
+@Suite("docs/HOST.md: PHY, data length and connection parameters", .timeLimit(.minutes(1)))
 struct ReadmeLinkSettingsExampleTests {
     @Test("The example sets 2M, the longest PDUs and the low-latency preset; the stream reports each change")
     func example() async throws {
@@ -16,7 +16,7 @@ struct ReadmeLinkSettingsExampleTests {
         let changes = connection.linkUpdates()
         func print(_ items: Any...) {}   // the example's output is not needed here
 
-        // --- README ---
+        // --- docs/HOST.md ---
         let phy = try await connection.setPHY(.le2M)            // LE Set PHY; ConnectionPHY(tx: .le2M, rx: .le2M)
         // .leCoded or .leCoded(.preferS8) for range: a controller without LE Coded refuses (0x11)
         try await host.setDefaultPHY(.le2M)                       // LE Set Default PHY, for later links

@@ -123,7 +123,7 @@ struct GATTCachingEndToEndTests {
 }
 
 /// Waits until an actor's state holds, checking every 2 ms, failing after `timeout`.
-private func waitUntilTrue(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
+func waitUntilTrue(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while !(await condition()) {
         guard ContinuousClock.now < deadline else { throw WaitTimeout(description: "\(what) within \(timeout)") }

@@ -183,13 +183,14 @@ struct HostPair {
     let peripheralStore: InMemoryBondStore
     let centralAgent: ScriptedPairingAgent
     let peripheralAgent: ScriptedPairingAgent
+    /// Between the peripheral's host and its controller.
+    let peripheralFilter: FilteringTransport
 
     static func make(central centralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
                      peripheral peripheralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
-                     peripheralConfirms: Bool = true,
+                     peripheralConfirms: Bool = true, link: VirtualLink = VirtualLink(),
                      centralController centralControllerConfiguration: VirtualController.Configuration = .init(),
                      peripheralController peripheralControllerConfiguration: VirtualController.Configuration = .init()) async throws -> HostPair {
-        let link = VirtualLink()
         let centralController = link.addController(name: "central", address: TestAddresses.central, configuration: centralControllerConfiguration)
         let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral,
                                                       configuration: peripheralControllerConfiguration, position: .init(x: 2, y: 0))
@@ -203,7 +204,8 @@ struct HostPair {
         let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
         configuration.security = peripheralSecurity
         configuration.bondStore = peripheralStore
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
+        let peripheralFilter = FilteringTransport(peripheralController.makeTransport())
+        let peripheral = LEHost(transport: peripheralFilter, configuration: configuration)
         let centralAgent = ScriptedPairingAgent(board: board, confirms: true)
         let peripheralAgent = ScriptedPairingAgent(board: board, confirms: peripheralConfirms)
         await central.setPairingAgent(centralAgent)
@@ -211,7 +213,7 @@ struct HostPair {
         try await central.powerOn()
         try await peripheral.powerOn()
         return HostPair(link: link, central: central, peripheral: peripheral, centralStore: centralStore, peripheralStore: peripheralStore,
-                        centralAgent: centralAgent, peripheralAgent: peripheralAgent)
+                        centralAgent: centralAgent, peripheralAgent: peripheralAgent, peripheralFilter: peripheralFilter)
     }
 
     /// The peripheral advertises and the central connects: both ends of the new link.
@@ -262,6 +264,7 @@ final class ScriptedPairingAgent: PairingAgent {
     let board: PasskeyBoard
     let confirms: Bool
     private let state = Mutex<(shown: [UInt32], outcomes: [PairingOutcome], failures: [PairingFailure])>(([], [], []))
+    private let replacements = Mutex<(allows: Bool, asked: [BondReplacement], replaced: [BondReplacement])>((false, [], []))
 
     init(board: PasskeyBoard, confirms: Bool) {
         self.board = board
@@ -273,6 +276,25 @@ final class ScriptedPairingAgent: PairingAgent {
     /// The pairings that succeeded.
     var outcomes: [PairingOutcome] { state.withLock { $0.outcomes } }
     var failures: [PairingFailure] { state.withLock { $0.failures } }
+    /// Whether the user allows a weaker pairing to replace a bond; what they were asked; the
+    /// bonds replaced.
+    var allowsReplacement: Bool {
+        get { replacements.withLock { $0.allows } }
+        set { replacements.withLock { $0.allows = newValue } }
+    }
+    var replacementQuestions: [BondReplacement] { replacements.withLock { $0.asked } }
+    var bondsReplaced: [BondReplacement] { replacements.withLock { $0.replaced } }
+
+    func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool {
+        replacements.withLock { state in
+            state.asked.append(replacement)
+            return state.allows
+        }
+    }
+
+    func bondReplaced(_ replacement: BondReplacement, for peer: DeviceAddress) async {
+        replacements.withLock { $0.replaced.append(replacement) }
+    }
 
     func display(passkey: UInt32, for peer: DeviceAddress) async {
         state.withLock { $0.shown.append(passkey) }

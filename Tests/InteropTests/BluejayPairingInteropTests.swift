@@ -58,6 +58,21 @@ extension InteropSuites.BluejayInteropTests {
             }
         }
 
+        @Test("secure(authenticated: true) against a NoInputNoOutput peripheral: a typed error, never a success")
+        func authenticatedAgainstJustWorks() async throws {
+            try await withBluejay(arguments: ["--plugin", "bluejay_pairing"], options: { options in
+                options.hostConfiguration.security = SecurityManagerSettings(ioCapability: .keyboardDisplay)
+            }) { rig, bluejay in
+                _ = try await rig.request("pairing_config", ["io": "none", "mitm": false])
+                try await connect(bluejay, to: try rig.peripheral().identifier(), rig: rig)
+                await #expect(throws: BluejayError.host(.pairingFailed(.refused(reason: .authenticationRequirements, cause: .authenticationRequired)))) {
+                    try await bluejay.secure(authenticated: true)
+                }
+                #expect(bluejay.linkSecurity?.isEncrypted == false)
+                #expect(try await bluejay.bonds().isEmpty)
+            }
+        }
+
         @Test("With automatic security off, the read fails with the ATT error")
         func noAutomaticPairing() async throws {
             try await withBluejay(arguments: ["--plugin", "bluejay_pairing"], options: { $0.raisesSecurityAutomatically = false }) { rig, bluejay in

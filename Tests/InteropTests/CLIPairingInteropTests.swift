@@ -47,5 +47,22 @@ extension InteropSuites {
                 #expect(again.status == 69, "\(again)")
             }
         }
-    }
+    
+        @Test("pair --mitm against a NoInputNoOutput peripheral fails with Authentication Requirements and stores nothing")
+        func pairWithMITMAgainstJustWorks() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-bonds-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            try await withBumbleRig(arguments: ["--plugin", "bluejay_pairing"]) { rig in
+                _ = try await rig.request("pairing_config", ["io": "none", "mitm": false])
+                let paired = try await bluejay("pair", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random",
+                                               "--io", "keyboard-display", "--mitm", "--bond-directory", directory)
+                #expect(paired.status != 0, "\(paired)")
+                #expect(paired.stderr.contains("Authentication Requirements"), "\(paired)")
+                let done = try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == false }
+                #expect(done.int("reason") == 0x03, "\(done)")
+                let listed = try await bluejay("bonds", "--bond-directory", directory, "--json")
+                #expect(listed.stdout.isEmpty, "no bond: \(listed)")
+            }
+        }
+}
 }

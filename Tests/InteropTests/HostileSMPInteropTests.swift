@@ -59,11 +59,13 @@ extension InteropSuites {
         static let service = BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
         static let small = BluetoothUUID("6E400005-B5A3-F393-E0A9-E50E24DCCA9E")
 
-        /// Our peripheral with no back-off, so that each case starts a fresh pairing.
+        /// Our peripheral with no back-off (per peer, nor the budget of failures across peers),
+        /// so that each case starts a fresh pairing.
         static var noBackoff: HostConfiguration {
             var configuration = HostConfiguration()
             configuration.security.initialRetryInterval = .zero
             configuration.security.maximumRetryInterval = .zero
+            configuration.security.failedPairingBudget = 0
             return configuration
         }
 
@@ -189,9 +191,12 @@ extension InteropSuites {
         @Test("Our central's pairing, started by a Security Request, fails with the reason that fits; the link still serves")
         func centralPairingAgainstLies() async throws {
             try await withBumbleRig(arguments: ["--plugin", "bluejay_hostile"]) { rig in
+                // No back-off and no Security Request rate limit: each case is a new pairing,
+                // started by a Security Request right after the last case's failure.
                 var configuration = HostConfiguration()
                 configuration.security.initialRetryInterval = .zero
                 configuration.security.maximumRetryInterval = .zero
+                configuration.security.securityRequestInterval = .zero
                 try await withHost(on: rig, configuration: configuration) { host in
                     let connection = try await host.connect(to: try rig.peer)
                     do {

@@ -16,9 +16,18 @@ import FuzzSupport
 /// hold the same key (a corrupted phase-2 PDU must never yield two different keys that both
 /// sides accept).
 ///
-/// Input: each side's settings (four bytes: IO capability, flags, minimum and maximum key size),
-/// a seed for the nonces, then up to 200 steps: an operation byte (low nibble: what; top bit:
-/// which side) and its operands.
+/// The attacker role (issue 21): a side may hold a level 4 bond, either with the peer's own
+/// address (known before the keys: the procedure's `bonded`) or with a third device's identity
+/// that the peer may claim by distributing it in Identity Address Information (operation 13
+/// rewrites the PDU in flight). Then: a side never completes a pairing weaker than a bond it
+/// knew before the keys unless its agent allowed the replacement; and applying the host's rule
+/// after key distribution (`BondReplacement.afterKeyDistribution`), a stored bond is never
+/// replaced by weaker keys without the agent's consent.
+///
+/// Input: each side's settings (four bytes: IO capability, flags, minimum and maximum key size;
+/// flag bit 6: the side holds a bond, bit 7: with a third identity rather than the peer's
+/// address), a seed for the nonces, then up to 200 steps: an operation byte (low nibble: what;
+/// top bit: which side) and its operands.
 
 /// A SplitMix64 generator: the procedures' nonces and passkeys, replayable from the input.
 struct SeededGenerator: RandomNumberGenerator {
@@ -48,6 +57,11 @@ struct Side {
     /// The key this side started encryption with (initiator).
     var encryptWith: UInt128?
     let name: String
+    /// The bonds this side's host stores, by identity (the attacker role).
+    var store: [DeviceAddress: Bond] = [:]
+    /// A replacement the agent was asked about and has not answered; whether it allowed one.
+    var pendingReplacement: BondReplacement?
+    var allowedReplacement = false
 
     /// Carries out `actions` from one call and checks the invariants on them.
     mutating func take(_ actions: [PairingProcedure.Action], wasFinished: Bool, what: String) {
@@ -65,6 +79,10 @@ struct Side {
             case let .encrypt(key, _, _):
                 fuzzCheck(procedure.role == .initiator, "\(name): only the initiator starts encryption")
                 encryptWith = key
+            case let .askReplacement(replacement):
+                fuzzCheck(replacement.isWeaker && pendingReplacement == nil, "\(name): asked about \(replacement)")
+                fuzzCheck(procedure.bonded?.peerIdentity == replacement.identity, "\(name): asked about a bond it does not hold")
+                pendingReplacement = replacement
             case .complete, .fail:
                 fuzzCheck(terminal == nil, "\(name): a second outcome \(action) after \(String(describing: terminal)), on \(what)")
                 terminal = action
@@ -81,7 +99,7 @@ struct Side {
     }
 }
 
-func settings(_ input: inout FuzzInput) -> SecurityManagerSettings {
+func settings(_ input: inout FuzzInput) -> (SecurityManagerSettings, flags: UInt8) {
     var settings = SecurityManagerSettings(ioCapability: SMPIOCapability(rawValue: input.byte() % 5) ?? .noInputNoOutput)
     let flags = input.byte()
     settings.bondable = flags & 0x01 != 0
@@ -93,7 +111,16 @@ func settings(_ input: inout FuzzInput) -> SecurityManagerSettings {
     let minimum = 7 + Int(input.byte() % 10)
     settings.minimumKeySize = minimum
     settings.maximumKeySize = max(minimum, 7 + Int(input.byte() % 10))
-    return settings
+    return (settings, flags)
+}
+
+/// The identity of a third, bonded device that the attacker may claim.
+let thirdIdentity = DeviceAddress(BluetoothAddress(rawValue: 0xC000_0000_0099), type: .public)
+
+/// A level 4 bond held by `local` with `peer`.
+func levelFourBond(local: DeviceAddress, peer: DeviceAddress) -> Bond {
+    Bond(localIdentity: local, peerIdentity: peer, keySize: 16, isAuthenticated: true, isSecureConnections: true,
+         peerKeys: BondKeys(longTermKey: 0x4C54_4B, identityResolvingKey: 0x1234, identityAddress: peer))
 }
 
 /// A PDU the fuzzer forges: bytes that decode as SMP, or nothing.
@@ -113,17 +140,29 @@ func corrupted(_ pdu: SMPPDU, _ input: inout FuzzInput) -> SMPPDU? {
 func run(_ input: inout FuzzInput) {
     let initiatorAddress = DeviceAddress(BluetoothAddress(rawValue: 0xC000_0000_0001), type: .public)
     let responderAddress = DeviceAddress(BluetoothAddress(rawValue: 0xC000_0000_0002), type: .random)
-    let initiatorSettings = settings(&input)
-    let responderSettings = settings(&input)
+    let (initiatorSettings, initiatorFlags) = settings(&input)
+    let (responderSettings, responderFlags) = settings(&input)
     let seed = UInt64(input.byte())
+    // The attacker role: a bond with the peer's address (known before the keys) or with a third
+    // identity the peer may claim (known only from the identity it distributes).
+    func bond(_ flags: UInt8, local: DeviceAddress, peer: DeviceAddress) -> Bond? {
+        guard flags & 0x40 != 0 else { return nil }
+        return levelFourBond(local: local, peer: flags & 0x80 != 0 ? thirdIdentity : peer)
+    }
+    let initiatorBond = bond(initiatorFlags, local: initiatorAddress, peer: responderAddress)
+    let responderBond = bond(responderFlags, local: responderAddress, peer: initiatorAddress)
     var sides = [
         Side(procedure: PairingProcedure(role: .initiator, settings: initiatorSettings, initiatorAddress: initiatorAddress,
                                          responderAddress: responderAddress, localIdentity: initiatorAddress, localIdentityResolvingKey: 1,
-                                         random: PairingRandom(SeededGenerator(state: seed)), keyPair: initiatorKeys), name: "initiator"),
+                                         random: PairingRandom(SeededGenerator(state: seed)), keyPair: initiatorKeys,
+                                         bonded: initiatorBond?.peerIdentity == responderAddress ? initiatorBond : nil), name: "initiator"),
         Side(procedure: PairingProcedure(role: .responder, settings: responderSettings, initiatorAddress: initiatorAddress,
                                          responderAddress: responderAddress, localIdentity: responderAddress, localIdentityResolvingKey: 2,
-                                         random: PairingRandom(SeededGenerator(state: ~seed)), keyPair: responderKeys), name: "responder"),
+                                         random: PairingRandom(SeededGenerator(state: ~seed)), keyPair: responderKeys,
+                                         bonded: responderBond?.peerIdentity == initiatorAddress ? responderBond : nil), name: "responder"),
     ]
+    if let initiatorBond { sides[0].store[initiatorBond.peerIdentity] = initiatorBond }
+    if let responderBond { sides[1].store[responderBond.peerIdentity] = responderBond }
     sides[0].feed("start") { $0.start() }
     var tampered = false
 
@@ -146,7 +185,16 @@ func run(_ input: inout FuzzInput) {
     }
 
     /// A user answers the oldest prompt: honestly (the other side's passkey, "yes"), or not.
+    /// With no prompt, the question about a bond replacement: an honest user refuses (the
+    /// default), another allows it.
     func answer(_ side: Int, honest: Bool, _ input: inout FuzzInput) {
+        if sides[side].prompts.isEmpty, sides[side].pendingReplacement != nil {
+            let allowed = !honest && input.bool()
+            sides[side].pendingReplacement = nil
+            if allowed { sides[side].allowedReplacement = true }
+            sides[side].feed("replacement \(allowed)") { $0.replacementAnswered(allowed) }
+            return
+        }
         guard !sides[side].prompts.isEmpty else { return }
         let prompt = sides[side].prompts.removeFirst()
         switch prompt {
@@ -215,6 +263,14 @@ func run(_ input: inout FuzzInput) {
             tampered = true
             let reason = SMPPairingFailureReason(rawValue: input.byte())
             sides[side].feed("cancel") { $0.cancel(reason: reason) }
+        case 13:
+            // The attacker claims the identity bonded at the other side (its peer's, or a
+            // third device's) in the Identity Address Information on its way.
+            if case .identityAddressInformation? = sides[side].outbox.first,
+               let claimed = sides[1 - side].store.keys.first {
+                sides[side].outbox[0] = .identityAddressInformation(claimed)
+                tampered = true
+            }
         default:
             if !sides[side].outbox.isEmpty {
                 // A PDU delivered twice.
@@ -236,7 +292,7 @@ func run(_ input: inout FuzzInput) {
                 deliver(from: side, sides[side].outbox.removeFirst())
                 moved = true
             }
-            if !sides[side].prompts.isEmpty {
+            if !sides[side].prompts.isEmpty || sides[side].pendingReplacement != nil {
                 answer(side, honest: true, &input)
                 moved = true
             }
@@ -254,6 +310,30 @@ func run(_ input: inout FuzzInput) {
         fuzzCheck(first.isSecureConnections == second.isSecureConnections && first.keySize == second.keySize,
                   "the sides disagree: \(first) and \(second)")
     }
+    for index in 0...1 {
+        let side = sides[index]
+        guard case let .complete(outcome) = side.terminal else { continue }
+        // Before the keys: a weaker pairing than the bond the side knew completes only with consent.
+        if let bonded = side.procedure.bonded, outcome.isBonding, outcome.strength.isWeaker(than: bonded.strength) {
+            fuzzCheck(side.allowedReplacement, "\(side.name): completed a pairing weaker than its bond without consent: \(outcome.strength)")
+        }
+        // After the keys: the host's rule on the identity the peer distributed (claimed or
+        // not). A bond is replaced by weaker keys only after the agent allowed it: before the
+        // keys, or now (the rule must say so; the default answer then keeps the bond).
+        guard outcome.isBonding else { continue }
+        let identity = outcome.peerKeys.identityAddress ?? (index == 0 ? responderAddress : initiatorAddress)
+        let replacement = BondReplacement.afterKeyDistribution(existing: side.store[identity], proposed: outcome.strength,
+                                                               checkedBeforeKeys: side.procedure.replacement)
+        fuzzCheck((replacement == nil) == (side.store[identity] == nil), "\(side.name): \(String(describing: replacement)) for \(identity)")
+        if let replacement, replacement.isWeaker {
+            fuzzCheck(replacement.needsConsentAfterKeys || side.allowedReplacement,
+                      "\(side.name): \(replacement) would be stored with no question")
+        }
+        if identity == thirdIdentity, let replacement {
+            fuzzCheck(replacement.isClaimedIdentity, "\(side.name): a claimed identity taken for the peer's own")
+        }
+    }
+
     if !tampered, sides[0].terminal != nil, sides[1].terminal != nil {
         // An exchange with no PDU lost or forged and neither side giving up completes on both
         // sides or fails on both.

@@ -218,9 +218,9 @@ final class PeripheralLink: Sendable {
 
     // MARK: Security
 
-    func pair() async throws -> LinkSecurity {
+    func pair(authenticated: Bool = false) async throws -> LinkSecurity {
         do {
-            return try await connection.host.pair(connection)
+            return try await connection.host.pair(connection, authenticated: authenticated)
         } catch {
             throw BluejayError(error, peripheral: identifier, operation: "pairing")
         }

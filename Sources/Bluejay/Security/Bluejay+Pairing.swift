@@ -32,18 +32,23 @@ extension Bluejay {
     public var linkSecurity: LinkSecurity? { state.withLock { $0.connectedLink?.connection.security } }
 
     /// Pairs with the connected peripheral now, as a queued operation, even if a bond exists.
-    public func pair(completion: @escaping @Sendable (Result<LinkSecurity, BluejayError>) -> Void) {
-        submitGATT("pair", work: { link in try await link.pair() }, deliver: onCallbackQueue(completion))
+    /// With `authenticated`, MITM protection is required: a pairing that cannot give it (Just
+    /// Works) fails with a typed error and replaces no bond.
+    public func pair(authenticated: Bool = false, completion: @escaping @Sendable (Result<LinkSecurity, BluejayError>) -> Void) {
+        submitGATT("pair", work: { link in try await link.pair(authenticated: authenticated) }, deliver: onCallbackQueue(completion))
     }
 
     /// Pairs with the connected peripheral now, as a queued operation, even if a bond exists.
+    /// With `authenticated`, MITM protection is required: a pairing that cannot give it (Just
+    /// Works) fails with a typed error and replaces no bond.
     @discardableResult
-    public func pair() async throws(BluejayError) -> LinkSecurity {
-        try await performGATT("pair") { link in try await link.pair() }
+    public func pair(authenticated: Bool = false) async throws(BluejayError) -> LinkSecurity {
+        try await performGATT("pair") { link in try await link.pair(authenticated: authenticated) }
     }
 
     /// Encrypts the link to the connected peripheral: with the bond's keys when there is a
     /// bond, else by pairing. Returns at once when the link already is (authenticated, if asked).
+    /// With `authenticated`, a link without MITM protection is a typed error, never a success.
     @discardableResult
     public func secure(authenticated: Bool = false) async throws(BluejayError) -> LinkSecurity {
         try await performGATT("secure the link") { link in try await link.secure(authenticated: authenticated) }

@@ -20,6 +20,13 @@ public protocol PairingDelegate: AnyObject, Sendable {
     func passkeyRequested(for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (UInt32?) -> Void)
     /// Ask whether the peripheral shows the same six digits.
     func confirm(number: String, for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (Bool) -> Void)
+    /// A pairing would replace the bond with a peripheral by a weaker key ("pair again?"):
+    /// reply `true` to allow it. Anybody can claim a bonded identity
+    /// (`BluetoothHost/BondReplacement/isClaimedIdentity`), so allow it only when the user
+    /// knows the device lost its keys. The default refuses and the bond is kept.
+    func shouldReplaceBond(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (Bool) -> Void)
+    /// A pairing replaced the bond stored under `replacement.identity`.
+    func bondReplaced(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier)
     /// A pairing ended.
     func pairingFinished(with peripheral: PeripheralIdentifier, result: Result<LinkSecurity, BluejayError>)
 }
@@ -29,6 +36,9 @@ extension PairingDelegate {
     public func display(passkey: String, for peripheral: PeripheralIdentifier) {}
     public func passkeyRequested(for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (UInt32?) -> Void) { reply(nil) }
     public func confirm(number: String, for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (Bool) -> Void) { reply(false) }
+    public func shouldReplaceBond(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier,
+                                  reply: @escaping @Sendable (Bool) -> Void) { reply(false) }
+    public func bondReplaced(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier) {}
     public func pairingFinished(with peripheral: PeripheralIdentifier, result: Result<LinkSecurity, BluejayError>) {}
 }
 
@@ -78,6 +88,15 @@ struct DelegatePairingAgent: PairingAgent {
 
     func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool {
         await ask(false) { $0.confirm(number: PairingPrompt.sixDigits(number), for: PeripheralIdentifier(address: peer), reply: $1) }
+    }
+
+    func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool {
+        await ask(false) { $0.shouldReplaceBond(replacement, for: PeripheralIdentifier(address: peer), reply: $1) }
+    }
+
+    func bondReplaced(_ replacement: BondReplacement, for peer: DeviceAddress) async {
+        guard let delegate = box.delegate else { return }
+        queue.async { delegate.bondReplaced(replacement, for: PeripheralIdentifier(address: peer)) }
     }
 
     func pairingFinished(with peer: DeviceAddress, result: Result<PairingOutcome, PairingFailure>) async {

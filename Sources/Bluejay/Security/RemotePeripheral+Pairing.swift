@@ -6,13 +6,15 @@ extension RemotePeripheral {
     /// The link's security now.
     public var security: LinkSecurity { connection.security }
 
-    /// Pairs now, even if a bond exists, and returns the link's security.
+    /// Pairs now, even if a bond exists, and returns the link's security. With `authenticated`,
+    /// MITM protection is required: a pairing that cannot give it fails with a typed error.
     @discardableResult
-    public func pair() async throws(BluejayError) -> LinkSecurity {
-        try await perform("pair") { link in try await link.pair() }
+    public func pair(authenticated: Bool = false) async throws(BluejayError) -> LinkSecurity {
+        try await perform("pair") { link in try await link.pair(authenticated: authenticated) }
     }
 
     /// Encrypts the link with the bond's key, else by pairing; at once when it already is.
+    /// With `authenticated`, a link without MITM protection is a typed error, never a success.
     @discardableResult
     public func secure(authenticated: Bool = false) async throws(BluejayError) -> LinkSecurity {
         try await perform("secure the link") { link in try await link.secure(authenticated: authenticated) }

@@ -24,7 +24,7 @@ struct PairCommand: AsyncParsableCommand {
             let (peripheral, security) = (peripheral, security)
             let (peer, result) = try await HostSession.run(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
-                let result = try await host.pair(connection)
+                let result = try await host.pair(connection, authenticated: security.mitm)
                 try await connection.disconnect()
                 return (connection.peer, result)
             }

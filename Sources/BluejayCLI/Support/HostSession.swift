@@ -31,7 +31,8 @@ enum HostSession {
         // The host closes the capture in shutdown().
         let host = LEHost(transport: transport, configuration: configuration, logger: logger)
         if let security {
-            await host.setPairingAgent(TerminalPairingAgent(passkey: security.passkey, alwaysConfirm: security.yes))
+            await host.setPairingAgent(TerminalPairingAgent(passkey: security.passkey, alwaysConfirm: security.yes,
+                                                                      allowsReplacement: security.replaceBond))
         }
         do {
             try await host.powerOn()

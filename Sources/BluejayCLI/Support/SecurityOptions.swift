@@ -17,8 +17,11 @@ struct SecurityOptions: ParsableArguments {
     @Flag(name: .long, help: "Answer yes to a numeric comparison without asking.")
     var yes = false
 
-    @Flag(name: .long, help: "Require MITM protection (refuse Just Works).")
+    @Flag(name: .long, help: "Require MITM protection: the MITM flag in the pairing's AuthReq, Just Works refused, an unauthenticated link an error.")
     var mitm = false
+
+    @Flag(name: .long, help: "Allow a pairing weaker than the stored bond to replace it (\"pair again\"); refused by default.")
+    var replaceBond = false
 
     @Option(name: .long, help: ArgumentHelp(
         "Where bonds are kept (default: $BLUEJAY_STATE_DIR/bonds, else $XDG_STATE_HOME/bluejay/bonds, else ~/.local/state/bluejay/bonds).",

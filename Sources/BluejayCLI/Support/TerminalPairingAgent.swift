@@ -7,6 +7,8 @@ import Foundation
 struct TerminalPairingAgent: PairingAgent {
     let passkey: UInt32?
     let alwaysConfirm: Bool
+    /// `--replace-bond`: allow a pairing weaker than the stored bond.
+    var allowsReplacement = false
 
     func display(passkey: UInt32, for peer: DeviceAddress) async {
         Output.error("Passkey for \(peer): \(PairingPrompt.sixDigits(passkey)) (type it on the device)")
@@ -37,5 +39,24 @@ struct TerminalPairingAgent: PairingAgent {
         }
         Output.error("Does \(peer) show \(PairingPrompt.sixDigits(number))? [y/N] ", terminator: "")
         return readLine()?.lowercased().hasPrefix("y") == true
+    }
+
+    /// "Pair again?": never with --yes alone (anybody can claim a bonded identity); with
+    /// --replace-bond, or asked on a terminal.
+    func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool {
+        if allowsReplacement {
+            Output.error("Replacing: \(replacement) (--replace-bond)")
+            return true
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            Output.error("Refused: \(replacement). Pass --replace-bond to allow it, or remove the bond with `bluejay bonds --remove`.")
+            return false
+        }
+        Output.error("\(replacement). Pair again anyway? [y/N] ", terminator: "")
+        return readLine()?.lowercased().hasPrefix("y") == true
+    }
+
+    func bondReplaced(_ replacement: BondReplacement, for peer: DeviceAddress) async {
+        Output.error("The bond with \(replacement.identity) was replaced: \(replacement.bonded) → \(replacement.proposed)")
     }
 }

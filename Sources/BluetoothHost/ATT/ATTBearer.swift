@@ -33,6 +33,9 @@ public final class ATTBearer: Sendable {
         /// Sinks of every notification and indication, whatever its handle.
         var listeners: [NotificationSink] = []
         var security = LinkSecurity.unencrypted
+        /// What the encryption the host started or answered gives the link once the controller
+        /// reports it (``expectEncryption(_:)``).
+        var expectedSecurity: LinkSecurity?
         /// Signs this client's Signed Write Commands (the host's, from its bond store).
         var signedWriteSigner: SignedWriteSigner?
     }
@@ -87,9 +90,52 @@ public final class ATTBearer: Sendable {
     /// server checks attribute permissions against it for each request.
     public var security: LinkSecurity { state.withLock { $0.security } }
 
-    /// Called by the host on Encryption Change and Encryption Key Refresh.
+    /// Sets the link's security (the host, when a pairing's bond is made).
     func setSecurity(_ security: LinkSecurity) {
         state.withLock { $0.security = security }
+    }
+
+    /// The host is about to start encryption (LE Enable Encryption) or to answer the
+    /// controller's LTK Request with a key: `security` is what the link is worth once the
+    /// controller reports it encrypted with that key. Set before the command goes out, so the
+    /// event can never come first; `nil` forgets it (the command failed).
+    func expectEncryption(_ security: LinkSecurity?) {
+        state.withLock { $0.expectedSecurity = security }
+    }
+
+    /// Encryption Change or Encryption Key Refresh Complete, on the transport's reader thread
+    /// in the controller's order: the ATT PDUs after the event in the same batch are checked
+    /// against the new security (a request sent just after encryption is not refused). A
+    /// success takes the expected security (with the controller's key size when the event
+    /// has one); a key refresh nobody expected keeps what the link had; a failure keeps the
+    /// link's security and forgets the expectation. Returns the link's security after it.
+    @discardableResult
+    func encryptionChanged(success: Bool, enabled: Bool, keySize: Int?) -> LinkSecurity {
+        state.withLock { state in
+            defer { state.expectedSecurity = nil }
+            guard success else { return state.security }
+            guard enabled else {
+                state.security = .unencrypted
+                return state.security
+            }
+            if var expected = state.expectedSecurity {
+                if let keySize { expected.keySize = keySize }
+                state.security = expected
+            }
+            return state.security
+        }
+    }
+
+    /// The bond with `identity` was removed: a link encrypted with its key is marked so (see
+    /// ``LinkSecurity/isBondRemoved``), and an encryption expected with it will be too.
+    /// Returns the link's new security when it changed.
+    func bondRemoved(_ identity: DeviceAddress) -> LinkSecurity? {
+        state.withLock { state in
+            if let expected = state.expectedSecurity, let revoked = expected.removingBond(identity) { state.expectedSecurity = revoked }
+            guard let revoked = state.security.removingBond(identity) else { return nil }
+            state.security = revoked
+            return revoked
+        }
     }
 
     /// What signs the client's Signed Write Commands on this bearer; a host gives each of

@@ -58,7 +58,9 @@ extension ATTSignedWriteCommand {
 
     /// Whether the MAC is the one `key` gives this PDU and its SignCounter.
     public func isSigned(by key: UInt128) -> Bool {
-        SecurityToolbox.signatureMAC(key: key, pdu: Self.signedOctets(handle: handle, value: value), signCounter: signCounter) == mac
+        // Compared in constant time: a forger learns nothing from how fast a guess is refused.
+        SecurityToolbox.constantTimeEqual(SecurityToolbox.signatureMAC(key: key, pdu: Self.signedOctets(handle: handle, value: value),
+                                                                       signCounter: signCounter), mac)
     }
 
     /// The octets the MAC covers: the PDU before its signature (opcode, handle, value).

@@ -23,20 +23,30 @@ struct AttributeSecurityRequirement: Sendable, Hashable {
     /// encryption too.
     var needsEncryption: Bool { encryption || authentication }
 
+    /// What the link lacks, if it does not meet the requirements; authorization is not part of
+    /// it (the application decides it). In the order of Core 6.0, Vol 3, Part C, 10.3.1: a link
+    /// not encrypted (or encrypted with the key of a removed bond), then a key without MITM
+    /// protection when authentication is required, then a key shorter than ``minimumKeySize``.
+    func shortfall(on security: LinkSecurity) -> GATTSecurityRefusal? {
+        guard needsEncryption else { return nil }
+        if security.isBondRemoved { return .bondRemoved }
+        guard security.isEncrypted else { return .insufficientEncryption }
+        if authentication, !security.isAuthenticated { return .insufficientAuthentication }
+        if security.keySize < minimumKeySize { return .encryptionKeySizeTooShort(keySize: security.keySize, minimum: minimumKeySize) }
+        return nil
+    }
+
     /// The error to answer on a link with `security`, if the link does not meet the
-    /// requirements; authorization is not part of it (the application decides it later).
-    /// `peerHasKey` is asked only for a refusal of an unencrypted link.
+    /// requirements (``shortfall(on:)``); authorization is not part of it (the application
+    /// decides it later). `peerHasKey` is asked only for a refusal of an unencrypted link.
     ///
-    /// - An unencrypted link: Insufficient Encryption when the server has a key for the peer
-    ///   (the client may start encryption with it), else Insufficient Authentication (it
-    ///   must pair first) (Core 6.0, Vol 3, Part C, 10.3.1).
+    /// - An unencrypted link, or one encrypted with a removed bond's key: Insufficient
+    ///   Encryption when the server has a key for the peer (the client may start encryption
+    ///   with it), else Insufficient Authentication (it must pair first) (Core 6.0, Vol 3,
+    ///   Part C, 10.3.1).
     /// - An encrypted link whose key is not authenticated: Insufficient Authentication.
     /// - A key shorter than ``minimumKeySize``: Encryption Key Size Too Short.
     func refusal(on security: LinkSecurity, peerHasKey: @autoclosure () -> Bool) -> ATTErrorCode? {
-        guard needsEncryption else { return nil }
-        guard security.isEncrypted else { return peerHasKey() ? .insufficientEncryption : .insufficientAuthentication }
-        if authentication, !security.isAuthenticated { return .insufficientAuthentication }
-        if security.keySize < minimumKeySize { return .encryptionKeySizeTooShort }
-        return nil
+        shortfall(on: security)?.errorCode(peerHasKey: peerHasKey)
     }
 }

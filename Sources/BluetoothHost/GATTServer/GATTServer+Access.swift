@@ -23,10 +23,12 @@ extension GATTServer {
     /// if it may not. A characteristic value takes only the writes its properties declare
     /// (Core 6.0, Vol 3, Part G, 3.3.1.1): Write Request and prepared writes need Write, a
     /// Write Command needs Write Without Response (or, on an encrypted link, Authenticated
-    /// Signed Writes), a Signed Write Command Authenticated Signed Writes. Then the link's security, the
-    /// application's authorization (unless `authorizing` is `false`: an executed prepared
-    /// write was authorized when it was prepared) and last the length, so that a client
-    /// learns nothing of a value it may not write.
+    /// Signed Writes), a Signed Write Command Authenticated Signed Writes. Then the link's
+    /// security (for a Client Characteristic Configuration, also what a read of its value
+    /// needs), the application's authorization (for a Client Characteristic Configuration, also
+    /// asked as for a read of the value; not asked when `authorizing` is `false`: an executed
+    /// prepared write was authorized when it was prepared) and last the length, so that a
+    /// client learns nothing of a value it may not write.
     func writeRefusal(_ attribute: ServerAttribute, kind: GATTWriteRequest.Kind, length: Int, authorizing: Bool = true,
                       _ context: RequestContext) async -> ATTErrorCode? {
         guard attribute.permissions.allowsWriting else { return .writeNotPermitted }
@@ -43,9 +45,23 @@ extension GATTServer {
         }
         let requirement = attribute.writeRequirement
         if let refusal = requirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) { return refusal }
+        // Subscribing is reading every later value: a Client Characteristic Configuration write
+        // needs what a read of its characteristic's value needs too (Core 6.0, Vol 3, Part C,
+        // 10.3.1), link and authorization, whatever the descriptor's own permissions.
+        let value = subscribedValue(of: attribute)
+        if let value, let refusal = value.readRequirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) { return refusal }
         if authorizing, requirement.authorization, let refusal = await authorize(attribute, access: .write, context) { return refusal }
+        if authorizing, let value, value.readRequirement.authorization, let refusal = await authorize(value, access: .read, context) {
+            return refusal
+        }
         guard length <= attribute.maximumLength else { return .invalidAttributeValueLength }
         return nil
+    }
+
+    /// The characteristic value a Client Characteristic Configuration descriptor subscribes to.
+    private func subscribedValue(of attribute: ServerAttribute) -> ServerAttribute? {
+        guard case let .clientConfiguration(valueHandle, _) = attribute.kind else { return nil }
+        return database.attribute(at: valueHandle)
     }
 
     /// The attribute's value as this client sees it: its own Client Characteristic

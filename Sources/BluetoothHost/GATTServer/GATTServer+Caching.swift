@@ -3,20 +3,19 @@ import BluetoothCore
 /// Robust caching on the server side (Core 6.0, Vol 3, Part G, 2.5.2.1): each client is
 /// change-aware or change-unaware; a change-unaware client that enabled robust caching
 /// (bit 0 of its Client Supported Features) gets Database Out Of Sync instead of an answer.
+///
+/// A bonded client's features and awareness outlast its connection. They are kept under the
+/// bond's identity (``LinkSecurity/bondIdentity``), never the address a peer connects from,
+/// which anyone may use: a link takes them up with its first PDU once encrypted with the bond's
+/// key, and leaves them when it closes still encrypted with it (``GATTClientStateStorage``).
+/// Until then, and on any other link, the client is a new one (change-aware, no features).
 extension GATTServer {
     /// The robust caching bit of Client Supported Features (Core 6.0, Vol 3, Part G, 7.2).
     static let robustCachingFeature: UInt8 = 0x01
     /// The features this server knows; other bits a client writes are not kept.
     static let supportedClientFeatures: UInt8 = 0x01
-    /// The bonded clients whose features and awareness are kept across connections.
+    /// The bonded clients whose features and awareness are kept in memory across connections.
     static let maximumRememberedClients = 256
-
-    /// What a bonded client left behind: its features, and the hash of the database it knew
-    /// (`nil` if it was change-unaware when it left).
-    struct RememberedClient: Sendable {
-        var features: UInt8
-        var knownHash: GATTDatabaseHash?
-    }
 
     enum CachingGate {
         case serve
@@ -57,16 +56,18 @@ extension GATTServer {
             return .outOfSync
         }
         bearer.isChangeAware = true
+        bearer.hasLearnedDatabase = true
         bearer.sentOutOfSync = false
         bearers[connectionHandle] = bearer
         logger.debug("connection \(Hex.format(connectionHandle)) is change-aware again")
         return .serve
     }
 
-    /// A read of the Database Hash by handle, once served, makes the client change-aware.
+    /// A read of the Database Hash, once served, makes the client change-aware.
     func didServeDatabaseHash(_ context: RequestContext) {
-        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle), !bearer.isChangeAware else { return }
+        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return }
         bearer.isChangeAware = true
+        bearer.hasLearnedDatabase = true
         bearer.sentOutOfSync = false
         bearers[context.connectionHandle] = bearer
     }
@@ -94,6 +95,7 @@ extension GATTServer {
         for (handle, bearer) in bearers {
             var updated = bearer
             updated.isChangeAware = false
+            updated.hasLearnedDatabase = false
             updated.sentOutOfSync = false
             bearers[handle] = updated
         }
@@ -103,31 +105,59 @@ extension GATTServer {
     func didConfirmServiceChanged(connectionHandle: UInt16) {
         guard var bearer = bearers[connectionHandle] else { return }
         bearer.isChangeAware = true
+        bearer.hasLearnedDatabase = true
         bearer.sentOutOfSync = false
         bearers[connectionHandle] = bearer
     }
 
-    /// A new bearer of a bonded client starts with the features it wrote before, and is
-    /// change-aware only if the database is the one it knew when it left.
-    func restoreCachingState(of bearer: inout ServerBearer) {
-        guard let peer = bearer.link.peer, keyAvailability(peer), let remembered = rememberedClients[peer] else { return }
-        bearer.clientFeatures = remembered.features
-        bearer.isChangeAware = remembered.knownHash == database.hash
+    /// Sets where bonded clients' state is kept between runs (the host keeps it with the bond);
+    /// without it the server keeps it in memory only.
+    public func setClientStateStorage(_ storage: GATTClientStateStorage?) {
+        clientStateStorage = storage
     }
 
-    /// A bonded client's bearer closes: keep its features and awareness for its next connection.
+    /// A PDU came on a link encrypted with the key of the bond with `identity`: the client is
+    /// that bond's peer, and takes up what it left last time. Its features add to those it
+    /// wrote on this link; it stays change-aware only if the database is the one it knew, or
+    /// it learned the database on this link since (read the hash, confirmed Service Changed).
+    func adoptBondIdentity(_ identity: DeviceAddress, bearerID: UInt64, connectionHandle: UInt16) async {
+        var remembered = rememberedClients[identity]
+        if remembered == nil, let storage = clientStateStorage { remembered = await storage.load(identity) }
+        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle), bearer.cachingIdentity != identity else { return }
+        bearer.cachingIdentity = identity
+        if let remembered {
+            bearer.clientFeatures |= remembered.supportedFeatures & Self.supportedClientFeatures
+            bearer.isChangeAware = bearer.isChangeAware && (bearer.hasLearnedDatabase || remembered.knownDatabaseHash == database.hash)
+            logger.debug("""
+                connection \(Hex.format(connectionHandle)) is bonded client \(identity): features \(Hex.format(bearer.clientFeatures)), \
+                change-aware \(bearer.isChangeAware)
+                """)
+        }
+        bearers[connectionHandle] = bearer
+    }
+
+    /// A client's bearer closes: if its link is still encrypted with a bond's key, keep its
+    /// features and awareness under the bond's identity for its next connection.
     func rememberCachingState(of bearer: ServerBearer) {
-        guard let peer = bearer.link.peer, keyAvailability(peer) else { return }
-        if rememberedClients[peer] == nil, rememberedClients.count >= Self.maximumRememberedClients,
+        guard let identity = currentSecurity(of: bearer).bondIdentity else { return }
+        let state = GATTClientCachingState(supportedFeatures: bearer.clientFeatures, knownDatabaseHash: bearer.isChangeAware ? database.hash : nil)
+        if rememberedClients[identity] == nil, rememberedClients.count >= Self.maximumRememberedClients,
            let oldest = rememberedClients.keys.first {
             rememberedClients[oldest] = nil
         }
-        rememberedClients[peer] = RememberedClient(features: bearer.clientFeatures,
-                                                   knownHash: bearer.isChangeAware ? database.hash : nil)
+        rememberedClients[identity] = state
+        guard let storage = clientStateStorage else { return }
+        // In order: a later connection's state is never overwritten by an earlier one's.
+        let previous = pendingClientStateSave
+        pendingClientStateSave = Task {
+            await previous?.value
+            await storage.save(identity, state)
+        }
     }
 
-    /// Forgets what a client left behind (its bond is gone).
-    public func forgetClient(_ peer: DeviceAddress) {
-        rememberedClients[peer] = nil
+    /// Forgets what a bonded client left behind (its bond is gone; the host also removes what
+    /// it stored with the bond).
+    public func forgetClient(_ identity: DeviceAddress) {
+        rememberedClients[DeviceAddress(identity.address, type: identity.type.base)] = nil
     }
 }

@@ -2,8 +2,10 @@ import BluetoothCore
 
 /// The Client Characteristic Configuration descriptors (Core 6.0, Vol 3, Part G, 3.3.3.3):
 /// each client has its own value of each one, kept with its bearer for as long as the
-/// connection lasts, and the subscriptions they make. (A bonded client's configurations
-/// should outlive the connection; they are not kept across connections yet.)
+/// connection lasts, and the subscriptions they make. A write needs what a read of the
+/// characteristic's value needs (`writeRefusal(_:kind:length:authorizing:_:)`). (A bonded
+/// client's configurations should outlive the connection; they are not kept across
+/// connections yet.)
 extension GATTServer {
     /// A client's configuration of a characteristic (none for an unknown client).
     func clientConfiguration(of valueHandle: UInt16, _ context: RequestContext) -> ClientCharacteristicConfiguration {

@@ -34,6 +34,10 @@ extension GATTServer {
             }
             return
         }
+        // Once the link is encrypted with a bond's key, the client is that bond's peer.
+        if let identity = security.bondIdentity, current.cachingIdentity != identity {
+            await adoptBondIdentity(identity, bearerID: bearerID, connectionHandle: connectionHandle)
+        }
         switch cachingGate(pdu, bearerID: bearerID, connectionHandle: connectionHandle) {
         case .serve: break
         case .ignore:

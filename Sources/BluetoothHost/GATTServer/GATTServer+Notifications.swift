@@ -3,6 +3,12 @@ import BluetoothCore
 /// Notifications and indications (Core 6.0, Vol 3, Part F, 3.4.7; Vol 3, Part G, 4.10 and
 /// 4.11): to each subscribed client, cut to ATT_MTU − 3 octets; indications one at a time per
 /// client, each waiting for its confirmation.
+///
+/// A value whose reads need security is pushed only to clients whose link has it when the
+/// value leaves (Core 6.0, Vol 3, Part C, 10.3.1): the read requirements are checked against
+/// the link's security at that moment (the ATT bearer's, which the host updates on Encryption
+/// Change and bond removal), not only when the client subscribed, and again for each queued
+/// indication as it is sent.
 extension GATTServer {
     enum PushOutcome: Sendable, Equatable {
         case sent
@@ -21,7 +27,8 @@ extension GATTServer {
     ///
     /// Returns what each subscriber got. A client whose queue is full gets nothing this time
     /// (``GATTValueUpdate/queueFull``) and ``GATTServerEvent/readyToUpdateSubscribers(connectionHandle:)``
-    /// tells when to try again.
+    /// tells when to try again. A client whose link lacks the security a read of the value
+    /// needs gets nothing (``GATTValueUpdate/withheld``, with the reason).
     public func updateValue(_ value: [UInt8], forHandle valueHandle: UInt16,
                             connectionHandles: [UInt16]? = nil) async throws(GATTServerError) -> GATTValueUpdate {
         guard let attribute = database.attribute(at: valueHandle), case .value = attribute.kind else {
@@ -31,11 +38,14 @@ extension GATTServer {
         database.setValue(value, at: valueHandle)
         let targets = bearers.values
             .filter { !($0.configurations[valueHandle] ?? []).isEmpty && (connectionHandles?.contains($0.connectionHandle) ?? true) }
-            .map { ($0.connectionHandle, $0.configurations[valueHandle] ?? []) }
+            .map { ($0.connectionHandle, $0.configurations[valueHandle] ?? [], attribute.readRequirement.shortfall(on: currentSecurity(of: $0))) }
             .sorted { $0.0 < $1.0 }
         var update = GATTValueUpdate()
-        for (connectionHandle, configuration) in targets {
-            if configuration.contains(.indication) {
+        for (connectionHandle, configuration, refusal) in targets {
+            if let refusal {
+                logger.debug("\(attribute.type) not pushed to connection \(Hex.format(connectionHandle, digits: 4)): \(refusal)")
+                update.withheld.append(GATTValueUpdate.Withheld(connectionHandle: connectionHandle, reason: refusal))
+            } else if configuration.contains(.indication) {
                 let mtu = mtu(connectionHandle: connectionHandle)
                 switch enqueueIndication(Array(value.prefix(Int(mtu) - 3)), valueHandle: valueHandle, connectionHandle: connectionHandle, ticket: nil) {
                 case .sent: update.indicated.append(connectionHandle)
@@ -54,7 +64,9 @@ extension GATTServer {
     }
 
     /// Sends one notification to one client that enabled notifications, without storing the
-    /// value. Returns once it is queued for the controller.
+    /// value. Returns once it is queued for the controller. Throws
+    /// ``GATTServerError/insufficientSecurity(connectionHandle:_:)`` when the client's link
+    /// lacks the security a read of the value needs.
     public func notify(_ value: [UInt8], forHandle valueHandle: UInt16, connectionHandle: UInt16) async throws(GATTServerError) {
         try checkSubscription(valueHandle: valueHandle, connectionHandle: connectionHandle, needs: .notification)
         switch sendNotification(value, valueHandle: valueHandle, connectionHandle: connectionHandle) {
@@ -67,7 +79,9 @@ extension GATTServer {
     /// Sends one indication to one client that enabled indications, without storing the
     /// value, and returns once the client confirmed it. Throws
     /// ``GATTServerError/indicationTimeout(connectionHandle:)`` when it did not within the
-    /// ATT transaction timeout.
+    /// ATT transaction timeout, and ``GATTServerError/insufficientSecurity(connectionHandle:_:)``
+    /// when the client's link lacks the security a read of the value needs (when called, or
+    /// when the indication's turn came).
     public func indicate(_ value: [UInt8], forHandle valueHandle: UInt16, connectionHandle: UInt16) async throws(GATTServerError) {
         try checkSubscription(valueHandle: valueHandle, connectionHandle: connectionHandle, needs: .indication)
         let mtu = mtu(connectionHandle: connectionHandle)
@@ -99,6 +113,9 @@ extension GATTServer {
         guard let bearer = bearers[connectionHandle] else { throw .notConnected(connectionHandle: connectionHandle) }
         guard bearer.configurations[valueHandle]?.contains(bit) == true else {
             throw .notSubscribed(connectionHandle: connectionHandle, valueHandle: valueHandle)
+        }
+        if let refusal = attribute.readRequirement.shortfall(on: currentSecurity(of: bearer)) {
+            throw .insufficientSecurity(connectionHandle: connectionHandle, refusal)
         }
     }
 
@@ -152,8 +169,19 @@ extension GATTServer {
         return .sent
     }
 
-    private func transmit(_ item: IndicationQueue<ServerBearer.Ticket>.Item, connectionHandle: UInt16) {
+    private func transmit(_ first: IndicationQueue<ServerBearer.Ticket>.Item, connectionHandle: UInt16) {
         guard var bearer = bearers[connectionHandle] else { return }
+        // Checked again as it leaves: the link may have lost what the value needs while the
+        // indication waited its turn (Core 6.0, Vol 3, Part C, 10.3.1).
+        var item = first
+        while let refusal = database.attribute(at: item.handle)?.readRequirement.shortfall(on: currentSecurity(of: bearer)) {
+            logger.debug("indication of \(Hex.format(item.handle, digits: 4)) to \(Hex.format(connectionHandle, digits: 4)) dropped: \(refusal)")
+            item.ticket?.resume(throwing: GATTServerError.insufficientSecurity(connectionHandle: connectionHandle, refusal))
+            let (_, next) = bearer.indications.confirm()
+            bearers[connectionHandle] = bearer
+            guard let next else { return }
+            item = next
+        }
         send(.handleValueIndication(ATTHandleValueIndication(handle: item.handle, value: item.value)), to: connectionHandle)
         let bearerID = bearer.id
         let clock = clock

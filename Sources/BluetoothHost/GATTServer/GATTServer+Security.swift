@@ -3,6 +3,13 @@ import BluetoothCore
 /// What the permission checks need to know about a link: its security, whether this device
 /// has a key for the peer, and the application's authorization.
 extension GATTServer {
+    /// The link's security now, not as it was when a PDU arrived: what a notification or
+    /// indication is checked against as it leaves. A Host connection's is its ATT bearer's.
+    func currentSecurity(of bearer: ServerBearer) -> LinkSecurity {
+        if let attBearer = bearer.link.bearer { return attBearer.security }
+        return memoryLinkSecurity.withLock { $0[bearer.connectionHandle] } ?? .unencrypted
+    }
+
     /// Whether this device has a key to encrypt the link with the client (a bond with it).
     func hasKey(for context: RequestContext) -> Bool {
         guard let peer = context.peer else { return false }

@@ -48,8 +48,13 @@ public actor GATTServer {
     let clock: BluetoothClock
     let eventListeners = AsyncStreamFanOut<GATTServerEvent>()
     private var nextIdentifier: UInt64 = 0
-    /// Bonded clients' features and database awareness between connections (bounded).
-    var rememberedClients: [DeviceAddress: RememberedClient] = [:]
+    /// Bonded clients' features and database awareness between connections, by bond identity
+    /// (bounded).
+    var rememberedClients: [DeviceAddress: GATTClientCachingState] = [:]
+    /// Keeps bonded clients' state between runs (``setClientStateStorage(_:)``); none by default.
+    var clientStateStorage: GATTClientStateStorage?
+    /// The latest save of a bonded client's state, which the next one follows.
+    var pendingClientStateSave: Task<Void, Never>?
     /// Whether this device has a key for a peer (``setKeyAvailability(_:)``); none by default.
     var keyAvailability: @Sendable (DeviceAddress) -> Bool = { _ in false }
     /// Checks Signed Write Commands (``setSignedWriteVerifier(_:)``); none by default.
@@ -158,11 +163,10 @@ public actor GATTServer {
         if let existing = bearers[link.connectionHandle] { return existing }
         let id = makeIdentifier()
         let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
-        var bearer = ServerBearer(id: id, link: link,
+        let bearer = ServerBearer(id: id, link: link,
                                   prepareQueue: PreparedWriteQueue(capacity: settings.maximumPreparedWrites),
                                   indications: IndicationQueue(capacity: settings.maximumQueuedIndications),
                                   requests: continuation)
-        restoreCachingState(of: &bearer)
         bearers[link.connectionHandle] = bearer
         let inboundLimit = self.inboundLimit
         Task { [weak self] in
@@ -176,9 +180,11 @@ public actor GATTServer {
 
     private func closeBearer(_ connectionHandle: UInt16) {
         inboundLimit.reset(connectionHandle: connectionHandle)
+        let bearer = bearers.removeValue(forKey: connectionHandle)
+        // With the link's security as it ends (a wired client's is forgotten just after).
+        if let bearer { rememberCachingState(of: bearer) }
         memoryLinkSecurity.withLock { _ = $0.removeValue(forKey: connectionHandle) }
-        guard let bearer = bearers.removeValue(forKey: connectionHandle) else { return }
-        rememberCachingState(of: bearer)
+        guard let bearer else { return }
         bearer.requests.finish()
         bearer.indicationTimer?.cancel()
         var indications = bearer.indications

@@ -29,6 +29,9 @@ public enum GATTServerError: Error, Hashable, Sendable, CustomStringConvertible 
     /// The client did not confirm an indication within the ATT transaction timeout
     /// (Core 6.0, Vol 3, Part F, 3.3.3); no more indications go to it.
     case indicationTimeout(connectionHandle: UInt16)
+    /// The client's link does not have the security a read of the value needs (Core 6.0,
+    /// Vol 3, Part C, 10.3.1), so the value is not pushed to it.
+    case insufficientSecurity(connectionHandle: UInt16, GATTSecurityRefusal)
 
     public var description: String {
         switch self {
@@ -47,6 +50,8 @@ public enum GATTServerError: Error, Hashable, Sendable, CustomStringConvertible 
         case let .notConnected(connection): return "connection \(hex(connection)) is not connected"
         case let .indicationTimeout(connection):
             return "connection \(hex(connection)) did not confirm an indication within the ATT transaction timeout"
+        case let .insufficientSecurity(connection, reason):
+            return "the value is not sent to connection \(hex(connection)): \(reason)"
         }
     }
 

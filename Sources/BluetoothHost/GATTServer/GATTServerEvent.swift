@@ -42,21 +42,41 @@ public struct GATTSubscription: Sendable, Hashable, CustomStringConvertible {
 
 /// What ``GATTServer/updateValue(_:forHandle:connectionHandles:)`` did for each subscriber.
 public struct GATTValueUpdate: Sendable, Hashable {
+    /// A subscriber that was not sent the value because its link's security does not allow it
+    /// now, and why.
+    public struct Withheld: Sendable, Hashable, CustomStringConvertible {
+        public var connectionHandle: UInt16
+        public var reason: GATTSecurityRefusal
+
+        public init(connectionHandle: UInt16, reason: GATTSecurityRefusal) {
+            self.connectionHandle = connectionHandle
+            self.reason = reason
+        }
+
+        public var description: String { "connection \(Hex.format(connectionHandle, digits: 4)): \(reason)" }
+    }
+
     /// Connections sent a notification.
     public var notified: [UInt16] = []
     /// Connections sent (or queued) an indication; each is confirmed before the next.
     public var indicated: [UInt16] = []
     /// Subscribed connections that got nothing because their queue is full.
     public var queueFull: [UInt16] = []
+    /// Subscribed connections that got nothing because their link's security does not allow
+    /// the value now (Core 6.0, Vol 3, Part C, 10.3.1): retrying does not help until the link
+    /// is secure enough.
+    public var withheld: [Withheld] = []
 
-    public init(notified: [UInt16] = [], indicated: [UInt16] = [], queueFull: [UInt16] = []) {
+    public init(notified: [UInt16] = [], indicated: [UInt16] = [], queueFull: [UInt16] = [], withheld: [Withheld] = []) {
         self.notified = notified
         self.indicated = indicated
         self.queueFull = queueFull
+        self.withheld = withheld
     }
 
     /// Whether any connection subscribed to the characteristic.
-    public var hasSubscribers: Bool { !(notified.isEmpty && indicated.isEmpty && queueFull.isEmpty) }
-    /// Whether every subscriber got the value: some subscribed and no queue was full.
-    public var reachedAllSubscribers: Bool { hasSubscribers && queueFull.isEmpty }
+    public var hasSubscribers: Bool { !(notified.isEmpty && indicated.isEmpty && queueFull.isEmpty && withheld.isEmpty) }
+    /// Whether every subscriber got the value: some subscribed, no queue was full and none was
+    /// withheld.
+    public var reachedAllSubscribers: Bool { hasSubscribers && queueFull.isEmpty && withheld.isEmpty }
 }

@@ -37,7 +37,10 @@ public struct GATTCharacteristicDefinition: Sendable {
     /// Who may write the Client Characteristic Configuration descriptor the server adds
     /// with `notify` or `indicate`: its write requirements (encryption, authentication,
     /// authorization) apply, with ``minimumKeySize``; it is always readable, with no
-    /// security (Core 6.0, Vol 3, Part G, 3.3.3.3).
+    /// security (Core 6.0, Vol 3, Part G, 3.3.3.3). Subscribing also needs what a read of the
+    /// value needs (the read requirements of ``permissions``, and the application's
+    /// authorization as for a read), and each notification or indication goes only to a
+    /// client whose link has that security when it is sent.
     public var clientConfigurationPermissions: AttributePermissions
     /// The value until a client or the application changes it.
     public var value: [UInt8]

@@ -46,6 +46,11 @@ struct ServerBearer: Sendable {
     var clientFeatures: UInt8 = 0
     var isChangeAware = true
     var sentOutOfSync = false
+    /// The client became change-aware on this link by its own doing (read the Database Hash,
+    /// confirmed Service Changed, was told Database Out Of Sync) since the database last changed.
+    var hasLearnedDatabase = false
+    /// The bond whose state this client took up (``GATTServer/adoptBondIdentity(_:bearerID:connectionHandle:)``).
+    var cachingIdentity: DeviceAddress?
     /// Requests and commands, served one at a time in arrival order (Vol 3, Part F, 3.3.2).
     let requests: AsyncStream<ServerRequest>.Continuation
 

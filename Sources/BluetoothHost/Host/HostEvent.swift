@@ -13,6 +13,10 @@ public enum HostEvent: Sendable {
     case securityChanged(Connection, LinkSecurity)
     /// A pairing on a connection ended, well or not.
     case pairingFinished(Connection, Result<PairingOutcome, PairingFailure>)
+    /// A pairing replaced the bond stored under an identity with new keys: the peer paired
+    /// again (it lost its keys, or was reset), or a device claimed the identity
+    /// (``BondReplacement/isClaimedIdentity``). Comes before the pairing's `pairingFinished`.
+    case bondReplaced(Connection, BondReplacement)
     /// The controller reported a hardware error; the host should be restarted.
     case hardwareError(code: UInt8)
     /// The transport to the controller is gone: every connection is lost.

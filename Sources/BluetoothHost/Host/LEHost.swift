@@ -65,7 +65,7 @@ public actor LEHost {
     // Security Manager state (see SMP/LEHost+SecurityManager.swift).
     var securitySessions: [UInt16: SecuritySession] = [:]
     var pairingAgent: any PairingAgent = DefaultPairingAgent()
-    var pairingBackoff: [BluetoothAddress: PairingRetryBackoff] = [:]
+    var pairingAttempts = PairingAttempts()
     /// The latest bond being written to the store.
     var pendingBondSave: Task<Void, Never>?
     /// The GATT database cache and the peers trusted to keep their database (LEHost+GATTCache.swift).
@@ -73,7 +73,8 @@ public actor LEHost {
     /// Out-of-band pairing data: this device's, and the peers' by address.
     var localOutOfBand: LocalOutOfBand?
     var peerOutOfBand: [BluetoothAddress: OutOfBandData] = [:]
-    /// One signed write's counter reservation or check at a time (see SMP/LEHost+Signing.swift).
+    /// One read-modify-write of a stored bond at a time: a signed write's counter reservation or
+    /// check (SMP/LEHost+Signing.swift), the GATT server's client state (LEHost+BondedClientState.swift).
     nonisolated let signingGate = AsyncSerialGate()
     /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
     nonisolated let bondedPeers = BondedPeers()

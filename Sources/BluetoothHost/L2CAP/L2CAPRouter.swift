@@ -14,7 +14,8 @@ import Synchronization
 /// The table of bearers follows the controller's own order: a bearer exists from the LE
 /// Connection Complete event on, before the host actor hears of the link, so no PDU that
 /// follows the event can miss it; it closes at Disconnection Complete, failing what waits on
-/// it, before anything later is routed.
+/// it, before anything later is routed. Encryption Change sets the bearer's security the same
+/// way, before the PDUs after it.
 final class L2CAPRouter: Sendable {
     /// What the host actor handles: the control plane.
     enum HostItem: Sendable {
@@ -224,9 +225,20 @@ final class L2CAPRouter: Sendable {
         if admits(item, waiting: pendingHostItems.load(ordering: .relaxed) + items.count) { items.append(item) }
     }
 
-    /// Opens and closes bearers as the controller reports links.
+    /// Opens and closes bearers as the controller reports links, and applies Encryption Change
+    /// to the link's bearer before the next PDU is routed: a request that follows the event
+    /// in the controller's order is checked against the new security (the host actor hears
+    /// of the event later).
     private func track(_ event: HCIEvent) {
         switch event {
+        case let .encryptionChange(change):
+            bearer(for: change.connectionHandle)?.encryptionChanged(success: change.status.isSuccess,
+                                                                    enabled: change.encryptionEnabled.isEncrypted, keySize: nil)
+        case let .encryptionChangeV2(change):
+            bearer(for: change.connectionHandle)?.encryptionChanged(success: change.status.isSuccess, enabled: change.encryptionEnabled.isEncrypted,
+                                                                    keySize: Int(change.encryptionKeySize))
+        case let .encryptionKeyRefreshComplete(refresh):
+            bearer(for: refresh.connectionHandle)?.encryptionChanged(success: refresh.status.isSuccess, enabled: true, keySize: nil)
         case let .le(.connectionComplete(complete)) where complete.status.isSuccess:
             openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
         case let .le(.enhancedConnectionComplete(complete)) where complete.status.isSuccess:

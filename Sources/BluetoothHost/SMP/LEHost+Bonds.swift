@@ -13,6 +13,10 @@ extension LEHost {
     }
 
     /// Forgets the bond with a peer (its identity address). Returns whether there was one.
+    ///
+    /// A link still encrypted with the bond's key stays up but is trusted no more
+    /// (``LinkSecurity/isBondRemoved``): from now on the GATT server serves and pushes nothing
+    /// that needs security on it, until the peer pairs again.
     @discardableResult
     public func removeBond(with peer: DeviceAddress) async throws -> Bool {
         let identity = DeviceAddress(peer.address, type: peer.type.base)
@@ -21,6 +25,9 @@ extension LEHost {
             logger.info("removed the bond with \(identity)")
             bondedPeers.remove(identity)
             addressResolver.remove(identity: identity)
+        }
+        for connection in connectionsByHandle.values where connection.gatt.bearer.bondRemoved(identity) != nil {
+            announceSecurity(of: connection)
         }
         // What was kept because of the bond goes with it: the peer's cached database, and its
         // features and awareness in this device's server.
@@ -89,6 +96,7 @@ extension LEHost {
         // A bonded peer at a private address has a key too (resolved with its IRK).
         await server.setKeyAvailability { peer in known.contains(peer) || resolver.identity(of: peer).map(known.contains) == true }
         await installSigning()
+        await installClientStateStorage()
     }
 }
 

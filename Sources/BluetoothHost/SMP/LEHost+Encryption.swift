@@ -7,16 +7,22 @@ extension LEHost {
     /// Pairs with the peer now, even if a bond exists. As central this sends a Pairing
     /// Request; as peripheral a Security Request, and the central decides whether to pair or
     /// to encrypt with keys it has. Returns the link's security once encrypted.
-    public func pair(_ connection: Connection) async throws -> LinkSecurity {
+    ///
+    /// With `authenticated`, MITM protection is asked for (the MITM flag of AuthReq): a
+    /// pairing that cannot give it (Just Works) fails, and a link that ends up encrypted
+    /// without it throws ``PairingFailure/authenticationRequired``; no bond is replaced by it.
+    public func pair(_ connection: Connection, authenticated: Bool = false) async throws -> LinkSecurity {
         try requireLink(connection)
+        let security: LinkSecurity
         switch connection.role {
         case .central:
-            startPairing(on: connection)
-            return try await waitForSecurity(connection)
+            if let refused = startPairing(on: connection, authenticated: authenticated) { throw HostError.pairingFailed(refused) }
+            security = try await waitForSecurity(connection)
         case .peripheral:
-            requestSecurity(on: connection)
-            return try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
+            requestSecurity(on: connection, authenticated: authenticated)
+            security = try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
         }
+        return try requireAuthentication(security, authenticated)
     }
 
     /// Makes the link encrypted, and authenticated if asked: returns at once when it already
@@ -25,28 +31,43 @@ extension LEHost {
     ///
     /// A bonded peer that lost its keys answers encryption with PIN or Key Missing; then
     /// this pairs again when `allowPairing`, else throws ``HostError/encryptionFailed(_:)``.
+    ///
+    /// With `authenticated`, a bond without MITM protection is not used, the pairing asks for
+    /// MITM protection (and fails if the IO capabilities allow only Just Works), and a link that
+    /// ends up encrypted without it throws ``PairingFailure/authenticationRequired``: never a
+    /// success, and the stronger bond, if any, stays. In Secure Connections Only mode only a
+    /// level 4 bond encrypts (``SecurityManagerSettings/secureConnectionsOnly``).
     public func secure(_ connection: Connection, authenticated: Bool = false, allowPairing: Bool = true) async throws -> LinkSecurity {
         try requireLink(connection)
         let current = connection.security
-        if current.isEncrypted && (current.isAuthenticated || !authenticated) { return current }
+        // A link still encrypted with a removed bond's key is not secure: pair again.
+        if current.isEncrypted && !current.isBondRemoved && (current.isAuthenticated || !authenticated) { return current }
         if let running = securitySessions[connection.handle]?.procedure, !running.isFinished {
-            return try await waitForSecurity(connection)
+            return try requireAuthentication(try await waitForSecurity(connection), authenticated)
         }
         switch connection.role {
         case .peripheral:
             requestSecurity(on: connection, authenticated: authenticated)
-            return try await waitForSecurity(connection, answerWithin: configuration.security.timeout)
+            return try requireAuthentication(try await waitForSecurity(connection, answerWithin: configuration.security.timeout), authenticated)
         case .central:
             let bond = await bond(for: connection)
-            if let bond, let key = bond.peerKeys.longTermKey, bond.isAuthenticated || !authenticated {
+            if let bond, let key = bond.peerKeys.longTermKey, bond.isAuthenticated || !authenticated, configuration.security.accepts(bond) {
                 encrypt(with: bond, key: key, allowPairing: allowPairing, on: connection)
             } else if allowPairing {
-                startPairing(on: connection)
+                if let refused = startPairing(on: connection, authenticated: authenticated) { throw HostError.pairingFailed(refused) }
             } else {
                 throw HostError.pairingFailed(.authenticationRequired)
             }
         }
-        return try await waitForSecurity(connection)
+        return try requireAuthentication(try await waitForSecurity(connection), authenticated)
+    }
+
+    /// The link's security, or ``PairingFailure/authenticationRequired`` when MITM protection
+    /// was asked for and the link got none (the peer encrypted with an unauthenticated bond).
+    private func requireAuthentication(_ security: LinkSecurity, _ authenticated: Bool) throws -> LinkSecurity {
+        guard authenticated, !security.isAuthenticated else { return security }
+        logger.warning("the link is encrypted without MITM protection (\(security)), which was required")
+        throw HostError.pairingFailed(.authenticationRequired)
     }
 
     private func requireLink(_ connection: Connection) throws(HostError) {
@@ -56,43 +77,28 @@ extension LEHost {
         }
     }
 
-    /// Peripheral: asks the central for security (Part H, 3.6.7).
+    /// Peripheral: asks the central for security (Part H, 3.6.7). With `authenticated` the
+    /// central's pairing must then give MITM protection.
     private func requestSecurity(on connection: Connection, authenticated: Bool = false) {
-        var authReq = configuration.security.authenticationRequirements
-        if authenticated { authReq.insert(.mitm) }
-        sendSecurityManager(.securityRequest(authReq), on: connection)
-    }
-
-    /// Central: a peripheral sent a Security Request. With a bond good enough for what it asks,
-    /// encrypt with it; else pair, if the agent accepts (Part H, 2.4.6).
-    func answerSecurityRequest(_ authReq: SMPAuthenticationRequirements, on connection: Connection) async {
-        guard connectionsByHandle[connection.handle] === connection else { return }
-        if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return }
-        if connection.security.isEncrypted && (connection.security.isAuthenticated || !authReq.contains(.mitm)) { return }
-        if let bond = await bond(for: connection), let key = bond.peerKeys.longTermKey,
-           bond.isAuthenticated || !authReq.contains(.mitm) {
-            encrypt(with: bond, key: key, allowPairing: true, on: connection)
-            return
-        }
-        guard await pairingAgent.shouldAcceptPairing(with: connection.peer) else {
-            sendSecurityManager(.pairingFailed(.pairingNotSupported), on: connection)
-            return
-        }
-        startPairing(on: connection)
+        let settings = configuration.security.requiringAuthentication(authenticated)
+        securitySessions[connection.handle, default: SecuritySession()].requestedAuthentication = authenticated
+        sendSecurityManager(.securityRequest(settings.authenticationRequirements), on: connection)
     }
 
     /// Central: LE Enable Encryption with a bond's key.
-    private func encrypt(with bond: Bond, key: UInt128, allowPairing: Bool, on connection: Connection) {
+    func encrypt(with bond: Bond, key: UInt128, allowPairing: Bool, on connection: Connection) {
         var session = securitySessions[connection.handle] ?? SecuritySession()
         session.encryptingWith = bond
         session.repairsOnMissingKey = allowPairing
         securitySessions[connection.handle] = session
+        connection.gatt.bearer.expectEncryption(LinkSecurity(bond: bond))
         let command = LEEnableEncryptionCommand(connectionHandle: connection.handle, randomNumber: bond.peerKeys.rand,
                                                 encryptedDiversifier: bond.peerKeys.ediv, longTermKey: SMPKeyBytes.littleEndian(key))
         Task {
             do {
                 _ = try await self.send(command)
             } catch {
+                connection.gatt.bearer.expectEncryption(nil)
                 self.encryptionChanged(handle: connection.handle, status: .unspecifiedError, enabled: false, keySize: nil)
             }
         }
@@ -100,7 +106,10 @@ extension LEHost {
 
     // MARK: Controller events
 
-    /// Encryption Change or Encryption Key Refresh Complete.
+    /// Encryption Change or Encryption Key Refresh Complete. The link's ATT bearer took the new
+    /// security already, on the transport's reader thread in the controller's order
+    /// (``ATTBearer/encryptionChanged(success:enabled:keySize:)``, from what was expected when
+    /// the encryption began); here the pairing goes on, the app hears of it, waiters resume.
     func encryptionChanged(handle: UInt16, status: HCIStatus, enabled: Bool, keySize: Int?) {
         guard let connection = connectionsByHandle[handle] else { return }
         var session = securitySessions[handle] ?? SecuritySession()
@@ -110,11 +119,7 @@ extension LEHost {
         securitySessions[handle] = session
 
         if var procedure = session.procedure, procedure.phase == .awaitingEncryption {
-            if status.isSuccess && enabled {
-                let security = LinkSecurity(isEncrypted: true, isAuthenticated: procedure.method.isAuthenticated,
-                                            isSecureConnections: procedure.isSecureConnections, keySize: keySize ?? procedure.keySize)
-                setSecurity(security, on: connection)
-            }
+            if status.isSuccess && enabled { announceSecurity(of: connection) }
             let actions = procedure.encryptionChanged(success: status.isSuccess && enabled)
             securitySessions[handle]?.procedure = procedure
             perform(actions, on: connection)
@@ -131,23 +136,25 @@ extension LEHost {
             resolveSecurityWaiters(handle, with: .failure(.encryptionFailed(status)))
             return
         }
-        let security: LinkSecurity
-        if let bond {
-            security = LinkSecurity(isEncrypted: enabled, isAuthenticated: bond.isAuthenticated, isSecureConnections: bond.isSecureConnections,
-                                    keySize: keySize ?? bond.keySize, isBonded: true)
-        } else {
-            // A key refresh keeps what the link had.
-            security = enabled ? connection.security : .unencrypted
-        }
-        setSecurity(security, on: connection)
+        let security = announceSecurity(of: connection)
         resolveSecurityWaiters(handle, with: .success(security))
     }
 
-    private func setSecurity(_ security: LinkSecurity, on connection: Connection) {
-        guard security != connection.security else { return }
-        connection.gatt.bearer.setSecurity(security)
+    /// Tells the app the link's security, when it is not what it was last told.
+    @discardableResult
+    func announceSecurity(of connection: Connection) -> LinkSecurity {
+        let security = connection.security
+        guard security != securitySessions[connection.handle]?.announcedSecurity ?? .unencrypted else { return security }
+        securitySessions[connection.handle, default: SecuritySession()].announcedSecurity = security
         logger.info("link to \(connection.peer): \(security)")
         broadcast(.securityChanged(connection, security))
+        return security
+    }
+
+    /// What a link encrypted with the running pairing's key (its STK or LTK) is worth.
+    static func encryptionSecurity(of procedure: PairingProcedure) -> LinkSecurity {
+        LinkSecurity(isEncrypted: true, isAuthenticated: procedure.method.isAuthenticated, isSecureConnections: procedure.isSecureConnections,
+                     keySize: procedure.keySize)
     }
 
     /// Peripheral: the central started encryption. The pairing's key while pairing, else the
@@ -155,8 +162,9 @@ extension LEHost {
     /// Secure Connections key), else a negative reply (Vol 4, Part E, 7.8.25 and 7.8.26).
     func answer(_ request: LELongTermKeyRequestEvent) {
         let handle = request.connectionHandle
-        if let key = securitySessions[handle]?.procedure?.keyForEncryption(ediv: request.encryptedDiversifier,
-                                                                            rand: request.randomNumber) {
+        if let procedure = securitySessions[handle]?.procedure,
+           let key = procedure.keyForEncryption(ediv: request.encryptedDiversifier, rand: request.randomNumber) {
+            connectionsByHandle[handle]?.gatt.bearer.expectEncryption(Self.encryptionSecurity(of: procedure))
             replyLongTermKey(key, handle: handle)
             return
         }
@@ -171,7 +179,15 @@ extension LEHost {
                 self.refuseLongTermKey(handle: handle)
                 return
             }
+            guard self.configuration.security.accepts(bond) else {
+                // Secure Connections Only mode: a bond below level 4 never encrypts (Vol 3,
+                // Part C, 10.2.4); the central hears PIN or Key Missing and may pair again.
+                self.logger.info("\(connection.peer)'s \(bond.strength) bond is below level 4: refused in Secure Connections Only mode")
+                self.refuseLongTermKey(handle: handle)
+                return
+            }
             self.noteAnsweredWith(bond, handle: handle)
+            connection.gatt.bearer.expectEncryption(LinkSecurity(bond: bond))
             self.replyLongTermKey(key, handle: handle)
         }
     }
@@ -248,6 +264,7 @@ extension LEHost {
         let handle = connection.handle
         guard let session = securitySessions.removeValue(forKey: handle) else { return }
         session.timer?.cancel()
+        for task in session.agentTasks { task.cancel() }
         if var procedure = session.procedure, !procedure.isFinished {
             _ = procedure.cancel(reason: .unspecifiedReason)
             broadcast(.pairingFinished(connection, .failure(.disconnected)))

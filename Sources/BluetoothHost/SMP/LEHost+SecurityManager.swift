@@ -28,7 +28,9 @@ extension LEHost {
         }
         logger.debug("SMP from \(connection.peer): \(pdu)")
         if var procedure = securitySessions[handle]?.procedure, !procedure.isFinished {
-            restartSecurityTimer(handle)
+            // What the peer sends does not restart the Security Manager Timer: only this
+            // device's own PDUs do (Part H, 3.4), so a peer cannot keep a pairing, and the
+            // question its user is asked, alive with Keypress Notifications or repeats.
             let actions: [PairingProcedure.Action]
             if procedure.role == .responder, procedure.phase == .idle, pdu.code != .pairingFailed {
                 // The agent has not yet accepted the first Pairing Request: anything more (a
@@ -55,7 +57,7 @@ extension LEHost {
                 sendSecurityManager(.pairingFailed(.commandNotSupported), on: connection)
                 return
             }
-            Task { await self.answerSecurityRequest(authReq, on: connection) }
+            receiveSecurityRequest(authReq, on: connection)
         case .pairingFailed, .keypressNotification:
             break
         default:
@@ -88,24 +90,29 @@ extension LEHost {
 
     /// Peripheral: a central starts pairing. Refused with Repeated Attempts while the peer's
     /// back-off runs (Part H, 2.3.6), and with Pairing Not Supported when the agent says no.
+    /// The bond the central's address names, if any, is looked up before the request is
+    /// answered: a weaker pairing then waits for the agent (``BondReplacement``).
     private func receivePairingRequest(_ features: SMPPairingFeatures, on connection: Connection) {
-        if let backoff = pairingBackoff[connection.peer.address], configuration.clock.now < backoff.notBefore {
-            logger.info("pairing request from \(connection.peer) within its back-off: Repeated Attempts")
+        if let wait = pairingAttemptWait(connection) {
+            logger.info("pairing request from \(connection.peer) within its back-off (\(wait) left): Repeated Attempts")
             sendSecurityManager(.pairingFailed(.repeatedAttempts), on: connection)
             return
         }
         let id = beginProcedure(makeProcedure(role: .responder, on: connection), on: connection)
         let agent = pairingAgent
-        Task {
-            let accepted = await agent.shouldAcceptPairing(with: connection.peer)
-            self.pairingRequestAnswered(features, accepted: accepted, id: id, on: connection)
+        let peer = connection.peer
+        askAgent(on: connection) {
+            let accepted = await agent.shouldAcceptPairing(with: peer)
+            let bonded = accepted ? await self.bond(for: connection) : nil
+            await self.pairingRequestAnswered(features, accepted: accepted, bonded: bonded, id: id, on: connection)
         }
     }
 
-    private func pairingRequestAnswered(_ features: SMPPairingFeatures, accepted: Bool, id: UInt64, on connection: Connection) {
+    private func pairingRequestAnswered(_ features: SMPPairingFeatures, accepted: Bool, bonded: Bond?, id: UInt64, on connection: Connection) {
         guard var procedure = currentProcedure(connection.handle, id: id) else { return }
         let actions: [PairingProcedure.Action]
         if accepted {
+            procedure.bonded = bonded
             actions = procedure.receive(.pairingRequest(features))
         } else {
             actions = procedure.fail(.pairingNotSupported, .userRejected)
@@ -114,13 +121,37 @@ extension LEHost {
         perform(actions, on: connection)
     }
 
-    /// Central: starts pairing as the initiator. Does nothing while a pairing runs.
-    func startPairing(on connection: Connection) {
-        if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return }
-        var procedure = makeProcedure(role: .initiator, on: connection)
-        let actions = procedure.start()
-        _ = beginProcedure(procedure, on: connection)
-        perform(actions, on: connection)
+    /// Central: starts pairing as the initiator (with MITM protection when `authenticated`).
+    /// Does nothing while a pairing runs; returns why it did not start, within the peer's
+    /// Repeated Attempts back-off (Part H, 2.3.6, which binds the initiator too). The Pairing
+    /// Request leaves once the bond the peer's address names, if any, is looked up.
+    @discardableResult
+    func startPairing(on connection: Connection, authenticated: Bool = false) -> PairingFailure? {
+        if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return nil }
+        if let wait = pairingAttemptWait(connection) {
+            logger.info("not pairing with \(connection.peer): a pairing failed recently (\(wait) left)")
+            return .repeatedAttempts(retryAfter: wait)
+        }
+        let id = beginProcedure(makeProcedure(role: .initiator, on: connection, authenticated: authenticated), on: connection)
+        askAgent(on: connection) {
+            let bonded = await self.bond(for: connection)
+            await self.answer(id: id, on: connection) { procedure in
+                procedure.bonded = bonded
+                return procedure.start()
+            }
+        }
+        return nil
+    }
+
+    /// Who a pairing on this link is with, for Repeated Attempts: the peer's identity when
+    /// known (resolved with a bond's IRK, or distributed on this link), else its address.
+    func pairingClaimant(_ connection: Connection) -> DeviceAddress {
+        connection.identity ?? addressResolver.identity(of: connection.peer) ?? DeviceAddress(connection.peer.address, type: connection.peer.type.base)
+    }
+
+    /// How long a new pairing on this link must still wait (Part H, 2.3.6), if at all.
+    func pairingAttemptWait(_ connection: Connection) -> Duration? {
+        pairingAttempts.wait(for: pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
     }
 
     /// Installs a new procedure for the link and starts its Security Manager Timer.
@@ -140,12 +171,15 @@ extension LEHost {
         return procedure
     }
 
-    func makeProcedure(role: PairingProcedure.Role, on connection: Connection) -> PairingProcedure {
+    func makeProcedure(role: PairingProcedure.Role, on connection: Connection, authenticated: Bool = false) -> PairingProcedure {
         // c1 and f5/f6 take the addresses over the air; the identity distributed is the identity
         // address (public, or static random on a controller without a public address).
         let local = connection.local
         let peer = DeviceAddress(connection.peer.address, type: connection.peer.type.base)
-        return PairingProcedure(role: role, settings: configuration.security,
+        // MITM protection when the caller asked for it, or (peripheral) the app's Security
+        // Request did: the AuthReq says so, and a pairing without it fails.
+        let requested = authenticated || securitySessions[connection.handle]?.requestedAuthentication == true
+        return PairingProcedure(role: role, settings: configuration.security.requiringAuthentication(requested),
                                 initiatorAddress: role == .initiator ? local : peer,
                                 responderAddress: role == .initiator ? peer : local,
                                 localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
@@ -167,18 +201,33 @@ extension LEHost {
     // MARK: Actions
 
     func perform(_ actions: [PairingProcedure.Action], on connection: Connection) {
-        guard let id = securitySessions[connection.handle]?.procedureID else { return }
+        guard let session = securitySessions[connection.handle] else { return }
+        let id = session.procedureID
+        if let procedure = session.procedure, procedure.usedLocalOutOfBand, let local = localOutOfBand,
+           procedure.keyPair?.publicKeyX == local.keyPair.publicKeyX {
+            // The OOB data served its pairing: its key pair is not used again (Part H, 2.3.5.6.4).
+            logger.info("this device's OOB data is used by the pairing with \(connection.peer); make new data for another")
+            localOutOfBand = nil
+        }
         for action in actions {
             switch action {
             case let .send(pdu):
                 sendSecurityManager(pdu, on: connection)
+                // Part H, 3.4: the timer restarts when a PDU is queued for transmission.
                 restartSecurityTimer(connection.handle)
             case let .prompt(prompt):
                 ask(prompt, id: id, on: connection)
+            case let .askReplacement(replacement):
+                let (agent, peer) = (pairingAgent, connection.peer)
+                logger.notice("\(replacement): asking the pairing agent")
+                askAgent(on: connection) {
+                    let allowed = await agent.shouldReplaceBond(replacement, for: peer)
+                    await self.answer(id: id, on: connection) { $0.replacementAnswered(allowed) }
+                }
             case let .encrypt(key, ediv, rand):
                 startEncryption(key: key, ediv: ediv, rand: rand, id: id, on: connection)
             case let .complete(outcome):
-                pairingSucceeded(outcome, on: connection)
+                pairingSucceeded(outcome, checkedBeforeKeys: securitySessions[connection.handle]?.procedure?.replacement, on: connection)
             case let .fail(failure):
                 pairingFailed(failure, on: connection)
             }
@@ -191,18 +240,32 @@ extension LEHost {
         logger.info("pairing with \(peer): \(prompt)")
         switch prompt {
         case let .displayPasskey(passkey):
-            Task { await agent.display(passkey: passkey, for: peer) }
+            askAgent(on: connection) { await agent.display(passkey: passkey, for: peer) }
         case .enterPasskey:
-            Task {
+            askAgent(on: connection) {
                 let passkey = await agent.passkey(for: peer)
-                self.answer(id: id, on: connection) { $0.passkeyEntered(passkey) }
+                await self.answer(id: id, on: connection) { $0.passkeyEntered(passkey) }
             }
         case let .confirmNumber(number):
-            Task {
+            askAgent(on: connection) {
                 let matches = await agent.confirm(number: number, for: peer)
-                self.answer(id: id, on: connection) { $0.numberConfirmed(matches) }
+                await self.answer(id: id, on: connection) { $0.numberConfirmed(matches) }
             }
         }
+    }
+
+    /// Runs a question to the agent for the link's pairing in a task that ends with it: when
+    /// the pairing ends (the Security Manager Timer included) the task is cancelled and a late
+    /// answer is dropped by procedure id.
+    private func askAgent(on connection: Connection, _ question: @escaping @Sendable () async -> Void) {
+        let task = Task { await question() }
+        securitySessions[connection.handle]?.agentTasks.append(task)
+    }
+
+    /// Cancels the questions the link's pairing still has out.
+    func endAgentQuestions(_ handle: UInt16) {
+        for task in securitySessions[handle]?.agentTasks ?? [] { task.cancel() }
+        securitySessions[handle]?.agentTasks = []
     }
 
     private func answer(id: UInt64, on connection: Connection, _ feed: (inout PairingProcedure) -> [PairingProcedure.Action]) {
@@ -213,41 +276,88 @@ extension LEHost {
     }
 
     private func startEncryption(key: UInt128, ediv: UInt16, rand: UInt64, id: UInt64, on connection: Connection) {
+        if let procedure = securitySessions[connection.handle]?.procedure {
+            connection.gatt.bearer.expectEncryption(Self.encryptionSecurity(of: procedure))
+        }
         let command = LEEnableEncryptionCommand(connectionHandle: connection.handle, randomNumber: rand, encryptedDiversifier: ediv,
                                                 longTermKey: SMPKeyBytes.littleEndian(key))
         Task {
             do {
                 _ = try await self.send(command)
             } catch {
+                connection.gatt.bearer.expectEncryption(nil)
                 self.logger.warning("LE Enable Encryption on \(connection.peer) failed: \(error)")
                 self.answer(id: id, on: connection) { $0.encryptionChanged(success: false) }
             }
         }
     }
 
-    private func pairingSucceeded(_ outcome: PairingOutcome, on connection: Connection) {
+    /// The pairing completed on this side. A bonding pairing's keys are stored, unless the
+    /// identity the peer distributed is bonded to stronger keys and the agent does not allow
+    /// the replacement (see ``keep(_:outcome:existing:checkedBeforeKeys:on:)``).
+    private func pairingSucceeded(_ outcome: PairingOutcome, checkedBeforeKeys: BondReplacement?, on connection: Connection) {
         let handle = connection.handle
         stopSecurityTimer(handle)
-        pairingBackoff[connection.peer.address] = nil
-        let security = outcome.security
-        connection.gatt.bearer.setSecurity(security)
-        logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
-        var saved: Task<Void, Never>?
-        if outcome.isBonding {
-            let bond = makeBond(outcome, peer: connection.peer)
-            let store = configuration.bondStore
-            let logger = logger
-            let previous = pendingBondSave
-            // Saves run in order; lookups wait for them (see `settledBondStore`), and the
-            // callers of pair() learn the outcome once the bond is stored.
-            let save = Task {
-                await previous?.value
-                do { try await store.save(bond) } catch { logger.error("could not store the bond with \(bond.peerIdentity): \(error)") }
-            }
-            pendingBondSave = save
-            saved = save
-            rememberBond(bond)
+        endAgentQuestions(handle)
+        guard outcome.isBonding else {
+            finishPairing(outcome, bond: nil, saved: nil, on: connection)
+            return
         }
+        let bond = makeBond(outcome, peer: connection.peer)
+        Task {
+            let existing = await self.settledBondStore().bond(local: bond.localIdentity, peer: bond.peerIdentity)
+            await self.keep(bond, outcome: outcome, existing: existing, checkedBeforeKeys: checkedBeforeKeys, on: connection)
+        }
+    }
+
+    /// Stores a bonding pairing's keys, or refuses them. The identity is known only now, from
+    /// Identity Address Information (Part H, 3.6.4): when it is bonded with keys the new ones
+    /// would weaken, and the agent was not already asked about that bond before the keys were
+    /// exchanged, the agent decides (refusing by default). Refused, the bond stays as it was,
+    /// the pairing fails with ``PairingFailure/weakerThanBond(_:)`` and the link, encrypted
+    /// with keys of a device that is not the bonded one, is ended with Authentication Failure.
+    private func keep(_ bond: Bond, outcome: PairingOutcome, existing: Bond?, checkedBeforeKeys: BondReplacement?,
+                      on connection: Connection) async {
+        let replacement = BondReplacement.afterKeyDistribution(existing: existing, proposed: outcome.strength, checkedBeforeKeys: checkedBeforeKeys)
+        if let replacement, replacement.needsConsentAfterKeys {
+            let (agent, peer) = (pairingAgent, connection.peer)
+            logger.notice("\(replacement): asking the pairing agent")
+            let allowed = await boundedAnswer(fallback: false) { await agent.shouldReplaceBond(replacement, for: peer) }
+            guard allowed else {
+                refuseReplacement(replacement, on: connection)
+                return
+            }
+        }
+        let store = configuration.bondStore
+        let logger = logger
+        let previous = pendingBondSave
+        // Saves run in order; lookups wait for them (see `settledBondStore`), and the
+        // callers of pair() learn the outcome once the bond is stored.
+        let save = Task {
+            await previous?.value
+            do { try await store.save(bond) } catch { logger.error("could not store the bond with \(bond.peerIdentity): \(error)") }
+        }
+        pendingBondSave = save
+        rememberBond(bond)
+        if let replacement {
+            logger.notice("\(connection.peer) replaced the bond with \(replacement.identity): \(replacement.bonded) → \(replacement.proposed)")
+            broadcast(.bondReplaced(connection, replacement))
+            let (agent, peer) = (pairingAgent, connection.peer)
+            Task { await agent.bondReplaced(replacement, for: peer) }
+        }
+        finishPairing(outcome, bond: bond, saved: save, on: connection)
+    }
+
+    /// `bond`: the bond kept for this pairing, whose identity the link's key now stands for
+    /// (``LinkSecurity/bondIdentity``); `nil` for a pairing without bonding.
+    private func finishPairing(_ outcome: PairingOutcome, bond: Bond?, saved: Task<Void, Never>?, on connection: Connection) {
+        let handle = connection.handle
+        pairingAttempts.succeeded(pairingClaimant(connection))
+        var security = outcome.security
+        security.bondIdentity = bond.map { DeviceAddress($0.peerIdentity.address, type: $0.peerIdentity.type.base) }
+        connection.gatt.bearer.setSecurity(security)
+        securitySessions[handle]?.announcedSecurity = security
+        logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
         broadcast(.securityChanged(connection, security))
         broadcast(.pairingFinished(connection, .success(outcome)))
         if let saved {
@@ -262,11 +372,26 @@ extension LEHost {
         Task { await agent.pairingFinished(with: connection.peer, result: .success(outcome)) }
     }
 
+    private func refuseReplacement(_ replacement: BondReplacement, on connection: Connection) {
+        let failure = PairingFailure.weakerThanBond(replacement)
+        logger.warning("\(connection.peer): \(failure); the link is dropped")
+        pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
+        broadcast(.pairingFinished(connection, .failure(failure)))
+        resolveSecurityWaiters(connection.handle, with: .failure(.pairingFailed(failure)))
+        let agent = pairingAgent
+        Task { await agent.pairingFinished(with: connection.peer, result: .failure(failure)) }
+        Task { try? await self.disconnect(connection, reason: .authenticationFailure) }
+    }
+
     private func pairingFailed(_ failure: PairingFailure, on connection: Connection) {
         let handle = connection.handle
         stopSecurityTimer(handle)
+        endAgentQuestions(handle)
         if failure == .timeout { securitySessions[handle]?.isHalted = true }
-        if failure != .disconnected { extendBackoff(for: connection.peer.address) }
+        if failure != .disconnected {
+            // Part H, 2.3.6: the wait before the next pairing with this claimant doubles.
+            pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
+        }
         logger.info("pairing with \(connection.peer) failed: \(failure)")
         broadcast(.pairingFinished(connection, .failure(failure)))
         resolveSecurityWaiters(handle, with: .failure(.pairingFailed(failure)))
@@ -274,20 +399,28 @@ extension LEHost {
         Task { await agent.pairingFinished(with: connection.peer, result: .failure(failure)) }
     }
 
-    /// Part H, 2.3.6: each failure doubles the wait before the peer may pair again.
-    private func extendBackoff(for peer: BluetoothAddress) {
-        let settings = configuration.security
-        let interval = pairingBackoff[peer].map { min($0.interval * 2, settings.maximumRetryInterval) } ?? settings.initialRetryInterval
-        pairingBackoff[peer] = PairingRetryBackoff(interval: interval, notBefore: configuration.clock.now + interval)
-        if pairingBackoff.count > 256, let oldest = pairingBackoff.min(by: { $0.value.notBefore < $1.value.notBefore })?.key {
-            pairingBackoff[oldest] = nil
+    /// The agent's answer to a question asked outside a running pairing (a Security Request,
+    /// a claimed identity), or `fallback` once the Security Manager Timer's time passed: an
+    /// agent that never answers holds nothing up.
+    func boundedAnswer<T: Sendable>(fallback: T, _ question: @escaping @Sendable () async -> T) async -> T {
+        let clock = configuration.clock
+        let deadline = clock.now + configuration.security.timeout
+        let first = FirstAnswer<T>()
+        return await withCheckedContinuation { continuation in
+            first.wait(continuation)
+            let asking = Task { first.resume(await question()) }
+            first.onTimeout(Task {
+                try? await clock.sleep(until: deadline)
+                if first.resume(fallback) { asking.cancel() }
+            })
         }
     }
 
     // MARK: Security Manager Timer
 
-    /// Restarts the 30-second timer of the link's pairing (Part H, 3.4): on every SMP PDU sent
-    /// or received. One timer task per pairing re-arms itself until the deadline holds.
+    /// Restarts the 30-second timer of the link's pairing (Part H, 3.4): when the pairing
+    /// starts and when this device queues one of its PDUs, never for what the peer sends. One
+    /// timer task per pairing re-arms itself until the deadline holds.
     func restartSecurityTimer(_ handle: UInt16) {
         guard securitySessions[handle]?.procedure != nil else { return }
         let deadline = configuration.clock.now + configuration.security.timeout

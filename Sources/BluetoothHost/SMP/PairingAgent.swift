@@ -5,8 +5,12 @@ import BluetoothCore
 /// capability is ``SecurityManagerSettings/ioCapability``.
 ///
 /// Every method has a default: accept incoming pairings, show nothing, type nothing (the
-/// pairing then fails with Passkey Entry Failed) and refuse numeric comparisons, which is right
-/// for a device without input or output.
+/// pairing then fails with Passkey Entry Failed), refuse numeric comparisons and refuse to
+/// replace a bond with a weaker key, which is right for a device without input or output.
+///
+/// Each question waits at most the Security Manager Timer
+/// (``SecurityManagerSettings/timeout``): the host then fails the pairing and cancels the task
+/// that asked, so an agent should return when its task is cancelled.
 public protocol PairingAgent: Sendable {
     /// A peer started pairing (a Pairing Request, or a Security Request to a central).
     /// Return `false` to refuse with Pairing Not Supported.
@@ -17,6 +21,17 @@ public protocol PairingAgent: Sendable {
     func passkey(for peer: DeviceAddress) async -> UInt32?
     /// Whether the user sees the same six-digit number on the peer.
     func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool
+    /// A pairing would replace the bond with `peer` by a weaker key (unauthenticated over
+    /// authenticated, legacy over LE Secure Connections, or shorter): return `true` to allow it,
+    /// as a phone asks "pair again?". Asked before the keys are exchanged when the peer's
+    /// address names the bond, else once the identity it distributed does
+    /// (``BondReplacement/isClaimedIdentity``: anybody can claim an identity, so allow that only
+    /// when the user knows the device lost its keys). The default refuses: the bond is kept and
+    /// the pairing fails with ``PairingFailure/weakerThanBond(_:)``.
+    func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool
+    /// A pairing replaced the bond stored under `replacement.identity` (also
+    /// ``HostEvent/bondReplaced(_:_:)``); `peer` is the address it paired from.
+    func bondReplaced(_ replacement: BondReplacement, for peer: DeviceAddress) async
     /// A pairing ended, well or not.
     func pairingFinished(with peer: DeviceAddress, result: Result<PairingOutcome, PairingFailure>) async
 }
@@ -26,6 +41,8 @@ extension PairingAgent {
     public func display(passkey: UInt32, for peer: DeviceAddress) async {}
     public func passkey(for peer: DeviceAddress) async -> UInt32? { nil }
     public func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool { false }
+    public func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool { false }
+    public func bondReplaced(_ replacement: BondReplacement, for peer: DeviceAddress) async {}
     public func pairingFinished(with peer: DeviceAddress, result: Result<PairingOutcome, PairingFailure>) async {}
 }
 

@@ -12,8 +12,11 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     public var bondable: Bool
     /// Refuse a pairing whose method cannot protect against a man in the middle (Just Works).
     public var requiresMITM: Bool
-    /// Refuse legacy pairing: only LE Secure Connections (Secure Connections Only mode, Vol 3,
-    /// Part C, 10.2.4).
+    /// Secure Connections Only mode (Vol 3, Part C, 10.2.4): every pairing and every encryption
+    /// is security level 4, LE Secure Connections with an authenticated method and a 128-bit
+    /// key. Legacy pairing, Just Works and shorter keys are refused (Pairing Failed with
+    /// Authentication Requirements or Encryption Key Size), a bond of a lower level never
+    /// encrypts a link (the peer must pair again), and this device asks for MITM protection.
     public var secureConnectionsOnly: Bool
     /// The smallest encryption key accepted, 7…16 octets.
     public var minimumKeySize: Int
@@ -24,20 +27,34 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     public var distributesIdentity: Bool
     /// Distribute a signature key (CSRK) for signed writes.
     public var distributesSigningKey: Bool
-    /// The Security Manager Timer (Vol 3, Part H, 3.4): a pairing with no SMP progress for
-    /// this long fails.
+    /// The Security Manager Timer (Vol 3, Part H, 3.4): a pairing fails when this long passes
+    /// after it started or after this device last sent one of its PDUs. What the peer sends
+    /// (Keypress Notifications included) does not restart it, and a question to the
+    /// ``PairingAgent`` waits no longer.
     public var timeout: Duration
-    /// The first wait after a failed pairing before the same peer may try again (Vol 3, Part H,
-    /// 2.3.6); each further failure doubles it, up to ``maximumRetryInterval``.
+    /// The first wait after a failed pairing before this device starts or accepts another with
+    /// the same peer (its identity when known, else its address; Vol 3, Part H, 2.3.6); each
+    /// further failure doubles it, up to ``maximumRetryInterval``.
     public var initialRetryInterval: Duration
     public var maximumRetryInterval: Duration
+    /// Failed pairings, with any peers, after which no pairing is started or accepted until
+    /// the oldest is ``failedPairingWindow`` old: a peer that changes its address for each
+    /// attempt still meets a bound. 0 turns the budget off.
+    public var failedPairingBudget: Int
+    public var failedPairingWindow: Duration
+    /// Central: Security Requests on one link closer together than this are dropped, as is
+    /// any while the previous one is being answered (Vol 3, Part H, 2.4.6), so a peripheral
+    /// cannot make the host ask its agent over and over.
+    public var securityRequestInterval: Duration
     /// Offer LE Secure Connections (the SC flag). Off only to test legacy pairing.
     var offersSecureConnections = true
 
     public init(ioCapability: SMPIOCapability = .noInputNoOutput, bondable: Bool = true, requiresMITM: Bool = false,
                 secureConnectionsOnly: Bool = false, minimumKeySize: Int = 7, maximumKeySize: Int = 16,
                 distributesIdentity: Bool = true, distributesSigningKey: Bool = true, timeout: Duration = .seconds(30),
-                initialRetryInterval: Duration = .seconds(2), maximumRetryInterval: Duration = .seconds(64)) {
+                initialRetryInterval: Duration = .seconds(2), maximumRetryInterval: Duration = .seconds(64),
+                failedPairingBudget: Int = 16, failedPairingWindow: Duration = .seconds(60),
+                securityRequestInterval: Duration = .seconds(1)) {
         self.ioCapability = ioCapability
         self.bondable = bondable
         self.requiresMITM = requiresMITM
@@ -49,6 +66,9 @@ public struct SecurityManagerSettings: Sendable, Hashable {
         self.timeout = timeout
         self.initialRetryInterval = initialRetryInterval
         self.maximumRetryInterval = maximumRetryInterval
+        self.failedPairingBudget = max(failedPairingBudget, 0)
+        self.failedPairingWindow = failedPairingWindow
+        self.securityRequestInterval = securityRequestInterval
     }
 
     /// The AuthReq this device sends: bonding, MITM, Secure Connections and CT2 (Vol 3,
@@ -56,8 +76,31 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     var authenticationRequirements: SMPAuthenticationRequirements {
         var authReq: SMPAuthenticationRequirements = offersSecureConnections ? [.secureConnections, .ct2] : []
         if bondable { authReq.insert(.bonding) }
-        if requiresMITM { authReq.insert(.mitm) }
+        if requiresAuthentication { authReq.insert(.mitm) }
         return authReq
+    }
+
+    /// A pairing must be authenticated: MITM protection was asked for, or Secure Connections
+    /// Only mode, which is security level 4 (Vol 3, Part C, 10.2.4).
+    var requiresAuthentication: Bool { requiresMITM || secureConnectionsOnly }
+
+    /// The key sizes accepted: 128 bits only in Secure Connections Only mode (Part C, 10.2.4).
+    var effectiveMinimumKeySize: Int { secureConnectionsOnly ? 16 : minimumKeySize }
+    var effectiveMaximumKeySize: Int { secureConnectionsOnly ? 16 : maximumKeySize }
+
+    /// Whether a link may be encrypted with this bond's key: with MITM protection required
+    /// only an authenticated bond, and in Secure Connections Only mode only one of level 4
+    /// (never a legacy, unauthenticated or short key).
+    func accepts(_ bond: Bond) -> Bool {
+        (!requiresAuthentication || bond.isAuthenticated) && (!secureConnectionsOnly || bond.strength.isLevel4)
+    }
+
+    /// These settings asking for MITM protection as well (``LEHost/secure(_:authenticated:allowPairing:)``
+    /// and ``LEHost/pair(_:authenticated:)`` with `authenticated`).
+    func requiringAuthentication(_ authenticated: Bool) -> SecurityManagerSettings {
+        var settings = self
+        if authenticated { settings.requiresMITM = true }
+        return settings
     }
 
     /// The keys this device distributes when bonding. The LTK of legacy pairing (EncKey) is

@@ -20,11 +20,17 @@ struct SecuritySession {
     var repairsOnMissingKey = false
     /// Peripheral: the bond whose key answered the central's LTK Request.
     var answeredWith: Bond?
-}
-
-/// Back-off after failed pairings with one peer (Core 6.0, Vol 3, Part H, 2.3.6): the wait
-/// before a new attempt is accepted doubles with each failure and resets on success.
-struct PairingRetryBackoff {
-    var interval: Duration
-    var notBefore: BluetoothClock.Instant
+    /// The link's security the app was last told of (``HostEvent/securityChanged(_:_:)``).
+    var announcedSecurity: LinkSecurity?
+    /// The tasks asking the pairing agent for this link's pairing, cancelled when it ends so
+    /// that no question outlives the Security Manager Timer.
+    var agentTasks: [Task<Void, Never>] = []
+    /// Peripheral: the app asked for MITM protection (a Security Request with MITM), so the
+    /// central's pairing must give it.
+    var requestedAuthentication = false
+    /// Central: a Security Request is being answered (Vol 3, Part H, 2.4.6); repeats are
+    /// dropped meanwhile.
+    var securityRequestPending = false
+    /// Central: when the last Security Request was taken, for the rate limit.
+    var lastSecurityRequest: BluetoothClock.Instant?
 }

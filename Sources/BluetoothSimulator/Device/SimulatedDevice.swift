@@ -221,6 +221,8 @@ public final class SimulatedDevice: Sendable {
             emit(.disconnected(central, reason: reason))
         case let .readyToUpdateSubscribers(central):
             readiness.signal(central.connectionHandle)
+        case let .bondReplaced(central, replacement):
+            logger.notice("\(central): \(replacement)")
         }
     }
 }

@@ -21,21 +21,30 @@ struct PairingHarness {
     var typedPasskey: ((_ displayed: UInt32?) -> UInt32?) = { $0 }
     var initiatorConfirms = true
     var responderConfirms = true
+    /// Whether each side's agent allows a pairing to replace its bond with a weaker key, and
+    /// the replacements each side asked about.
+    var initiatorAllowsReplacement = false
+    var responderAllowsReplacement = false
+    var initiatorReplacements: [BondReplacement] = []
+    var responderReplacements: [BondReplacement] = []
     var encryptionKeys: (initiator: UInt128?, responder: UInt128?) = (nil, nil)
 
     static let central = DeviceAddress(BluetoothAddress(rawValue: 0xC0_11_22_33_44_55), type: .public)
     static let peripheral = DeviceAddress(BluetoothAddress(rawValue: 0xF0_66_77_88_99_AA), type: .random)
 
     init(initiator initiatorSettings: SecurityManagerSettings, responder responderSettings: SecurityManagerSettings, seed: UInt64 = 1,
-         outOfBand: (initiator: (local: LocalOutOfBand?, peer: OutOfBandData?), responder: (local: LocalOutOfBand?, peer: OutOfBandData?))? = nil) {
+         outOfBand: (initiator: (local: LocalOutOfBand?, peer: OutOfBandData?), responder: (local: LocalOutOfBand?, peer: OutOfBandData?))? = nil,
+         bonds: (initiator: Bond?, responder: Bond?) = (nil, nil)) {
         initiator = PairingProcedure(role: .initiator, settings: initiatorSettings, initiatorAddress: Self.central,
                                      responderAddress: Self.peripheral, localIdentity: Self.central, localIdentityResolvingKey: 0x1111,
                                      random: PairingRandom(SeededRandomNumberGenerator(seed: seed)),
-                                     localOutOfBand: outOfBand?.initiator.local, peerOutOfBand: outOfBand?.initiator.peer)
+                                     localOutOfBand: outOfBand?.initiator.local, peerOutOfBand: outOfBand?.initiator.peer,
+                                     bonded: bonds.initiator)
         responder = PairingProcedure(role: .responder, settings: responderSettings, initiatorAddress: Self.central,
                                      responderAddress: Self.peripheral, localIdentity: Self.peripheral, localIdentityResolvingKey: 0x2222,
                                      random: PairingRandom(SeededRandomNumberGenerator(seed: seed &+ 1)),
-                                     localOutOfBand: outOfBand?.responder.local, peerOutOfBand: outOfBand?.responder.peer)
+                                     localOutOfBand: outOfBand?.responder.local, peerOutOfBand: outOfBand?.responder.peer,
+                                     bonded: bonds.responder)
     }
 
     /// Runs the pairing to its end (or until nothing moves).
@@ -76,6 +85,13 @@ struct PairingHarness {
             let success = answer == key
             return initiator.encryptionChanged(success: success).map { (true, $0) }
                 + responder.encryptionChanged(success: success).map { (false, $0) }
+        case let .askReplacement(replacement):
+            if atInitiator {
+                initiatorReplacements.append(replacement)
+                return initiator.replacementAnswered(initiatorAllowsReplacement).map { (true, $0) }
+            }
+            responderReplacements.append(replacement)
+            return responder.replacementAnswered(responderAllowsReplacement).map { (false, $0) }
         case let .complete(outcome):
             if atInitiator { initiatorResult = .success(outcome) } else { responderResult = .success(outcome) }
             return []

@@ -62,6 +62,9 @@ final class FilteringTransport: HCITransport {
     private struct State {
         var dropsIncoming: @Sendable (HCIEvent) -> Bool = { _ in false }
         var holdsIncoming: @Sendable (HCIEvent) -> Bool = { _ in false }
+        /// From the first event it matches on, everything (events and data) is held.
+        var holdsFrom: @Sendable (HCIEvent) -> Bool = { _ in false }
+        var holdsEverything = false
         var held: [H4Packet] = []
         var receiver: (@Sendable (TransportEvent) -> Void)?
         var traffic: [Traffic] = []
@@ -92,12 +95,24 @@ final class FilteringTransport: HCITransport {
         state.withLock { $0.holdsIncoming = holds }
     }
 
+    /// From the first event for which `holds` is true, everything the controller sends (events
+    /// and ACL data, in order) waits until ``releaseHeld()``, which hands it all over as one
+    /// batch, as a transport reads what arrived meanwhile.
+    func holdEverything(from holds: @escaping @Sendable (HCIEvent) -> Bool) {
+        state.withLock { $0.holdsFrom = holds }
+    }
+
+    /// The packets held so far, in order.
+    var held: [H4Packet] { state.withLock { $0.held } }
+
     /// Delivers the held events, in order, and holds no more.
     func releaseHeld() {
         let (held, receiver) = state.withLock { state in
             defer {
                 state.held = []
                 state.holdsIncoming = { _ in false }
+                state.holdsFrom = { _ in false }
+                state.holdsEverything = false
             }
             for packet in state.held { if let event = try? HCIEvent.decode(packet.bytes) { state.traffic.append(.received(event)) } }
             return (state.held, state.receiver)
@@ -114,6 +129,14 @@ final class FilteringTransport: HCITransport {
             guard case let .packets(packets) = event else { return receiver(event) }
             let kept = state.withLock { state in
                 packets.filter { packet in
+                    if !state.holdsEverything, packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes),
+                       state.holdsFrom(event) {
+                        state.holdsEverything = true
+                    }
+                    if state.holdsEverything {
+                        state.held.append(packet)
+                        return false
+                    }
                     guard packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes) else { return true }
                     if state.dropsIncoming(event) { return false }
                     if state.holdsIncoming(event) {

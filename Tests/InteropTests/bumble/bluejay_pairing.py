@@ -12,7 +12,13 @@
 #   pairing_config  io (none|display|keyboard|yesno|keyboard_display), sc, mitm, bonding (bools),
 #                   passkey (the one this side displays), typed (what this side types; default:
 #                   the passkey the rig last saw displayed by either side), confirm (numeric
-#                   comparison answer), accept (accept incoming pairing). Unknown keys refused.
+#                   comparison answer), accept (accept incoming pairing), key_size (the maximum
+#                   encryption key size offered, 7..16), identity (an address "AA:BB:..." this
+#                   side distributes in Identity Address Information instead of its own: a device
+#                   claiming another's identity; null for its own), identity_type (random|public).
+#                   With "peripheral": k (peripheral role) only that device's settings change
+#                   (a copy of the shared ones, made at its first such command). Unknown keys
+#                   refused.
 #   initiate        pairs now: the central's `connection.pair()`, or, on a peripheral,
 #                   a Security Request and the central's pairing; ack {"paired": bool, "error": text};
 #                   with "wait": false (central) the ack comes at once and pairing_done follows.
@@ -21,6 +27,8 @@
 #   oob             makes this side's LE Secure Connections OOB data (ack {"r","c"}: hex, most
 #                   significant octet first) and, with peer_r/peer_c, takes the peer's
 #   forget_keys     forgets every stored key (a peer that lost its bond)
+#   stash_keys      puts the stored keys aside (and forgets them); restore_keys brings them back:
+#                   the same device acts as an impostor, then as itself again
 #   keys            ack {"peers": [address, ...]} with stored keys
 #   privacy         peripheral role: advertises from a new resolvable private address made from
 #                   the device's IRK (the one it distributes when bonding); ack {"address": A,
@@ -39,7 +47,9 @@ import logging
 import sys
 from typing import Any
 
-from bumble import gatt, hci
+import copy
+
+from bumble import gatt, hci, smp
 from bumble.keys import MemoryKeyStore
 from bumble.pairing import PairingConfig, PairingDelegate
 from bumble.smp import OobContext, OobSharedData
@@ -75,6 +85,10 @@ class Settings:
         self.typed: int | None = None
         self.confirm = True
         self.accept = True
+        self.key_size = 16
+        # The identity address to distribute instead of the device's own (an impostor).
+        self.identity: str | None = None
+        self.identity_type = 'random'
         # The passkey last displayed by this rig or reported to it.
         self.last_displayed: int | None = None
         # LE Secure Connections OOB: this side's context and the peer's data.
@@ -85,7 +99,7 @@ class Settings:
 class Delegate(PairingDelegate):
     def __init__(self, settings: Settings) -> None:
         super().__init__(io_capability=IO[settings.io], local_initiator_key_distribution=ALL_KEYS,
-                         local_responder_key_distribution=ALL_KEYS)
+                         local_responder_key_distribution=ALL_KEYS, maximum_encryption_key_size=int(settings.key_size))
         self.settings = settings
 
     async def accept(self) -> bool:
@@ -118,18 +132,51 @@ class Delegate(PairingDelegate):
         emit('pairing_display', passkey=number)
 
 
+# Each device's own settings, where a command named it; else the shared ones.
+OVERRIDES: dict[int, Settings] = {}
+SHARED: list[Settings] = []
+
+
+def settings_of(device) -> Settings:
+    return OVERRIDES.get(id(device), SHARED[0])
+
+
+def claim_identity() -> None:
+    '''Makes Bumble's Identity Address Information carry a claimed identity where one is set.'''
+    original = smp.Session.send_identity_address_command
+
+    def send_identity_address_command(session) -> None:
+        settings = settings_of(session.manager.device)
+        if settings.identity is None:
+            return original(session)
+        kind = hci.Address.PUBLIC_DEVICE_ADDRESS if settings.identity_type == 'public' else hci.Address.RANDOM_DEVICE_ADDRESS
+        claimed = hci.Address(settings.identity, kind)
+        logger.info('distributing the claimed identity %s', claimed)
+        session.send_command(smp.SMP_Identity_Address_Information_Command(addr_type=claimed.address_type, bd_addr=claimed))
+
+    smp.Session.send_identity_address_command = send_identity_address_command
+
+
 def install(role, rig) -> None:
     settings = Settings()
+    SHARED.append(settings)
+    claim_identity()
     devices = [p.device for p in getattr(role, 'peripherals', [])]
     if hasattr(role, 'device'):
         devices.append(role.device)
     central_role = not hasattr(role, 'peripherals')
+    stashed: dict[int, MemoryKeyStore] = {}
+
+    def pairing_config(device) -> PairingConfig:
+        own = settings_of(device)
+        return PairingConfig(
+            sc=own.sc, mitm=own.mitm, bonding=own.bonding, delegate=Delegate(own),
+            oob=PairingConfig.OobConfig(our_context=own.oob_context, peer_data=own.oob_peer, legacy_context=None)
+            if own.oob_context is not None else None)
+
     for device in devices:
         device.keystore = MemoryKeyStore()
-        device.pairing_config_factory = lambda _connection: PairingConfig(
-            sc=settings.sc, mitm=settings.mitm, bonding=settings.bonding, delegate=Delegate(settings),
-            oob=PairingConfig.OobConfig(our_context=settings.oob_context, peer_data=settings.oob_peer, legacy_context=None)
-            if settings.oob_context is not None else None)
+        device.pairing_config_factory = lambda _connection, device=device: pairing_config(device)
         device.on('connection', lambda connection, device=device: watch(connection, device, central_role, rig))
     for peripheral in getattr(role, 'peripherals', []):
         peripheral.device.add_services([gatt.Service(SERVICE, [
@@ -147,15 +194,26 @@ def install(role, rig) -> None:
         return role.connection
 
     async def cmd_pairing_config(command: dict[str, Any]):
-        known = {'cmd', 'id', 'io', 'sc', 'mitm', 'bonding', 'passkey', 'typed', 'confirm', 'accept'}
+        known = {'cmd', 'id', 'io', 'sc', 'mitm', 'bonding', 'passkey', 'typed', 'confirm', 'accept', 'key_size', 'identity',
+                 'identity_type', 'peripheral'}
         unknown = set(command) - known
         if unknown:
             raise CommandError(f'unknown pairing_config keys {sorted(unknown)}')
         if 'io' in command and command['io'] not in IO:
             raise CommandError(f'io must be one of {sorted(IO)}')
-        for key in known - {'cmd', 'id'}:
+        if 'key_size' in command and not 7 <= int(command['key_size']) <= 16:
+            raise CommandError('key_size must be 7..16')
+        if command.get('identity_type', 'random') not in ('random', 'public'):
+            raise CommandError('identity_type must be random or public')
+        target = settings
+        if 'peripheral' in command:
+            if not hasattr(role, 'target'):
+                raise CommandError('"peripheral" is for the peripheral role')
+            device = role.target(command).device
+            target = OVERRIDES.setdefault(id(device), copy.copy(settings))
+        for key in known - {'cmd', 'id', 'peripheral'}:
             if key in command:
-                setattr(settings, key, command[key])
+                setattr(target, key, command[key])
         return {}
 
     async def cmd_initiate(command: dict[str, Any]):
@@ -194,6 +252,18 @@ def install(role, rig) -> None:
             device.keystore = MemoryKeyStore()
         return {}
 
+    async def cmd_stash_keys(_command: dict[str, Any]):
+        for device in devices:
+            stashed[id(device)] = device.keystore
+            device.keystore = MemoryKeyStore()
+        return {}
+
+    async def cmd_restore_keys(_command: dict[str, Any]):
+        for device in devices:
+            if id(device) in stashed:
+                device.keystore = stashed.pop(id(device))
+        return {}
+
     async def cmd_keys(_command: dict[str, Any]):
         peers: list[str] = []
         for device in devices:
@@ -230,7 +300,8 @@ def install(role, rig) -> None:
                 'irk': device.irk.hex()}
 
     role.handlers.update({'oob': cmd_oob, 'pairing_config': cmd_pairing_config, 'initiate': cmd_initiate, 'encrypt': cmd_encrypt,
-                          'forget_keys': cmd_forget_keys, 'keys': cmd_keys, 'privacy': cmd_privacy})
+                          'forget_keys': cmd_forget_keys, 'keys': cmd_keys, 'privacy': cmd_privacy,
+                          'stash_keys': cmd_stash_keys, 'restore_keys': cmd_restore_keys})
 
 
 def watch(connection, device, central_role: bool, rig) -> None:

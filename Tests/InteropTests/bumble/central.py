@@ -24,7 +24,9 @@
 #   read_by_uuid {uuid}                      ack: values (Read By Type over the whole database)
 #   write {handle, value, with_response}     ack: {} | att_error (long values: prepared writes)
 #   write_long {handle, value}               ack: {} | att_error (Prepare Write + Execute Write always)
-#   subscribe {handle, indicate}             "value" events: handle, value, indication, t (seconds)
+#   subscribe {handle, indicate}             "value" events: handle, value, indication, t (seconds); ack {} | att_error
+#                                            (a refused subscription still reports what arrives; subscribing
+#                                            again reports each value once)
 #   unsubscribe {handle}
 #   confirmation_delay {ms}                  confirm indications only after this delay
 #   disconnect {reason}
@@ -132,6 +134,9 @@ class Central:
         self.peer: Peer | None = None
         self.seen: set[tuple] = set()
         self.confirmation_delay = 0.0
+        # One value callback per (handle, indicate), so subscribing again (after a refusal, or
+        # after pairing) does not report each value twice.
+        self.value_callbacks: dict[tuple[int, bool], Any] = {}
         self.started = time.monotonic()
         self.device.on('advertisement', self.on_advertisement)
         self.handlers = {
@@ -310,6 +315,8 @@ class Central:
         def on_value(value: bytes) -> None:
             rig.emit('value', handle=handle, value=bytes(value).hex(), indication=indicate,
                      t=round(time.monotonic() - self.started, 4))
+
+        on_value = self.value_callbacks.setdefault((handle, indicate), on_value)
 
         async def subscribe():
             await self.client().subscribe(characteristic, on_value, prefer_notify=not indicate)

@@ -322,8 +322,11 @@ extension LEHost {
         guard security > .none else { return nil }
         let link = connection.security
         // Core 6.0, Vol 3, Part C, 10.3.1.1: Insufficient Encryption when a key exists for the
-        // peer, else Insufficient Authentication.
-        if !link.isEncrypted { return bondedPeers.contains(connection.peerIdentity) ? .insufficientEncryption : .insufficientAuthentication }
+        // peer, else Insufficient Authentication. A link encrypted with a removed bond's key
+        // counts as not encrypted.
+        if !link.isEncrypted || link.isBondRemoved {
+            return bondedPeers.contains(connection.peerIdentity) ? .insufficientEncryption : .insufficientAuthentication
+        }
         if security == .authenticated, !link.isAuthenticated { return .insufficientAuthentication }
         // Result 0x0007 (Vol 3, Part A, 4.23): encrypted, but with a key shorter than the server needs.
         if link.keySize < server.minimumKeySize { return .encryptionKeySizeTooShort }

@@ -21,13 +21,18 @@ public struct Bond: Sendable, Hashable, Codable {
     public var localKeys: BondKeys
     /// When the bond was made, in seconds since 1970-01-01 UTC.
     public var createdAt: Int64
+    /// What this device's GATT server keeps of the peer as a client between connections (its
+    /// Client Supported Features and the database it last knew, Core 6.0, Vol 3, Part G,
+    /// 2.5.2.1); `nil` until a connection of the peer encrypted with this bond's key ends.
+    /// Kept with the bond so that it lasts across runs and goes with the bond.
+    public var clientCachingState: GATTClientCachingState?
 
     /// The key sizes a pairing can agree on (Core 6.0, Vol 3, Part H, 2.3.4).
     public static let keySizes = 7...16
 
     public init(localIdentity: DeviceAddress, peerIdentity: DeviceAddress, keySize: Int = 16, isAuthenticated: Bool = false,
                 isSecureConnections: Bool = false, peerKeys: BondKeys = BondKeys(), localKeys: BondKeys = BondKeys(),
-                createdAt: Int64 = 0) {
+                createdAt: Int64 = 0, clientCachingState: GATTClientCachingState? = nil) {
         self.localIdentity = localIdentity
         self.peerIdentity = peerIdentity
         self.keySize = keySize
@@ -36,6 +41,7 @@ public struct Bond: Sendable, Hashable, Codable {
         self.peerKeys = peerKeys
         self.localKeys = localKeys
         self.createdAt = createdAt
+        self.clientCachingState = clientCachingState
     }
 
     /// The pair of identities the bond is stored under.

@@ -10,8 +10,16 @@ public enum PairingFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidFeatures(String)
     /// Secure Connections Only mode and the peer offers legacy pairing only.
     case secureConnectionsRequired
-    /// MITM protection is required and the IO capabilities allow only Just Works.
+    /// MITM protection is required (asked for, or Secure Connections Only mode) and the
+    /// pairing, or the key the link was encrypted with, has none: the IO capabilities allow
+    /// only Just Works, or the peer encrypted with an unauthenticated bond.
     case authenticationRequired
+    /// The pairing would replace a bond with a weaker key, and the ``PairingAgent`` did not
+    /// allow it (``PairingAgent/shouldReplaceBond(_:for:)``). The bond is kept.
+    case weakerThanBond(BondReplacement)
+    /// A pairing with this peer failed a moment ago (Repeated Attempts, Core 6.0, Vol 3, Part H,
+    /// 2.3.6): no new one is started or accepted for `retryAfter`.
+    case repeatedAttempts(retryAfter: Duration)
     /// The negotiated key is shorter than the minimum accepted.
     case keySizeTooSmall(Int)
     /// The peer wants out-of-band authentication and this device has no OOB data.
@@ -57,7 +65,10 @@ public enum PairingFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case let .unexpectedPDU(code): return "unexpected \(code.name)"
         case let .invalidFeatures(what): return "invalid pairing features: \(what)"
         case .secureConnectionsRequired: return "the peer does not support LE Secure Connections, which is required"
-        case .authenticationRequired: return "MITM protection is required but the IO capabilities allow only Just Works"
+        case .authenticationRequired:
+            return "MITM protection is required but the pairing cannot give it (the IO capabilities allow only Just Works, or the key is unauthenticated)"
+        case let .weakerThanBond(replacement): return "refused: \(replacement); remove the bond first to pair this way"
+        case let .repeatedAttempts(wait): return "a pairing with this peer failed recently: try again in \(wait) (Repeated Attempts)"
         case let .keySizeTooSmall(size): return "encryption key size \(size) is below the minimum"
         case .outOfBandUnavailable: return "no out-of-band data for this peer"
         case .userRejected: return "the user refused the pairing"

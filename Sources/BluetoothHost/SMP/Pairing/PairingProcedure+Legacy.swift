@@ -70,7 +70,8 @@ extension PairingProcedure {
     }
 
     mutating func legacyReceiveRandom(_ value: UInt128) -> [Action] {
-        guard let tk = legacyTemporaryKey, legacyConfirm(value) == legacyPeerConfirm else {
+        guard let tk = legacyTemporaryKey, let peerConfirm = legacyPeerConfirm,
+              SecurityToolbox.constantTimeEqual(legacyConfirm(value), peerConfirm) else {
             return fail(.confirmValueFailed, .confirmValueMismatch)
         }
         if role == .responder {

@@ -7,7 +7,16 @@ import BluetoothCrypto
 /// with the LTK from f5.
 extension PairingProcedure {
     mutating func scBegin() -> [Action] {
-        let keys = keyPair ?? SecureConnectionsKeyPair()
+        // The OOB data's key pair only when the peer has the data (its commitment is to that
+        // key); any other pairing gets a key pair of its own.
+        let peerHasOurs = method == .outOfBand && (role == .initiator ? response : request)?.oobDataPresent == true
+        let keys: SecureConnectionsKeyPair
+        if peerHasOurs, let local = localOutOfBand {
+            keys = local.keyPair
+            usedLocalOutOfBand = true
+        } else {
+            keys = keyPair ?? SecureConnectionsKeyPair()
+        }
         keyPair = keys
         var actions: [Action] = []
         if case .passkeyEntry = method { actions += passkeyPrompt() }
@@ -100,7 +109,8 @@ extension PairingProcedure {
     /// OOB: check the peer's commitment to the key it just sent, if we have its data; then the
     /// initiator sends Na (no commitments over the air, Vol 3, Part H, 2.3.5.6.4).
     private mutating func scOutOfBandBegin(peerX: [UInt8]) -> [Action] {
-        if let peerData = peerOutOfBand, peerData.confirm != SecurityToolbox.f4(u: peerX, v: peerX, x: peerData.random, z: 0) {
+        if let peerData = peerOutOfBand,
+           !SecurityToolbox.constantTimeEqual(peerData.confirm, SecurityToolbox.f4(u: peerX, v: peerX, x: peerData.random, z: 0)) {
             return fail(.confirmValueFailed, .confirmValueMismatch)
         }
         moveTo(.scAwaitingNonce)
@@ -128,7 +138,7 @@ extension PairingProcedure {
             return actions
         }
         // The initiator checks the responder's commitment Cb = f4(PKbx, PKax, Nb, 0).
-        guard peerCommitment == SecurityToolbox.f4(u: pkbX, v: pkaX, x: value, z: 0) else {
+        guard let commitment = peerCommitment, SecurityToolbox.constantTimeEqual(commitment, SecurityToolbox.f4(u: pkbX, v: pkaX, x: value, z: 0)) else {
             return fail(.confirmValueFailed, .confirmValueMismatch)
         }
         if method == .numericComparison {
@@ -146,7 +156,7 @@ extension PairingProcedure {
     private mutating func scReceivePasskeyNonce(_ value: UInt128) -> [Action] {
         let u = role == .initiator ? pkbX : pkaX
         let v = role == .initiator ? pkaX : pkbX
-        guard peerCommitment == SecurityToolbox.f4(u: u, v: v, x: value, z: passkeyBit) else {
+        guard let commitment = peerCommitment, SecurityToolbox.constantTimeEqual(commitment, SecurityToolbox.f4(u: u, v: v, x: value, z: passkeyBit)) else {
             return fail(.confirmValueFailed, .confirmValueMismatch)
         }
         peerNonce = value
@@ -228,12 +238,12 @@ extension PairingProcedure {
         }
         if role == .initiator {
             let check = stage2()
-            guard value == check.eb else { return fail(.dhKeyCheckFailed, .dhKeyCheckMismatch) }
+            guard SecurityToolbox.constantTimeEqual(value, check.eb) else { return fail(.dhKeyCheckFailed, .dhKeyCheckMismatch) }
             moveTo(.awaitingEncryption)
             return [.encrypt(key: encryptionKey, ediv: 0, rand: 0)]
         }
         let check = stage2()
-        guard value == check.ea else { return fail(.dhKeyCheckFailed, .dhKeyCheckMismatch) }
+        guard SecurityToolbox.constantTimeEqual(value, check.ea) else { return fail(.dhKeyCheckFailed, .dhKeyCheckMismatch) }
         moveTo(.awaitingEncryption)
         return [.send(.pairingDHKeyCheck(dhKeyCheck: check.eb))]
     }

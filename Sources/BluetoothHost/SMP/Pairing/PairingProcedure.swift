@@ -16,6 +16,10 @@ struct PairingProcedure {
         case send(SMPPDU)
         /// Ask the user (the host's pairing agent) and feed the answer back.
         case prompt(PairingPrompt)
+        /// The pairing would replace a bond with a weaker key: ask the agent
+        /// (``PairingAgent/shouldReplaceBond(_:for:)``) and feed the answer to
+        /// ``replacementAnswered(_:)``. Nothing more is sent until then.
+        case askReplacement(BondReplacement)
         /// Central: start encryption with this key (LE Enable Encryption).
         case encrypt(key: UInt128, ediv: UInt16, rand: UInt64)
         case complete(PairingOutcome)
@@ -27,6 +31,9 @@ struct PairingProcedure {
         case idle
         /// Initiator: Pairing Request sent.
         case awaitingResponse
+        /// Features agreed on, weaker than the bond with the peer: waiting for the agent to
+        /// allow the replacement (a responder holds its Pairing Response until then).
+        case awaitingReplacementConsent
         /// Legacy: the TK is not known yet (passkey to be typed).
         case legacyAwaitingPasskey
         case legacyAwaitingConfirm
@@ -53,9 +60,20 @@ struct PairingProcedure {
     let localIdentity: DeviceAddress
     let localIdentityResolvingKey: UInt128
     var random: PairingRandom
-    /// Out-of-band data: this device's (whose key pair the pairing then uses) and the peer's.
+    /// Out-of-band data: this device's (whose key pair an OOB pairing uses when the peer has
+    /// the data) and the peer's.
     let localOutOfBand: LocalOutOfBand?
     let peerOutOfBand: OutOfBandData?
+    /// The bond with the peer as known before the keys are exchanged (its address is the
+    /// bond's identity or resolves to it): a bonding pairing weaker than it waits for the
+    /// agent's consent (see ``BondReplacement``).
+    var bonded: Bond?
+    /// The replacement waiting for, or allowed by, the agent.
+    private(set) var replacement: BondReplacement?
+    /// The pairing's LE Secure Connections key pair is the one of ``localOutOfBand``: the host
+    /// makes no further pairing with it (Core 6.0, Vol 3, Part H, 2.3.5.6.4 commits it to one
+    /// peer's pairing).
+    var usedLocalOutOfBand = false
 
     private(set) var phase: Phase = .idle
     var request: SMPPairingFeatures?
@@ -103,7 +121,8 @@ struct PairingProcedure {
 
     init(role: Role, settings: SecurityManagerSettings, initiatorAddress: DeviceAddress, responderAddress: DeviceAddress,
          localIdentity: DeviceAddress, localIdentityResolvingKey: UInt128, random: PairingRandom = PairingRandom(),
-         keyPair: SecureConnectionsKeyPair? = nil, localOutOfBand: LocalOutOfBand? = nil, peerOutOfBand: OutOfBandData? = nil) {
+         keyPair: SecureConnectionsKeyPair? = nil, localOutOfBand: LocalOutOfBand? = nil, peerOutOfBand: OutOfBandData? = nil,
+         bonded: Bond? = nil) {
         self.role = role
         self.settings = settings
         self.initiatorAddress = initiatorAddress
@@ -113,7 +132,8 @@ struct PairingProcedure {
         self.random = random
         self.localOutOfBand = localOutOfBand
         self.peerOutOfBand = peerOutOfBand
-        self.keyPair = localOutOfBand?.keyPair ?? keyPair
+        self.bonded = bonded
+        self.keyPair = keyPair
     }
 
     var isFinished: Bool { phase == .complete || phase == .failed }
@@ -124,7 +144,7 @@ struct PairingProcedure {
         // Connections OOB is offered.
         SMPPairingFeatures(ioCapability: settings.ioCapability, oobDataPresent: peerOutOfBand != nil && settings.offersSecureConnections,
                            authenticationRequirements: settings.authenticationRequirements,
-                           maximumEncryptionKeySize: UInt8(settings.maximumKeySize),
+                           maximumEncryptionKeySize: UInt8(settings.effectiveMaximumKeySize),
                            initiatorKeyDistribution: role == .initiator ? settings.keysToDistribute : settings.keysToAccept,
                            responderKeyDistribution: role == .initiator ? settings.keysToAccept : settings.keysToDistribute)
     }
@@ -190,9 +210,8 @@ struct PairingProcedure {
         request = features
         response = answer
         if let refusal = negotiate() { return refusal }
-        var actions: [Action] = [.send(.pairingResponse(answer))]
-        actions += beginPhase2()
-        return actions
+        if let consent = askReplacementIfWeaker() { return consent }
+        return [.send(.pairingResponse(answer))] + beginPhase2()
     }
 
     /// Initiator: checks the Pairing Response.
@@ -208,6 +227,7 @@ struct PairingProcedure {
         }
         response = features
         if let refusal = negotiate() { return refusal }
+        if let consent = askReplacementIfWeaker() { return consent }
         return beginPhase2()
     }
 
@@ -216,11 +236,14 @@ struct PairingProcedure {
         guard let request, let response else { return nil }
         isSecureConnections = request.authenticationRequirements.contains(.secureConnections)
             && response.authenticationRequirements.contains(.secureConnections)
+        // Secure Connections Only mode is security level 4 (Vol 3, Part C, 10.2.4): LE Secure
+        // Connections, an authenticated method and a 128-bit key, each refused with its reason
+        // (Part H, 2.3.5.1 and 2.3.4).
         if settings.secureConnectionsOnly && !isSecureConnections {
             return fail(.authenticationRequirements, .secureConnectionsRequired)
         }
         keySize = Int(min(request.maximumEncryptionKeySize, response.maximumEncryptionKeySize))
-        guard keySize >= settings.minimumKeySize else {
+        guard keySize >= settings.effectiveMinimumKeySize else {
             return fail(.encryptionKeySize, .keySizeTooSmall(keySize))
         }
         method = PairingMethod.select(request: request, response: response, secureConnections: isSecureConnections)
@@ -232,7 +255,7 @@ struct PairingProcedure {
                 return fail(.oobNotAvailable, .outOfBandUnavailable)
             }
         }
-        if settings.requiresMITM && !method.isAuthenticated {
+        if settings.requiresAuthentication && !method.isAuthenticated {
             return fail(.authenticationRequirements, .authenticationRequired)
         }
         isBonding = request.authenticationRequirements.contains(.bonding) && response.authenticationRequirements.contains(.bonding)
@@ -253,6 +276,36 @@ struct PairingProcedure {
 
     private mutating func beginPhase2() -> [Action] {
         isSecureConnections ? scBegin() : legacyBegin()
+    }
+
+    /// What this pairing's key will be worth.
+    var proposedStrength: KeyStrength {
+        KeyStrength(isAuthenticated: method.isAuthenticated, isSecureConnections: isSecureConnections, keySize: keySize)
+    }
+
+    /// A bonding pairing weaker than the peer's bond waits for the agent (nothing is stored
+    /// without bonding, so nothing is replaced).
+    private mutating func askReplacementIfWeaker() -> [Action]? {
+        guard let bonded, isBonding else { return nil }
+        let candidate = BondReplacement(identity: bonded.peerIdentity, bonded: bonded.strength, proposed: proposedStrength,
+                                        isClaimedIdentity: false)
+        replacement = candidate
+        guard candidate.isWeaker else { return nil }
+        phase = .awaitingReplacementConsent
+        return [.askReplacement(candidate)]
+    }
+
+    /// The agent answered ``Action/askReplacement(_:)``: phase 2 starts (a responder sends its
+    /// Pairing Response first), or the pairing fails with the reason that names what the new
+    /// key lacks: Encryption Key Size for a shorter key alone, else Authentication Requirements.
+    mutating func replacementAnswered(_ allowed: Bool) -> [Action] {
+        guard phase == .awaitingReplacementConsent, let replacement, let response else { return [] }
+        guard allowed else {
+            let (bonded, proposed) = (replacement.bonded, replacement.proposed)
+            let losesProtection = (bonded.isAuthenticated && !proposed.isAuthenticated) || (bonded.isSecureConnections && !proposed.isSecureConnections)
+            return fail(losesProtection ? .authenticationRequirements : .encryptionKeySize, .weakerThanBond(replacement))
+        }
+        return role == .responder ? [.send(.pairingResponse(response))] + beginPhase2() : beginPhase2()
     }
 
     // MARK: User answers
