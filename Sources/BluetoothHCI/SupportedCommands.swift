@@ -88,6 +88,7 @@ extension SupportedCommands.Command {
     public static let leSetScanEnable = Self(octet: 26, bit: 3)
     public static let leCreateConnection = Self(octet: 26, bit: 4)
     public static let leCreateConnectionCancel = Self(octet: 26, bit: 5)
+    public static let leReadFilterAcceptListSize = Self(octet: 26, bit: 6)
     public static let leConnectionUpdate = Self(octet: 27, bit: 2)
     public static let leReadRemoteFeatures = Self(octet: 27, bit: 5)
     public static let leEncrypt = Self(octet: 27, bit: 6)

@@ -110,6 +110,9 @@ struct ControllerState: Sendable {
     var scanning = ScanningState()
     var initiating: InitiatingState?
     var resolvingList = ResolvingList()
+    /// The advertising, scanning and initiating commands its host used since the reset: the
+    /// other family is refused (Core 6.0, Vol 4, Part E, 3.1.1).
+    var commandFamily: LECommandFamily?
     /// Connection handle → connection.
     var connections: [UInt16: LinkConnectionID] = [:]
     private var nextHandle: UInt16 = 0x0040
@@ -137,7 +140,7 @@ struct ControllerState: Sendable {
     func ownAddress(_ type: OwnAddressType) -> DeviceAddress? {
         switch type {
         case .public, .resolvableOrPublic:
-            return DeviceAddress(publicAddress, type: .public)
+            return DeviceAddress(readableAddress, type: .public)
         case .random, .resolvableOrRandom:
             guard let randomAddress, randomAddress != .zero else { return nil }
             return DeviceAddress(randomAddress, type: .random)
@@ -151,9 +154,12 @@ struct ControllerState: Sendable {
         advertising.isEnabled || advertisingSets.values.contains { $0.isEnabled } || scanning.isEnabled || initiating != nil
     }
 
+    /// What Read BD_ADDR answers: the public address, or 00:00:00:00:00:00 without one.
+    var readableAddress: BluetoothAddress { configuration.hasPublicAddress ? publicAddress : .zero }
+
     /// Whether `address` is one of this controller's own addresses.
     func owns(_ address: BluetoothAddress) -> Bool {
-        address == publicAddress || address == randomAddress
+        address == readableAddress || address == randomAddress
     }
 
     /// A free connection handle (0x0000...0x0EFF, Core 6.0, Vol 4, Part E, 5.4.2).

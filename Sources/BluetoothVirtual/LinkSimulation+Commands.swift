@@ -14,6 +14,10 @@ extension LinkSimulation {
             return
         }
         let opcode = HCIOpcode(rawValue: rawOpcode)
+        if opcode.group == HCIOpcode.vendorSpecific {
+            answerVendorCommand(opcode, from: id)
+            return
+        }
         let type = HCICommandCatalogue.commandType(for: opcode)
         let acknowledgement = type?.acknowledgement ?? .commandComplete
         guard type != nil, ControllerCapabilities.implementedOpcodes.contains(opcode) else {
@@ -30,6 +34,17 @@ extension LinkSimulation {
             return
         }
         logger.trace("controller \(id): \(opcode)")
+        if let family = LECommandFamily(opcode: opcode) {
+            // Core 6.0, Vol 4, Part E, 3.1.1: a host that used one family of advertising,
+            // scanning and initiating commands since the reset gets Command Disallowed for the
+            // other, as real Bluetooth 5 controllers answer.
+            if let used = controllers[id]?.commandFamily, used != family {
+                logger.debug("controller \(id): \(opcode) refused: its host used the \(used) since the reset")
+                reject(id, opcode, acknowledgement, .commandDisallowed)
+                return
+            }
+            controllers[id]?.commandFamily = family
+        }
         execute(command, opcode: opcode, from: id)
     }
 
@@ -68,7 +83,7 @@ extension LinkSimulation {
                 aclDataPacketLength: configuration.aclDataLength, synchronousDataPacketLength: 0,
                 totalNumACLDataPackets: UInt16(configuration.aclBufferCount), totalNumSynchronousDataPackets: 0))
         case is ReadBDADDRCommand:
-            complete(id, opcode, returning: ReadBDADDRCommand.ReturnParameters(address: controllers[id]?.publicAddress ?? .zero))
+            complete(id, opcode, returning: ReadBDADDRCommand.ReturnParameters(address: controllers[id]?.readableAddress ?? .zero))
         case let command as ReadRSSICommand:
             readRSSI(command, opcode: opcode, from: id)
 
@@ -197,6 +212,31 @@ extension LinkSimulation {
         let status = change(&list)
         controllers[id]?.resolvingList = list
         complete(id, opcode, status)
+    }
+
+    /// A vendor-specific command: Zephyr's, when the controller is configured with a static
+    /// address to report (``VirtualController/Configuration/zephyrStaticAddress``), else
+    /// Unknown HCI Command, as a controller that knows no vendor commands answers.
+    private mutating func answerVendorCommand(_ opcode: HCIOpcode, from id: ControllerID) {
+        guard let address = controllers[id]?.configuration.zephyrStaticAddress else {
+            complete(id, opcode, .unknownCommand)
+            return
+        }
+        switch opcode {
+        case ZephyrReadVersionInformationCommand.opcode:
+            // Nordic (0x0002), nRF52x (0x0002), a standard Bluetooth controller (0x01).
+            complete(id, opcode, returning: ZephyrReadVersionInformationCommand.ReturnParameters(
+                hardwarePlatform: 0x0002, hardwareVariant: 0x0002, firmwareVariant: 0x01, firmwareVersion: 3,
+                firmwareRevision: 0, firmwareBuild: 0))
+        case ZephyrReadSupportedCommandsCommand.opcode:
+            complete(id, opcode, returning: ZephyrReadSupportedCommandsCommand.ReturnParameters(
+                bits: [0, 1, ZephyrReadSupportedCommandsCommand.readStaticAddressesBit]))
+        case ZephyrReadStaticAddressesCommand.opcode:
+            complete(id, opcode, returning: ZephyrReadStaticAddressesCommand.ReturnParameters(
+                addresses: [.init(address: address, identityRoot: [UInt8](repeating: 0x11, count: 16))]))
+        default:
+            complete(id, opcode, .unknownCommand)
+        }
     }
 
     /// A connection handle as return parameters (after the Status octet).

@@ -41,6 +41,16 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         public var maximumAdvertisingDataLength: Int = 1650 {
             didSet { maximumAdvertisingDataLength = min(1650, max(31, maximumAdvertisingDataLength)) }
         }
+        /// Whether it has a public address. Without one, as Zephyr's `hci_uart` on an
+        /// nRF52840, Read BD_ADDR answers 00:00:00:00:00:00, and own address type public
+        /// advertises, scans and connects from 00:00:00:00:00:00 (the controller's
+        /// ``VirtualController/address`` then only names it on the link).
+        public var hasPublicAddress = true
+        /// The static random address it reports through Zephyr's vendor commands (Read Version
+        /// Information 0xFC01, Read Supported Commands 0xFC02, Read Static Addresses 0xFC09), as
+        /// Zephyr's controller on a chip with a factory address does; `nil`, the default: it
+        /// answers them Unknown HCI Command, as any other controller.
+        public var zephyrStaticAddress: BluetoothAddress?
 
         public init(aclDataLength: UInt16 = 251, aclBufferCount: UInt8 = 8, packetsPerConnectionEvent: Int = 4,
                     txPower: Int8 = 0, sensitivity: Int8 = -90, leFeatures: LEFeatures = VirtualController.defaultLEFeatures,

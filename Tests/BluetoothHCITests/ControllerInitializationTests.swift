@@ -17,6 +17,12 @@ struct ScriptedController: Sendable {
     var sharedBuffers = ReadBufferSizeCommand.ReturnParameters(
         aclDataPacketLength: 1021, synchronousDataPacketLength: 0, totalNumACLDataPackets: 6, totalNumSynchronousDataPackets: 0)
     var refuseLEHostSupport = false
+    var address = Self.address
+    var version = Self.version
+    /// Lists LE Read Buffer Size [v2] but answers it Unknown HCI Command.
+    var refusesBufferSizeV2 = false
+    /// Answers Zephyr's vendor commands with this static address; `nil`: Unknown HCI Command.
+    var zephyrStaticAddress: BluetoothAddress?
 
     static let version = ReadLocalVersionInformationCommand.ReturnParameters(
         hciVersion: 0x0C, hciSubversion: 1, lmpVersion: 0x0C, companyIdentifier: 0x0002, lmpSubversion: 2)
@@ -29,12 +35,26 @@ struct ScriptedController: Sendable {
     func answer(_ packet: H4Packet) -> [H4Packet] {
         guard let opcode = packet.commandOpcode else { return [] }
         let success: [UInt8] = [HCIStatus.success.rawValue]
+        let unknown: [UInt8] = [HCIStatus.unknownCommand.rawValue]
+        if opcode.group == HCIOpcode.vendorSpecific {
+            guard let zephyrStaticAddress else { return [.complete(opcode, returnParameters: unknown)] }
+            switch opcode {
+            case ZephyrReadVersionInformationCommand.opcode:
+                return [.complete(ZephyrReadVersionInformationCommand.self, .init(hardwarePlatform: 2, hardwareVariant: 2, firmwareVariant: 1,
+                                                                                   firmwareVersion: 3, firmwareRevision: 0, firmwareBuild: 0))]
+            case ZephyrReadSupportedCommandsCommand.opcode: return [.complete(ZephyrReadSupportedCommandsCommand.self, .init(bits: [0, 1, 8]))]
+            case ZephyrReadStaticAddressesCommand.opcode:
+                return [.complete(ZephyrReadStaticAddressesCommand.self, .init(addresses: [.init(address: zephyrStaticAddress, identityRoot: [])]))]
+            default: return [.complete(opcode, returnParameters: unknown)]
+            }
+        }
         switch opcode {
-        case ReadLocalVersionInformationCommand.opcode: return [.complete(ReadLocalVersionInformationCommand.self, Self.version)]
+        case ReadLocalVersionInformationCommand.opcode: return [.complete(ReadLocalVersionInformationCommand.self, version)]
         case ReadLocalSupportedCommandsCommand.opcode:
             return [.complete(ReadLocalSupportedCommandsCommand.self, .init(supportedCommands: SupportedCommands(supportedCommands)))]
         case ReadLocalSupportedFeaturesCommand.opcode: return [.complete(ReadLocalSupportedFeaturesCommand.self, .init(features: Self.lmpFeatures))]
-        case ReadBDADDRCommand.opcode: return [.complete(ReadBDADDRCommand.self, .init(address: Self.address))]
+        case ReadBDADDRCommand.opcode: return [.complete(ReadBDADDRCommand.self, .init(address: address))]
+        case LEReadBufferSizeV2Command.opcode where refusesBufferSizeV2: return [.complete(opcode, returnParameters: unknown)]
         case LEReadBufferSizeCommand.opcode: return [.complete(LEReadBufferSizeCommand.self, leBuffers)]
         case LEReadBufferSizeV2Command.opcode: return [.complete(LEReadBufferSizeV2Command.self, leBuffersV2)]
         case ReadBufferSizeCommand.opcode: return [.complete(ReadBufferSizeCommand.self, sharedBuffers)]
@@ -167,6 +187,74 @@ struct ScriptedController: Sendable {
         let packets = transport.written.items.dropFirst(before).compactMap(\.aclPacket)
         // 60 bytes in fragments of 20; two buffers, so two go out now.
         #expect(packets.map(\.data.count) == [20, 20])
+    }
+
+    @Test func aListedLEReadBufferSizeV2AnsweredUnknownFallsBackToV1() async throws {
+        var script = ScriptedController()
+        script.supportedCommands.append(.leReadBufferSizeV2)
+        script.refusesBufferSizeV2 = true
+        let (result, _, transport) = try await initialize(script)
+        let info = try result.get()
+        let opcodes = transport.written.items.commandOpcodes
+        let v2 = try #require(opcodes.firstIndex(of: LEReadBufferSizeV2Command.opcode))
+        #expect(opcodes[v2 + 1] == LEReadBufferSizeCommand.opcode)
+        #expect(info.aclDataLength == 27 && info.aclBufferCount == 8)
+        #expect(info.unknownCommands == [LEReadBufferSizeV2Command.opcode])
+        #expect(!info.supports(LEReadBufferSizeV2Command.self, listedAs: .leReadBufferSizeV2))
+        #expect(info.adaptations.contains(.noLEReadBufferSizeV2) && info.adaptations.contains(.unknownCommand(LEReadBufferSizeV2Command.opcode)))
+    }
+
+    @Test func aControllerWithAPublicAddressIsNotAskedVendorCommands() async throws {
+        let (result, _, transport) = try await initialize(ScriptedController())
+        #expect(try result.get().hasPublicAddress)
+        #expect(!transport.written.items.commandOpcodes.contains { $0.group == HCIOpcode.vendorSpecific })
+    }
+
+    @Test func withoutAPublicAddressZephyrsStaticAddressIsRead() async throws {
+        var script = ScriptedController()
+        script.address = .zero
+        script.zephyrStaticAddress = BluetoothAddress("C4:5A:7E:11:22:33")
+        let (result, _, transport) = try await initialize(script)
+        let info = try result.get()
+        #expect(!info.hasPublicAddress && info.staticAddress == script.zephyrStaticAddress)
+        #expect(info.adaptations.first == .noPublicAddress)
+        #expect(transport.written.items.commandOpcodes.filter { $0.group == HCIOpcode.vendorSpecific } == [
+            ZephyrReadVersionInformationCommand.opcode, ZephyrReadSupportedCommandsCommand.opcode, ZephyrReadStaticAddressesCommand.opcode,
+        ])
+    }
+
+    @Test func aControllerThatIsNotZephyrsAnswersUnknownAndInitializationGoesOn() async throws {
+        var script = ScriptedController()
+        script.address = .zero
+        let (result, _, transport) = try await initialize(script)
+        let info = try result.get()
+        #expect(info.staticAddress == nil && !info.hasPublicAddress)
+        // One vendor command, answered Unknown HCI Command: not Zephyr's, asked no more.
+        #expect(transport.written.items.commandOpcodes.filter { $0.group == HCIOpcode.vendorSpecific } == [ZephyrReadVersionInformationCommand.opcode])
+    }
+
+    @Test func aBluetooth4ControllerWithoutAPublicAddressIsNotAskedVendorCommands() async throws {
+        var script = ScriptedController()
+        script.address = .zero
+        script.zephyrStaticAddress = BluetoothAddress("C4:5A:7E:11:22:33")
+        script.version = .init(hciVersion: 0x08, hciSubversion: 1, lmpVersion: 0x08, companyIdentifier: 0x05F1, lmpSubversion: 1)
+        let (result, _, transport) = try await initialize(script)
+        #expect(try result.get().staticAddress == nil)
+        #expect(!transport.written.items.commandOpcodes.contains { $0.group == HCIOpcode.vendorSpecific })
+    }
+
+    @Test func theCommandFamilyIsExtendedOnlyWithAdvertisingScanningAndConnecting() {
+        var info = ControllerInfo(address: ScriptedController.address, version: ScriptedController.version,
+                                  supportedCommands: SupportedCommands([.leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+                                                                        .leSetExtendedAdvertisingEnable, .leSetExtendedScanParameters,
+                                                                        .leSetExtendedScanEnable]),
+                                  lmpFeatures: 0, leFeatures: [.extendedAdvertising], aclDataLength: 27, aclBufferCount: 8)
+        #expect(info.commandFamily == .legacy, "no LE Extended Create Connection")
+        info.supportedCommands.insert(.leExtendedCreateConnection)
+        #expect(info.commandFamily == .extended)
+        info.leFeatures = []
+        #expect(info.commandFamily == .legacy, "no LE Extended Advertising feature")
+        #expect(info.adaptations.contains(.legacyCommandsOnly))
     }
 
     @Test func aFailingMandatoryCommandFailsInitialization() async throws {

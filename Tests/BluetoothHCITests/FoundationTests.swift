@@ -27,13 +27,14 @@ import Testing
         #expect(HCIOpcode(rawValue: 0xFC01).group == 0x3F)
         #expect(HCIOpcode(rawValue: 0xFC01).command == 0x0001)
         #expect(LECreateConnectionCommand.opcode.description == "LE Create Connection (0x200D)")
-        #expect(HCIOpcode(rawValue: 0xFC01).description == "0xFC01")
+        #expect(HCIOpcode(rawValue: 0xFC3F).description == "0xFC3F")
+        #expect(HCIOpcode(rawValue: 0xFC09).description == "Zephyr Read Static Addresses (0xFC09)")
         #expect(HCIOpcode.noOperation.description == "0x0000")
     }
 
     @Test func catalogueOpcodesAreUniqueAndNamed() {
         let all = HCICommandCatalogue.all
-        #expect(all.count == 58)
+        #expect(all.count == 62)
         #expect(Set(all.map { $0.opcode }).count == all.count)
         #expect(Set(all.map { $0.name }).count == all.count)
         for type in all {

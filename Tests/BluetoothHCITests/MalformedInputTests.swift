@@ -123,8 +123,8 @@ import Testing
     }
 
     @Test func unknownOpcodeInCatalogue() {
-        #expect(throws: PacketDecodingError.unknownOpcode(context: "HCI command", opcode: 0xFC01)) {
-            _ = try HCICommandCatalogue.decode(HCICommandPacket(opcode: HCIOpcode(rawValue: 0xFC01), parameters: []))
+        #expect(throws: PacketDecodingError.unknownOpcode(context: "HCI command", opcode: 0xFC3F)) {
+            _ = try HCICommandCatalogue.decode(HCICommandPacket(opcode: HCIOpcode(rawValue: 0xFC3F), parameters: []))
         }
     }
 }

@@ -115,7 +115,6 @@ struct ControllerCommandTests {
         #expect(try await host.complete(LESetScanParametersCommand(scanType: .active, scanInterval: 0x02, scanWindow: 0x02)).status == .invalidCommandParameters)
         #expect(try await host.complete(LESetAdvertisingParametersCommand(intervalMin: 0x10, intervalMax: 0x20)).status == .invalidCommandParameters)
         #expect(try await host.complete(LESetAdvertisingParametersCommand(intervalMin: 0x40, intervalMax: 0x20)).status == .invalidCommandParameters)
-        #expect(try await host.complete(LESetExtendedScanParametersCommand(le1M: .init(scanType: .passive, scanInterval: 0x10, scanWindow: 0x11))).status == .invalidCommandParameters)
         #expect(try await host.complete(LEWriteSuggestedDefaultDataLengthCommand(suggestedMaxTxOctets: 26, suggestedMaxTxTime: 328)).status == .invalidCommandParameters)
         #expect(try await host.status(LECreateConnectionCommand(
             scanInterval: 0x60, scanWindow: 0x60, peerAddressType: .public, peerAddress: TestAddresses.peripheral,
@@ -124,6 +123,40 @@ struct ControllerCommandTests {
             scanInterval: 0x60, scanWindow: 0x60, peerAddressType: .public, peerAddress: TestAddresses.peripheral,
             connectionIntervalMin: 24, connectionIntervalMax: 24, maxLatency: 10, supervisionTimeout: 20)) == .invalidCommandParameters)
         #expect(!host.controller.isInitiating)
+        // The extended commands after a reset: the legacy ones were used (Vol 4, Part E, 3.1.1).
+        #expect(try await host.complete(ResetCommand()).status == .success)
+        #expect(try await host.complete(LESetExtendedScanParametersCommand(le1M: .init(scanType: .passive, scanInterval: 0x10, scanWindow: 0x11))).status == .invalidCommandParameters)
+    }
+
+    /// Core 6.0, Vol 4, Part E, 3.1.1: once a host used a legacy advertising, scanning or
+    /// initiating command since the reset, an extended one is Command Disallowed, and the
+    /// other way round; a reset forgets the choice.
+    @Test func legacyAndExtendedCommandsAreNeverMixed() async throws {
+        let host = makeHost()
+        #expect(try await host.complete(LESetScanParametersCommand(scanType: .active, scanInterval: 0x20, scanWindow: 0x10)).status == .success)
+        // Commands of neither family stay allowed.
+        #expect(try await host.complete(LESetRandomAddressCommand(address: TestAddresses.third)).status == .success)
+        #expect(try await host.complete(LEReadMaximumAdvertisingDataLengthCommand()).status == .commandDisallowed)
+        #expect(try await host.complete(LESetExtendedScanParametersCommand(le1M: .init(scanType: .passive, scanInterval: 0x20, scanWindow: 0x10))).status == .commandDisallowed)
+        #expect(try await host.complete(LESetExtendedAdvertisingParametersCommand(advertisingHandle: 0, properties: [.legacy, .connectable, .scannable],
+                                                                                  primaryIntervalMin: 0x20, primaryIntervalMax: 0x20)).status == .commandDisallowed)
+        #expect(try await host.status(LEExtendedCreateConnectionCommand(
+            peerAddressType: .public, peerAddress: TestAddresses.peripheral,
+            le1M: .init(scanInterval: 0x60, scanWindow: 0x60, connectionIntervalMin: 24, connectionIntervalMax: 24,
+                        maxLatency: 0, supervisionTimeout: 100))) == .commandDisallowed)
+        #expect(try await host.complete(LESetAdvertisingParametersCommand(intervalMin: 0x20, intervalMax: 0x20)).status == .success)
+
+        // After a reset the extended family may go first, and then the legacy one is refused.
+        #expect(try await host.complete(ResetCommand()).status == .success)
+        #expect(try await host.complete(LEReadNumberOfSupportedAdvertisingSetsCommand()).status == .success)
+        #expect(try await host.complete(LESetAdvertisingParametersCommand(intervalMin: 0x20, intervalMax: 0x20)).status == .commandDisallowed)
+        #expect(try await host.complete(LEReadAdvertisingPhysicalChannelTxPowerCommand()).status == .commandDisallowed)
+        #expect(try await host.complete(LESetScanEnableCommand(enable: true, filterDuplicates: false)).status == .commandDisallowed)
+        #expect(try await host.status(LECreateConnectionCommand(
+            scanInterval: 0x60, scanWindow: 0x60, peerAddressType: .public, peerAddress: TestAddresses.peripheral,
+            connectionIntervalMin: 24, connectionIntervalMax: 24, maxLatency: 0, supervisionTimeout: 100)) == .commandDisallowed)
+        #expect(!host.controller.isScanning && !host.controller.isInitiating)
+        #expect(try await host.complete(LESetExtendedScanParametersCommand(le1M: .init(scanType: .passive, scanInterval: 0x20, scanWindow: 0x10))).status == .success)
     }
 
     @Test func scanningStateRules() async throws {
@@ -134,13 +167,22 @@ struct ControllerCommandTests {
         // Enabling again is allowed (Core 6.0, Vol 4, Part E, 7.8.11); changing parameters is not.
         #expect(try await host.complete(LESetScanEnableCommand(enable: true, filterDuplicates: true)).status == .success)
         #expect(try await host.complete(LESetScanParametersCommand(scanType: .passive, scanInterval: 0x20, scanWindow: 0x10)).status == .commandDisallowed)
-        #expect(try await host.complete(LESetExtendedScanParametersCommand(le1M: .init(scanType: .passive, scanInterval: 0x20, scanWindow: 0x10))).status == .commandDisallowed)
         #expect(try await host.complete(LESetRandomAddressCommand(address: TestAddresses.third)).status == .commandDisallowed)
         #expect(try await host.complete(LESetScanEnableCommand(enable: false, filterDuplicates: false)).status == .success)
         #expect(try await host.complete(LESetScanEnableCommand(enable: false, filterDuplicates: false)).status == .success)
         #expect(!host.controller.isScanning)
         #expect(try await host.complete(LESetRandomAddressCommand(address: TestAddresses.third)).status == .success)
         #expect(host.controller.randomAddress == TestAddresses.third)
+
+        // The same rule for extended scanning (after a reset: one family at a time).
+        #expect(try await host.complete(ResetCommand()).status == .success)
+        let phy = LESetExtendedScanParametersCommand.PHYParameters(scanType: .active, scanInterval: 0x20, scanWindow: 0x10)
+        #expect(try await host.complete(LESetExtendedScanParametersCommand(le1M: phy)).status == .success)
+        #expect(try await host.complete(LESetExtendedScanEnableCommand(enable: true)).status == .success)
+        #expect(host.controller.isScanning)
+        #expect(try await host.complete(LESetExtendedScanParametersCommand(le1M: phy)).status == .commandDisallowed)
+        #expect(try await host.complete(LESetExtendedScanEnableCommand(enable: false)).status == .success)
+        #expect(!host.controller.isScanning)
     }
 
     @Test func advertisingStateRules() async throws {

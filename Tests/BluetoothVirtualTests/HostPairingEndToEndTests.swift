@@ -188,9 +188,12 @@ struct HostPair {
 
     static func make(central centralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
                      peripheral peripheralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
-                     peripheralConfirms: Bool = true, link: VirtualLink = VirtualLink()) async throws -> HostPair {
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
+                     peripheralConfirms: Bool = true, link: VirtualLink = VirtualLink(),
+                     centralController centralControllerConfiguration: VirtualController.Configuration = .init(),
+                     peripheralController peripheralControllerConfiguration: VirtualController.Configuration = .init()) async throws -> HostPair {
+        let centralController = link.addController(name: "central", address: TestAddresses.central, configuration: centralControllerConfiguration)
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral,
+                                                      configuration: peripheralControllerConfiguration, position: .init(x: 2, y: 0))
         let board = PasskeyBoard()
         let centralStore = InMemoryBondStore()
         let peripheralStore = InMemoryBondStore()
@@ -217,7 +220,9 @@ struct HostPair {
     func connect() async throws -> (central: Connection, peripheral: Connection) {
         let events = await peripheral.events()
         try await peripheral.startAdvertising(AdvertisingData())
-        let connection = try await central.connect(to: DeviceAddress(TestAddresses.peripheral, type: .public), timeout: .seconds(5))
+        // The peripheral's identity: its public address, or its static random address.
+        let address = await peripheral.identityAddress ?? DeviceAddress(TestAddresses.peripheral, type: .public)
+        let connection = try await central.connect(to: address, timeout: .seconds(5))
         let incoming = try await withTimeout("the peripheral's connected event") {
             for await event in events { if case let .connected(incoming) = event { return incoming } }
             throw WaitTimeout(description: "events ended")

@@ -126,8 +126,12 @@ struct HostShutdownTests {
         let beforeClose = filter.traffic[..<closed].compactMap { item -> HCIOpcode? in
             if case let .sent(opcode) = item { return opcode } else { return nil }
         }
-        #expect(beforeClose.filter { $0 == LESetAdvertisingEnableCommand.opcode }.count == 2, "legacy advertising on, then off: \(sent)")
-        #expect(beforeClose.filter { $0 == LESetExtendedAdvertisingEnableCommand.opcode }.count == 2, "the set on, then every set off: \(sent)")
+        // The controller has extended advertising: the legacy advertising runs on a set of its
+        // own, with legacy PDUs, and no legacy command is ever sent (Core 6.0, Vol 4, Part E, 3.1.1).
+        #expect(!beforeClose.contains { LECommandFamily(opcode: $0) == .legacy }, "\(sent)")
+        #expect(beforeClose.filter { $0 == LESetExtendedAdvertisingEnableCommand.opcode }.count == 4,
+                "both sets on, the legacy advertising's set off, then every set off: \(sent)")
+        #expect(beforeClose.contains(LERemoveAdvertisingSetCommand.opcode), "the legacy advertising's set removed: \(sent)")
         #expect(beforeClose.contains(LEClearAdvertisingSetsCommand.opcode), "\(sent)")
     }
 }

@@ -66,5 +66,37 @@ extension InteropSuites {
                 }
             }
         }
+
+        /// Core 6.0, Vol 4, Part E, 3.1.1: the rig's controller A refuses the legacy commands once
+        /// the extended ones were used, as real Bluetooth 5 controllers do. Our legacy advertising
+        /// API runs on an advertising set with legacy PDUs beside extended scanning.
+        @Test("Legacy advertising on an extended controller: a legacy-PDU set beside scanning; a Bumble central connects, it restarts after")
+        func legacyAdvertisingOnAnExtendedController() async throws {
+            try await using(try BumbleRig.start(script: .central, arguments: ["--extended-controller"])) { central in
+                try await central.waitForReady()
+                try await withHost(on: central) { host in
+                    #expect(await host.controllerInfo?.commandFamily == .extended)
+                    // The host scans first (extended), then advertises with the legacy API.
+                    try await host.scan(handler: { _ in })
+                    try await host.startAdvertising(AdvertisingData([.completeLocalName("Legacy on Set")]),
+                                                    parameters: AdvertisingParameters(restartsAfterDisconnection: true))
+                    await host.stopScanning()
+                    let address = central.hostPublicAddress
+                    try await central.request("scan", ["active": false])
+                    let heard = try await central.waitForEvent(named: "advertisement") { $0.string("address") == address }
+                    #expect(heard.bool("connectable") == true, "\(heard)")
+                    try await central.request("stop_scan")
+                    _ = try await central.request("connect", ["address": address, "address_type": "public"])
+                    try await waitUntil("the advertising ended with the connection") { await !host.isAdvertising }
+                    _ = try await central.request("disconnect")
+                    try await waitUntil("advertising again after the disconnection") { await host.isAdvertising }
+                    // And a second central connection works through the restarted set.
+                    _ = try await central.request("connect", ["address": address, "address_type": "public"])
+                    _ = try await central.request("disconnect")
+                    try await host.stopAdvertising()
+                    #expect(await !host.isAdvertising)
+                }
+            }
+        }
     }
 }

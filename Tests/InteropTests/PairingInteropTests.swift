@@ -68,39 +68,48 @@ extension InteropSuites {
         @Test("Our central pairs with a Bumble peripheral", arguments: centralCases)
         func centralPairs(_ method: Case) async throws {
             try await withBumbleRig(arguments: Self.plugin) { rig in
-                _ = try await rig.request("pairing_config", ["io": method.theirs, "sc": method.secureConnections,
-                                                             "mitm": method.expectedMethodAuthenticated])
-                let agent = ScriptedPairingAgent { [rig] in
-                    // Type what the peripheral displays.
-                    let shown = try? await rig.waitForEvent(named: "pairing_display")
-                    return shown?.int("passkey").map(UInt32.init)
-                }
-                try await withHost(on: rig, configuration: Self.configuration(method.ours, mitm: method.expectedMethodAuthenticated)) { host in
-                    await host.setPairingAgent(agent)
-                    let connection = try await host.connect(to: try rig.peer)
-                    if method.ours == .displayOnly {
-                        // The peripheral types what we display.
-                        Task {
-                            try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
-                            _ = try await rig.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
-                        }
+                try await Self.pairAsCentral(method, on: rig)
+            }
+        }
+
+        /// Our central pairs with the rig's peripheral by `method` (the rig runs the
+        /// `bluejay_pairing` plugin), reads the protected characteristic, checks the bond, runs
+        /// `then` on the encrypted link and disconnects.
+        static func pairAsCentral(_ method: Case, on rig: BumbleRig,
+                                  then: (LEHost, Connection) async throws -> Void = { _, _ in }) async throws {
+            _ = try await rig.request("pairing_config", ["io": method.theirs, "sc": method.secureConnections,
+                                                         "mitm": method.expectedMethodAuthenticated])
+            let agent = ScriptedPairingAgent { [rig] in
+                // Type what the peripheral displays.
+                let shown = try? await rig.waitForEvent(named: "pairing_display")
+                return shown?.int("passkey").map(UInt32.init)
+            }
+            try await withHost(on: rig, configuration: Self.configuration(method.ours, mitm: method.expectedMethodAuthenticated)) { host in
+                await host.setPairingAgent(agent)
+                let connection = try await host.connect(to: try rig.peer)
+                if method.ours == .displayOnly {
+                    // The peripheral types what we display.
+                    Task {
+                        try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
+                        _ = try await rig.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
                     }
-                    let security = try await host.pair(connection)
-                    #expect(security.isEncrypted && security.isBonded)
-                    #expect(security.isAuthenticated == method.expectedMethodAuthenticated, "\(security)")
-                    #expect(security.isSecureConnections == method.secureConnections, "\(security)")
-                    try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true }
-                    if method.ours == .displayYesNo {
-                        let theirs = try await rig.waitForEvent(named: "pairing_compare")
-                        #expect(agent.comparedNumbers.map(Int.init) == [theirs.int("number") ?? -1])
-                    }
-                    // The protected characteristic reads now.
-                    let secret = try await connection.gatt.characteristic(Self.encrypted, inService: Self.service)
-                    #expect(try await connection.gatt.read(secret) == Array("secret".utf8))
-                    let bonds = await host.bonds()
-                    #expect(bonds.count == 1 && bonds.first?.isSecureConnections == method.secureConnections)
-                    try await connection.disconnect()
                 }
+                let security = try await host.pair(connection)
+                #expect(security.isEncrypted && security.isBonded)
+                #expect(security.isAuthenticated == method.expectedMethodAuthenticated, "\(security)")
+                #expect(security.isSecureConnections == method.secureConnections, "\(security)")
+                try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true }
+                if method.ours == .displayYesNo {
+                    let theirs = try await rig.waitForEvent(named: "pairing_compare")
+                    #expect(agent.comparedNumbers.map(Int.init) == [theirs.int("number") ?? -1])
+                }
+                // The protected characteristic reads now.
+                let secret = try await connection.gatt.characteristic(Self.encrypted, inService: Self.service)
+                #expect(try await connection.gatt.read(secret) == Array("secret".utf8))
+                let bonds = await host.bonds()
+                #expect(bonds.count == 1 && bonds.first?.isSecureConnections == method.secureConnections)
+                try await then(host, connection)
+                try await connection.disconnect()
             }
         }
 

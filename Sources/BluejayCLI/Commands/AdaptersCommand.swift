@@ -1,6 +1,10 @@
 import ArgumentParser
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
 import BluetoothTransport
 import Foundation
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,15 +18,43 @@ struct AdaptersCommand: AsyncParsableCommand {
         discussion: """
         For each adapter: its index (open it with --hci hciN), address, bus, whether it is up \
         (held by BlueZ) and what to do next. Needs no BlueZ and no privilege. With no adapter, \
-        or no Bluetooth in the kernel, it says so and exits 0.
+        or no Bluetooth in the kernel, it says so and exits 0. An adapter without a public \
+        address (00:00:00:00:00:00) gets a static random address as identity: the one kept for \
+        it, else one made when it is first opened.
+
+        With --hci TRANSPORT, opens that controller instead (it must be free: see above) and \
+        reports what Bluejay does with it: its identity address and where it comes from, the \
+        command family, buffers, list sizes, and what the controller lacks and the host does \
+        without.
         """
     )
 
     @Flag(name: .long, help: "Print one JSON object per line instead of text.")
     var json = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Open this controller and report what Bluejay does with it: tcp:HOST:PORT, unix:PATH, serial:DEVICE[@BAUD], hciN, virtual[:NAME].",
+        valueName: "transport"))
+    var hci: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Where bonds and generated static addresses are kept (default: $BLUEJAY_STATE_DIR/bonds, else $XDG_STATE_HOME/bluejay/bonds, else ~/.local/state/bluejay/bonds).",
+        valueName: "directory"))
+    var bondDirectory: String?
+
+    @Flag(name: [.short, .long], help: "Log protocol details to stderr.")
+    var verbose = false
+
+    /// The directory of bonds and generated static addresses.
+    var stateDirectory: String { bondDirectory ?? StateDirectory.bondDirectory }
+
     mutating func run() async throws {
         let output = Output(json: json)
+        if let hci {
+            let (directory, verbose) = (stateDirectory, verbose)
+            try await runReportingErrors { try await Self.report(hci, directory: directory, verbose: verbose, output: output) }
+            return
+        }
         #if canImport(Glibc)
         let adapters: [HCIDeviceInfo]
         do {
@@ -44,13 +76,23 @@ struct AdaptersCommand: AsyncParsableCommand {
         }
         let capability = HCIAdapters.hasNetworkAdminCapability()
         let daemon = HCIAdapters.isBluetoothDaemonRunning()
+        let store = FileStaticAddressStore(directory: stateDirectory, logger: Logger(label: "bluejay"))
         for adapter in adapters {
             let advice = AdapterAdvice(adapter: adapter, hasCapability: capability, daemonRunning: daemon)
-            output.emit([
+            // Without a public address Bluejay uses a static random address: the one kept for
+            // this adapter, else one it makes when it first opens it.
+            let kept = adapter.address == .zero ? await store.address(forAdapter: adapter.name) : nil
+            var record: [String: JSONValue] = [
                 "index": .int(Int(adapter.index)), "name": .string(adapter.name), "address": .string(adapter.address.description),
                 "bus": .string(adapter.bus), "up": .bool(adapter.isUp), "ready": .bool(advice.isReady),
                 "next": .array(advice.steps.map(JSONValue.string)),
-            ], line: Self.describe(adapter, advice))
+            ]
+            if adapter.address == .zero {
+                record["identity"] = .optional(kept?.description)
+                record["identityType"] = .string("random")
+                record["identityGenerated"] = .bool(true)
+            }
+            output.emit(record, line: Self.describe(adapter, advice, keptStaticAddress: kept))
         }
         #else
         output.emit(["adapters": .int(0), "reason": .string("not Linux")],
@@ -58,8 +100,64 @@ struct AdaptersCommand: AsyncParsableCommand {
         #endif
     }
 
-    static func describe(_ adapter: HCIDeviceInfo, _ advice: AdapterAdvice) -> String {
+    static func describe(_ adapter: HCIDeviceInfo, _ advice: AdapterAdvice, keptStaticAddress: BluetoothAddress? = nil) -> String {
         let state = adapter.isUp ? "up (held by BlueZ)" : "down"
-        return "\(adapter.name)  \(adapter.address)  \(adapter.bus)  \(state)\n" + advice.steps.map { "  → \($0)" }.joined(separator: "\n")
+        var line = "\(adapter.name)  \(adapter.address)  \(adapter.bus)  \(state)"
+        if adapter.address == .zero {
+            line += keptStaticAddress.map { "  no public address: identity \($0) (random static, generated earlier)" }
+                ?? "  no public address: Bluejay will use a static random address"
+        }
+        return line + "\n" + advice.steps.map { "  → \($0)" }.joined(separator: "\n")
+    }
+
+    /// Opens the controller, powers it on (HCI Reset, reads, the random address of a static
+    /// identity) and reports what Bluejay does with it, then shuts the host down.
+    static func report(_ transportText: String, directory: String, verbose: Bool, output: Output) async throws {
+        HostSession.bootstrapLogging(verbose: verbose)
+        let logger = Logger(label: "bluejay")
+        var configuration = HostConfiguration()
+        configuration.bondStore = FileBondStore(directory: directory, logger: logger)
+        let host = LEHost(transport: try TransportOpener.open(transportText), configuration: configuration, logger: logger)
+        let info: ControllerInfo
+        let identity: LocalIdentity?
+        do {
+            info = try await host.powerOn()
+            identity = await host.identity
+        } catch {
+            await host.shutdown()
+            throw error
+        }
+        await host.shutdown()
+        output.emit(record(transport: transportText, info: info, identity: identity), line: describe(transport: transportText, info: info, identity: identity))
+    }
+
+    static func record(transport: String, info: ControllerInfo, identity: LocalIdentity?) -> [String: JSONValue] {
+        [
+            "transport": .string(transport),
+            "publicAddress": info.hasPublicAddress ? .string(info.address.description) : .null,
+            "identity": .optional(identity?.address.address.description),
+            "identityType": .optional(identity.map { "\($0.address.type.base)" }),
+            "identitySource": .optional(identity.map { "\($0.source)" }),
+            "identityGenerated": .bool(identity?.isGenerated == true),
+            "hciVersion": .int(Int(info.version.hciVersion)),
+            "company": .int(Int(info.version.companyIdentifier)),
+            "commandFamily": .string(info.commandFamily == .extended ? "extended" : "legacy"),
+            "aclDataLength": .int(info.aclDataLength),
+            "aclBuffers": .int(info.aclBufferCount),
+            "sharedBuffers": .bool(info.sharesACLBuffers),
+            "filterAcceptListSize": info.filterAcceptListSize.map(JSONValue.int) ?? .null,
+            "resolvingListSize": info.resolvingListSize.map(JSONValue.int) ?? .null,
+            "adaptations": .array(info.adaptations.map { .string("\($0)") }),
+        ]
+    }
+
+    static func describe(transport: String, info: ControllerInfo, identity: LocalIdentity?) -> String {
+        let address = info.hasPublicAddress ? "public address \(info.address)" : "no public address"
+        var lines = ["\(transport)  \(address)  identity \(identity.map { "\($0)" } ?? "unknown")"]
+        lines.append("  HCI version 0x\(String(info.version.hciVersion, radix: 16)), company 0x\(String(info.version.companyIdentifier, radix: 16)); "
+            + "\(info.commandFamily); LE ACL \(info.aclBufferCount) x \(info.aclDataLength) bytes"
+            + (info.filterAcceptListSize.map { "; filter accept list \($0)" } ?? "") + (info.resolvingListSize.map { ", resolving list \($0)" } ?? ""))
+        lines += info.adaptations.map { "  → \($0)" }
+        return lines.joined(separator: "\n")
     }
 }

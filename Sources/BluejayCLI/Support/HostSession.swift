@@ -17,6 +17,11 @@ enum HostSession {
         let transport = try TransportOpener.open(try options.transport())
         let logger = Logger(label: "bluejay")
         var configuration = security?.configuration(logger: logger) ?? HostConfiguration()
+        // A controller without a public address gets the same static identity every run, so
+        // that peers that bonded with it (through `bluejay pair`) still know it.
+        if configuration.staticAddressStore == nil, !(configuration.bondStore is FileBondStore) {
+            configuration.staticAddressStore = FileStaticAddressStore(directory: StateDirectory.bondDirectory, logger: logger)
+        }
         do {
             configuration.capture = try options.capture.open()
         } catch {

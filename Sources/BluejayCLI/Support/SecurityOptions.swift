@@ -37,10 +37,7 @@ struct SecurityOptions: ParsableArguments {
     }
 
     /// The bond directory: the option, else the state directory's `bonds`.
-    var directory: String {
-        if let bondDirectory { return bondDirectory }
-        return StateDirectory.path + "/bonds"
-    }
+    var directory: String { bondDirectory ?? StateDirectory.bondDirectory }
 
     /// The host configuration with these settings, a file bond store and this machine's IRK.
     func configuration(logger: Logger) -> HostConfiguration {
@@ -76,6 +73,9 @@ enum StateDirectory {
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/bluejay" }
         return NSHomeDirectory() + "/.local/state/bluejay"
     }
+
+    /// Where bonds, the identity key and generated static addresses are kept: `<state>/bonds`.
+    static var bondDirectory: String { path + "/bonds" }
 }
 
 /// This machine's Identity Resolving Key, kept beside the bonds (`identity-key`, 0600) so

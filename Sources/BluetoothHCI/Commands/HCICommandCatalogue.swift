@@ -67,6 +67,11 @@ public enum HCICommandCatalogue {
         LESetExtendedScanParametersCommand.self,
         LESetExtendedScanEnableCommand.self,
         LEExtendedCreateConnectionCommand.self,
+        LEReadFilterAcceptListSizeCommand.self,
+        // Vendor-specific: Zephyr's (include/zephyr/bluetooth/hci_vs.h)
+        ZephyrReadVersionInformationCommand.self,
+        ZephyrReadSupportedCommandsCommand.self,
+        ZephyrReadStaticAddressesCommand.self,
     ]
 
     public static let names: [HCIOpcode: String] = Dictionary(

@@ -232,13 +232,17 @@ struct AdvertisingSetsState: Sendable {
     /// What the controller said about itself, read once when the first set starts.
     var maximumDataLength: Int?
     var supportedSetCount: Int?
+    /// The set ``LEHost/startAdvertising(_:scanResponse:parameters:)`` runs on with legacy PDUs
+    /// (a controller driven with the extended commands): not one of the app's sets, but its
+    /// handle is taken.
+    var legacyAdvertisingHandle: UInt8?
     /// Starting and stopping run one at a time.
     let gate = AsyncSerialGate()
 
     /// The lowest handle not in use, if the controller has room for another set.
     func freeHandle() -> UInt8? {
         let limit = min(supportedSetCount ?? 1, Int(LESetExtendedAdvertisingParametersCommand.maximumHandle) + 1)
-        return (0..<limit).lazy.map { UInt8($0) }.first { sets[$0] == nil }
+        return (0..<limit).lazy.map { UInt8($0) }.first { sets[$0] == nil && $0 != legacyAdvertisingHandle }
     }
 
     mutating func didStart(_ configuration: AdvertisingSetConfiguration) {

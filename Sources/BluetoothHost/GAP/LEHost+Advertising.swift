@@ -37,6 +37,18 @@ public struct AdvertisingParameters: Sendable, Hashable {
 
     /// The range LE Set Advertising Parameters accepts (Core 6.0, Vol 4, Part E, 7.8.5).
     public static let intervalLimits: ClosedRange<UInt16> = 0x0020...0x4000
+
+    /// The same advertising as an advertising set with legacy PDUs, for a controller on which
+    /// the host uses the extended commands (Core 6.0, Vol 4, Part E, 7.8.53: legacy PDU event
+    /// properties ADV_IND, ADV_SCAN_IND, ADV_NONCONN_IND).
+    var legacyPDUSet: ExtendedAdvertisingParameters {
+        var set = ExtendedAdvertisingParameters(intervalRange: UInt32(intervalRange.lowerBound)...UInt32(intervalRange.upperBound),
+                                                isConnectable: isConnectable, isScannable: hasScanResponse, usesLegacyPDUs: true)
+        set.ownAddressType = ownAddressType
+        set.channelMap = channelMap
+        set.filterPolicy = filterPolicy
+        return set
+    }
 }
 
 /// Everything the controller is told to advertise: checked and encoded.
@@ -44,6 +56,9 @@ struct AdvertisingConfiguration: Sendable, Equatable {
     var parameters: AdvertisingParameters
     var data: [UInt8]
     var scanResponse: [UInt8]
+    /// The same, as an advertising set with legacy PDUs (a controller that uses the extended
+    /// commands), once it has a handle.
+    var set: AdvertisingSetConfiguration?
 
     /// Encodes the data and checks the parameters; a `HostError.invalidArgument` says what
     /// does not fit.
@@ -84,6 +99,9 @@ struct AdvertisingConfiguration: Sendable, Equatable {
 struct AdvertisingState: Sendable {
     /// What is advertised, or was until a central connected; `nil` once stopped.
     private(set) var configuration: AdvertisingConfiguration?
+    /// The advertising set the advertising runs on, on a controller that uses the extended
+    /// commands: created at the first start, kept (and reused) until stopped.
+    var setHandle: UInt8?
     /// Whether the controller is advertising now.
     private(set) var isEnabled = false
     /// Connections centrals made through this advertising that are still up.
@@ -125,7 +143,10 @@ struct AdvertisingState: Sendable {
 
 extension LEHost {
     /// Starts legacy advertising (Core 6.0, Vol 4, Part E, 7.8.5 to 7.8.9): parameters, data,
-    /// scan response, enable. Advertising that is on is replaced.
+    /// scan response, enable. Advertising that is on is replaced. On a controller the host
+    /// drives with the extended commands (``ControllerInfo/commandFamily``), the same
+    /// advertising runs on an advertising set with legacy PDUs, since the controller refuses
+    /// the legacy commands once the extended ones were used (Vol 4, Part E, 3.1.1).
     ///
     /// Throws ``HostError/invalidArgument(_:)`` naming the problem when the data or the scan
     /// response does not fit in 31 octets, or the parameters are out of range.
@@ -133,21 +154,28 @@ extension LEHost {
                                  parameters: AdvertisingParameters = AdvertisingParameters()) async throws {
         try requirePoweredOn()
         await waitForControllerRecovery()
-        let configuration = try AdvertisingConfiguration(data: data, scanResponse: scanResponse, parameters: parameters)
+        var parameters = parameters
+        parameters.ownAddressType = ownAddressType(for: parameters.ownAddressType)
+        var configuration = try AdvertisingConfiguration(data: data, scanResponse: scanResponse, parameters: parameters)
         let gate = advertising.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
         if advertising.isEnabled {
             // Parameters cannot change while advertising (Command Disallowed, Vol 4, Part E, 7.8.5).
-            _ = try await send(LESetAdvertisingEnableCommand(enable: false))
+            try await enableAdvertising(false)
             advertising.didStop()
         }
-        _ = try await send(configuration.parametersCommand)
-        _ = try await send(configuration.dataCommand)
-        if configuration.parameters.hasScanResponse { _ = try await send(configuration.scanResponseCommand) }
-        _ = try await send(LESetAdvertisingEnableCommand(enable: true))
+        if controllerInfo?.commandFamily == .extended {
+            configuration.set = try await startAdvertisingOnSet(data, scanResponse: scanResponse, parameters: parameters)
+        } else {
+            _ = try await send(configuration.parametersCommand)
+            _ = try await send(configuration.dataCommand)
+            if configuration.parameters.hasScanResponse { _ = try await send(configuration.scanResponseCommand) }
+            _ = try await send(LESetAdvertisingEnableCommand(enable: true))
+        }
         advertising.didStart(configuration)
-        logger.info("advertising (\(parameters.advertisingType), \(configuration.data.count) + \(configuration.scanResponse.count) octets)")
+        let where_ = advertising.setHandle.map { " on advertising set \($0), legacy PDUs" } ?? ""
+        logger.info("advertising (\(parameters.advertisingType), \(configuration.data.count) + \(configuration.scanResponse.count) octets\(where_))")
     }
 
     /// Advertises an iBeacon: non-connectable, non-scannable, the beacon's 30 octets.
@@ -156,25 +184,94 @@ extension LEHost {
                                    parameters: AdvertisingParameters(intervalRange: intervalRange, isConnectable: false, isScannable: false))
     }
 
-    /// Stops advertising; also cancels a pending restart after disconnection.
+    /// Stops advertising; also cancels a pending restart after disconnection. On a controller
+    /// driven with the extended commands, also removes the advertising set it ran on.
     public func stopAdvertising() async throws {
         let gate = advertising.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
         let wasEnabled = advertising.isEnabled
+        let handle = advertising.setHandle
         advertising.didStop()
-        guard wasEnabled, transportClosure == nil else { return }
-        _ = try await send(LESetAdvertisingEnableCommand(enable: false))
+        advertising.setHandle = nil
+        advertisingSetsState.legacyAdvertisingHandle = nil
+        guard transportClosure == nil else { return }
+        if let handle {
+            if wasEnabled {
+                _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: [.init(advertisingHandle: handle)]))
+            }
+            _ = try await send(LERemoveAdvertisingSetCommand(advertisingHandle: handle))
+        } else if wasEnabled {
+            _ = try await send(LESetAdvertisingEnableCommand(enable: false))
+        } else {
+            return
+        }
         logger.info("advertising stopped")
     }
 
     /// Whether the controller is advertising now (never once the transport is gone).
     public var isAdvertising: Bool { advertising.isEnabled && transportClosure == nil }
 
-    /// A central connected to this device while it advertised.
+    /// Creates (or replaces the parameters and data of) the advertising set legacy advertising
+    /// runs on, and enables it (Core 6.0, Vol 4, Part E, 7.8.53-7.8.56).
+    private func startAdvertisingOnSet(_ data: AdvertisingData, scanResponse: AdvertisingData?,
+                                       parameters: AdvertisingParameters) async throws -> AdvertisingSetConfiguration {
+        let setsGate = advertisingSetsState.gate
+        do { try await setsGate.enter() } catch { throw HostError.cancelled }
+        defer { setsGate.leave() }
+        try await readAdvertisingSetCapabilities()
+        guard let handle = advertising.setHandle ?? advertisingSetsState.freeHandle() else {
+            throw HostError.unsupported("the controller runs at most \(advertisingSetsState.supportedSetCount ?? 0) advertising set(s), all in use")
+        }
+        let set = try AdvertisingSetConfiguration(handle: handle, data: data, scanResponse: scanResponse,
+                                                  parameters: parameters.legacyPDUSet, maximumDataLength: AdvertisingData.legacyMaximumLength)
+        advertising.setHandle = handle
+        advertisingSetsState.legacyAdvertisingHandle = handle
+        do {
+            _ = try await send(set.parametersCommand)
+            if set.parameters.ownAddressType == .random || set.parameters.ownAddressType == .resolvableOrRandom, let randomAddress {
+                _ = try await send(LESetAdvertisingSetRandomAddressCommand(advertisingHandle: handle, randomAddress: randomAddress))
+            }
+            for command in set.dataCommands { _ = try await send(command) }
+            for command in set.scanResponseCommands { _ = try await send(command) }
+            _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: true, sets: [set.enableEntry]))
+        } catch {
+            // Leave no half-made set behind in the controller.
+            _ = try? await send(LERemoveAdvertisingSetCommand(advertisingHandle: handle))
+            advertising.setHandle = nil
+            advertisingSetsState.legacyAdvertisingHandle = nil
+            throw error
+        }
+        return set
+    }
+
+    /// Turns the advertising on or off: the legacy enable, or its advertising set's.
+    private func enableAdvertising(_ enable: Bool) async throws(HostError) {
+        if let handle = advertising.setHandle {
+            _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: enable, sets: [.init(advertisingHandle: handle)]))
+        } else {
+            _ = try await send(LESetAdvertisingEnableCommand(enable: enable))
+        }
+    }
+
+    /// A central connected to this device while it advertised. On a controller driven with the
+    /// extended commands, the advertising set's LE Advertising Set Terminated says so instead
+    /// (``advertisingSetDidConnect(handle:)``): another set may have taken the connection.
     func advertisingDidConnect(_ connection: Connection) {
+        guard advertising.setHandle == nil else { return }
         if advertising.didConnect(handle: connection.handle) {
             logger.debug("advertising ended: \(connection.peer) connected")
+        }
+    }
+
+    /// The advertising set of the legacy advertising ended: a central connected through it
+    /// (Core 6.0, Vol 4, Part E, 7.7.65.18), or the controller stopped it.
+    func legacyAdvertisingSetDidTerminate(_ event: LEAdvertisingSetTerminatedEvent) {
+        if event.status.isSuccess, advertising.didConnect(handle: event.connectionHandle) {
+            logger.debug("advertising ended: connection \(Hex.format(event.connectionHandle)) came through it")
+        } else if !event.status.isSuccess {
+            logger.warning("the controller ended the advertising: \(event.status)")
+            advertising.didStop()
         }
     }
 
@@ -191,8 +288,9 @@ extension LEHost {
         // Stopped or replaced meanwhile.
         guard advertising.configuration != nil, !advertising.isEnabled, transportClosure == nil else { return }
         do {
-            // The controller keeps the parameters and data (Core 6.0, Vol 4, Part E, 7.8.5 to 7.8.8).
-            _ = try await send(LESetAdvertisingEnableCommand(enable: true))
+            // The controller keeps the parameters and data, of legacy advertising (Core 6.0,
+            // Vol 4, Part E, 7.8.5 to 7.8.8) and of an advertising set (7.8.53 to 7.8.56).
+            try await enableAdvertising(true)
             advertising.didRestart()
             logger.info("advertising again after a disconnection")
         } catch {

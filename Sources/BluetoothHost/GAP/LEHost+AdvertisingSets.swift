@@ -2,10 +2,11 @@ import BluetoothCore
 import BluetoothHCI
 
 extension LEHost {
-    /// Whether this host advertises with extended advertising sets (the controller has LE
-    /// Extended Advertising, LE feature bit 12); otherwise ``startAdvertisingSet(_:scanResponse:parameters:)``
+    /// Whether this host advertises with extended advertising sets: the controller has LE
+    /// Extended Advertising (LE feature bit 12) and the host drives it with the extended
+    /// commands (``ControllerInfo/commandFamily``); otherwise ``startAdvertisingSet(_:scanResponse:parameters:)``
     /// falls back on legacy advertising when the set allows it.
-    public var supportsExtendedAdvertising: Bool { controllerInfo?.supportsExtendedAdvertising == true }
+    public var supportsExtendedAdvertising: Bool { controllerInfo?.commandFamily == .extended }
 
     /// Starts an advertising set (Core 6.0, Vol 4, Part E, 7.8.53-7.8.56): parameters, data
     /// and scan response (fragmented by the host past 251 octets), enable with the set's
@@ -31,6 +32,8 @@ extension LEHost {
         guard let handle = advertisingSetsState.freeHandle() else {
             throw HostError.unsupported("the controller runs at most \(advertisingSetsState.supportedSetCount ?? 0) advertising set(s), all in use")
         }
+        var parameters = parameters
+        parameters.ownAddressType = ownAddressType(for: parameters.ownAddressType)
         let configuration = try AdvertisingSetConfiguration(
             handle: handle, data: data, scanResponse: scanResponse, parameters: parameters,
             maximumDataLength: advertisingSetsState.maximumDataLength ?? AdvertisingData.legacyMaximumLength)
@@ -74,16 +77,26 @@ extension LEHost {
     }
 
     /// Stops every advertising set and clears them from the controller (7.8.56 with no sets,
-    /// 7.8.60).
+    /// 7.8.60). Legacy advertising (``startAdvertising(_:scanResponse:parameters:)``) goes on,
+    /// on its own set when the controller is driven with the extended commands: the others are
+    /// then stopped and removed one by one.
     public func stopAllAdvertisingSets() async throws {
         let gate = advertisingSetsState.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
-        let hadSets = !advertisingSetsState.sets.isEmpty
+        let handles = advertisingSetsState.sets.keys.sorted()
+        let enabled = advertisingSetsState.enabled.sorted()
         advertisingSetsState.didRemoveAll()
-        guard hadSets, transportClosure == nil, supportsExtendedAdvertising else { return }
-        _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: []))
-        _ = try await send(LEClearAdvertisingSetsCommand())
+        guard !handles.isEmpty, transportClosure == nil, supportsExtendedAdvertising else { return }
+        guard advertisingSetsState.legacyAdvertisingHandle != nil else {
+            _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: []))
+            _ = try await send(LEClearAdvertisingSetsCommand())
+            return
+        }
+        if !enabled.isEmpty {
+            _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: enabled.map { .init(advertisingHandle: $0) }))
+        }
+        for handle in handles { _ = try await send(LERemoveAdvertisingSetCommand(advertisingHandle: handle)) }
     }
 
     /// The advertising sets advertising now, by handle.
@@ -108,7 +121,7 @@ extension LEHost {
     }
 
     /// Reads the controller's data length limit and set count once (7.8.57, 7.8.58).
-    private func readAdvertisingSetCapabilities() async throws(HostError) {
+    func readAdvertisingSetCapabilities() async throws(HostError) {
         if advertisingSetsState.maximumDataLength == nil {
             let length = controllerInfo?.supports(.leReadMaximumAdvertisingDataLength) == true
                 ? Int(try await send(LEReadMaximumAdvertisingDataLengthCommand()).maximumAdvertisingDataLength)
@@ -141,6 +154,10 @@ extension LEHost {
     /// LE Advertising Set Terminated (Core 6.0, Vol 4, Part E, 7.7.65.18). On a connection
     /// it follows the connection complete event, so the connection is already known.
     func advertisingSetDidTerminate(_ event: LEAdvertisingSetTerminatedEvent) {
+        if event.advertisingHandle == advertising.setHandle {
+            legacyAdvertisingSetDidTerminate(event)
+            return
+        }
         guard advertisingSetsState.didTerminate(event.advertisingHandle) else {
             logger.debug("advertising set \(event.advertisingHandle) ended, not one of this host's: \(event)")
             return

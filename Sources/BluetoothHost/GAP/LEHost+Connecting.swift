@@ -155,18 +155,18 @@ extension LEHost {
     }
 
     private func sendCreateConnection(to peer: DeviceAddress, request: ConnectionRequest) async throws(HostError) {
-        let info = controllerInfo
-        if info?.supportsExtendedCreateConnection == true {
+        let ownAddressType = ownAddressTypeForScanningAndConnecting
+        if controllerInfo?.commandFamily == .extended {
             let phy = LEExtendedCreateConnectionCommand.PHYParameters(
                 scanInterval: request.scanInterval, scanWindow: request.scanWindow,
                 connectionIntervalMin: request.intervalRange.lowerBound, connectionIntervalMax: request.intervalRange.upperBound,
                 maxLatency: request.peripheralLatency, supervisionTimeout: request.supervisionTimeout)
             _ = try await send(LEExtendedCreateConnectionCommand(
-                peerAddressType: peer.type, peerAddress: peer.address, le1M: phy))
+                ownAddressType: ownAddressType, peerAddressType: peer.type, peerAddress: peer.address, le1M: phy))
         } else {
             _ = try await send(LECreateConnectionCommand(
                 scanInterval: request.scanInterval, scanWindow: request.scanWindow,
-                peerAddressType: peer.type, peerAddress: peer.address,
+                peerAddressType: peer.type, peerAddress: peer.address, ownAddressType: ownAddressType,
                 connectionIntervalMin: request.intervalRange.lowerBound, connectionIntervalMax: request.intervalRange.upperBound,
                 maxLatency: request.peripheralLatency, supervisionTimeout: request.supervisionTimeout))
         }
@@ -310,19 +310,23 @@ extension LEHost {
     }
 
     /// This device's address over the air on a new link: a private address the controller
-    /// made, else the random address set with ``setRandomAddress(_:)`` when the link came
-    /// through advertising from it, else the public address.
+    /// made, else the controller's random address when the link came through connecting or
+    /// advertising with own address type random (the static identity on a controller without
+    /// a public address, or the address set with ``setRandomAddress(_:)``), else the public
+    /// address.
     private func ownAddress(on completion: ConnectionCompletion) -> DeviceAddress {
         if completion.localPrivateAddress != .zero { return DeviceAddress(completion.localPrivateAddress, type: .random) }
-        if completion.role == .peripheral, let randomAddress, advertising.configuration?.parameters.ownAddressType == .random {
+        let type = completion.role == .central ? ownAddressTypeForScanningAndConnecting
+            : advertising.configuration?.parameters.ownAddressType ?? ownAddressType(for: .public)
+        if type == .random || type == .resolvableOrRandom, let randomAddress {
             return DeviceAddress(randomAddress, type: .random)
         }
-        return localAddress
+        return DeviceAddress(controllerInfo?.address ?? .zero, type: .public)
     }
 
     /// What a central does once a link is up: longest data PDUs, largest ATT MTU.
     private func prepare(_ connection: Connection) async {
-        if configuration.requestsDataLengthExtension, controllerInfo?.supports(.leSetDataLength) == true {
+        if configuration.requestsDataLengthExtension, controllerInfo?.supports(LESetDataLengthCommand.self, listedAs: .leSetDataLength) == true {
             // The controller's maximum (251 octets and 2120 µs, the LE maximum on the 1M PHY,
             // Core 6.0, Vol 6, Part B, 4.5.10, when it cannot say). The change is reported
             // later by LE Data Length Change; the MTU exchange need not wait for it.

@@ -19,6 +19,11 @@ extension LEHost {
             throw HostError.invalidArgument("data length time \(time) µs is outside \(DataLength.timeRange)")
         }
         guard connection.isConnected else { throw HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier) }
+        do {
+            try requireCommand(LESetDataLengthCommand.self, listedAs: .leSetDataLength)
+        } catch {
+            throw Self.refusal(error, of: .dataLengthUpdate)
+        }
         let maximum: (octets: UInt16, time: UInt16)
         if let octets, let time {
             maximum = (octets, time)

@@ -8,12 +8,19 @@ extension LEHost {
     /// 2M nor Coded and stay on 1M, which is no error.
     ///
     /// Throws ``HostError/linkProcedureRefused(_:)``: by the controller when LE Set PHY is
-    /// refused (Command Status, e.g. Unsupported Feature or Parameter Value, 0x11), by the
+    /// refused (Command Status, e.g. Unsupported Feature or Parameter Value, 0x11, or Unknown
+    /// HCI Command, 0x01, without asking a controller that does not list it), by the
     /// peer when the update completes with an error (e.g. Unsupported Remote Feature, 0x1A);
     /// ``HostError/procedureTimeout(_:)`` when the controller never acknowledges the command
     /// or the update does not complete within ``HostConfiguration/linkProcedureTimeout``.
     func setPHY(_ connection: Connection, _ preference: PHYPreference) async throws -> ConnectionPHY {
         if let violation = preference.violation { throw HostError.invalidArgument(violation) }
+        do {
+            // A Bluetooth 4.x controller has no LE Set PHY: refused as it would refuse it.
+            try requireCommand(LESetPHYCommand.self, listedAs: .leSetPHY)
+        } catch {
+            throw Self.refusal(error, of: .phyUpdate)
+        }
         let command = LESetPHYCommand(connectionHandle: connection.handle, allPHYs: preference.allPHYs,
                                       txPHYs: preference.transmit ?? [], rxPHYs: preference.receive ?? [],
                                       phyOptions: preference.codedOptions)
@@ -25,9 +32,11 @@ extension LEHost {
     }
 
     /// Reads the PHYs of a connection from the controller (LE Read PHY) and keeps them on the
-    /// connection.
+    /// connection. A controller without LE Read PHY (Bluetooth 4.x, or one that answered it
+    /// Unknown HCI Command) fails it with ``HostError/hci(_:)``, Unknown HCI Command, unasked.
     func readPHY(_ connection: Connection) async throws -> ConnectionPHY {
         guard connection.isConnected else { throw HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier) }
+        try requireCommand(LEReadPHYCommand.self, listedAs: .leReadPHY)
         let answer = try await send(LEReadPHYCommand(connectionHandle: connection.handle))
         let phy = ConnectionPHY(tx: answer.txPHY, rx: answer.rxPHY)
         if connection.update(phy: phy) { connection.linkChanges.yield(.phy(phy)) }
@@ -40,6 +49,7 @@ extension LEHost {
         if let violation = preference.violation { throw HostError.invalidArgument(violation) }
         try requirePoweredOn()
         do {
+            try requireCommand(LESetDefaultPHYCommand.self, listedAs: .leSetDefaultPHY)
             _ = try await send(LESetDefaultPHYCommand(allPHYs: preference.allPHYs, txPHYs: preference.transmit ?? [],
                                                       rxPHYs: preference.receive ?? []))
         } catch {

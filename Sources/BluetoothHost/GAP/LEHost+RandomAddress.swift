@@ -6,10 +6,12 @@ extension LEHost {
     /// 7.8.4), the one advertising with ``AdvertisingParameters/ownAddressType`` `.random` uses.
     /// The host remembers it, so that a link made through that advertising pairs with the
     /// address the peer saw. The controller refuses it while advertising or scanning
-    /// (Command Disallowed).
+    /// (Command Disallowed). On a controller without a public address, where the random address
+    /// is the static identity (``identityAddress``), it replaces that address over the air for
+    /// advertising, scanning and connecting alike (a resolvable private address, say), while
+    /// the identity distributed when pairing stays the static one.
     public func setRandomAddress(_ address: BluetoothAddress) async throws {
         try requirePoweredOn()
-        _ = try await send(LESetRandomAddressCommand(address: address))
-        randomAddress = address
+        try await applyRandomAddress(address)
     }
 }

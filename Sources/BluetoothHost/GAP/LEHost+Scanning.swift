@@ -52,7 +52,8 @@ extension LEHost {
         await waitForControllerRecovery()
         guard scanState == nil else { throw HostError.scanInProgress }
         let id = makeIdentifier()
-        let extended = controllerInfo?.supportsExtendedScanning == true
+        let extended = controllerInfo?.commandFamily == .extended
+        let ownAddressType = ownAddressTypeForScanningAndConnecting
         let receiver = ScanReceiver(id: id, options: options, logger: logger, resolver: addressResolver, handler: handler, onEnd: onEnd)
         scanState = ScanState(receiver: receiver, usesExtendedCommands: extended)
         // In place before the controller starts, so that no report is missed.
@@ -63,10 +64,11 @@ extension LEHost {
                 let phy = LESetExtendedScanParametersCommand.PHYParameters(scanType: type, scanInterval: options.interval, scanWindow: options.window)
                 let phys = options.phys.intersection([.le1M, .leCoded]).isEmpty ? [.le1M] : options.phys
                 _ = try await send(LESetExtendedScanParametersCommand(
-                    le1M: phys.contains(.le1M) ? phy : nil, leCoded: phys.contains(.leCoded) ? phy : nil))
+                    ownAddressType: ownAddressType, le1M: phys.contains(.le1M) ? phy : nil, leCoded: phys.contains(.leCoded) ? phy : nil))
                 _ = try await send(LESetExtendedScanEnableCommand(enable: true))
             } else {
-                _ = try await send(LESetScanParametersCommand(scanType: type, scanInterval: options.interval, scanWindow: options.window))
+                _ = try await send(LESetScanParametersCommand(scanType: type, scanInterval: options.interval, scanWindow: options.window,
+                                                              ownAddressType: ownAddressType))
                 _ = try await send(LESetScanEnableCommand(enable: true, filterDuplicates: false))
             }
         } catch {

@@ -45,6 +45,11 @@ public struct HostConfiguration: Sendable {
     /// (``LEHost/prepareDatabase(of:)``). `nil`, the default: beside a ``FileBondStore`` on disk
     /// (``FileGATTDatabaseCache/defaultDirectory(bondDirectory:)``), else in memory.
     public var gattDatabaseCache: (any GATTDatabaseCache)?
+    /// Where the static random address the host generates as its identity on a controller
+    /// without a public address is kept, per adapter, so that bonds count after a restart.
+    /// `nil`, the default: beside a ``FileBondStore`` on disk (``FileStaticAddressStore`` in its
+    /// directory), else in memory (a new address each run).
+    public var staticAddressStore: (any StaticAddressStore)?
     /// This device's Identity Resolving Key, distributed to bonded peers. Keep it across runs
     /// (peers store it); `nil` makes a random one for this host's lifetime.
     public var identityResolvingKey: UInt128?

@@ -37,8 +37,14 @@ extension LEHost {
             advertising.didStop()
             logger.warning("advertising ended with the controller's hardware error")
         }
+        // The reset removed every advertising set (Core 6.0, Vol 4, Part E, 7.3.2).
+        advertising.setHandle = nil
+        advertisingSetsState.legacyAdvertisingHandle = nil
+        advertisingSetsState.didRemoveAll()
         do {
             controllerInfo = try await controller.initialize()
+            // The reset cleared the random address: the static identity (or the app's) again.
+            if let randomAddress { try await applyRandomAddress(randomAddress) }
             logger.notice("controller initialized again after its hardware error \(Hex.format(hardwareCode))")
         } catch {
             logger.error("the controller could not be initialized again after its hardware error: \(error)")

@@ -26,6 +26,10 @@ public actor LEHost {
 
     /// What the controller reported during ``powerOn()``.
     public internal(set) var controllerInfo: ControllerInfo?
+    /// This device's identity address and where it came from, once powered on (see
+    /// LEHost+Identity.swift): the public address, or a static random address on a
+    /// controller without one.
+    public internal(set) var identity: LocalIdentity?
     /// Set once the transport is gone.
     private(set) var transportClosure: TransportError?? = nil
 
@@ -76,8 +80,11 @@ public actor LEHost {
     nonisolated let signingGate = AsyncSerialGate()
     /// The identities of bonded peers, for the GATT server's synchronous "has a key" check.
     nonisolated let bondedPeers = BondedPeers()
-    /// The random address set with ``setRandomAddress(_:)``, if any.
+    /// The controller's random address: the static identity on a controller without a public
+    /// address, or the one set with ``setRandomAddress(_:)``; `nil` while none was set.
     var randomAddress: BluetoothAddress?
+    /// Where a generated static identity address is kept (``HostConfiguration/staticAddressStore``).
+    nonisolated let staticAddressStore: any StaticAddressStore
     /// Resolves bonded peers' private addresses to their identities (SMP/Privacy/).
     public nonisolated let addressResolver = AddressResolver()
     /// This device's IRK, distributed with its identity when bonding.
@@ -88,6 +95,9 @@ public actor LEHost {
         self.configuration = configuration
         self.logger = logger
         gattCaching = GATTCaching(configuration: configuration, logger: logger)
+        staticAddressStore = configuration.staticAddressStore
+            ?? (configuration.bondStore as? FileBondStore).map { FileStaticAddressStore(directory: $0.directory, logger: logger) }
+            ?? InMemoryStaticAddressStore()
         localIdentityResolvingKey = configuration.identityResolvingKey ?? UInt128.random(in: 1...UInt128.max)
         var hciLogger = logger
         hciLogger[metadataKey: "layer"] = "hci"
@@ -126,9 +136,12 @@ public actor LEHost {
         }
         do {
             let info = try await controller.initialize()
+            let identity = try await establishIdentity(info)
             controllerInfo = info
+            self.identity = identity
             await loadBondedPeers()
-            logger.info("controller \(info.address) ready: LE ACL \(info.aclBufferCount) x \(info.aclDataLength) bytes, extended scanning \(info.supportsExtendedScanning)")
+            logger.info("controller ready, identity \(identity): LE ACL \(info.aclBufferCount) x \(info.aclDataLength) bytes, \(info.commandFamily)")
+            logControllerAdaptations(info, identity: identity)
             return info
         } catch {
             throw HostError.wrap(error)
@@ -204,12 +217,27 @@ public actor LEHost {
         guard controllerInfo != nil else { throw .notPoweredOn }
     }
 
-    /// Sends an HCI command, mapping failures to ``HostError``.
+    /// Sends an HCI command, mapping failures to ``HostError``. A command the controller
+    /// answers Unknown HCI Command is noted in ``controllerInfo`` (logged once): the host does
+    /// not send it again where it can do without (``requireCommand(_:listedAs:)``).
     func send<Command: HCICommand>(_ command: Command) async throws(HostError) -> Command.ReturnParameters {
         do {
             return try await controller.send(command)
+        } catch HCIError.commandFailed(let opcode, .unknownCommand) {
+            if controllerInfo?.unknownCommands.insert(opcode).inserted == true {
+                logger.notice("controller: \(ControllerAdaptation.unknownCommand(opcode))")
+            }
+            throw HostError.hci(.commandFailed(opcode, .unknownCommand))
         } catch {
             throw HostError.wrap(error)
+        }
+    }
+
+    /// Throws, without sending it, what the controller answers a command it does not have:
+    /// Unknown HCI Command, when it does not list the command (`bit`) or answered it so before.
+    func requireCommand<Command: HCICommand>(_ command: Command.Type, listedAs bit: SupportedCommands.Command) throws(HostError) {
+        guard controllerInfo?.supports(command, listedAs: bit) ?? true else {
+            throw .hci(.commandFailed(Command.opcode, .unknownCommand))
         }
     }
 

@@ -172,7 +172,8 @@ extension LEHost {
     }
 
     func makeProcedure(role: PairingProcedure.Role, on connection: Connection, authenticated: Bool = false) -> PairingProcedure {
-        // c1 and f5/f6 take the addresses over the air; the identity distributed stays public.
+        // c1 and f5/f6 take the addresses over the air; the identity distributed is the identity
+        // address (public, or static random on a controller without a public address).
         let local = connection.local
         let peer = DeviceAddress(connection.peer.address, type: connection.peer.type.base)
         // MITM protection when the caller asked for it, or (peripheral) the app's Security
@@ -185,10 +186,11 @@ extension LEHost {
                                 localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address])
     }
 
-    /// This device's identity: the controller's public address (a link's own address over the
-    /// air is ``Connection/local``).
+    /// This device's identity: ``LEHost/identityAddress``, the controller's public address or
+    /// the static random address used on a controller without one (a link's own address over
+    /// the air is ``Connection/local``).
     var localAddress: DeviceAddress {
-        DeviceAddress(controllerInfo?.address ?? .zero, type: .public)
+        identity?.address ?? DeviceAddress(controllerInfo?.address ?? .zero, type: .public)
     }
 
     func sendSecurityManager(_ pdu: SMPPDU, on connection: Connection) {

@@ -29,6 +29,20 @@ enum BTSnoopFile {
         }
     }
 
+    /// The controller's answers to commands, in order: the opcode and the status of each
+    /// Command Complete (its first return parameter) and Command Status event.
+    static func answers(_ path: String) throws -> [(opcode: UInt16, status: UInt8)] {
+        try records(path).compactMap { record in
+            let data = record.data
+            guard record.flags == 3, data.count >= 3, data[0] == 0x04 else { return nil }
+            switch data[1] {
+            case 0x0E where data.count >= 7: return (UInt16(data[4]) | UInt16(data[5]) << 8, data[6])
+            case 0x0F where data.count >= 7: return (UInt16(data[5]) | UInt16(data[6]) << 8, data[3])
+            default: return nil
+            }
+        }
+    }
+
     /// The records, or `nil` unless the file is a btsnoop H4 file of whole records.
     static func parse(_ path: String) -> [Record]? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }

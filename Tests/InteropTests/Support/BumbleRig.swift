@@ -161,6 +161,10 @@ final class BumbleRig: Sendable {
     /// The public address of the controller Bluejay's host gets (it answers Read BD_ADDR with it).
     var hostPublicAddress: String { readyEvent().string("host_public_address") ?? "" }
 
+    /// The static address controller A reports through Zephyr's vendor commands
+    /// (`--controller-variant zephyr-static-address`).
+    var hostStaticAddress: String? { readyEvent().string("host_static_address") }
+
     /// The Python process, while it runs (`nil` once stopped).
     var processIdentifier: Int32? { process.processIdentifier }
 

@@ -346,6 +346,7 @@ async def main() -> int:
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
     parser.add_argument('--extended-controller', action='store_true',
                         help='controller A claims LE Extended Advertising (advertising sets, extended scanning)')
+    rig.add_controller_variant_argument(parser)
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
     args = parser.parse_args()

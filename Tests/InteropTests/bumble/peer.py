@@ -59,6 +59,10 @@ HOST_PUBLIC_ADDRESS = 'F0:F1:F2:F3:F4:01'
 PERIPHERAL_ADDRESS_FORMAT = 'F0:00:00:00:00:{:02X}'
 CENTRAL_ADDRESS = 'F0:00:00:00:00:C1'
 HCI_RESET_PACKET = bytes([0x01, 0x03, 0x0C, 0x00])
+# The static random address controller A reports through Zephyr's Read Static Addresses
+# (--controller-variant zephyr-static-address): the two top bits 11, as Core 6.0, Vol 6,
+# Part B, 1.3.2.1 wants.
+ZEPHYR_STATIC_ADDRESS = 'C4:5A:7E:11:22:33'
 CONNECTION_TIMEOUT_ERROR = 0x08
 REMOTE_USER_TERMINATED = 0x13
 
@@ -209,26 +213,102 @@ class RigLegacyAdvertiser(LegacyAdvertiser):
         self.controller.send_advertising_pdu(ll.AdvInd(advertiser_address=self.address, data=self.advertising_data))
 
 
+# Variants of controller A (--controller-variant NAME, repeatable), each standing for a class of
+# real controllers; README.md, "Controller variants", says what each changes.
+CONTROLLER_VARIANTS = {
+    'no-public-address': 'Read BD_ADDR answers 00:00:00:00:00:00 (Zephyr hci_uart on an nRF52840; Bumble given no address)',
+    'zephyr-static-address': 'no public address, but Zephyr\'s vendor commands 0xFC01, 0xFC02 and 0xFC09 report a static random address',
+    'shared-buffers': 'LE Read Buffer Size (v1 and v2) reports no LE buffers: LE data shares the ACL buffers of Read Buffer Size',
+    'no-buffer-size-v2': 'no LE Read Buffer Size v2 (a Bluetooth 5.0 or 5.1 controller)',
+    'bluetooth-4.2': 'a Bluetooth 4.2 controller: no extended advertising, scanning or connecting, no 2M or Coded PHY, no PHY commands',
+    'tiny-lists': 'a filter accept list and a resolving list of one entry each',
+    'unknown-optional-commands': 'lists LE Set Data Length, LE Read PHY and LE Set Default PHY but answers them Unknown HCI Command',
+}
+
+# What a shared-buffers controller reports in Read Buffer Size: its BR/EDR ACL buffers.
+SHARED_ACL_DATA_LENGTH = 100
+SHARED_ACL_BUFFERS = 10
+
+# Commands a Bluetooth 4.2 controller does not know (Core 5.0 and later).
+BLUETOOTH_5_COMMANDS = {
+    hci.HCI_LE_READ_PHY_COMMAND,
+    hci.HCI_LE_SET_DEFAULT_PHY_COMMAND,
+    hci.HCI_LE_SET_PHY_COMMAND,
+    hci.HCI_LE_RECEIVER_TEST_V2_COMMAND,
+    hci.HCI_LE_TRANSMITTER_TEST_V2_COMMAND,
+    hci.HCI_LE_READ_TRANSMIT_POWER_COMMAND,
+    hci.HCI_LE_SET_PRIVACY_MODE_COMMAND,
+    hci.HCI_LE_READ_BUFFER_SIZE_V2_COMMAND,
+    hci.HCI_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_ADVERTISING_PARAMETERS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_ADVERTISING_DATA_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_SCAN_RESPONSE_DATA_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_ADVERTISING_ENABLE_COMMAND,
+    hci.HCI_LE_READ_MAXIMUM_ADVERTISING_DATA_LENGTH_COMMAND,
+    hci.HCI_LE_READ_NUMBER_OF_SUPPORTED_ADVERTISING_SETS_COMMAND,
+    hci.HCI_LE_REMOVE_ADVERTISING_SET_COMMAND,
+    hci.HCI_LE_CLEAR_ADVERTISING_SETS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
+    hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
+}
+
+# The legacy and the extended advertising, scanning and initiating commands: a host that used
+# one family since the last reset gets Command Disallowed for the other (Core 6.0, Vol 4,
+# Part E, 3.1.1). Stock Bumble takes both; controller A refuses the mix, as a real one does.
+LEGACY_FAMILY = {
+    hci.HCI_LE_SET_ADVERTISING_PARAMETERS_COMMAND, hci.HCI_LE_READ_ADVERTISING_PHYSICAL_CHANNEL_TX_POWER_COMMAND,
+    hci.HCI_LE_SET_ADVERTISING_DATA_COMMAND, hci.HCI_LE_SET_SCAN_RESPONSE_DATA_COMMAND,
+    hci.HCI_LE_SET_ADVERTISING_ENABLE_COMMAND, hci.HCI_LE_SET_SCAN_PARAMETERS_COMMAND,
+    hci.HCI_LE_SET_SCAN_ENABLE_COMMAND, hci.HCI_LE_CREATE_CONNECTION_COMMAND,
+}
+EXTENDED_FAMILY = {
+    hci.HCI_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS_COMMAND, hci.HCI_LE_SET_EXTENDED_ADVERTISING_PARAMETERS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_ADVERTISING_DATA_COMMAND, hci.HCI_LE_SET_EXTENDED_SCAN_RESPONSE_DATA_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_ADVERTISING_ENABLE_COMMAND, hci.HCI_LE_READ_MAXIMUM_ADVERTISING_DATA_LENGTH_COMMAND,
+    hci.HCI_LE_READ_NUMBER_OF_SUPPORTED_ADVERTISING_SETS_COMMAND, hci.HCI_LE_REMOVE_ADVERTISING_SET_COMMAND,
+    hci.HCI_LE_CLEAR_ADVERTISING_SETS_COMMAND, hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND,
+    hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND, hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
+    hci.HCI_LE_SET_PERIODIC_ADVERTISING_PARAMETERS_COMMAND, hci.HCI_LE_SET_PERIODIC_ADVERTISING_DATA_COMMAND,
+    hci.HCI_LE_SET_PERIODIC_ADVERTISING_ENABLE_COMMAND, hci.HCI_LE_PERIODIC_ADVERTISING_CREATE_SYNC_COMMAND,
+    hci.HCI_LE_PERIODIC_ADVERTISING_CREATE_SYNC_CANCEL_COMMAND, hci.HCI_LE_PERIODIC_ADVERTISING_TERMINATE_SYNC_COMMAND,
+}
+
+# Zephyr's vendor HCI commands (include/zephyr/bluetooth/hci_vs.h): OGF 0x3F.
+ZEPHYR_READ_VERSION_INFORMATION = 0xFC01
+ZEPHYR_READ_SUPPORTED_COMMANDS = 0xFC02
+ZEPHYR_READ_STATIC_ADDRESSES = 0xFC09
+
+
 class RigController(Controller):
     '''A Bumble virtual controller with the rig's fixes (see the top of this file).'''
 
-    def __init__(self, name: str, link: LocalLink, public_address: str | None = None, extended: bool = True):
+    def __init__(self, name: str, link: LocalLink, public_address: str | None = None, extended: bool = True,
+                 served: bool = False, variants: list[str] | tuple[str, ...] = ()):
         super().__init__(name, link=link, public_address=public_address)
         self.le_legacy_advertiser = RigLegacyAdvertiser(self)
         self.rig_scan_extended = False
         self.rig_extended_scan_active = True
         self.retired = False
+        # Commands answered Unknown HCI Command whatever Bumble would do (the variants).
+        self.rig_unknown_opcodes: set[int] = set()
+        self.rig_zephyr = False
+        self.rig_list_limit: int | None = None
+        self.rig_list_entries: dict[str, set[bytes]] = {'accept': set(), 'resolving': set()}
+        # Controller A: the command family its host chose ('legacy' or 'extended'), once it chose.
+        self.rig_refuses_family_mix = served
+        self.rig_family: str | None = None
         if not extended:
             # Legacy scanning must get legacy reports (Core 6.0, Vol 4, Part E, 3.1.1).
             self.le_features = self.le_features & ~(
                 hci.LeFeatureMask.LE_EXTENDED_ADVERTISING | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING
             )
-        elif public_address is not None:
+        elif served:
             # Controller A with --extended-controller. Stock Bumble handles the extended
-            # advertising and scanning commands but leaves them out of Read Local Supported
-            # Commands, so a host that checks the bitmap (Core 6.0, Vol 4, Part E, 7.4.2) would
-            # not use them: list them. Not LE Extended Create Connection, which no test here
-            # has checked against stock Bumble.
+            # advertising, scanning and connecting commands but leaves them out of Read Local
+            # Supported Commands, so a host that checks the bitmap (Core 6.0, Vol 4, Part E,
+            # 7.4.2) would not use them: list them. A host that uses the extended commands must
+            # also connect with them (Vol 4, Part E, 3.1.1), so LE Extended Create Connection too.
             self.supported_commands = set(self.supported_commands) | {
                 hci.HCI_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS_COMMAND,
                 hci.HCI_LE_SET_EXTENDED_ADVERTISING_PARAMETERS_COMMAND,
@@ -241,7 +321,144 @@ class RigController(Controller):
                 hci.HCI_LE_CLEAR_ADVERTISING_SETS_COMMAND,
                 hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND,
                 hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
+                hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
             }
+        for variant in variants:
+            self.rig_apply_variant(variant)
+
+    # Controller variants -------------------------------------------------------
+    def rig_apply_variant(self, variant: str) -> None:
+        if variant in ('no-public-address', 'zephyr-static-address'):
+            # As stock Bumble given no address: Read BD_ADDR answers 00:00:00:00:00:00 (and
+            # Bumble tags that "public" address as a random one on the link).
+            self.public_address = hci.Address('00:00:00:00:00:00')
+            self.rig_zephyr = variant == 'zephyr-static-address'
+        elif variant == 'shared-buffers':
+            # Core 6.0, Vol 4, Part E, 7.8.2: zero LE buffers mean LE shares the ACL buffers.
+            self.le_acl_data_packet_length = 0
+            self.total_num_le_acl_data_packets = 0
+            self.acl_data_packet_length = SHARED_ACL_DATA_LENGTH
+            self.total_num_acl_data_packets = SHARED_ACL_BUFFERS
+        elif variant == 'no-buffer-size-v2':
+            self.rig_forget_commands({hci.HCI_LE_READ_BUFFER_SIZE_V2_COMMAND})
+        elif variant == 'bluetooth-4.2':
+            self.hci_version = hci.HCI_VERSION_BLUETOOTH_CORE_4_2
+            self.lmp_version = hci.HCI_VERSION_BLUETOOTH_CORE_4_2
+            self.le_features = self.le_features & ~(
+                hci.LeFeatureMask.LE_2M_PHY | hci.LeFeatureMask.LE_CODED_PHY
+                | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING
+                | hci.LeFeatureMask.CHANNEL_SELECTION_ALGORITHM_2
+                | hci.LeFeatureMask.MINIMUM_NUMBER_OF_USED_CHANNELS_PROCEDURE
+            )
+            self.rig_forget_commands(BLUETOOTH_5_COMMANDS)
+        elif variant == 'tiny-lists':
+            self.filter_accept_list_size = 1
+            self.resolving_list_size = 1
+            self.rig_list_limit = 1
+        elif variant == 'unknown-optional-commands':
+            # Listed in the bitmap, refused when sent: the host must cope with the answer.
+            self.rig_unknown_opcodes |= {
+                hci.HCI_LE_SET_DATA_LENGTH_COMMAND, hci.HCI_LE_READ_PHY_COMMAND, hci.HCI_LE_SET_DEFAULT_PHY_COMMAND,
+            }
+        else:
+            raise ValueError(f'unknown controller variant {variant!r}; known: {sorted(CONTROLLER_VARIANTS)}')
+
+    def rig_forget_commands(self, opcodes: set[int]) -> None:
+        '''Leaves these commands out of the bitmap and answers them Unknown HCI Command.'''
+        self.supported_commands = set(self.supported_commands) - opcodes
+        self.rig_unknown_opcodes |= opcodes
+
+    def on_packet(self, packet: bytes) -> None:
+        # A vendor-specific command (OGF 0x3F) means something else to each vendor, and Bumble
+        # parses some of their opcodes as Intel's (its drivers register them), failing on
+        # Zephyr's: they are answered here, from the raw bytes.
+        if len(packet) >= 4 and packet[0] == hci.HCI_COMMAND_PACKET and int.from_bytes(packet[1:3], 'little') >> 10 == 0x3F:
+            op_code = int.from_bytes(packet[1:3], 'little')
+            answer = self.rig_vendor_answer(op_code)
+            if answer is None:
+                logger.info('controller %s: Unknown HCI Command 0x%04X (vendor-specific)', self.name, op_code)
+                answer = bytes([hci.HCI_ErrorCode.UNKNOWN_HCI_COMMAND_ERROR])
+            self.send_hci_packet(hci.HCI_Command_Complete_Event(
+                num_hci_command_packets=1, command_opcode=op_code,
+                return_parameters=hci.HCI_GenericReturnParameters(data=answer)))
+            return
+        super().on_packet(packet)
+
+    def on_hci_command_packet(self, command: hci.HCI_Command) -> None:
+        op_code = command.op_code
+        family = 'legacy' if op_code in LEGACY_FAMILY else 'extended' if op_code in EXTENDED_FAMILY else None
+        if self.rig_refuses_family_mix and family is not None and op_code not in self.rig_unknown_opcodes:
+            if self.rig_family is not None and family != self.rig_family:
+                logger.warning('controller %s: %s refused: the host used the %s commands since the reset',
+                               self.name, hci.HCI_Command.command_name(op_code), self.rig_family)
+                status = hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR
+                if isinstance(command, hci.HCI_AsyncCommand):
+                    self._send_hci_command_status(status, op_code)
+                else:
+                    self.send_hci_packet(hci.HCI_Command_Complete_Event(
+                        num_hci_command_packets=1, command_opcode=op_code, return_parameters=hci.HCI_StatusReturnParameters(status)))
+                return
+            self.rig_family = family
+        # Stock Bumble answers a command it has no class for with nothing at all; a controller
+        # answers Unknown HCI Command (Core 6.0, Vol 4, Part E, 4.5), as it does the variants'.
+        if op_code in self.rig_unknown_opcodes or type(command) is hci.HCI_Command:
+            logger.info('controller %s: Unknown HCI Command %s', self.name, hci.HCI_Command.command_name(op_code))
+            if isinstance(command, hci.HCI_AsyncCommand):
+                self._send_hci_command_status(hci.HCI_ErrorCode.UNKNOWN_HCI_COMMAND_ERROR, op_code)
+            else:
+                self.send_hci_packet(hci.HCI_Command_Complete_Event(
+                    num_hci_command_packets=1, command_opcode=op_code,
+                    return_parameters=hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.UNKNOWN_HCI_COMMAND_ERROR)))
+            return
+        super().on_hci_command_packet(command)
+
+    def rig_vendor_answer(self, op_code: int) -> bytes | None:
+        '''Zephyr's vendor commands (include/zephyr/bluetooth/hci_vs.h), for the
+        zephyr-static-address variant: return parameters, Status first.'''
+        if not self.rig_zephyr:
+            return None
+        if op_code == ZEPHYR_READ_VERSION_INFORMATION:
+            # hw_platform 0x0002 (Nordic), hw_variant 0x0002 (nRF52x), fw_variant 0x01
+            # (standard controller), fw_version, fw_revision, fw_build.
+            return struct.pack('<BHHBBHI', 0, 0x0002, 0x0002, 0x01, 3, 0, 0)
+        if op_code == ZEPHYR_READ_SUPPORTED_COMMANDS:
+            # Bits 0 (version), 1 (supported commands) and 8 (read static addresses).
+            return bytes([0, 0b11, 0b1]) + bytes(62)
+        if op_code == ZEPHYR_READ_STATIC_ADDRESSES:
+            address = bytes(hci.Address(ZEPHYR_STATIC_ADDRESS))
+            return bytes([0, 1]) + address + bytes([0x11] * 16)
+        return None
+
+    def rig_list_change(self, which: str, entry: bytes | None, add: bool) -> hci.HCI_StatusReturnParameters:
+        entries = self.rig_list_entries[which]
+        if entry is None:
+            entries.clear()
+        elif add:
+            if self.rig_list_limit is not None and entry not in entries and len(entries) >= self.rig_list_limit:
+                # Core 6.0, Vol 4, Part E, 7.8.16 and 7.8.38: a full list refuses the entry.
+                return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.MEMORY_CAPACITY_EXCEEDED_ERROR)
+            entries.add(entry)
+        else:
+            entries.discard(entry)
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
+
+    def on_hci_le_add_device_to_filter_accept_list_command(self, command):
+        return self.rig_list_change('accept', bytes([int(command.address_type)]) + bytes(command.address), True)
+
+    def on_hci_le_remove_device_from_filter_accept_list_command(self, command):
+        return self.rig_list_change('accept', bytes([int(command.address_type)]) + bytes(command.address), False)
+
+    def on_hci_le_clear_filter_accept_list_command(self, _command):
+        return self.rig_list_change('accept', None, False)
+
+    def on_hci_le_add_device_to_resolving_list_command(self, command):
+        return self.rig_list_change('resolving', bytes([int(command.peer_identity_address_type)]) + bytes(command.peer_identity_address), True)
+
+    def on_hci_le_remove_device_from_resolving_list_command(self, command):
+        return self.rig_list_change('resolving', bytes([int(command.peer_identity_address_type)]) + bytes(command.peer_identity_address), False)
+
+    def on_hci_le_clear_resolving_list_command(self, _command):
+        return self.rig_list_change('resolving', None, False)
 
     # Which kind of report the host asked for.
     def on_hci_le_set_scan_enable_command(self, command):
@@ -522,12 +739,14 @@ class HostPort:
     '''The TCP server of controller A. One host at a time: a new connection replaces the
     previous one, and each connection starts with a fresh controller.'''
 
-    def __init__(self, link: LocalLink, public_address: str, extended: bool = False):
+    def __init__(self, link: LocalLink, public_address: str, extended: bool = False, variants: list[str] | None = None):
         self.link = link
         self.public_address = public_address
         # --extended-controller: controller A claims LE Extended Advertising, so that the
         # host uses advertising sets and extended scanning.
         self.extended = extended
+        # --controller-variant: what kind of real controller A stands for.
+        self.variants = list(variants or [])
         self.controller = self.new_controller()
         self.session: HostSession | None = None
         self.sink: ControllerToHost | None = None
@@ -535,7 +754,8 @@ class HostPort:
         self.port = 0
 
     def new_controller(self) -> RigController:
-        return RigController('A', link=self.link, public_address=self.public_address, extended=self.extended)
+        return RigController('A', link=self.link, public_address=self.public_address, extended=self.extended, served=True,
+                             variants=self.variants)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -1477,7 +1697,14 @@ async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], An
         loop.add_signal_handler(signum, rig.stop_event.set)
 
     link = RigLink()
-    port = HostPort(link, HOST_PUBLIC_ADDRESS, extended=bool(getattr(args, 'extended_controller', False)))
+    variants = list(getattr(args, 'controller_variant', None) or [])
+    unknown = sorted(set(variants) - set(CONTROLLER_VARIANTS))
+    if unknown:
+        raise SystemExit(f'unknown --controller-variant {", ".join(unknown)}; known: {", ".join(sorted(CONTROLLER_VARIANTS))}')
+    port = HostPort(link, HOST_PUBLIC_ADDRESS, extended=bool(getattr(args, 'extended_controller', False)), variants=variants)
+    public_address = HOST_PUBLIC_ADDRESS
+    if {'no-public-address', 'zephyr-static-address'} & set(variants):
+        public_address = '00:00:00:00:00:00'
     role = make_role(rig, link)
     try:
         await role.start()
@@ -1486,7 +1713,9 @@ async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], An
             'ready',
             port=port.port,
             role=role_name,
-            host_public_address=HOST_PUBLIC_ADDRESS,
+            host_public_address=public_address,
+            controller_variants=variants,
+            **({'host_static_address': ZEPHYR_STATIC_ADDRESS} if 'zephyr-static-address' in variants else {}),
             **role.ready_fields(),
         )
         logger.info('ready on 127.0.0.1:%d', port.port)
@@ -1503,6 +1732,12 @@ async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], An
     return 0
 
 
+def add_controller_variant_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--controller-variant', action='append', default=[], choices=sorted(CONTROLLER_VARIANTS),
+                        metavar='NAME', help='controller A stands for a class of real controllers (repeatable): '
+                        + '; '.join(f'{name}: {what}' for name, what in sorted(CONTROLLER_VARIANTS.items())))
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description="Bumble peer for Bluejay's interop tests")
     parser.add_argument('--role', choices=['peripheral', 'central'], default='peripheral')
@@ -1514,6 +1749,7 @@ async def main() -> int:
     parser.add_argument('--no-scan', action='store_true', help='central role: do not scan at start')
     parser.add_argument('--extended-controller', action='store_true',
                         help='controller A claims LE Extended Advertising (advertising sets, extended scanning)')
+    add_controller_variant_argument(parser)
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
