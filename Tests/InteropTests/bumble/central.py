@@ -49,8 +49,6 @@ import peer as rig  # noqa: E402  (the link, the controllers and the control pro
 from bumble import att, hci  # noqa: E402
 from bumble.core import UUID, AdvertisingData  # noqa: E402
 from bumble.device import Device, Peer  # noqa: E402
-from bumble.host import Host  # noqa: E402
-from bumble.transport.common import AsyncPipeSink  # noqa: E402
 
 logger = logging.getLogger('central')
 
@@ -122,12 +120,9 @@ class Central:
     def __init__(self, owner: rig.Rig, link: rig.RigLink):
         self.owner = owner
         self.address = hci.Address(rig.CENTRAL_ADDRESS, hci.Address.RANDOM_DEVICE_ADDRESS)
-        self.controller = rig.RigController('B1', link=link)
-        self.device = Device(
-            name='Bumble Central',
-            address=self.address,
-            host=Host(self.controller, AsyncPipeSink(self.controller)),
-        )
+        # The controller is None on Rootcanal (--controller rootcanal).
+        self.controller, host = link.attach_device('B1')
+        self.device = Device(name='Bumble Central', address=self.address, host=host)
         self.connection = None
         self.peer: Peer | None = None
         self.seen: set[tuple] = set()
@@ -341,7 +336,9 @@ async def main() -> int:
                         help='controller A claims LE Extended Advertising (advertising sets, extended scanning)')
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
+    rig.add_controller_arguments(parser)
     args = parser.parse_args()
+    rig.check_controller_arguments(parser, args)
 
     def make_role(owner: rig.Rig, link: rig.RigLink) -> Central:
         central = Central(owner, link)
