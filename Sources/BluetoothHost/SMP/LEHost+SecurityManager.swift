@@ -226,6 +226,9 @@ extension LEHost {
     private func pairingSucceeded(_ outcome: PairingOutcome, on connection: Connection) {
         let handle = connection.handle
         stopSecurityTimer(handle)
+        if let dropped = outcome.droppedIdentityAddress {
+            logger.warning("\(connection.peer) distributed the identity address \(dropped), which is not its own: identity and IRK ignored, the bond stays under \(connection.peer)")
+        }
         pairingBackoff[connection.peer.address] = nil
         let security = outcome.security
         connection.gatt.bearer.setSecurity(security)
