@@ -28,6 +28,8 @@
 #   unsubscribe {handle}
 #   confirmation_delay {ms}                  confirm indications only after this delay
 #   disconnect {reason}
+#   advertise {data, interval_ms}            the central advertises too (legacy PDUs, not connectable nor scannable)
+#   stop_advertising
 #   quit
 # With `--plugin bluejay_hostile`, also `hostile` (raw requests, floods, recordings: README.md).
 
@@ -48,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer as rig  # noqa: E402  (the link, the controllers and the control protocol)
 from bumble import att, hci  # noqa: E402
 from bumble.core import UUID, AdvertisingData  # noqa: E402
-from bumble.device import Device, Peer  # noqa: E402
+from bumble.device import AdvertisingType, Device, Peer  # noqa: E402
 
 logger = logging.getLogger('central')
 
@@ -143,6 +145,8 @@ class Central:
             'unsubscribe': self.cmd_unsubscribe,
             'confirmation_delay': self.cmd_confirmation_delay,
             'disconnect': self.cmd_disconnect,
+            'advertise': self.cmd_advertise,
+            'stop_advertising': self.cmd_stop_advertising,
         }
 
     async def start(self) -> None:
@@ -177,6 +181,21 @@ class Central:
     async def cmd_stop_scan(self, command):
         if self.device.scanning:
             await self.device.stop_scanning()
+        return {}
+
+    # Advertising (for a host that scans while it advertises) -------------------------
+    async def cmd_advertise(self, command):
+        interval = float(command.get('interval_ms', 50))
+        await self.device.start_advertising(
+            advertising_type=AdvertisingType.UNDIRECTED,
+            advertising_data=rig.hex_bytes(rig.require(command, 'data')),
+            advertising_interval_min=interval,
+            advertising_interval_max=interval,
+        )
+        return {}
+
+    async def cmd_stop_advertising(self, command):
+        await self.device.stop_advertising()
         return {}
 
     # Connection ----------------------------------------------------------------------
