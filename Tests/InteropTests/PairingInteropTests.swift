@@ -177,9 +177,14 @@ extension InteropSuites {
             }
         }
 
-        @Test("A peer that lost the bond: PIN or Key Missing, then pairing again when allowed")
-        func lostBond() async throws {
-            try await withBumbleRig(arguments: Self.plugin) { rig in
+        /// On Rootcanal 1.10.0 the refusal comes as Authentication Failure (0x05): its bug. When
+        /// the peripheral's host has no key (LE Long Term Key Request Negative Reply, which its
+        /// log shows Bumble sending), the link layer rejects with PIN or Key Missing and that is
+        /// the status the central's host gets (Core 6.0, Vol 6, Part B, 5.1.3.1). Our host pairs
+        /// again only on the status that says the key is missing, so there it stops at the error.
+        @Test("A peer that lost the bond: PIN or Key Missing, then pairing again when allowed", arguments: InteropController.allCases)
+        func lostBond(on controller: InteropController) async throws {
+            try await withBumbleRig(arguments: Self.plugin, controller: controller) { rig in
                 try await withHost(on: rig) { host in
                     let first = try await host.connect(to: try rig.peer)
                     _ = try await host.pair(first)
@@ -187,11 +192,17 @@ extension InteropSuites {
                     _ = try await rig.request("forget_keys")
 
                     let second = try await host.connect(to: try rig.peer)
+                    let refusal: HCIStatus = controller == .rootcanal ? .authenticationFailure : .pinOrKeyMissing
                     await #expect {
                         try await host.secure(second, allowPairing: false)
                     } throws: { error in
                         guard case let HostError.encryptionFailed(status) = error else { return false }
-                        return status == .pinOrKeyMissing
+                        return status == refusal
+                    }
+                    guard controller == .bumble else {
+                        #expect(second.isConnected && !second.security.isEncrypted)
+                        try await second.disconnect()
+                        return
                     }
                     #expect("\(HostError.encryptionFailed(.pinOrKeyMissing))".contains("remove the bond"))
                     let repaired = try await host.secure(second, allowPairing: true)
