@@ -11,7 +11,7 @@ extension InteropSuites {
     /// 229 octets in several reports as a controller does; `bluejay_extadv.py` makes a Bumble
     /// peripheral advertise with an advertising set. See bumble/README.md for what Bumble's
     /// host cannot do (more than 251 octets, reassembly). Both also run on Rootcanal, whose
-    /// controllers have extended advertising and send long data in AUX_CHAIN_IND fragments.
+    /// controllers have extended advertising and report long data in several reports too.
     @Suite("Extended advertising interop with Bumble", .sharedRootcanal)
     struct ExtendedAdvertisingInteropTests {
         /// `length` octets: flags, then manufacturer data (company 0xFFFF) with a counting payload.
