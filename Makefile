@@ -19,7 +19,7 @@ soak:
 	swift build --product bluejay-soak
 	"$$(swift build --show-bin-path)/bluejay-soak"
 
-# Only the Python venv with the pinned Bumble of the interop tests (.venv).
+# Only the Python venv with the pinned Bumble and Rootcanal of the interop tests (.venv).
 venv:
 	bash scripts/test.sh --venv-only
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's one test command, run by `make test` and by CI (.ci/run):
-#  1. makes .venv (Python with the pinned Bumble of Tests/InteropTests/bumble/requirements.txt)
+#  1. makes .venv (Python with the pinned Bumble and Rootcanal of Tests/InteropTests/bumble/requirements.txt)
 #     when it is missing, broken, or older than requirements.txt;
 #  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
 #  3. installs tshark (Debian's package) when missing, for the capture test, then runs every

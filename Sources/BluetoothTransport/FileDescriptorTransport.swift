@@ -38,6 +38,8 @@ public final class FileDescriptorTransport: HCITransport {
     public let writeStallLimit: Duration
     private let descriptor: Int32
     private let isSocket: Bool
+    /// A TCP socket acknowledges every read at once (see ``readBatch(into:deframer:)``).
+    private let isTCP: Bool
     /// The self-pipe: one byte is written when the transport stops and never read back, so
     /// it stays readable and wakes the reader and any writer waiting for buffer space.
     private let stopPipe: (read: Int32, write: Int32)
@@ -80,6 +82,7 @@ public final class FileDescriptorTransport: HCITransport {
         self.writeStallLimit = writeStallLimit
         self.descriptor = fileDescriptor
         self.isSocket = SystemCalls.isSocket(fileDescriptor)
+        self.isTCP = isSocket && SystemCalls.isTCPSocket(fileDescriptor)
         do throws(SystemCallError) {
             try SystemCalls.setNonBlocking(fileDescriptor)
             stopPipe = try SystemCalls.makePipe()
@@ -208,6 +211,11 @@ public final class FileDescriptorTransport: HCITransport {
     /// Reads what has arrived: one read of a stream, or every queued datagram (up to
     /// ``datagramsPerBatch``, as long as the buffer has room for the largest packet). Returns
     /// the packets and, if the transport ended, why (after the packets before it).
+    ///
+    /// On TCP each read is acknowledged at once. A controller that leaves Nagle's algorithm on
+    /// and writes a packet in two pieces (Rootcanal, the Android emulator's controller) holds
+    /// the second piece until the first is acknowledged, and Linux delays that ACK by 40 ms or
+    /// more: every HCI event would wait that long.
     private func readBatch(into buffer: inout [UInt8], deframer: inout H4Deframer) -> (packets: [H4Packet], end: TransportError?) {
         var packets: [H4Packet] = []
         var offset = 0
@@ -229,6 +237,7 @@ public final class FileDescriptorTransport: HCITransport {
                 if code == EAGAIN || code == EWOULDBLOCK { return (packets, nil) }
                 return (packets, .connectionLost(name, reason: SystemError.message(code)))
             }
+            if isTCP { SystemCalls.acknowledgeAtOnce(descriptor) }
             let (decoded, framingError) = decode(buffer[offset..<(offset + count)], with: &deframer)
             packets += decoded
             if let framingError { return (packets, .framing(name, framingError)) }

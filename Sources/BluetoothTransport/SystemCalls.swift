@@ -30,6 +30,21 @@ enum SystemCalls {
         return status.st_mode & S_IFMT == S_IFSOCK
     }
 
+    /// Whether `descriptor` is a TCP socket (SO_PROTOCOL, socket(7)).
+    static func isTCPSocket(_ descriptor: Int32) -> Bool {
+        var proto: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_PROTOCOL, &proto, &length) == 0 else { return false }
+        return proto == Int32(IPPROTO_TCP)
+    }
+
+    /// Makes a TCP socket acknowledge what it has received at once (TCP_QUICKACK, tcp(7)).
+    /// Linux leaves quick-ACK mode as it goes, so this holds only until the next reads.
+    static func acknowledgeAtOnce(_ descriptor: Int32) {
+        var enabled: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_QUICKACK, &enabled, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// A connected pair of non-blocking, close-on-exec descriptors used as a self-pipe.
     /// (A socket pair, because Glibc's module does not export pipe2(2) and pipe(2) followed by
     /// fcntl(2) would leave a window in which a concurrent exec inherits the descriptors.)

@@ -112,6 +112,25 @@ struct StaticIdentityTests {
         await other.shutdown()
     }
 
+    /// A kept address that cannot be read now (out of file descriptors) is neither set aside
+    /// nor replaced: every bond was made under it. The host uses a new address for that run only.
+    @Test func aKeptAddressThatCannotBeReadNowIsKept() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-static-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let kept = try #require(BluetoothAddress("C4:5A:7E:11:22:33"))
+        try await FileStaticAddressStore(directory: directory, logger: .init(label: "test")).save(kept, forAdapter: "hci0")
+        let before = try Data(contentsOf: URL(fileURLWithPath: directory).appendingPathComponent(FileStaticAddressStore.fileName))
+        let failing = FileStaticAddressStore(directory: directory, logger: .init(label: "test"), open: { _, _ in
+            errno = EMFILE
+            return -1
+        })
+        await #expect(throws: BondStoreError.self) { try await failing.address(forAdapter: "hci0") }
+        await #expect(throws: BondStoreError.self) { try await failing.save(try #require(BluetoothAddress("C4:00:00:00:00:01")), forAdapter: "hci1") }
+        let after = try Data(contentsOf: URL(fileURLWithPath: directory).appendingPathComponent(FileStaticAddressStore.fileName))
+        #expect(after == before, "the file is as it was")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [FileStaticAddressStore.fileName], "nothing set aside")
+    }
+
     @Test func aFileThatIsNotStaticAddressesIsSetAsideAndANewAddressMade() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-static-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -121,7 +140,7 @@ struct StaticIdentityTests {
         let path = store.path
         let tampered = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "C4:5A:7E:11:22:33", with: "00:11:22:33:44:55")
         try tampered.write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(await store.address(forAdapter: "hci0") == nil)
+        #expect(try await store.address(forAdapter: "hci0") == nil)
         #expect(!FileManager.default.fileExists(atPath: path))
         let aside = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(FileStaticAddressStore.fileName + ".corrupt-") }
         #expect(aside.count == 1)

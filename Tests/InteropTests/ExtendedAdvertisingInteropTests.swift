@@ -10,8 +10,9 @@ extension InteropSuites {
     /// with `--extended-controller` (it claims LE Extended Advertising) and reports data past
     /// 229 octets in several reports as a controller does; `bluejay_extadv.py` makes a Bumble
     /// peripheral advertise with an advertising set. See bumble/README.md for what Bumble's
-    /// host cannot do (more than 251 octets, reassembly).
-    @Suite("Extended advertising interop with Bumble")
+    /// host cannot do (more than 251 octets, reassembly). Both also run on Rootcanal, whose
+    /// controllers have extended advertising and report long data in several reports too.
+    @Suite("Extended advertising interop with Bumble", .sharedRootcanal)
     struct ExtendedAdvertisingInteropTests {
         /// `length` octets: flags, then manufacturer data (company 0xFFFF) with a counting payload.
         static func data(length: Int) -> [UInt8] {
@@ -21,10 +22,11 @@ extension InteropSuites {
         static let longData = data(length: 200)
 
         /// 245 octets arrive in two reports (229 + 16, the first "incomplete, more to come").
-        @Test("Our host scans a Bumble peripheral's long extended advertisement and sees it whole", arguments: [200, 245])
-        func bumbleAdvertisesOurHostScans(length: Int) async throws {
+        @Test("Our host scans a Bumble peripheral's long extended advertisement and sees it whole",
+              arguments: InteropController.allCases, [200, 245])
+        func bumbleAdvertisesOurHostScans(on controller: InteropController, length: Int) async throws {
             let expected = Self.data(length: length)
-            try await withBumbleRig(arguments: ["--extended-controller", "--plugin", "bluejay_extadv"]) { rig in
+            try await withBumbleRig(arguments: ["--extended-controller", "--plugin", "bluejay_extadv"], controller: controller) { rig in
                 try await rig.request("extended_advertise", ["data": RigHex.encode(expected), "sid": 3])
                 let peer = try rig.peer
                 try await withHost(on: rig) { host in
@@ -45,16 +47,15 @@ extension InteropSuites {
             }
         }
 
-        @Test("A Bumble central scans our 200-octet advertising set")
-        func ourHostAdvertisesBumbleScans() async throws {
-            try await using(try BumbleRig.start(script: .central, arguments: ["--extended-controller"])) { central in
-                try await central.waitForReady()
+        @Test("A Bumble central scans our 200-octet advertising set", arguments: InteropController.allCases)
+        func ourHostAdvertisesBumbleScans(on controller: InteropController) async throws {
+            try await withBumbleRig(script: .central, arguments: ["--extended-controller"], controller: controller) { central in
                 try await withHost(on: central) { host in
                     #expect(await host.supportsExtendedAdvertising)
                     let data = AdvertisingData.decodeLeniently(Self.longData)
                     let set = try await host.startAdvertisingSet(data)
                     #expect(!set.isLegacyFallback)
-                    let address = central.hostPublicAddress
+                    let address = try await host.publicAddressText
                     try await central.request("scan", ["active": false])
                     let advertisement = try await central.waitForEvent(named: "advertisement", matching: {
                         $0.string("address") == address && $0.bytes("data")?.count == 200

@@ -8,8 +8,9 @@ import Testing
 extension InteropSuites {
     /// LE credit-based channels against Bumble's own (bumble/l2cap.py), through the rig plugin
     /// bumble/bluejay_l2cap.py: a channel each way, 100 kB both directions byte-exact, with
-    /// credits run out and given back on both sides. Throughput figures are printed, not asserted.
-    @Suite("L2CAP credit-based channels against Bumble")
+    /// credits run out and given back on both sides, on Bumble's controller and on Rootcanal.
+    /// Throughput figures are printed, not asserted.
+    @Suite("L2CAP credit-based channels against Bumble", .sharedRootcanal)
     struct L2CAPChannelInteropTests {
         static let plugin = ["--plugin", "bluejay_l2cap"]
         static let size = 100_000
@@ -19,9 +20,9 @@ extension InteropSuites {
             (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) }
         }
 
-        @Test("We open a channel to Bumble's echo server: 100 kB each way, credits exhausted and refilled")
-        func weOpenToBumble() async throws {
-            try await withBumbleRig(arguments: Self.plugin) { rig in
+        @Test("We open a channel to Bumble's echo server: 100 kB each way, credits exhausted and refilled", arguments: InteropController.allCases)
+        func weOpenToBumble(on controller: InteropController) async throws {
+            try await withBumbleRig(arguments: Self.plugin, controller: controller) { rig in
                 // Bumble gives 4 credits of 64 bytes: each 512-byte SDU needs 9 K-frames, so our
                 // sender waits for Bumble's credits over and over.
                 _ = try await rig.request("l2cap_server", ["psm": 0x81, "mode": "echo", "mtu": 512, "mps": 64, "max_credits": 4])
@@ -49,7 +50,7 @@ extension InteropSuites {
                     #expect(stats.bool("matches") == true, "\(stats)")
                     let statistics = channel.statistics
                     #expect(statistics.creditStalls > 0 && statistics.framesSent > 4 * 100, "\(statistics)")
-                    print("L2CAP throughput, our central → Bumble echo → us (MTU 512, MPS 64, credits 4/20): \(figures)")
+                    print("L2CAP throughput \(controller.testDescription), our central → Bumble echo → us (MTU 512, MPS 64, credits 4/20): \(figures)")
                     channel.close()
                     _ = try await rig.waitForEvent(named: "l2cap_closed")
                     #expect(channel.closure == .closedLocally)
@@ -58,10 +59,10 @@ extension InteropSuites {
             }
         }
 
-        @Test("Bumble opens a channel to our server: 100 kB each way through our echo, small credits both sides")
-        func bumbleOpensToUs() async throws {
-            try await using(try BumbleRig.start(script: .central, arguments: Self.plugin)) { central in
-                try await central.waitForReady()
+        @Test("Bumble opens a channel to our server: 100 kB each way through our echo, small credits both sides",
+              arguments: InteropController.allCases)
+        func bumbleOpensToUs(on controller: InteropController) async throws {
+            try await withBumbleRig(script: .central, arguments: Self.plugin, controller: controller) { central in
                 let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification))
                 do {
                     try await manager.powerOn()
@@ -71,7 +72,8 @@ extension InteropSuites {
                     }
                     #expect((0x80...0xFF).contains(psm))
                     try await manager.startAdvertising(name: "Bluejay L2CAP")
-                    _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public", "discover": false])
+                    let address = try await manager.host.publicAddressText
+                    _ = try await central.request("connect", ["address": address, "address_type": "public", "discover": false])
                     let answer = try await central.request("l2cap_connect", ["psm": Int(psm), "mtu": 300, "mps": 64, "max_credits": 2, "mode": "sink"])
                     #expect(answer.bool("opened") == true && answer.int("peer_mtu") == 256 && answer.int("peer_mps") == 100, "\(answer)")
                     var channels = opened.makeAsyncIterator()
@@ -93,7 +95,7 @@ extension InteropSuites {
                     #expect(statistics.bytesReceived == Self.size && statistics.bytesSent == Self.size, "\(statistics)")
                     // Bumble gave 2 credits of 64 bytes: our echo waited for them again and again.
                     #expect(statistics.creditStalls > 0, "\(statistics)")
-                    print("L2CAP throughput, Bumble central → our peripheral echo → Bumble (MTU 256/300, credits 3/2): \(figures)")
+                    print("L2CAP throughput \(controller.testDescription), Bumble central → our peripheral echo → Bumble (MTU 256/300, credits 3/2): \(figures)")
                     _ = try await central.request("l2cap_close")
                     _ = await echo.result
                     #expect(channel.closure == .closedByPeer)

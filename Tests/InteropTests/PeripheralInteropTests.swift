@@ -10,8 +10,8 @@ import Testing
 extension InteropSuites {
     /// Bluejay's peripheral role against Bumble: `bumble/central.py` runs a Bumble central and
     /// scanner on the rig's link (it reuses peer.py's controllers), and Bluejay's host advertises
-    /// and serves GATT on controller A.
-    @Suite("Peripheral interop with a Bumble central")
+    /// and serves GATT on controller A. The GATT exchange also runs on Rootcanal.
+    @Suite("Peripheral interop with a Bumble central", .sharedRootcanal)
     struct PeripheralInteropTests {
         static let service = BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
         static let counter = BluetoothUUID("6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
@@ -83,9 +83,9 @@ extension InteropSuites {
 
         // MARK: GATT
 
-        @Test("A Bumble central discovers, reads, writes, subscribes and reads the device name")
-        func gattExchange() async throws {
-            try await withPeripheral { central, manager in
+        @Test("A Bumble central discovers, reads, writes, subscribes and reads the device name", arguments: InteropController.allCases)
+        func gattExchange(on controller: InteropController) async throws {
+            try await withPeripheral(controller: controller) { central, manager in
                 let published = try await manager.add(Self.definition)
                 let heartRate = try await manager.add(PeripheralService(profile: HeartRateProfile.service))
                 let counterCharacteristic = try #require(published.characteristic(Self.counter))
@@ -105,7 +105,8 @@ extension InteropSuites {
                 let readiness = ReadinessCounter(await manager.connectionEvents())
 
                 try await manager.startAdvertising(name: "Bluejay GATT", serviceUUIDs: [Self.service])
-                let connected = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                let address = try await manager.host.publicAddressText
+                let connected = try await central.request("connect", ["address": address, "address_type": "public"])
                 #expect(connected.int("mtu") == 23)
                 let event = await connections.next()
                 guard case .connected? = event else {
@@ -252,11 +253,11 @@ extension InteropSuites {
             ])
         }
 
-        /// Starts the Bumble central, a Bluejay host on the rig's controller A and a manager on it;
-        /// always stops both.
-        private func withPeripheral(_ body: (BumbleRig, PeripheralManager) async throws -> Void) async throws {
-            try await using(try BumbleRig.start(script: .central)) { central in
-                try await central.waitForReady()
+        /// Starts the Bumble central, a Bluejay host on the rig's controller A (or on Rootcanal)
+        /// and a manager on it; always stops both.
+        private func withPeripheral(controller: InteropController = .bumble,
+                                    _ body: (BumbleRig, PeripheralManager) async throws -> Void) async throws {
+            try await withBumbleRig(script: .central, controller: controller) { central in
                 let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification))
                 do {
                     try await manager.powerOn()

@@ -9,8 +9,8 @@ import Testing
 extension InteropSuites {
     /// Our peripheral role's Security Manager against a Bumble central: the central pairs (our
     /// host answers as responder), protected characteristics refuse and then serve, and a
-    /// bonded central re-encrypts with the key our host stored.
-    @Suite("Pairing with our peripheral and a Bumble central")
+    /// bonded central re-encrypts with the key our host stored (that one also on Rootcanal).
+    @Suite("Pairing with our peripheral and a Bumble central", .sharedRootcanal)
     struct PeripheralPairingInteropTests {
         static let service = BluetoothUUID("6E400501-B5A3-F393-E0A9-E50E24DCCA9E")
         static let secret = BluetoothUUID("6E400502-B5A3-F393-E0A9-E50E24DCCA9E")
@@ -26,13 +26,15 @@ extension InteropSuites {
                                      value: Array("guarded".utf8)),
         ])
 
-        @Test("Just Works: refused before pairing, served after; the bond re-encrypts the next connection")
-        func justWorksAndReencryption() async throws {
-            try await withPairingPeripheral(SecurityManagerSettings()) { central, manager in
+        @Test("Just Works: refused before pairing, served after; the bond re-encrypts the next connection",
+              arguments: InteropController.allCases)
+        func justWorksAndReencryption(on controller: InteropController) async throws {
+            try await withPairingPeripheral(SecurityManagerSettings(), controller: controller) { central, manager in
                 let published = try await manager.add(Self.protectedService)
                 let secret = try #require(published.characteristic(Self.secret)).valueHandle
+                let address = try await manager.host.publicAddressText
                 try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
-                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                _ = try await central.request("connect", ["address": address, "address_type": "public"])
                 // No key for this central yet: Insufficient Authentication (Core 6.0, Vol 3, Part C, 10.3.1).
                 #expect(try await central.request("read", ["handle": Int(secret)]).int("att_error") == 0x05)
 
@@ -47,7 +49,7 @@ extension InteropSuites {
                 // LTK request from its bond store, no pairing.
                 _ = try await central.request("disconnect")
                 try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
-                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                _ = try await central.request("connect", ["address": address, "address_type": "public"])
                 // Bonded but not yet encrypted: Insufficient Encryption tells the central to encrypt.
                 #expect(try await central.request("read", ["handle": Int(secret)]).int("att_error") == 0x0F)
                 let encrypted = try await central.request("encrypt")
@@ -291,13 +293,12 @@ extension InteropSuites {
             }
         }
 
-        /// Our PeripheralManager on controller A with these settings, a Bumble central with the
-        /// pairing plugin on the rig.
+        /// Our PeripheralManager on controller A (or on Rootcanal) with these settings, a Bumble
+        /// central with the pairing plugin (and any other) on the rig.
         private func withPairingPeripheral(_ settings: SecurityManagerSettings, agent: (any PairingAgent)? = nil,
-                                           plugins: [String] = ["bluejay_pairing"],
+                                           plugins: [String] = ["bluejay_pairing"], controller: InteropController = .bumble,
                                            _ body: (BumbleRig, PeripheralManager) async throws -> Void) async throws {
-            try await using(try BumbleRig.start(script: .central, arguments: plugins.flatMap { ["--plugin", $0] })) { central in
-                try await central.waitForReady()
+            try await withBumbleRig(script: .central, arguments: plugins.flatMap { ["--plugin", $0] }, controller: controller) { central in
                 var configuration = HostConfiguration()
                 configuration.security = settings
                 let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification), configuration: configuration)

@@ -81,7 +81,7 @@ struct AdaptersCommand: AsyncParsableCommand {
             let advice = AdapterAdvice(adapter: adapter, hasCapability: capability, daemonRunning: daemon)
             // Without a public address Bluejay uses a static random address: the one kept for
             // this adapter, else one it makes when it first opens it.
-            let kept = adapter.address == .zero ? await store.address(forAdapter: adapter.name) : nil
+            let kept = adapter.address == .zero ? try? await store.address(forAdapter: adapter.name) : nil
             var record: [String: JSONValue] = [
                 "index": .int(Int(adapter.index)), "name": .string(adapter.name), "address": .string(adapter.address.description),
                 "bus": .string(adapter.bus), "up": .bool(adapter.isUp), "ready": .bool(advice.isReady),

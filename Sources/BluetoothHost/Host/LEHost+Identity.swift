@@ -57,7 +57,17 @@ extension LEHost {
     private func generatedIdentity() async -> LocalIdentity {
         let adapter = controller.transport.name
         let store = staticAddressStore
-        if let kept = await store.address(forAdapter: adapter), kept.isStaticRandom {
+        let kept: BluetoothAddress?
+        do {
+            kept = try await store.address(forAdapter: adapter)
+        } catch {
+            // The kept address is there but cannot be read now: a new one for this run only,
+            // never saved over it, so the bonds made under the kept one count again later.
+            let address = BluetoothAddress.randomStatic()
+            logger.error("cannot read the static address kept for \(adapter): \(error); using \(address) for this run only, bonds made now will not count after a restart")
+            return LocalIdentity(address: DeviceAddress(address, type: .random), source: .generatedStaticAddress(isNew: true, isKept: false))
+        }
+        if let kept, kept.isStaticRandom {
             return LocalIdentity(address: DeviceAddress(kept, type: .random),
                                  source: .generatedStaticAddress(isNew: false, isKept: store.keepsAddressesAcrossRuns))
         }

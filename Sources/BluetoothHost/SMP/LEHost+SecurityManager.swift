@@ -298,6 +298,9 @@ extension LEHost {
     private func pairingSucceeded(_ outcome: PairingOutcome, checkedBeforeKeys: BondReplacement?, on connection: Connection) {
         let handle = connection.handle
         stopSecurityTimer(handle)
+        if let dropped = outcome.droppedIdentityAddress {
+            logger.warning("\(connection.peer) distributed the identity address \(dropped), which is not its own: identity and IRK ignored, the bond stays under \(connection.peer)")
+        }
         endAgentQuestions(handle)
         guard outcome.isBonding else {
             finishPairing(outcome, bond: nil, saved: nil, on: connection)

@@ -20,9 +20,17 @@ public actor FileStaticAddressStore: StaticAddressStore {
     public nonisolated let directory: String
     private let logger: Logger
 
+    /// How the file is opened (tests make it fail as the system may).
+    private let open: PrivateFile.Opener
+
     public init(directory: String, logger: Logger) {
+        self.init(directory: directory, logger: logger, open: PrivateFile.systemOpen)
+    }
+
+    package init(directory: String, logger: Logger, open: @escaping PrivateFile.Opener) {
         self.directory = directory
         self.logger = logger
+        self.open = open
     }
 
     public nonisolated var keepsAddressesAcrossRuns: Bool { true }
@@ -32,13 +40,13 @@ public actor FileStaticAddressStore: StaticAddressStore {
         URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent(Self.fileName).path
     }
 
-    public func address(forAdapter adapter: String) -> BluetoothAddress? {
-        load()[adapter]
+    public func address(forAdapter adapter: String) throws -> BluetoothAddress? {
+        try load()[adapter]
     }
 
     public func save(_ address: BluetoothAddress, forAdapter adapter: String) throws {
         guard address.isStaticRandom else { throw BondStoreError.writeFailed("\(address) is not a static random address") }
-        var addresses = load()
+        var addresses = try load()
         if addresses[adapter] == nil, addresses.count >= Self.maximumAdapters, let first = addresses.keys.sorted().first {
             addresses[first] = nil
         }
@@ -56,12 +64,15 @@ public actor FileStaticAddressStore: StaticAddressStore {
     }
 
     /// The addresses in the file; none when there is no file, or one that cannot be trusted
-    /// (set aside).
-    private func load() -> [String: BluetoothAddress] {
+    /// (set aside). A file that cannot be read now for a system reason is kept, and
+    /// ``BondStoreError/readFailed(_:)`` thrown: replacing it would change the identity that
+    /// every bond was made under.
+    private func load() throws -> [String: BluetoothAddress] {
         let bytes: [UInt8]
-        switch PrivateFile.contents(of: path, maximumSize: Self.maximumFileSize) {
+        switch PrivateFile.contents(of: path, maximumSize: Self.maximumFileSize, open: open) {
         case .missing: return [:]
         case let .untrusted(reason): return setAside(reason)
+        case let .unreadable(reason): throw BondStoreError.readFailed(reason)
         case let .bytes(read): bytes = read
         }
         let record: StaticAddressRecord

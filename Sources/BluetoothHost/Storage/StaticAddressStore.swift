@@ -8,8 +8,10 @@ import BluetoothCore
 public protocol StaticAddressStore: Sendable {
     /// Whether the addresses outlive this process (a file), so that bonds count after a restart.
     var keepsAddressesAcrossRuns: Bool { get }
-    /// The address kept for this adapter, if any.
-    func address(forAdapter adapter: String) async -> BluetoothAddress?
+    /// The address kept for this adapter, if any. Throws ``BondStoreError/readFailed(_:)``
+    /// when the store holds addresses it cannot read now (out of file descriptors, an I/O
+    /// error): they are kept, and the caller must not replace them.
+    func address(forAdapter adapter: String) async throws -> BluetoothAddress?
     /// Keeps the address of this adapter, replacing any.
     func save(_ address: BluetoothAddress, forAdapter adapter: String) async throws
 }

@@ -32,16 +32,20 @@ struct PairingHarness {
     static let central = DeviceAddress(BluetoothAddress(rawValue: 0xC0_11_22_33_44_55), type: .public)
     static let peripheral = DeviceAddress(BluetoothAddress(rawValue: 0xF0_66_77_88_99_AA), type: .random)
 
+    /// - Parameters:
+    ///   - addresses: each side's address over the air (default: each its identity,
+    ///     ``central`` and ``peripheral``); each side distributes its identity.
     init(initiator initiatorSettings: SecurityManagerSettings, responder responderSettings: SecurityManagerSettings, seed: UInt64 = 1,
          outOfBand: (initiator: (local: LocalOutOfBand?, peer: OutOfBandData?), responder: (local: LocalOutOfBand?, peer: OutOfBandData?))? = nil,
-         bonds: (initiator: Bond?, responder: Bond?) = (nil, nil)) {
-        initiator = PairingProcedure(role: .initiator, settings: initiatorSettings, initiatorAddress: Self.central,
-                                     responderAddress: Self.peripheral, localIdentity: Self.central, localIdentityResolvingKey: 0x1111,
+         bonds: (initiator: Bond?, responder: Bond?) = (nil, nil),
+         addresses: (initiator: DeviceAddress, responder: DeviceAddress) = (Self.central, Self.peripheral)) {
+        initiator = PairingProcedure(role: .initiator, settings: initiatorSettings, initiatorAddress: addresses.initiator,
+                                     responderAddress: addresses.responder, localIdentity: Self.central, localIdentityResolvingKey: 0x1111,
                                      random: PairingRandom(SeededRandomNumberGenerator(seed: seed)),
                                      localOutOfBand: outOfBand?.initiator.local, peerOutOfBand: outOfBand?.initiator.peer,
                                      bonded: bonds.initiator)
-        responder = PairingProcedure(role: .responder, settings: responderSettings, initiatorAddress: Self.central,
-                                     responderAddress: Self.peripheral, localIdentity: Self.peripheral, localIdentityResolvingKey: 0x2222,
+        responder = PairingProcedure(role: .responder, settings: responderSettings, initiatorAddress: addresses.initiator,
+                                     responderAddress: addresses.responder, localIdentity: Self.peripheral, localIdentityResolvingKey: 0x2222,
                                      random: PairingRandom(SeededRandomNumberGenerator(seed: seed &+ 1)),
                                      localOutOfBand: outOfBand?.responder.local, peerOutOfBand: outOfBand?.responder.peer,
                                      bonded: bonds.responder)

@@ -107,6 +107,60 @@ struct PairingProcedureHostileTests {
         #expect(pairing.initiatorOutcome == nil)
     }
 
+    /// An address of someone else, which a lying peer claims as its identity.
+    static let otherIdentity = DeviceAddress(BluetoothAddress(rawValue: 0xDA_4C_10_DE_17_00), type: .public)
+
+    /// A peer that pairs from an identity address (public or static random) is that device; an
+    /// identity address information naming another is a lie or a bug (the Microsoft Surface
+    /// Precision Mouse's; Bumble's on a controller with a public address). Its identity and IRK
+    /// are dropped, as Linux does (net/bluetooth/smp.c), so the bond stays under the address it
+    /// paired from and cannot take over another device's bond.
+    @Test("A peer paired from an identity address that distributes another: identity and IRK dropped, pairing completes",
+          arguments: [true, false])
+    func identityOtherThanPairingAddress(peerIsResponder: Bool) throws {
+        var pairing = PairingHarness(initiator: Self.settings, responder: Self.settings)
+        pairing.tamper = { fromInitiator, pdu in
+            if fromInitiator != peerIsResponder, case .identityAddressInformation = pdu {
+                return .identityAddressInformation(Self.otherIdentity)
+            }
+            return pdu
+        }
+        pairing.run()
+        let ours = try #require(peerIsResponder ? pairing.initiatorOutcome : pairing.responderOutcome)
+        #expect(ours.peerKeys.identityAddress == nil && ours.peerKeys.identityResolvingKey == nil, "\(ours.peerKeys)")
+        #expect(ours.peerKeys.longTermKey != nil)
+        #expect(ours.isBonding)
+        let theirs = try #require(peerIsResponder ? pairing.responderOutcome : pairing.initiatorOutcome)
+        #expect(theirs.peerKeys.identityAddress != nil, "our own identity still goes to the peer")
+    }
+
+    @Test("A peer paired from a resolvable private address keeps the identity and IRK it distributes")
+    func identityBehindPrivateAddress() throws {
+        let privateAddress = DeviceAddress(BluetoothAddress(rawValue: 0x4A_11_22_33_44_55), type: .random)
+        var pairing = PairingHarness(initiator: Self.settings, responder: Self.settings, addresses: (PairingHarness.central, privateAddress))
+        pairing.run()
+        let ours = try #require(pairing.initiatorOutcome)
+        #expect(ours.peerKeys.identityAddress == PairingHarness.peripheral)
+        #expect(ours.peerKeys.identityResolvingKey == 0x2222)
+    }
+
+    @Test("An identity address that is neither public nor static random is dropped with its IRK", arguments: [
+        DeviceAddress(BluetoothAddress(rawValue: 0x4A_11_22_33_44_55), type: .random), // resolvable private
+        DeviceAddress(BluetoothAddress(rawValue: 0x0A_11_22_33_44_55), type: .random), // non-resolvable private
+        DeviceAddress(.zero, type: .public),
+    ])
+    func notAnIdentityAddress(_ claimed: DeviceAddress) throws {
+        let privateAddress = DeviceAddress(BluetoothAddress(rawValue: 0x4A_11_22_33_44_55), type: .random)
+        var pairing = PairingHarness(initiator: Self.settings, responder: Self.settings, addresses: (PairingHarness.central, privateAddress))
+        pairing.tamper = { fromInitiator, pdu in
+            if !fromInitiator, case .identityAddressInformation = pdu { return .identityAddressInformation(claimed) }
+            return pdu
+        }
+        pairing.run()
+        let ours = try #require(pairing.initiatorOutcome)
+        #expect(ours.peerKeys.identityAddress == nil && ours.peerKeys.identityResolvingKey == nil, "\(ours.peerKeys)")
+    }
+
     @Test("A response that adds keys the request did not offer is refused with Invalid Parameters")
     func responseBeyondRequest() {
         var initiator = Self.initiator()

@@ -146,7 +146,8 @@ final class BumbleRig: Sendable {
         return ready
     }
 
-    /// The TCP port of the controller served to Bluejay's host.
+    /// The TCP port of the controller served to Bluejay's host (on Rootcanal, its HCI port:
+    /// every connection there is a new controller).
     var port: Int { readyEvent().int("port") ?? 0 }
 
     /// `tcp:127.0.0.1:PORT`, for `SystemTransports.open` and the CLI.
@@ -158,12 +159,17 @@ final class BumbleRig: Sendable {
     /// `"random"` or `"public"`.
     var peerAddressType: String { readyEvent().string("peer_address_type") ?? "random" }
 
-    /// The public address of the controller Bluejay's host gets (it answers Read BD_ADDR with it).
+    /// The public address of the controller Bluejay's host gets (it answers Read BD_ADDR with it);
+    /// empty on Rootcanal, which gives the host's controller an address only when the host
+    /// connects: ask the host then (`LEHost.publicAddressText`).
     var hostPublicAddress: String { readyEvent().string("host_public_address") ?? "" }
 
     /// The static address controller A reports through Zephyr's vendor commands
     /// (`--controller-variant zephyr-static-address`).
     var hostStaticAddress: String? { readyEvent().string("host_static_address") }
+
+    /// `"bumble"` or `"rootcanal"`: whose controllers the rig's devices and our host are on.
+    var controller: String { readyEvent().string("controller") ?? "bumble" }
 
     /// The Python process, while it runs (`nil` once stopped).
     var processIdentifier: Int32? { process.processIdentifier }
@@ -268,16 +274,44 @@ final class BumbleRig: Sendable {
 }
 
 /// Starts a rig, waits until it is ready, runs `body` and always stops the rig (also when
-/// `body` throws; the rig's deinit is the last resort if the task is torn down).
+/// `body` throws; the rig's deinit is the last resort if the task is torn down). On
+/// `controller` `.rootcanal` the rig's devices and our host are on Rootcanal (``withRigController(_:isolation:_:)``).
 func withBumbleRig<T>(
     role: RigRole = .peripheral,
     peripherals: Int = 1,
     arguments: [String] = [],
+    controller: InteropController = .bumble,
     readyTimeout: Duration = .seconds(30),
     isolation: isolated (any Actor)? = #isolation,
     _ body: (BumbleRig) async throws -> T
 ) async throws -> T {
-    let rig = try BumbleRig.start(role: role, peripherals: peripherals, arguments: arguments)
+    try await withRigController(controller) { controllerArguments in
+        try await run(try BumbleRig.start(role: role, peripherals: peripherals, arguments: arguments + controllerArguments),
+                      readyTimeout: readyTimeout, body)
+    }
+}
+
+/// ``withBumbleRig(role:peripherals:arguments:controller:readyTimeout:isolation:_:)`` for another
+/// script of the rig's folder (`.central`, …).
+func withBumbleRig<T>(
+    script: RigScript,
+    arguments: [String] = [],
+    controller: InteropController = .bumble,
+    readyTimeout: Duration = .seconds(30),
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (BumbleRig) async throws -> T
+) async throws -> T {
+    try await withRigController(controller) { controllerArguments in
+        try await run(try BumbleRig.start(script: script, arguments: arguments + controllerArguments), readyTimeout: readyTimeout, body)
+    }
+}
+
+private func run<T>(
+    _ rig: BumbleRig,
+    readyTimeout: Duration,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (BumbleRig) async throws -> T
+) async throws -> T {
     do {
         try await rig.waitForReady(timeout: readyTimeout)
         let result = try await body(rig)

@@ -22,6 +22,17 @@ func withHost<T>(on rig: BumbleRig, configuration: HostConfiguration = HostConfi
     }
 }
 
+extension LEHost {
+    /// The public address of our host's controller, as a Bumble central connects to it
+    /// (`"F0:F1:F2:F3:F4:01"` on the rig's Bumble controller; Rootcanal gives each controller
+    /// its own when the host connects, so the rig cannot know it). Needs `powerOn()`.
+    var publicAddressText: String {
+        get async throws {
+            try #require(controllerInfo?.address.description, "the host is not powered on")
+        }
+    }
+}
+
 extension HostConfiguration {
     /// The defaults, with every host timer on `clock`: a timeout fires only when the test
     /// moves that clock, however long the Python peer takes.

@@ -82,16 +82,21 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
     /// Starts `executable`.
     /// - Parameters:
     ///   - environment: changes to this process's environment (`nil` removes a variable).
+    ///   - directory: its working directory (default: this process's).
     ///   - logName: the start of the log file's name, in the temporary directory.
+    ///   - copiesOutputToLog: also writes stdout to the log file, for a program that logs on
+    ///     stdout (Rootcanal): its lines are still parsed and waited for.
     ///   - parse: a stdout line as a `Line`; `nil` skips the line.
     static func launch(
         name: String,
         executable: URL,
         arguments: [String],
         environment: [String: String?] = [:],
+        directory: URL? = nil,
         input: ProcessInput,
         stopping: StopSequence,
         logName: String,
+        copiesOutputToLog: Bool = false,
         parse: @escaping @Sendable (String) -> Line?
     ) throws -> ManagedProcess {
         // Writing to the stdin of a process that died must fail with EPIPE, not kill the tests.
@@ -109,6 +114,7 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
         var variables = ProcessInfo.processInfo.environment
         for (key, value) in environment { variables[key] = value }
         process.environment = variables
+        if let directory { process.currentDirectoryURL = directory }
         let inputPipe: Pipe?
         switch input {
         case .pipe:
@@ -129,10 +135,13 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
         } catch {
             throw RigError(message: "Cannot start \(commandLine): \(error)", context: "\(name) log: \(logPath)")
         }
-        try? log.close()
+        // The child's stderr shares this file description (and its offset), so stdout copied
+        // here and stderr interleave without overwriting each other.
+        let copy = copiesOutputToLog ? log : nil
+        if !copiesOutputToLog { try? log.close() }
         let managed = ManagedProcess(name: name, logPath: logPath, commandLine: commandLine, process: process,
                                      input: inputPipe?.fileHandleForWriting, stopping: stopping, parse: parse)
-        managed.output.startReading(outputPipe.fileHandleForReading, threadName: "\(name) stdout")
+        managed.output.startReading(outputPipe.fileHandleForReading, copyingTo: copy, threadName: "\(name) stdout")
         return managed
     }
 
@@ -299,15 +308,17 @@ private final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendab
         self.parse = parse
     }
 
-    func startReading(_ handle: FileHandle, threadName: String) {
+    /// Reads `handle` on a thread of its own until its end; with `copy`, also writes every
+    /// byte read there (and closes it at the end).
+    func startReading(_ handle: FileHandle, copyingTo copy: FileHandle? = nil, threadName: String) {
         let thread = Thread { [self] in
-            self.read(handle)
+            self.read(handle, copyingTo: copy)
         }
         thread.name = threadName
         thread.start()
     }
 
-    private func read(_ handle: FileHandle) {
+    private func read(_ handle: FileHandle, copyingTo copy: FileHandle?) {
         let descriptor = handle.fileDescriptor
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -321,6 +332,7 @@ private final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendab
             }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
+            try? copy?.write(contentsOf: buffer[0..<count])
             pending.append(contentsOf: buffer[0..<count])
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: pending[..<newline], as: UTF8.self)
@@ -331,6 +343,7 @@ private final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendab
         // A last line without a newline.
         if !pending.isEmpty, let parsed = parse(String(decoding: pending, as: UTF8.self)) { deliver(parsed) }
         _ = handle // keeps the descriptor open until here
+        try? copy?.close()
         end()
         finished.signal()
     }

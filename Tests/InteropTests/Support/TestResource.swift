@@ -27,6 +27,7 @@ func using<Resource: TestResource, T>(
 }
 
 extension BumbleRig: TestResource {}
+extension Rootcanal: TestResource {}
 extension CLIProcess: TestResource {}
 extension ChildProcess: TestResource {}
 

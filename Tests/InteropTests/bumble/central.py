@@ -30,6 +30,8 @@
 #   unsubscribe {handle}
 #   confirmation_delay {ms}                  confirm indications only after this delay
 #   disconnect {reason}
+#   advertise {data, interval_ms}            the central advertises too (legacy PDUs, not connectable nor scannable)
+#   stop_advertising
 #   quit
 # With `--plugin bluejay_hostile`, also `hostile` (raw requests, floods, recordings: README.md).
 
@@ -50,9 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer as rig  # noqa: E402  (the link, the controllers and the control protocol)
 from bumble import att, hci  # noqa: E402
 from bumble.core import UUID, AdvertisingData  # noqa: E402
-from bumble.device import Device, Peer  # noqa: E402
-from bumble.host import Host  # noqa: E402
-from bumble.transport.common import AsyncPipeSink  # noqa: E402
+from bumble.device import AdvertisingType, Device, Peer  # noqa: E402
 
 logger = logging.getLogger('central')
 
@@ -124,12 +124,9 @@ class Central:
     def __init__(self, owner: rig.Rig, link: rig.RigLink):
         self.owner = owner
         self.address = hci.Address(rig.CENTRAL_ADDRESS, hci.Address.RANDOM_DEVICE_ADDRESS)
-        self.controller = rig.RigController('B1', link=link)
-        self.device = Device(
-            name='Bumble Central',
-            address=self.address,
-            host=Host(self.controller, AsyncPipeSink(self.controller)),
-        )
+        # The controller is None on Rootcanal (--controller rootcanal).
+        self.controller, host = link.attach_device('B1')
+        self.device = Device(name='Bumble Central', address=self.address, host=host)
         self.connection = None
         self.peer: Peer | None = None
         self.seen: set[tuple] = set()
@@ -153,6 +150,8 @@ class Central:
             'unsubscribe': self.cmd_unsubscribe,
             'confirmation_delay': self.cmd_confirmation_delay,
             'disconnect': self.cmd_disconnect,
+            'advertise': self.cmd_advertise,
+            'stop_advertising': self.cmd_stop_advertising,
         }
 
     async def start(self) -> None:
@@ -187,6 +186,21 @@ class Central:
     async def cmd_stop_scan(self, command):
         if self.device.scanning:
             await self.device.stop_scanning()
+        return {}
+
+    # Advertising (for a host that scans while it advertises) -------------------------
+    async def cmd_advertise(self, command):
+        interval = float(command.get('interval_ms', 50))
+        await self.device.start_advertising(
+            advertising_type=AdvertisingType.UNDIRECTED,
+            advertising_data=rig.hex_bytes(rig.require(command, 'data')),
+            advertising_interval_min=interval,
+            advertising_interval_max=interval,
+        )
+        return {}
+
+    async def cmd_stop_advertising(self, command):
+        await self.device.stop_advertising()
         return {}
 
     # Connection ----------------------------------------------------------------------
@@ -349,7 +363,9 @@ async def main() -> int:
     rig.add_controller_variant_argument(parser)
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
+    rig.add_controller_arguments(parser)
     args = parser.parse_args()
+    rig.check_controller_arguments(parser, args)
 
     def make_role(owner: rig.Rig, link: rig.RigLink) -> Central:
         central = Central(owner, link)

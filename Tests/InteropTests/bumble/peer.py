@@ -6,6 +6,9 @@
 #   controller A  <- H4 over TCP (127.0.0.1, a port chosen by the OS) <- Bluejay's host
 #   controller B1 .. BN <- in-process Bumble Devices acting per --role
 #
+# With --controller rootcanal --hci-port P the devices are on Google's Rootcanal instead, each
+# on a controller of its own, and Bluejay's host takes one more at P (rootcanal_radio.py).
+#
 # The control protocol (one JSON object per line on stdin and stdout, logs on stderr only)
 # is described in README.md beside this file. In short:
 #   stdout, first: {"event":"ready","port":N,"peer_address":"F0:00:00:00:00:01",
@@ -46,6 +49,8 @@ from bumble.device import Connection, Device
 from bumble.host import Host
 from bumble.link import LocalLink
 from bumble.transport.common import AsyncPipeSink, PacketParser
+
+import rootcanal_radio
 
 logger = logging.getLogger('peer')
 
@@ -144,6 +149,18 @@ def normalize_uuid(text: str) -> str:
 class RigLink(LocalLink):
     '''A LocalLink that sends link data from the address the link was made with, and tells
     scanners how the advertiser advertises (scan response data, connectable or not).'''
+
+    def attach_device(self, name: str) -> tuple[RigController, Host]:
+        '''A controller on this link for a Bumble device, and the host that drives it.
+        (`rootcanal_radio.RootcanalRadio` has the same method for devices on Rootcanal.)'''
+        controller = RigController(name, link=self)
+        return controller, Host(controller, AsyncPipeSink(controller))
+
+    async def connect(self) -> None:
+        '''The devices' controllers are on the link from the start.'''
+
+    async def close(self) -> None:
+        pass
 
     def send_acl_data(self, sender_controller, destination_address, transport, data):
         if transport != PhysicalTransport.LE:
@@ -954,12 +971,9 @@ class Peripheral:
         self.serial = serial
         self.address = hci.Address(PERIPHERAL_ADDRESS_FORMAT.format(index), hci.Address.RANDOM_DEVICE_ADDRESS)
         self.interval_ms = interval_ms
-        self.controller = RigController(f'B{index}', link=link)
-        self.device = Device(
-            name=name,
-            address=self.address,
-            host=Host(self.controller, AsyncPipeSink(self.controller)),
-        )
+        # None on Rootcanal (--controller rootcanal), whose controllers are out of reach.
+        self.controller, host = link.attach_device(f'B{index}')
+        self.device = Device(name=name, address=self.address, host=host)
         self.stores: dict[str, Store] = {}
         self.connections: list[Connection] = []
         self.uart_chunks = 'whole'
@@ -1345,6 +1359,8 @@ class PeripheralRole:
         # Which PHYs the peripheral's controller claims: '1m' alone takes LE 2M and LE Coded
         # out of its LE features, so that a PHY update it is asked for is refused.
         peripheral = self.target(command)
+        if peripheral.controller is None:
+            raise CommandError("phy_support needs Bumble's controller: Rootcanal's LE features are fixed")
         phys = set(command.get('phys', ['1m', '2m', 'coded']))
         features = peripheral.controller.le_features
         for name, feature in (('2m', hci.LeFeatureMask.LE_2M_PHY), ('coded', hci.LeFeatureMask.LE_CODED_PHY)):
@@ -1464,12 +1480,8 @@ class CentralRole:
     def __init__(self, rig: Rig, link: LocalLink):
         self.rig = rig
         self.address = hci.Address(CENTRAL_ADDRESS, hci.Address.RANDOM_DEVICE_ADDRESS)
-        self.controller = RigController('B1', link=link)
-        self.device = Device(
-            name=rig.args.name,
-            address=self.address,
-            host=Host(self.controller, AsyncPipeSink(self.controller)),
-        )
+        self.controller, host = link.attach_device('B1')
+        self.device = Device(name=rig.args.name, address=self.address, host=host)
         self.connection: Connection | None = None
         self.peer = None
         self.dedup = True
@@ -1684,9 +1696,27 @@ def configure_logging(level: str) -> None:
         logging.getLogger('bumble').setLevel(logging.WARNING)
 
 
+def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
+    '''`--controller` and `--hci-port`: which controllers the rig's devices and Bluejay's host use.'''
+    parser.add_argument('--controller', choices=['bumble', 'rootcanal'], default='bumble',
+                        help="bumble: Bumble's controllers on one LocalLink (controller A served to the host); "
+                             "rootcanal: a controller of Rootcanal's per device, at --hci-port")
+    parser.add_argument('--hci-port', type=int, default=0, help="Rootcanal's HCI port (with --controller rootcanal)")
+
+
+def check_controller_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.controller == 'rootcanal':
+        # --extended-controller is Bumble's controller A only; Rootcanal's controllers always
+        # have extended advertising, so the same test runs on both with the same arguments.
+        if not 0 < args.hci_port < 65536:
+            parser.error('--controller rootcanal needs --hci-port (Rootcanal\'s HCI port)')
+
+
 async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], Any], role_name: str) -> int:
     '''Runs a rig script: one link, controller A served to Bluejay's host, and the role that
-    `make_role` puts on the link (its `start`, `ready_fields`, `handlers` and `stop`). Reports
+    `make_role` puts on the link (its `start`, `ready_fields`, `handlers` and `stop`); with
+    `--controller rootcanal`, Rootcanal's radio instead and no controller A (the `ready` port
+    is Rootcanal's HCI port, where the host gets a controller of its own). Reports
     `ready`, runs the commands read on stdin and ends on `quit`, at the end of stdin, on
     SIGTERM/SIGINT/SIGHUP and when the parent process dies; the role stops (and ends its
     links) before controller A goes.'''
@@ -1696,35 +1726,50 @@ async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], An
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, rig.stop_event.set)
 
-    link = RigLink()
     variants = list(getattr(args, 'controller_variant', None) or [])
     unknown = sorted(set(variants) - set(CONTROLLER_VARIANTS))
     if unknown:
         raise SystemExit(f'unknown --controller-variant {", ".join(unknown)}; known: {", ".join(sorted(CONTROLLER_VARIANTS))}')
-    port = HostPort(link, HOST_PUBLIC_ADDRESS, extended=bool(getattr(args, 'extended_controller', False)), variants=variants)
-    public_address = HOST_PUBLIC_ADDRESS
-    if {'no-public-address', 'zephyr-static-address'} & set(variants):
-        public_address = '00:00:00:00:00:00'
+    port: HostPort | None = None
+    public_address: str | None = None
+    if args.controller == 'rootcanal':
+        # Every device on a controller of Rootcanal's; Bluejay's host takes one more there.
+        if variants:
+            raise SystemExit('--controller-variant needs the rig\'s own controller A, not --controller rootcanal')
+        link = rootcanal_radio.RootcanalRadio(args.hci_port)
+    else:
+        link = RigLink()
+        port = HostPort(link, HOST_PUBLIC_ADDRESS, extended=bool(getattr(args, 'extended_controller', False)), variants=variants)
+        public_address = HOST_PUBLIC_ADDRESS
+        if {'no-public-address', 'zephyr-static-address'} & set(variants):
+            public_address = '00:00:00:00:00:00'
     role = make_role(rig, link)
     try:
+        await link.connect()
         await role.start()
-        await port.start()
+        if port is not None:
+            await port.start()
+        host_port = port.port if port is not None else args.hci_port
         emit(
             'ready',
-            port=port.port,
+            port=host_port,
             role=role_name,
+            controller=args.controller,
+            # On Rootcanal the host's controller gets its address when the host connects.
             host_public_address=public_address,
             controller_variants=variants,
             **({'host_static_address': ZEPHYR_STATIC_ADDRESS} if 'zephyr-static-address' in variants else {}),
             **role.ready_fields(),
         )
-        logger.info('ready on 127.0.0.1:%d', port.port)
+        logger.info('ready on 127.0.0.1:%d (%s)', host_port, args.controller)
         rig.spawn(read_commands(rig, role.handlers))
         rig.spawn(watch_parent(rig))
         await rig.stop_event.wait()
     finally:
         await role.stop()
-        port.close()
+        if port is not None:
+            port.close()
+        await link.close()
         for task in list(rig.background):
             task.cancel()
         await asyncio.gather(*rig.background, return_exceptions=True)
@@ -1753,7 +1798,9 @@ async def main() -> int:
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
+    add_controller_arguments(parser)
     args = parser.parse_args()
+    check_controller_arguments(parser, args)
     if not 1 <= args.peripherals <= 32:
         parser.error('--peripherals must be from 1 to 32')
 

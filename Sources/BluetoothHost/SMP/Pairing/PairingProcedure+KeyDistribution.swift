@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Phase 3 (Core 6.0, Vol 3, Part H, 3.6.1): over the encrypted link, the responder sends
 /// its keys first, then the initiator; each side's keys go in a fixed order: Encryption
 /// Information and Central Identification (legacy LTK), Identity Information and Identity
@@ -39,12 +41,33 @@ extension PairingProcedure {
             peerKeys.ediv = ediv
             peerKeys.rand = rand
         case let .identityInformation(irk): peerKeys.identityResolvingKey = irk
-        case let .identityAddressInformation(address): peerKeys.identityAddress = address
+        case let .identityAddressInformation(address):
+            if acceptsIdentity(address) {
+                peerKeys.identityAddress = address
+            } else {
+                // Without its identity the IRK names no one: both go.
+                peerKeys.identityResolvingKey = nil
+                droppedIdentityAddress = address
+            }
         case let .signingInformation(csrk): peerKeys.signatureKey = csrk
         default: break
         }
         guard pendingKeyPDUs.isEmpty else { return [] }
         return role == .initiator ? sendLocalKeys() + finish() : finish()
+    }
+
+    /// Whether the identity address a peer distributed is taken. It must be a public or static
+    /// random address (Core 6.0, Vol 3, Part H, 3.6.5). And a peer that paired from an identity
+    /// address (not a private one) is known by that address: if it names another, trusting it
+    /// would file this pairing's keys under someone else's bond, and the peer would not be found
+    /// again where it connects from. Linux drops such an identity and its IRK too
+    /// (net/bluetooth/smp.c, for the Microsoft Surface Precision Mouse); Bumble sends one on a
+    /// controller with a public address while it uses a static random address.
+    func acceptsIdentity(_ address: DeviceAddress) -> Bool {
+        guard address.isIdentityAddress else { return false }
+        let pairedFrom = role == .initiator ? responderAddress : initiatorAddress
+        let base = DeviceAddress(pairedFrom.address, type: pairedFrom.type.base)
+        return !base.isIdentityAddress || base == DeviceAddress(address.address, type: address.type.base)
     }
 
     /// Sends this device's keys, made up now (a legacy LTK with its EDIV and Rand, a CSRK) or
@@ -76,5 +99,16 @@ extension PairingProcedure {
     private mutating func finish() -> [Action] {
         moveTo(.complete)
         return [.complete(outcome)]
+    }
+}
+
+extension DeviceAddress {
+    /// Whether this is an identity address (Core 6.0, Vol 6, Part B, 1.3): a public address
+    /// other than all zeros, or a static random address (its two most significant bits 0b11).
+    var isIdentityAddress: Bool {
+        switch type.base {
+        case .public: return address != .zero
+        default: return address.rawValue >> 46 & 0b11 == 0b11
+        }
     }
 }

@@ -118,6 +118,8 @@ struct PairingProcedure {
     var keysToSend: SMPKeyDistribution = []
     /// The next peer key PDU expected in a distribution, by code.
     var pendingKeyPDUs: [SMPCode] = []
+    /// An identity address the peer distributed that was not taken (see ``receiveKey(_:)``).
+    var droppedIdentityAddress: DeviceAddress?
 
     init(role: Role, settings: SecurityManagerSettings, initiatorAddress: DeviceAddress, responderAddress: DeviceAddress,
          localIdentity: DeviceAddress, localIdentityResolvingKey: UInt128, random: PairingRandom = PairingRandom(),
@@ -393,6 +395,6 @@ struct PairingProcedure {
     /// The outcome once both sides distributed their keys.
     var outcome: PairingOutcome {
         PairingOutcome(method: method, isSecureConnections: isSecureConnections, keySize: keySize, isBonding: isBonding,
-                       peerKeys: peerKeys, localKeys: localKeys)
+                       peerKeys: peerKeys, localKeys: localKeys, droppedIdentityAddress: droppedIdentityAddress)
     }
 }

@@ -60,6 +60,10 @@ public struct PairingOutcome: Sendable, Hashable {
     public var peerKeys: PairingKeys
     /// What this device distributed (with LE Secure Connections, the same derived LTK).
     public var localKeys: PairingKeys
+    /// An identity address the peer distributed and this device dropped, with its IRK: one
+    /// that is not an identity address, or, from a peer that paired from an identity address,
+    /// another one. The bond then stays under the address the peer paired from.
+    public var droppedIdentityAddress: DeviceAddress? = nil
 
     /// The link security this pairing gives, once encrypted.
     public var security: LinkSecurity {
