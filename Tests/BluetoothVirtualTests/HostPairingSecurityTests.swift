@@ -13,7 +13,10 @@ import Testing
 struct HostPairingSecurityTests {
     static let keyboard = SecurityManagerSettings(ioCapability: .keyboardOnly)
     static let display = SecurityManagerSettings(ioCapability: .displayOnly)
-    static let impostorAddress = BluetoothAddress(rawValue: 0xC1_22_33_44_55_66)
+    /// A non-resolvable private address (top bits 00): a peer pairing from a private address
+    /// is known only by the identity it distributes, so that identity is taken (a peer pairing
+    /// from an identity address that names another one has it dropped, as Linux does).
+    static let impostorAddress = BluetoothAddress(rawValue: 0x11_22_33_44_55_66)
 
     /// `settings` with no Repeated Attempts wait, for a test that pairs again at once.
     static func noBackoff(_ settings: SecurityManagerSettings = SecurityManagerSettings()) -> SecurityManagerSettings {
@@ -31,7 +34,7 @@ struct HostPairingSecurityTests {
                     localKeys: BondKeys(longTermKey: 0x5EC2E7))
     }
 
-    /// A device that connects from a random address and distributes the real peripheral's
+    /// A device that connects from a private address and distributes the real peripheral's
     /// identity (its controller has the same public address) pairs with Just Works: our
     /// central refuses to replace the passkey bond, drops the link, and the real peripheral
     /// still re-encrypts with the bond.
@@ -49,7 +52,7 @@ struct HostPairingSecurityTests {
         #expect(bond.isAuthenticated && bond.peerIdentity == DeviceAddress(TestAddresses.peripheral, type: .public))
 
         // The impostor: the same public address in its controller, so the identity it
-        // distributes is the bonded one; over the air a random static address.
+        // distributes is the bonded one; over the air a non-resolvable private address.
         let impostorController = link.addController(name: "impostor", address: TestAddresses.peripheral, position: .init(x: 0, y: 2))
         let impostor = LEHost(transport: impostorController.makeTransport())
         try await impostor.powerOn()
