@@ -31,7 +31,8 @@
 #                   the same device acts as an impostor, then as itself again
 #   keys            ack {"peers": [address, ...]} with stored keys
 #   privacy         peripheral role: advertises from a new resolvable private address made from
-#                   the device's IRK (the one it distributes when bonding); ack {"address": A,
+#                   the device's IRK (the one it distributes when bonding; "irk": hex gives it
+#                   one of its own first, the rig's devices otherwise share one); ack {"address": A,
 #                   "identity": static address, "irk": hex}. Done by hand: Bumble 0.0.236's
 #                   Device.update_rpa refuses while advertising and then sets the controller's
 #                   old address, and `le_privacy_enabled` only acts at power-on.
@@ -291,6 +292,10 @@ def install(role, rig) -> None:
         # The random address cannot change while advertising (Core 6.0, Vol 4, Part E, 7.8.4).
         if device.is_advertising:
             await device.stop_advertising()
+        if 'irk' in command:
+            # An IRK of its own (the rig's devices derive theirs from one default address, so
+            # they would resolve each other's private addresses).
+            device.irk = bytes.fromhex(command['irk'])
         address = hci.Address.generate_private_address(device.irk)
         await device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=address))
         device.random_address = address
