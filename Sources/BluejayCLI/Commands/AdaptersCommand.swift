@@ -13,7 +13,7 @@ struct AdaptersCommand: AsyncParsableCommand {
         abstract: "List this machine's Bluetooth adapters and whether Bluejay can open them.",
         discussion: """
         For each adapter: its index (open it with --hci hciN), address, bus, whether it is up \
-        (held by BlueZ) and what to do next. Needs no BlueZ and no privilege. With no adapter, \
+        (held by BlueZ, or by a program through its HCI user channel) and what to do next. Needs no BlueZ and no privilege. With no adapter, \
         or no Bluetooth in the kernel, it says so and exits 0.
         """
     )
@@ -44,13 +44,16 @@ struct AdaptersCommand: AsyncParsableCommand {
         }
         let capability = HCIAdapters.hasNetworkAdminCapability()
         let daemon = HCIAdapters.isBluetoothDaemonRunning()
+        let managed = HCIAdapters.managementIndexes()
         for adapter in adapters {
-            let advice = AdapterAdvice(adapter: adapter, hasCapability: capability, daemonRunning: daemon)
+            // Up but no longer listed by the management interface: held through its user channel.
+            let userChannel = adapter.isUp ? managed.map { !$0.contains(adapter.index) } : false
+            let advice = AdapterAdvice(adapter: adapter, hasCapability: capability, daemonRunning: daemon, userChannelInUse: userChannel)
             output.emit([
                 "index": .int(Int(adapter.index)), "name": .string(adapter.name), "address": .string(adapter.address.description),
-                "bus": .string(adapter.bus), "up": .bool(adapter.isUp), "ready": .bool(advice.isReady),
-                "next": .array(advice.steps.map(JSONValue.string)),
-            ], line: Self.describe(adapter, advice))
+                "bus": .string(adapter.bus), "up": .bool(adapter.isUp), "user_channel": userChannel.map(JSONValue.bool) ?? .null,
+                "ready": .bool(advice.isReady), "next": .array(advice.steps.map(JSONValue.string)),
+            ], line: Self.describe(adapter, advice, userChannel: userChannel == true))
         }
         #else
         output.emit(["adapters": .int(0), "reason": .string("not Linux")],
@@ -58,8 +61,8 @@ struct AdaptersCommand: AsyncParsableCommand {
         #endif
     }
 
-    static func describe(_ adapter: HCIDeviceInfo, _ advice: AdapterAdvice) -> String {
-        let state = adapter.isUp ? "up (held by BlueZ)" : "down"
+    static func describe(_ adapter: HCIDeviceInfo, _ advice: AdapterAdvice, userChannel: Bool = false) -> String {
+        let state = !adapter.isUp ? "down" : userChannel ? "up (its HCI user channel is in use)" : "up (held by BlueZ)"
         return "\(adapter.name)  \(adapter.address)  \(adapter.bus)  \(state)\n" + advice.steps.map { "  → \($0)" }.joined(separator: "\n")
     }
 }
