@@ -264,9 +264,9 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
     }
 }
 
-/// A process's stdout as an ordered list of lines, read on a thread of its own, and the waits
-/// for them.
-private final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
+/// A process's stdout (or any stream: the Linux guest's agent socket) as an ordered list of
+/// lines, read on a thread of its own, and the waits for them.
+final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
     private let name: String
     private let logPath: String
     private let parse: @Sendable (String) -> Line?
