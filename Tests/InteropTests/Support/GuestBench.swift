@@ -30,8 +30,18 @@ struct GuestBench: Sendable {
             let (shares, environment) = try LinuxGuest.sharesRunning(try CLIProcess.executable())
             let guest = try await LinuxGuest.boot(LinuxGuest.Configuration(
                 controllerPort: rig.port, shares: shares, environment: environment))
-            print("Linux guest: booted to hci0 in \(guest.bootDuration.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1))))")
-            return try await using(guest) { guest in try await body(GuestBench(rig: rig, guest: guest)) }
+            print("Linux guest: booted to hci0 in \(seconds(guest.bootDuration))")
+            let started = ContinuousClock.now
+            do {
+                let result = try await body(GuestBench(rig: rig, guest: guest))
+                let shutdown = ContinuousClock.now
+                await guest.shutdown()
+                print("Linux guest: tests \(seconds(shutdown - started)), power-off \(seconds(.now - shutdown))")
+                return result
+            } catch {
+                await guest.shutdown()
+                throw error
+            }
         }
     }
 }
@@ -58,4 +68,8 @@ extension Trait where Self == LinuxGuestScope {
     static func linuxGuest(peripherals: Int, rigArguments: [String] = []) -> Self {
         LinuxGuestScope(peripherals: peripherals, rigArguments: rigArguments)
     }
+}
+
+private func seconds(_ duration: Duration) -> String {
+    duration.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))
 }
