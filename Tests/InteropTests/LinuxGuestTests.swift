@@ -96,6 +96,13 @@ extension InteropSuites {
             let read = try await guest.run("bluejay read --hci hci0 --address \(Self.peripheral1) --random --service 180A --characteristic 2A25 --format utf8")
             #expect(read.status == 0 && read.stdout == "SN-0001\n", "\(read)")
 
+            // 600 octets through Read Blob: many ACL packets each way through the kernel.
+            let long = try await guest.run("bluejay read --hci hci0 --address \(Self.peripheral1) --random --json "
+                + "--service 6E400001-B5A3-F393-E0A9-E50E24DCCA9E --characteristic 6E400004-B5A3-F393-E0A9-E50E24DCCA9E")
+            #expect(long.status == 0, "\(long)")
+            let expected = (0..<600).map { String(format: "%02x", $0 % 256) }.joined()
+            #expect(try long.jsonObjects().first?["value"] as? String == expected, "\(long)")
+
             let write = try await guest.run("bluejay write --hci hci0 --address \(Self.peripheral1) --random --service 180D --characteristic 2A38 --value 02")
             #expect(write.status == 0, "\(write)")
             let written = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A38" })
