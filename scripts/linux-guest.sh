@@ -6,10 +6,12 @@
 #
 #   scripts/linux-guest.sh build   builds the guest unless it is cached; prints its folder
 #   scripts/linux-guest.sh path    prints the cached guest's folder; exit 1 when not built
-#   scripts/linux-guest.sh run --port PORT [--share TAG=DIR]...
+#   scripts/linux-guest.sh run --port PORT [--bluejay] [--share TAG=DIR]...
 #                                  boots it by hand with a shell on the terminal, hci0 bridged
 #                                  to the H4 controller on 127.0.0.1:PORT (e.g. the Bumble rig);
-#                                  each share is mounted at /mnt/TAG. Ctrl-A X ends QEMU.
+#                                  each share is mounted at /mnt/TAG; --bluejay shares this
+#                                  build's executables (bluejay, BluejayGuestApp) and the Swift
+#                                  runtime, on PATH and LD_LIBRARY_PATH. Ctrl-A X ends QEMU.
 #
 # Everything comes from Debian's packages, cached under .build/guest/KEY, where KEY is a hash
 # of this script and of scripts/linux-guest/ (so a change to either builds a new guest); the
@@ -83,10 +85,22 @@ build() {
     ensure_host_tools
     export PATH=$PATH:/usr/sbin:/sbin
     mkdir -p "$cache"
+    # One build at a time; another may have finished it meanwhile. Folders of builds that were
+    # interrupted are removed.
+    exec 9> "$cache/.lock"
+    flock 9
+    if [[ -f $cache/$key/complete ]]; then
+        echo "$cache/$key"
+        return 0
+    fi
+    for stale in "$cache"/build.*; do
+        [[ -d $stale ]] && as_root rm -rf "$stale"
+    done
     started=$(date +%s)
     # Global, for the trap: a failed or interrupted build leaves nothing behind.
     work=$(mktemp -d "$cache/build.XXXXXX")
     trap 'as_root rm -rf "$work"' EXIT
+    trap 'exit 1' TERM INT HUP
 
     say "downloading Debian's kernel and busybox-static"
     (
@@ -149,7 +163,7 @@ build() {
 
     # Only the newest guest is kept.
     for old in "$cache"/*; do
-        [[ -d $old && $old != "$work" && ${old##*/} != build.* ]] && as_root rm -rf "$old"
+        [[ -d $old && $old != "$work" ]] && as_root rm -rf "$old"
     done
     chmod 0755 "$work"
     touch "$work/complete"
@@ -166,16 +180,33 @@ path() {
     echo "$cache/$key"
 }
 
+# This build's executables and the folders of the Swift runtime they link (from ldd, outside the
+# system's library folders), as TAG=DIR shares: bin, swift0, swift1, …
+bluejay_shares() {
+    local bin index=0
+    bin=$(readlink -f .build/debug)
+    echo "bin=$bin"
+    ldd "$bin/bluejay" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | xargs -n1 dirname | sort -u \
+        | grep -vE '^/(usr/)?lib(64)?(/x86_64-linux-gnu)?$' | while read -r folder; do
+        echo "swift$index=$folder"
+        index=$((index + 1))
+    done
+}
+
 run_by_hand() {
-    local port="" shares=() dir
+    local port="" shares=() dir usage="usage: scripts/linux-guest.sh run --port PORT [--bluejay] [--share TAG=DIR]..."
     while [[ $# -gt 0 ]]; do
         case $1 in
             --port) port=$2; shift 2 ;;
             --share) shares+=("$2"); shift 2 ;;
-            *) echo "usage: scripts/linux-guest.sh run --port PORT [--share TAG=DIR]..." >&2; exit 64 ;;
+            --bluejay)
+                [[ -x .build/debug/bluejay ]] || { echo "error: no .build/debug/bluejay; run swift build first" >&2; exit 1; }
+                mapfile -t -O "${#shares[@]}" shares < <(bluejay_shares)
+                shift ;;
+            *) echo "$usage" >&2; exit 64 ;;
         esac
     done
-    [[ -n $port ]] || { echo "usage: scripts/linux-guest.sh run --port PORT [--share TAG=DIR]..." >&2; exit 64; }
+    [[ -n $port ]] || { echo "$usage" >&2; exit 64; }
     dir=$(build)
     local arguments=(
         -accel tcg -cpu max -smp 2 -m 1536 -nographic -no-reboot -nic none
@@ -189,7 +220,7 @@ run_by_hand() {
     )
     local index=0
     for share in "${shares[@]}"; do
-        arguments+=(-fsdev "local,id=share$index,path=${share#*=},security_model=none"
+        arguments+=(-fsdev "local,id=share$index,path=${share#*=},security_model=none,readonly=on"
                     -device "virtio-9p-pci,fsdev=share$index,mount_tag=${share%%=*}")
         index=$((index + 1))
     done
