@@ -47,8 +47,9 @@ struct GuestBench: Sendable {
 }
 
 /// Boots one Linux guest and its rig around a whole suite (not around each test): the suite's
-/// tests find them in ``GuestBench/current``. Skips the suite where the guest is not built,
-/// unless `BLUEJAY_GUEST_REQUIRED=1` (make test) makes that a failure.
+/// tests find them in ``GuestBench/current``. Pair it with `.enabled(if: LinuxGuest.shouldRun)`,
+/// which skips the suite where the guest is not built, unless `BLUEJAY_GUEST_REQUIRED=1`
+/// (make test) makes that a failure.
 struct LinuxGuestScope: SuiteTrait, TestScoping {
     var peripherals: Int
     var rigArguments: [String]
