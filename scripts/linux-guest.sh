@@ -82,8 +82,6 @@ build() {
         echo "$cache/$key"
         return 0
     fi
-    ensure_host_tools
-    export PATH=$PATH:/usr/sbin:/sbin
     mkdir -p "$cache"
     # One build at a time; another may have finished it meanwhile. Folders of builds that were
     # interrupted are removed.
@@ -93,6 +91,8 @@ build() {
         echo "$cache/$key"
         return 0
     fi
+    ensure_host_tools
+    export PATH=$PATH:/usr/sbin:/sbin
     for stale in "$cache"/build.*; do
         [[ -d $stale ]] && as_root rm -rf "$stale"
     done
@@ -150,6 +150,9 @@ build() {
     as_root chmod 0755 "$work/rootfs/usr/local/lib/bluejay-guest/"{guest-init,start-bluez}
     as_root ln -s ../lib/bluejay-guest/start-bluez "$work/rootfs/usr/local/sbin/start-bluez"
     echo bluejay-guest | as_root tee "$work/rootfs/etc/hostname" > /dev/null
+    # QEMU's 9p server reads the root as the user who runs QEMU: let anyone read it (a test
+    # guest's files; the guest sees them as the host has them).
+    as_root chmod -R a+rX "$work/rootfs"
 
     {
         echo "key $key"
