@@ -3,8 +3,11 @@
 #  1. makes .venv (Python with the pinned Bumble and Rootcanal of Tests/InteropTests/bumble/requirements.txt)
 #     when it is missing, broken, or older than requirements.txt;
 #  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
-#  3. installs tshark (Debian's package) when missing, for the capture test, then runs every
-#     test, unit and interop (the interop tests start the Bumble peer from .venv);
+#  3. installs tshark (Debian's package) when missing, for the capture test, and builds the Linux
+#     guest of the HCI user channel tests (scripts/linux-guest.sh: Debian's kernel and a bookworm
+#     root under QEMU, cached in .build/guest; a few minutes the first time, beside the Swift
+#     build), then runs every test, unit and interop (the interop tests start the Bumble peer
+#     from .venv, the guest tests boot the guest once);
 #  4. runs the soak (bluejay-soak, `make soak`) for 8 seconds, so that it cannot rot;
 #  5. runs every fuzz target a few seconds (`make fuzz-smoke`, scripts/fuzz.sh --smoke), so that
 #     the fuzz harness (Fuzz/, built in .build-fuzz) keeps building and its seeds keep passing.
@@ -55,7 +58,21 @@ fi
 
 build_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-build.XXXXXX")
 soak_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-soak.XXXXXX")
-trap 'rm -f "$build_log" "$soak_log"' EXIT
+guest_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-guest.XXXXXX")
+guest_pid=""
+# On an early exit the guest build is waited for, not killed (it caches for the next run).
+trap '[[ -n $guest_pid ]] && wait "$guest_pid"; rm -f "$build_log" "$soak_log" "$guest_log"' EXIT
+
+# The Linux guest (docs/LINUX-GUEST.md) is built while Swift builds: mostly downloads and
+# debootstrap, cached in .build/guest after the first time. It needs root or passwordless sudo
+# (apt-get, debootstrap); without, its tests are skipped and say so.
+if [[ $(id -u) -eq 0 ]] || { command -v sudo > /dev/null && sudo -n true 2> /dev/null; }; then
+    echo "==> Linux guest (scripts/linux-guest.sh build), beside the Swift build"
+    bash scripts/linux-guest.sh build > "$guest_log" 2>&1 &
+    guest_pid=$!
+else
+    echo "warning: building the Linux guest needs root or passwordless sudo: the HCI user channel tests will be skipped" >&2
+fi
 
 echo "==> swift build --build-tests"
 if ! swift build --build-tests 2>&1 | tee "$build_log"; then
@@ -69,6 +86,20 @@ if [[ -n "$warnings" ]]; then
     echo "error: the build has warnings in Sources/ or Tests/ (the project builds without any):" >&2
     echo "$warnings" >&2
     exit 1
+fi
+
+if [[ -n $guest_pid ]]; then
+    if ! wait "$guest_pid"; then
+        guest_pid=""
+        cat "$guest_log" >&2
+        echo "error: the Linux guest could not be built (scripts/linux-guest.sh build, log above)" >&2
+        exit 1
+    fi
+    guest_pid=""
+    grep "^==>" "$guest_log" || true
+    echo "==> Linux guest: $(tail -1 "$guest_log") (kernel $(sed -n 's/^kernel //p' "$(tail -1 "$guest_log")/manifest.txt"))"
+    # Built: the guest tests must run, not skip.
+    export BLUEJAY_GUEST_REQUIRED=1
 fi
 
 echo "==> swift test"

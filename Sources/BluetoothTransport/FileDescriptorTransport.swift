@@ -226,9 +226,10 @@ public final class FileDescriptorTransport: HCITransport {
             }
             if count == 0 {
                 let dropped = deframer.bufferedByteCount
+                // A socket's peer closed it; a tty (a UART) reads end of file on a hang-up.
                 return (packets, .connectionLost(
                     name,
-                    reason: "the other end closed the connection"
+                    reason: (isSocket ? "the other end closed the connection" : "the device hung up (unplugged, or closed at its other end)")
                         + (dropped > 0 ? " in the middle of a packet (\(dropped) byte(s) dropped)" : "")
                 ))
             }

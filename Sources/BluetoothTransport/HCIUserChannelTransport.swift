@@ -43,13 +43,22 @@ public enum HCIUserChannelTransport {
         guard bound == 0 else {
             let code = errno
             SystemCalls.closeDescriptor(socket)
-            throw .openFailed(name, errno: code, hint: hint(for: code, index: index))
+            // The kernel says EBUSY whether BlueZ has the adapter up or another program holds its
+            // user channel; the management interface tells them apart.
+            let held = code == EBUSY ? HCIAdapters.managementIndexes().map { !$0.contains(index) } : nil
+            throw .openFailed(name, errno: code, hint: hint(for: code, index: index, userChannelInUse: held))
         }
         return try FileDescriptorTransport(name: name, fileDescriptor: socket, framing: .datagram)
     }
 
-    static func hint(for code: Int32, index: UInt16) -> String {
+    /// What to do about `code` from socket(2) or bind(2); for EBUSY, `userChannelInUse` says
+    /// whether a program holds the adapter through its user channel (`nil`: unknown, BlueZ
+    /// assumed).
+    static func hint(for code: Int32, index: UInt16, userChannelInUse: Bool? = nil) -> String {
         switch code {
+        case EBUSY where userChannelInUse == true:
+            return "Another program holds hci\(index) through its HCI user channel (a bluejay still running?): "
+                + "end that program, then try again"
         case EAFNOSUPPORT:
             return "This kernel has no Bluetooth support (try `sudo modprobe bluetooth`); "
                 + "containers and VMs usually cannot see the host's adapters"
@@ -57,8 +66,11 @@ public enum HCIUserChannelTransport {
             return "The HCI user channel needs CAP_NET_ADMIN: run as root or grant it with "
                 + "`sudo setcap cap_net_admin+eip $(which bluejay)`"
         case EBUSY:
-            return "hci\(index) is up in BlueZ; take it down with `sudo btmgmt --index \(index) power off` "
-                + "(or `sudo hciconfig hci\(index) down`), or stop bluetoothd"
+            // The kernel refuses the user channel of an adapter that is up (hci_sock.c). BlueZ's
+            // bluetoothd powers adapters on, and again when the user channel lets one go.
+            return "hci\(index) is up, held by BlueZ: power it off with `sudo btmgmt --index \(index) power off` "
+                + "(or `bluetoothctl power off`), then open it again; bluetoothd powers adapters on again, "
+                + "so stop it to keep the adapter for Bluejay: `sudo systemctl stop bluetooth`"
         case ENODEV:
             return "There is no adapter hci\(index); list the adapters with `ls /sys/class/bluetooth`"
         case EUSERS:

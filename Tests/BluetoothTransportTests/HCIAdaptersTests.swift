@@ -70,9 +70,64 @@ struct HCIAdaptersTests {
         let advice = AdapterAdvice(adapter: info, hasCapability: false, daemonRunning: true, executable: "/usr/local/bin/bluejay")
         #expect(!advice.isReady)
         #expect(advice.steps.count == 3)
-        #expect(advice.steps[0].contains("sudo hciconfig hci0 down"))
-        #expect(advice.steps[1].contains("sudo systemctl stop bluetooth"))
+        #expect(advice.steps[0].contains("sudo btmgmt --index 0 power off") && advice.steps[0].contains("bluetoothctl power off"))
+        #expect(advice.steps[1].contains("powers it on again") && advice.steps[1].contains("sudo systemctl stop bluetooth"))
         #expect(advice.steps[2].contains("sudo setcap cap_net_admin+ep /usr/local/bin/bluejay"))
+    }
+
+    /// The kernel answers EBUSY also while another program holds the user channel (a second
+    /// bluejay): then BlueZ is not the one to ask.
+    @Test func anAdapterHeldThroughItsUserChannelIsNotBlamedOnBlueZ() throws {
+        let info = try HCIDeviceInfo.decode(Self.usbAdapterUp)
+        let advice = AdapterAdvice(adapter: info, hasCapability: true, daemonRunning: true, userChannelInUse: true)
+        #expect(!advice.isReady)
+        #expect(advice.steps.count == 1)
+        #expect(advice.steps[0].contains("HCI user channel") && advice.steps[0].contains("end that program"))
+        #expect(!advice.steps.joined().contains("BlueZ") && !advice.steps.joined().contains("btmgmt"))
+    }
+
+    // MARK: The management interface's index lists
+
+    @Test func theIndexListCommandIsAHeaderForNoController() {
+        // Opcode 0x0003, index MGMT_INDEX_NONE, no parameters (BlueZ doc/mgmt-api.txt).
+        #expect(ManagementIndexList.command(ManagementIndexList.readIndexList) == [0x03, 0x00, 0xFF, 0xFF, 0x00, 0x00])
+        #expect(ManagementIndexList.command(ManagementIndexList.readUnconfiguredIndexList) == [0x36, 0x00, 0xFF, 0xFF, 0x00, 0x00])
+    }
+
+    @Test func anIndexListAnswerDecodes() throws {
+        // Command Complete (0x0001) for 0x0003, status 0, two controllers: hci0 and hci2.
+        let answer: [UInt8] = [0x01, 0x00, 0xFF, 0xFF, 0x09, 0x00, 0x03, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x00]
+        #expect(try ManagementIndexList.reply(answer, to: ManagementIndexList.readIndexList) == .indexes([0, 2]))
+        // None listed.
+        let empty: [UInt8] = [0x01, 0x00, 0xFF, 0xFF, 0x05, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00]
+        #expect(try ManagementIndexList.reply(empty, to: ManagementIndexList.readIndexList) == .indexes([]))
+        // The answer to another command, and another event (Index Added, 0x0004), are not it.
+        #expect(try ManagementIndexList.reply(answer, to: ManagementIndexList.readUnconfiguredIndexList) == .unrelated)
+        #expect(try ManagementIndexList.reply([0x04, 0x00, 0x01, 0x00, 0x00, 0x00], to: ManagementIndexList.readIndexList) == .unrelated)
+        // Command Status with Permission Denied (0x14).
+        let refused: [UInt8] = [0x02, 0x00, 0xFF, 0xFF, 0x03, 0x00, 0x36, 0x00, 0x14]
+        #expect(try ManagementIndexList.reply(refused, to: ManagementIndexList.readUnconfiguredIndexList) == .refused(status: 0x14))
+    }
+
+    @Test func aMalformedIndexListAnswerIsATypedError() {
+        // The count says three controllers, the parameters hold one.
+        let short: [UInt8] = [0x01, 0x00, 0xFF, 0xFF, 0x07, 0x00, 0x03, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00]
+        #expect(throws: PacketDecodingError.self) { _ = try ManagementIndexList.reply(short, to: ManagementIndexList.readIndexList) }
+        // The header's length disagrees with the packet.
+        #expect(throws: PacketDecodingError.self) {
+            _ = try ManagementIndexList.reply([0x01, 0x00, 0xFF, 0xFF, 0x20, 0x00, 0x03, 0x00], to: ManagementIndexList.readIndexList)
+        }
+        // Trailing octets after the list.
+        let trailing: [UInt8] = [0x01, 0x00, 0xFF, 0xFF, 0x08, 0x00, 0x03, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07]
+        #expect(throws: PacketDecodingError.self) { _ = try ManagementIndexList.reply(trailing, to: ManagementIndexList.readIndexList) }
+        #expect(throws: PacketDecodingError.self) { _ = try ManagementIndexList.reply([0x01, 0x00], to: ManagementIndexList.readIndexList) }
+    }
+
+    /// These machines usually have no AF_BLUETOOTH: asking is `nil`, never a crash or a hang.
+    @Test func askingTheManagementInterfaceHereEndsCleanly() {
+        if let indexes = HCIAdapters.managementIndexes() {
+            #expect(indexes.allSatisfy { $0 < 0xFFFF })
+        }
     }
 
     @Test func aDownAdapterWithTheCapabilityIsReady() throws {

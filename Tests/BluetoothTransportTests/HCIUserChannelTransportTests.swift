@@ -27,7 +27,8 @@ struct HCIUserChannelTransportTests {
         (EPERM, "setcap cap_net_admin+eip"),
         (EACCES, "CAP_NET_ADMIN"),
         (EBUSY, "btmgmt --index 3 power off"),
-        (EBUSY, "hciconfig hci3 down"),
+        (EBUSY, "bluetoothctl power off"),
+        (EBUSY, "systemctl stop bluetooth"),
         (ENODEV, "ls /sys/class/bluetooth"),
         (EAFNOSUPPORT, "no Bluetooth support"),
         (EUSERS, "Another program"),
@@ -35,6 +36,15 @@ struct HCIUserChannelTransportTests {
     ])
     func hintsSayWhatToDo(code: Int32, advice: String) {
         #expect(HCIUserChannelTransport.hint(for: code, index: 3).contains(advice))
+    }
+
+    @Test func busyBecauseAnotherProgramHoldsTheUserChannel() {
+        let hint = HCIUserChannelTransport.hint(for: EBUSY, index: 1, userChannelInUse: true)
+        #expect(hint.contains("Another program holds hci1 through its HCI user channel"))
+        #expect(!hint.contains("BlueZ") && !hint.contains("btmgmt"))
+        // Unknown or not: BlueZ is the likely holder.
+        #expect(HCIUserChannelTransport.hint(for: EBUSY, index: 1, userChannelInUse: false).contains("btmgmt --index 1 power off"))
+        #expect(HCIUserChannelTransport.hint(for: EBUSY, index: 1) == HCIUserChannelTransport.hint(for: EBUSY, index: 1, userChannelInUse: nil))
     }
 
     @Test func socketAddressHasTheKernelLayout() {

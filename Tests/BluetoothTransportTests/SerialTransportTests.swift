@@ -85,10 +85,12 @@ struct SerialTransportTests {
         let recorder = EventRecorder()
         transport.start(receiver: recorder.receiver)
         terminal.master.close()
-        guard case .connectionLost? = try await recorder.waitForClose() else {
+        guard case let .connectionLost(_, reason)? = try await recorder.waitForClose() else {
             Issue.record("expected connectionLost, got \(recorder.events)")
             return
         }
+        // A tty reads end of file when the device hangs up (unplugged, its other end closed).
+        #expect(reason.contains("hung up"), "\(reason)")
         try await transport.closeWithTimeout()
         #expect(recorder.closeReasons.count == 1)
     }

@@ -114,6 +114,21 @@ extension InteropSuites {
             }
         }
 
+        @Test("listen without --count ends on Ctrl-C or SIGTERM with exit 0, after the values it got, and disconnects", arguments: [SIGINT, SIGTERM])
+        func listenStoppedBySignal(signal: Int32) async throws {
+            try await withBumbleRig { rig in
+                try await using(try CLIProcess(["listen", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random",
+                                                "--service", "180D", "--characteristic", "2A37"])) { listener in
+                    _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.string("uuid") == "2A37" && $0.bool("notify") == true },
+                                                   timeout: .seconds(20))
+                    try await rig.request(.notify(uuid: "2A37", count: 2, start: 1))
+                    try await listener.waitForLine { $0.hasPrefix("2 ") }
+                    #expect(try await listener.stop(signal: signal) == 0, "\(listener.diagnostics)")
+                }
+                _ = try await rig.waitForEvent(named: "disconnected")
+            }
+        }
+
         @Test("Errors: refused read, absent device, unreachable transport, bad arguments")
         func errors() async throws {
             try await withBumbleRig { rig in

@@ -17,10 +17,10 @@ struct AdaptersCommand: AsyncParsableCommand {
         abstract: "List this machine's Bluetooth adapters and whether Bluejay can open them.",
         discussion: """
         For each adapter: its index (open it with --hci hciN), address, bus, whether it is up \
-        (held by BlueZ) and what to do next. Needs no BlueZ and no privilege. With no adapter, \
-        or no Bluetooth in the kernel, it says so and exits 0. An adapter without a public \
-        address (00:00:00:00:00:00) gets a static random address as identity: the one kept for \
-        it, else one made when it is first opened.
+        (held by BlueZ, or by a program through its HCI user channel) and what to do next. Needs \
+        no BlueZ and no privilege. With no adapter, or no Bluetooth in the kernel, it says so and \
+        exits 0. An adapter without a public address (00:00:00:00:00:00) gets a static random \
+        address as identity: the one kept for it, else one made when it is first opened.
 
         With --hci TRANSPORT, opens that controller instead (it must be free: see above) and \
         reports what Bluejay does with it: its identity address and where it comes from, the \
@@ -77,22 +77,25 @@ struct AdaptersCommand: AsyncParsableCommand {
         let capability = HCIAdapters.hasNetworkAdminCapability()
         let daemon = HCIAdapters.isBluetoothDaemonRunning()
         let store = FileStaticAddressStore(directory: stateDirectory, logger: Logger(label: "bluejay"))
+        let managed = HCIAdapters.managementIndexes()
         for adapter in adapters {
-            let advice = AdapterAdvice(adapter: adapter, hasCapability: capability, daemonRunning: daemon)
+            // Up but no longer listed by the management interface: held through its user channel.
+            let userChannel = adapter.isUp ? managed.map { !$0.contains(adapter.index) } : false
+            let advice = AdapterAdvice(adapter: adapter, hasCapability: capability, daemonRunning: daemon, userChannelInUse: userChannel)
             // Without a public address Bluejay uses a static random address: the one kept for
             // this adapter, else one it makes when it first opens it.
             let kept = adapter.address == .zero ? try? await store.address(forAdapter: adapter.name) : nil
             var record: [String: JSONValue] = [
                 "index": .int(Int(adapter.index)), "name": .string(adapter.name), "address": .string(adapter.address.description),
-                "bus": .string(adapter.bus), "up": .bool(adapter.isUp), "ready": .bool(advice.isReady),
-                "next": .array(advice.steps.map(JSONValue.string)),
+                "bus": .string(adapter.bus), "up": .bool(adapter.isUp), "user_channel": userChannel.map(JSONValue.bool) ?? .null,
+                "ready": .bool(advice.isReady), "next": .array(advice.steps.map(JSONValue.string)),
             ]
             if adapter.address == .zero {
                 record["identity"] = .optional(kept?.description)
                 record["identityType"] = .string("random")
                 record["identityGenerated"] = .bool(true)
             }
-            output.emit(record, line: Self.describe(adapter, advice, keptStaticAddress: kept))
+            output.emit(record, line: Self.describe(adapter, advice, userChannel: userChannel == true, keptStaticAddress: kept))
         }
         #else
         output.emit(["adapters": .int(0), "reason": .string("not Linux")],
@@ -100,8 +103,9 @@ struct AdaptersCommand: AsyncParsableCommand {
         #endif
     }
 
-    static func describe(_ adapter: HCIDeviceInfo, _ advice: AdapterAdvice, keptStaticAddress: BluetoothAddress? = nil) -> String {
-        let state = adapter.isUp ? "up (held by BlueZ)" : "down"
+    static func describe(_ adapter: HCIDeviceInfo, _ advice: AdapterAdvice, userChannel: Bool = false,
+                         keptStaticAddress: BluetoothAddress? = nil) -> String {
+        let state = !adapter.isUp ? "down" : userChannel ? "up (its HCI user channel is in use)" : "up (held by BlueZ)"
         var line = "\(adapter.name)  \(adapter.address)  \(adapter.bus)  \(state)"
         if adapter.address == .zero {
             line += keptStaticAddress.map { "  no public address: identity \($0) (random static, generated earlier)" }

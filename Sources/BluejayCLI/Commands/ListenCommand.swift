@@ -57,9 +57,12 @@ struct ListenCommand: AsyncParsableCommand {
                         }
                     }
                     output.emit(fields, line: "\(received)  \(text)")
+                    // Each value reaches a pipe as it comes (`bluejay listen … | tee`).
+                    Console.flush()
                     if let count, received >= count { break }
                 }
-                if connection.isConnected { try await connection.disconnect() }
+                // Stopped by a signal, the host's shutdown disconnects.
+                if connection.isConnected, !Task.isCancelled { try await connection.disconnect() }
                 return received
             }
             if let count, received < count {

@@ -17,14 +17,19 @@ public struct AdapterAdvice: Sendable, Equatable {
     ///   - adapter: the adapter as the kernel reports it.
     ///   - hasCapability: the process has `CAP_NET_ADMIN` (`nil`: unknown).
     ///   - daemonRunning: BlueZ's `bluetoothd` runs (it powers adapters back on).
+    ///   - userChannelInUse: a program holds the adapter through its HCI user channel, rather
+    ///     than BlueZ (`nil`: unknown; see ``HCIAdapters/managementIndexes()``).
     ///   - executable: how to name this program in a `setcap` command.
-    public init(adapter: HCIDeviceInfo, hasCapability: Bool?, daemonRunning: Bool, executable: String = "$(which bluejay)") {
+    public init(adapter: HCIDeviceInfo, hasCapability: Bool?, daemonRunning: Bool, userChannelInUse: Bool? = nil,
+                executable: String = "$(which bluejay)") {
         var steps: [String] = []
-        if adapter.isUp {
-            steps.append("BlueZ holds it (up): free it with `sudo hciconfig \(adapter.name) down` "
-                + "(or `sudo btmgmt --index \(adapter.index) power off`)")
+        if adapter.isUp, userChannelInUse == true {
+            steps.append("another program holds it through its HCI user channel (a bluejay still running?): end that program, then try again")
+        } else if adapter.isUp {
+            steps.append("BlueZ holds it (up): power it off with `sudo btmgmt --index \(adapter.index) power off` "
+                + "(or `bluetoothctl power off`)")
             if daemonRunning {
-                steps.append("bluetoothd runs and may power it on again: `sudo systemctl stop bluetooth`")
+                steps.append("bluetoothd runs and powers it on again when Bluejay lets it go: stop it with `sudo systemctl stop bluetooth`")
             }
         }
         if hasCapability == false {

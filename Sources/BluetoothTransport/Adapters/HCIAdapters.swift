@@ -42,6 +42,61 @@ public enum HCIAdapters {
         return adapters.sorted { $0.index < $1.index }
     }
 
+    /// The adapters the kernel's management interface lists, configured or not (see
+    /// ``ManagementIndexList``): every adapter but those whose HCI user channel a program holds
+    /// (and those the kernel is still setting up). `nil` when it cannot be asked: no Bluetooth,
+    /// a refused socket, or no answer within a second. Needs no privilege.
+    public static func managementIndexes() -> Set<UInt16>? {
+        let type = Int32(SOCK_RAW.rawValue | SOCK_CLOEXEC.rawValue)
+        let socket = Glibc.socket(HCIUserChannelTransport.addressFamilyBluetooth, type, HCIUserChannelTransport.protocolHCI)
+        guard socket >= 0 else { return nil }
+        defer { SystemCalls.closeDescriptor(socket) }
+        var address = HCIUserChannelTransport.SocketAddress(
+            family: sa_family_t(HCIUserChannelTransport.addressFamilyBluetooth), device: HCIUserChannelTransport.deviceNone,
+            channel: channelControl)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<HCIUserChannelTransport.SocketAddress>.size))
+            }
+        }
+        guard bound == 0 else { return nil }
+        var indexes = Set<UInt16>()
+        for opcode in [ManagementIndexList.readIndexList, ManagementIndexList.readUnconfiguredIndexList] {
+            let command = ManagementIndexList.command(opcode)
+            guard command.withUnsafeBytes({ Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == command.count else {
+                return nil
+            }
+            switch managementReply(socket, to: opcode) {
+            case let .indexes(listed)?: indexes.formUnion(listed)
+            // The unconfigured list is an extra; an adapter is rarely there.
+            case .refused? where opcode == ManagementIndexList.readUnconfiguredIndexList: continue
+            default: return nil
+            }
+        }
+        return indexes
+    }
+
+    /// HCI_CHANNEL_CONTROL, include/net/bluetooth/hci_sock.h: the management interface.
+    static let channelControl: UInt16 = 3
+
+    /// The answer to `opcode`, skipping the events that come before it; `nil` after a second.
+    private static func managementReply(_ socket: Int32, to opcode: UInt16) -> ManagementIndexList.Reply? {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(1))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0)]
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero, let ready = try? SystemCalls.poll(&descriptors, timeout: left), ready > 0 else { return nil }
+            let count = buffer.withUnsafeMutableBytes { Glibc.recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return nil }
+            switch try? ManagementIndexList.reply(Array(buffer[0..<count]), to: opcode) {
+            case .unrelated?: continue
+            case let reply?: return reply
+            case nil: return nil
+            }
+        }
+    }
+
     /// ioctl(2) with one pointer argument. Swift does not import C variadic functions, so the
     /// C library's `ioctl` is looked up and called through a prototype with that one argument
     /// (on Linux's x86-64 and AArch64 calling conventions a variadic callee reads it alike).

@@ -153,6 +153,10 @@ final class BumbleRig: Sendable {
     /// `tcp:127.0.0.1:PORT`, for `SystemTransports.open` and the CLI.
     var transportSpecification: String { "tcp:127.0.0.1:\(port)" }
 
+    /// The pseudo-terminal that serves controller A with `--uart-pty` (`/dev/pts/N`), for
+    /// `serial:PATH@BAUD`; `nil` when the rig serves it over TCP.
+    var uartPath: String? { readyEvent().string("uart_path") }
+
     /// The address of the first Bumble device (peripheral B1, or the central), `"F0:00:00:00:00:01"`.
     var peerAddress: String { readyEvent().string("peer_address") ?? "" }
 

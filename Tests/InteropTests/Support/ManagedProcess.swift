@@ -58,6 +58,20 @@ struct StopSequence: Sendable {
     static let kill = StopSequence(farewell: nil, signals: [Signal(number: SIGKILL, after: .zero)])
 }
 
+/// Runs `body` (which starts a child process) with no signal blocked on this thread. A child
+/// inherits the signal mask of the thread that spawns it, and Foundation's `Process` leaves it
+/// as it is: started from a thread of the test process, whose runtime blocks most signals, a
+/// child would not hear SIGTERM or SIGINT, and a shell in it would wait for ever for a child
+/// that has exited (SIGCHLD blocked).
+func withSignalsUnblocked<T>(_ body: () throws -> T) rethrows -> T {
+    var none = sigset_t()
+    var previous = sigset_t()
+    sigemptyset(&none)
+    pthread_sigmask(SIG_SETMASK, &none, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    return try body()
+}
+
 /// A child process of the interop tests: started with Foundation's `Process`, its stdout read
 /// on a thread of its own into an ordered list of lines (parsed into `Line`s), its stderr in a
 /// log file named in every failure message, and always stopped per its ``StopSequence`` (also
@@ -131,7 +145,7 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
         process.standardOutput = outputPipe
         process.standardError = log
         do {
-            try process.run()
+            try withSignalsUnblocked { try process.run() }
         } catch {
             throw RigError(message: "Cannot start \(commandLine): \(error)", context: "\(name) log: \(logPath)")
         }
@@ -273,9 +287,9 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
     }
 }
 
-/// A process's stdout as an ordered list of lines, read on a thread of its own, and the waits
-/// for them.
-private final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
+/// A process's stdout (or any stream: the Linux guest's agent socket) as an ordered list of
+/// lines, read on a thread of its own, and the waits for them.
+final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
     private let name: String
     private let logPath: String
     private let parse: @Sendable (String) -> Line?

@@ -40,6 +40,8 @@ import random
 import signal
 import struct
 import sys
+import termios
+import tty
 from typing import Any, Callable
 
 from bumble import att, gatt, gatt_server, hci, ll
@@ -808,12 +810,168 @@ class HostPort:
         self.replace_controller('host disconnected')
         emit('host_disconnected')
 
+    def ready_fields(self) -> dict[str, Any]:
+        return {}
+
+    def handlers(self) -> dict[str, Callable]:
+        return {'host_controller': self.cmd_host_controller}
+
+    async def cmd_host_controller(self, _command):
+        '''What controller A (the one the host drives) is doing now, as a controller sees it:
+        whether it scans, advertises (legacy or any advertising set) or initiates, its links.'''
+        controller = self.controller
+        return {
+            'host_connected': self.session is not None,
+            'scanning': bool(controller.le_scan_enable),
+            'advertising': bool(controller.le_legacy_advertiser.enabled)
+            or any(advertising_set.enabled for advertising_set in controller.advertising_sets.values()),
+            'initiating': controller.pending_le_connection is not None,
+            'connections': [
+                {'handle': connection.handle, 'peer_address': address_text(connection.peer_address)}
+                for connection in controller.le_connections.values()
+            ],
+        }
+
     def close(self) -> None:
         if self.session is not None:
             self.session.close()
         if self.server is not None:
             self.server.close()
         self.controller.retire(CONNECTION_TIMEOUT_ERROR)
+
+
+class PtySession:
+    '''Controller A on a pseudo-terminal (`--uart-pty`), as a UART controller (Zephyr's
+    hci_uart on an nRF52) is on /dev/ttyACM0: the host opens the slave, named `uart_path` in
+    the `ready` line, and the rig holds the master. What controller A sends is cut into chunks
+    of random sizes (1 to 16 octets, from --seed), each written on its own and half of them
+    followed by a pause of a millisecond, so the host's reads end in the middle of packets.'''
+
+    def __init__(self, port: HostPort, seed: int):
+        self.port = port
+        self.parser = PacketParser(HostToController(port, self))
+        self.random = random.Random(seed)
+        self.master, self.slave = os.openpty()
+        # Raw from the start: the slave's line discipline must not echo or translate what
+        # controller A writes before the host has opened the port (the host sets raw mode too).
+        tty.setraw(self.slave)
+        self.path = os.ttyname(self.slave)
+        os.set_blocking(self.master, False)
+        self.closed = False
+        self.stats = {'packets': 0, 'chunks': 0, 'split_packets': 0, 'received_bytes': 0}
+        self.outgoing: asyncio.Queue[bytes] = asyncio.Queue()
+        asyncio.get_running_loop().add_reader(self.master, self.on_readable)
+        self.writer = asyncio.create_task(self.write_chunks())
+
+    def on_readable(self) -> None:
+        try:
+            data = os.read(self.master, 65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as error:
+            logger.warning('reading the pty master: %s', error)
+            return
+        self.stats['received_bytes'] += len(data)
+        try:
+            self.parser.feed_data(data)
+        except Exception as error:  # an unknown H4 indicator: the stream cannot resync
+            logger.error('malformed H4 stream from the host on the pty (%s)', error)
+
+    def write(self, packet: bytes) -> None:
+        if not self.closed:
+            self.stats['packets'] += 1
+            self.outgoing.put_nowait(bytes(packet))
+
+    async def write_chunks(self) -> None:
+        while True:
+            packet = await self.outgoing.get()
+            offset = pieces = 0
+            while offset < len(packet) and not self.closed:
+                chunk = packet[offset:offset + self.random.randint(1, 16)]
+                await self.write_all(chunk)
+                offset += len(chunk)
+                pieces += 1
+                self.stats['chunks'] += 1
+                if self.random.random() < 0.5:
+                    await asyncio.sleep(0.001)
+            if pieces > 1:
+                self.stats['split_packets'] += 1
+
+    async def write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view and not self.closed:
+            try:
+                view = view[os.write(self.master, view):]
+            except BlockingIOError:
+                # The pty's buffer is full: the host is not reading (on a real UART, RTS/CTS
+                # would hold the controller back). Try again shortly.
+                await asyncio.sleep(0.001)
+            except OSError as error:
+                logger.warning('writing the pty master: %s', error)
+                return
+
+    def termios_fields(self) -> dict[str, Any]:
+        '''The port's settings as the host left them (the master reads the slave's termios).'''
+        iflag, oflag, cflag, lflag, ispeed, ospeed, _cc = termios.tcgetattr(self.master)
+        rates = {getattr(termios, f'B{rate}'): rate for rate in (
+            9600, 19200, 38400, 57600, 115200, 230400, 460800, 500000, 576000, 921600, 1000000, 1152000,
+            1500000, 2000000, 2500000, 3000000, 3500000, 4000000) if hasattr(termios, f'B{rate}')}
+        return {
+            'ispeed': rates.get(ispeed, -ispeed), 'ospeed': rates.get(ospeed, -ospeed),
+            'crtscts': bool(cflag & termios.CRTSCTS), 'clocal': bool(cflag & termios.CLOCAL), 'cread': bool(cflag & termios.CREAD),
+            'cs8': cflag & termios.CSIZE == termios.CS8, 'parenb': bool(cflag & termios.PARENB), 'cstopb': bool(cflag & termios.CSTOPB),
+            'icanon': bool(lflag & termios.ICANON), 'echo': bool(lflag & termios.ECHO), 'isig': bool(lflag & termios.ISIG),
+            'opost': bool(oflag & termios.OPOST), 'icrnl': bool(iflag & termios.ICRNL), 'ixon': bool(iflag & termios.IXON),
+        }
+
+    def close(self) -> None:
+        '''The device goes away: the master closes, and the host's reads see the hang-up.'''
+        if self.closed:
+            return
+        self.closed = True
+        asyncio.get_running_loop().remove_reader(self.master)
+        self.writer.cancel()
+        os.close(self.master)
+        os.close(self.slave)
+        self.port.on_session_ended(self)
+
+
+class PtyHostPort(HostPort):
+    '''`--uart-pty`: controller A on a pseudo-terminal instead of a TCP port (PtySession).'''
+
+    def __init__(self, link: LocalLink, public_address: str, extended: bool, seed: int):
+        super().__init__(link, public_address, extended)
+        self.seed = seed
+        self.pty: PtySession | None = None
+
+    async def start(self) -> None:
+        self.pty = PtySession(self, self.seed)
+        # The pty is the host's connection from the start (no `host_connected`: `ready` comes first).
+        self.session = self.pty
+        self.replace_controller('pty opened')
+        self.attach_controller(self.pty)
+
+    def ready_fields(self) -> dict[str, Any]:
+        return {'uart_path': self.pty.path if self.pty else None}
+
+    def handlers(self) -> dict[str, Callable]:
+        return {**super().handlers(), 'uart_stats': self.cmd_uart_stats, 'uart_termios': self.cmd_uart_termios,
+                'uart_vanish': self.cmd_uart_vanish}
+
+    def live_pty(self) -> PtySession:
+        if self.pty is None or self.pty.closed:
+            raise CommandError('the pty is gone (uart_vanish)')
+        return self.pty
+
+    async def cmd_uart_stats(self, _command):
+        return dict(self.live_pty().stats)
+
+    async def cmd_uart_termios(self, _command):
+        return self.live_pty().termios_fields()
+
+    async def cmd_uart_vanish(self, _command):
+        self.live_pty().close()
+        return {}
 
 
 # -----------------------------------------------------------------------------
@@ -1730,16 +1888,22 @@ async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], An
     unknown = sorted(set(variants) - set(CONTROLLER_VARIANTS))
     if unknown:
         raise SystemExit(f'unknown --controller-variant {", ".join(unknown)}; known: {", ".join(sorted(CONTROLLER_VARIANTS))}')
-    port: HostPort | None = None
+    port: HostPort | PtyHostPort | None = None
     public_address: str | None = None
     if args.controller == 'rootcanal':
         # Every device on a controller of Rootcanal's; Bluejay's host takes one more there.
-        if variants:
-            raise SystemExit('--controller-variant needs the rig\'s own controller A, not --controller rootcanal')
+        if variants or getattr(args, 'uart_pty', False):
+            raise SystemExit('--controller-variant and --uart-pty need the rig\'s own controller A, not --controller rootcanal')
         link = rootcanal_radio.RootcanalRadio(args.hci_port)
     else:
         link = RigLink()
-        port = HostPort(link, HOST_PUBLIC_ADDRESS, extended=bool(getattr(args, 'extended_controller', False)), variants=variants)
+        extended = bool(getattr(args, 'extended_controller', False))
+        if getattr(args, 'uart_pty', False):
+            if variants:
+                raise SystemExit('--controller-variant is not served on a pseudo-terminal (--uart-pty)')
+            port = PtyHostPort(link, HOST_PUBLIC_ADDRESS, extended, args.seed)
+        else:
+            port = HostPort(link, HOST_PUBLIC_ADDRESS, extended=extended, variants=variants)
         public_address = HOST_PUBLIC_ADDRESS
         if {'no-public-address', 'zephyr-static-address'} & set(variants):
             public_address = '00:00:00:00:00:00'
@@ -1759,10 +1923,11 @@ async def serve(args: argparse.Namespace, make_role: Callable[[Rig, RigLink], An
             host_public_address=public_address,
             controller_variants=variants,
             **({'host_static_address': ZEPHYR_STATIC_ADDRESS} if 'zephyr-static-address' in variants else {}),
+            **(port.ready_fields() if port is not None else {}),
             **role.ready_fields(),
         )
         logger.info('ready on 127.0.0.1:%d (%s)', host_port, args.controller)
-        rig.spawn(read_commands(rig, role.handlers))
+        rig.spawn(read_commands(rig, {**role.handlers, **(port.handlers() if port is not None else {})}))
         rig.spawn(watch_parent(rig))
         await rig.stop_event.wait()
     finally:
@@ -1795,6 +1960,8 @@ async def main() -> int:
     parser.add_argument('--extended-controller', action='store_true',
                         help='controller A claims LE Extended Advertising (advertising sets, extended scanning)')
     add_controller_variant_argument(parser)
+    parser.add_argument('--uart-pty', action='store_true',
+                        help='serve controller A on a pseudo-terminal (uart_path in ready), in random chunks, instead of TCP')
     parser.add_argument('--log-level', default=os.environ.get('BLUEJAY_PEER_LOG', 'INFO'))
     parser.add_argument('--plugin', action='append', default=[],
                         help='module beside this script whose install(role, rig) adds behaviour (repeatable)')
