@@ -142,13 +142,14 @@ extension Array: DBusRepresentable where Element: DBusRepresentable {
     public static var dbusType: DBusType { .array(Element.dbusType) }
 
     public var dbusValue: DBusValue {
-        if let bytes = self as? [UInt8] { return .bytes(bytes) }
+        // A type check, not a cast: an empty array of any type casts to [UInt8].
+        if Element.self == UInt8.self, let bytes = self as? [UInt8] { return .bytes(bytes) }
         return .array(DBusArray(elementType: Element.dbusType, elements: map(\.dbusValue)))
     }
 
     public init?(dbusValue: DBusValue) {
         guard case let .array(array) = dbusValue, array.elementType == Element.dbusType else { return nil }
-        if let bytes = array.bytes, let typed = bytes as? [Element] {
+        if Element.self == UInt8.self, let bytes = array.bytes, let typed = bytes as? [Element] {
             self = typed
             return
         }

@@ -130,4 +130,13 @@ struct DBusValueWireTests {
         #expect(DBusValue.variant(.variant(.uint16(3))).unwrapped == .uint16(3))
         #expect(DBusValue([[1, 2], [3]] as [[Int32]]).type == .array(.array(.int32)))
     }
+
+    @Test func anEmptyArrayKeepsItsElementType() {
+        // An empty [String] casts to [UInt8] in Swift; it must still be an "as", not an "ay".
+        #expect(DBusValue([String]()).type == .array(.string))
+        #expect(DBusValue([Int16]()).type == .array(.int16))
+        #expect(DBusValue([UInt8]()).type == .array(.byte))
+        #expect([String](dbusValue: .bytes([])) == nil)
+        #expect([String](dbusValue: .array(of: .string, [])) == [])
+    }
 }
