@@ -73,6 +73,9 @@ struct DBusAuthentication {
 
     private mutating func nextLine() throws(DBusError) -> String? {
         guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        guard newline <= Self.maximumLineLength else {
+            throw .authenticationFailed("the server sent a line longer than \(Self.maximumLineLength) bytes")
+        }
         guard newline > 0, buffer[newline - 1] == UInt8(ascii: "\r") else {
             throw .authenticationFailed("the server's line does not end with CR LF")
         }
