@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "BluetoothVirtual", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "GATTProfiles", dependencies: ["BluetoothCore"]),
-        .target(name: "DBus", dependencies: [logging]),
+        .target(name: "DBus", dependencies: [logging, deque]),
         .target(
             name: "BluetoothPeripheral",
             dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "GATTProfiles", logging]
