@@ -372,6 +372,9 @@ struct DBusMessageStream {
         self.limits = limits
     }
 
+    /// The bytes the buffer has room for (tests: announced lengths are not allocated ahead).
+    var bufferedCapacity: Int { buffer.capacity }
+
     /// Adds what was read and delivers each message it completes, in order.
     mutating func append(
         _ bytes: ArraySlice<UInt8>, fileDescriptors: [DBusFileDescriptor], deliver: (DBusMessage) -> Void
@@ -390,10 +393,9 @@ struct DBusMessageStream {
             } catch {
                 throw .protocolViolation(error)
             }
-            guard available.count >= length else {
-                buffer.reserveCapacity(start + length)
-                break
-            }
+            // Not complete yet. The buffer grows as bytes come (geometrically, so a large message
+            // costs few copies), never ahead of them: a 16-byte header must not buy 128 MiB.
+            guard available.count >= length else { break }
             let decoded: (message: DBusMessage, fileDescriptorCount: Int)
             do throws(DBusWireError) {
                 decoded = try DBusMessage.decode(available.prefix(length), availableFileDescriptors: ArraySlice(descriptors),

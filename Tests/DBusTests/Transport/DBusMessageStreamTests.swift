@@ -59,4 +59,12 @@ struct DBusMessageStreamTests {
             try stream.append(bytes.prefix(16), fileDescriptors: []) { _ in }
         }
     }
+
+    @Test func anAnnouncedLengthIsNotAllocatedBeforeTheBytesArrive() throws {
+        // A header announcing a 100 MiB body: the buffer holds what came, not what was announced.
+        var stream = DBusMessageStream(limits: Self.limits)
+        let header: [UInt8] = [UInt8(ascii: "l"), 2, 0, 1, 0, 0, 0x40, 0x06, 1, 0, 0, 0, 0, 0, 0, 0]
+        try stream.append(header[...], fileDescriptors: []) { _ in Issue.record("nothing is complete") }
+        #expect(stream.bufferedCapacity < 1 << 20)
+    }
 }
