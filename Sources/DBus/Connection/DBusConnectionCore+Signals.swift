@@ -5,6 +5,7 @@ import Synchronization
 struct SignalSubscription {
     var rule: DBusMatchRule
     var continuation: AsyncThrowingStream<DBusMessage, any Error>.Continuation
+    var bufferLimit: Int
     var dropped = 0
 }
 
@@ -16,13 +17,14 @@ extension DBusConnectionCore {
         try rule.validate()
         let followed = options.isBus ? rule.followedSender : nil
         if let followed { try await follow(followed) }
-        let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferLimit)))
+        let bufferLimit = max(1, bufferLimit)
+        let (stream, continuation) = AsyncThrowingStream<DBusMessage, any Error>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
         let identifier: UInt64
         do throws(DBusError) {
             identifier = try state.withLock { state throws(DBusError) -> UInt64 in
                 if let reason = state.closeReason { throw reason }
                 let identifier = state.makeIdentifier()
-                state.subscriptions[identifier] = SignalSubscription(rule: rule, continuation: continuation)
+                state.subscriptions[identifier] = SignalSubscription(rule: rule, continuation: continuation, bufferLimit: bufferLimit)
                 return identifier
             }
         } catch {
@@ -79,12 +81,12 @@ extension DBusConnectionCore {
         }
         for (identifier, continuation) in targets {
             guard case .dropped = continuation.yield(message) else { continue }
-            let (first, rule) = state.withLock { state -> (Bool, String) in
+            let first = state.withLock { state -> SignalSubscription? in
                 state.subscriptions[identifier]?.dropped += 1
-                return (state.subscriptions[identifier]?.dropped == 1, state.subscriptions[identifier]?.rule.description ?? "")
+                return state.subscriptions[identifier].flatMap { $0.dropped == 1 ? $0 : nil }
             }
-            if first {
-                logger.warning("a D-Bus signal stream is not read fast enough: its oldest signals are dropped (\(options.signalBufferLimit) kept; rule \(rule))")
+            if let first {
+                logger.warning("a D-Bus signal stream is not read fast enough: its oldest signals are dropped (\(first.bufferLimit) kept; rule \(first.rule))")
             }
         }
     }
@@ -98,7 +100,18 @@ extension DBusConnectionCore {
             state.followedNames[name, default: FollowedName()].subscribers += 1
             return state.followedNames[name]?.subscribers == 1
         }
-        guard isFirst else { return }
+        guard isFirst else {
+            // Another stream asked first: wait until the owner it asked for is known.
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    guard let followed = state.followedNames[name], !followed.isKnown else { return true }
+                    state.followedNames[name]?.waiters.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+            return
+        }
         do throws(DBusError) {
             try await busCall("AddMatch", [.string(Self.ownerRule(name).description)])
             // Applied on the channel's thread when it arrives: NameOwnerChanged signals before it
@@ -111,10 +124,10 @@ extension DBusConnectionCore {
                         switch result {
                         case let .success(reply):
                             let owner = reply.body.first?.stringValue
-                            state.withLock { $0.followedNames[name]?.owner = owner }
+                            markKnown(name, owner: owner)
                             continuation.resume(returning: .success(owner))
                         case .failure(.errorReply(name: .nameHasNoOwner, _)):
-                            state.withLock { $0.followedNames[name]?.owner = nil }
+                            markKnown(name, owner: nil)
                             continuation.resume(returning: .success(nil))
                         case let .failure(error):
                             continuation.resume(returning: .failure(error))
@@ -126,9 +139,22 @@ extension DBusConnectionCore {
             }.get()
             logger.debug("following \(name): owned by \(owner ?? "nobody")")
         } catch {
+            markKnown(name, owner: nil)
             unfollow(name)
             throw error
         }
+    }
+
+    /// The owner of a followed name is known: streams waiting for it go on.
+    private func markKnown(_ name: String, owner: String?) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.followedNames[name] != nil else { return [] }
+            state.followedNames[name]?.owner = owner
+            state.followedNames[name]?.isKnown = true
+            defer { state.followedNames[name]?.waiters = [] }
+            return state.followedNames[name]?.waiters ?? []
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     private func unfollow(_ name: String) {

@@ -55,6 +55,9 @@ final class DBusConnectionCore: Sendable {
     struct FollowedName {
         var subscribers = 0
         var owner: String?
+        /// Whether GetNameOwner has answered; streams that follow the name wait until then.
+        var isKnown = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     init(options: DBusConnection.Options) throws(DBusError) {
@@ -105,7 +108,7 @@ final class DBusConnectionCore: Sendable {
     private func shutDown(_ reason: DBusError) {
         let closed: DBusError
         if case .connectionClosed = reason { closed = reason } else { closed = .connectionClosed(reason: reason.description) }
-        let (pending, subscriptions, handlers) = state.withLock { state in
+        let (pending, subscriptions, handlers, waiters) = state.withLock { state in
             if state.closeReason == nil { state.closeReason = closed }
             defer {
                 state.pending = [:]
@@ -113,8 +116,9 @@ final class DBusConnectionCore: Sendable {
                 state.incomingCalls = [:]
                 state.followedNames = [:]
             }
-            return (state.pending, state.subscriptions, state.incomingCalls)
+            return (state.pending, state.subscriptions, state.incomingCalls, state.followedNames.values.flatMap(\.waiters))
         }
+        for waiter in waiters { waiter.resume() }
         for call in pending.values {
             call.timer?.cancel()
             call.resolve(.failure(closed))

@@ -103,6 +103,14 @@ final class DBusChannel: Sendable {
     /// Throws when the channel has ended, when descriptors cannot be passed, or when the queue
     /// is full.
     func send(_ message: DBusEncodedMessage) throws(DBusError) {
+        // The queue owns copies of the descriptors, so that the caller may close its own at once.
+        var descriptors: [DBusFileDescriptor] = []
+        for descriptor in message.fileDescriptors {
+            guard let number = descriptor.descriptor else {
+                throw .invalidArgument("a Unix file descriptor of the message was closed or taken before it was sent")
+            }
+            descriptors.append(try DBusFileDescriptor.duplicating(number))
+        }
         try state.withLock { state throws(DBusError) in
             guard let socket = state.socket, state.endReason == nil else {
                 throw state.endReason ?? .connectionClosed(reason: "the connection is not open")
@@ -113,7 +121,7 @@ final class DBusChannel: Sendable {
             guard state.outbound.isEmpty || state.queuedBytes + message.bytes.count <= limits.maximumQueuedBytes else {
                 throw .limitReached("\(state.queuedBytes) bytes are waiting to be sent to the peer, which is not reading")
             }
-            state.outbound.append(Frame(bytes: message.bytes, fileDescriptors: message.fileDescriptors))
+            state.outbound.append(Frame(bytes: message.bytes, fileDescriptors: descriptors))
             state.queuedBytes += message.bytes.count
             guard state.outbound.count == 1 else { return }
             if let failure = Self.flush(&state, socket) {
@@ -318,13 +326,8 @@ final class DBusChannel: Sendable {
     /// end, if a write failed. Called with the state lock held.
     private static func flush(_ state: inout State, _ socket: DBusSocket) -> DBusError? {
         while let head = state.outbound.first {
+            // The frame's own copies (see send): open until the frame is written.
             let descriptors = state.headWritten == 0 ? head.fileDescriptors.compactMap(\.descriptor) : []
-            if state.headWritten == 0, descriptors.count != head.fileDescriptors.count {
-                // A descriptor was closed or taken after the message was queued.
-                state.outbound.removeFirst()
-                state.queuedBytes -= head.bytes.count
-                continue
-            }
             let written = state.headWritten
             let result = head.bytes.withUnsafeBytes { raw in
                 socket.send(UnsafeRawBufferPointer(rebasing: raw[written...]), fileDescriptors: descriptors)

@@ -89,6 +89,28 @@ struct DBusSignalTests {
         #expect(try await next(&signals).body == ["new owner"])
     }
 
+    @Test func streamsThatFollowOneNameTogetherAllSeeItsOwner() async throws {
+        let daemon = try suiteDaemon()
+        let owner = try await daemon.connect()
+        let listener = try await daemon.connect()
+        defer {
+            owner.close()
+            listener.close()
+        }
+        try await owner.requestName("org.example.Shared")
+        let rule = DBusMatchRule(sender: "org.example.Shared", interface: Self.interface)
+        async let first = listener.signals(matching: rule)
+        async let second = listener.signals(matching: rule)
+        async let third = listener.signals(matching: rule)
+        var iterators = try await [first, second, third].map { $0.makeAsyncIterator() }
+        try owner.emitSignal(path: .root, interface: Self.interface, member: "Fired", arguments: ["shared"])
+        for index in iterators.indices {
+            #expect(try await next(&iterators[index]).body == ["shared"])
+        }
+        // The name's NameOwnerChanged rule is on the bus once, with the three streams' own.
+        #expect(listener.core.state.withLock { $0.followedNames["org.example.Shared"]?.subscribers } == 3)
+    }
+
     @Test func theRuleLeavesTheBusWhenTheConsumerStops() async throws {
         let daemon = try suiteDaemon()
         let emitter = try await daemon.connect()

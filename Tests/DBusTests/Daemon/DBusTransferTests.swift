@@ -78,6 +78,32 @@ struct DBusTransferTests {
         }
     }
 
+    @Test func aDescriptorClosedRightAfterSendingStillArrives() async throws {
+        let daemon = try suiteDaemon()
+        let emitter = try await daemon.connect()
+        let listener = try await daemon.connect()
+        defer {
+            emitter.close()
+            listener.close()
+        }
+        var signals = try await listener.signals(matching: DBusMatchRule(sender: emitter.uniqueName, interface: "org.example.Fds"))
+            .makeAsyncIterator()
+        // 16 MiB first, so the socket is full and the next message waits in the send queue.
+        try emitter.emitSignal(path: .root, interface: "org.example.Fds", member: "Big", arguments: [.bytes(Array(repeating: 1, count: 16 << 20))])
+        let (readEnd, writeEnd) = try makePipe()
+        defer { close(readEnd) }
+        let descriptor = DBusFileDescriptor(taking: writeEnd)
+        try emitter.emitSignal(path: .root, interface: "org.example.Fds", member: "Fd", arguments: [.unixFD(descriptor)])
+        descriptor.close()
+        #expect(try await next(&signals, timeout: .seconds(30)).member == "Big")
+        let carrying = try await next(&signals, timeout: .seconds(30))
+        let received = try #require(carrying.body.first?.fileDescriptor?.take())
+        var byte: UInt8 = 42
+        #expect(write(received, &byte, 1) == 1)
+        close(received)
+        #expect(readAll(readEnd) == [42])
+    }
+
     @Test func descriptorsAreRefusedWhereThePeerDidNotAgreeToThem() async throws {
         let daemon = try suiteDaemon()
         var options = DBusConnection.Options()
