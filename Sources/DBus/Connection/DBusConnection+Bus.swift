@@ -116,8 +116,11 @@ extension DBusConnection {
 /// let powered = try await adapter.property("Powered", interface: "org.bluez.Adapter1").boolValue
 /// ```
 public struct DBusRemoteObject: Sendable {
+    /// The connection the calls go through.
     public let connection: DBusConnection
+    /// The bus name of the object's owner (`org.bluez`, or a unique name).
     public let destination: String
+    /// The object's path.
     public let path: DBusObjectPath
 
     /// Calls `interface.member` and returns the answer's arguments.
@@ -127,18 +130,22 @@ public struct DBusRemoteObject: Sendable {
         try await connection.call(destination: destination, path: path, interface: interface, member: member, arguments: arguments, timeout: timeout)
     }
 
+    /// `Properties.Get`: the property's value, unwrapped from its variant.
     public func property(_ name: String, interface: String) async throws(DBusError) -> DBusValue {
         try await connection.property(name, interface: interface, of: destination, at: path)
     }
 
+    /// `Properties.GetAll`: every readable property of `interface`.
     public func properties(interface: String) async throws(DBusError) -> [String: DBusValue] {
         try await connection.properties(interface: interface, of: destination, at: path)
     }
 
+    /// `Properties.Set`.
     public func setProperty(_ name: String, to value: DBusValue, interface: String) async throws(DBusError) {
         try await connection.setProperty(name, to: value, interface: interface, of: destination, at: path)
     }
 
+    /// `ObjectManager.GetManagedObjects`, if this object is an object manager.
     public func managedObjects() async throws(DBusError) -> [DBusObjectPath: [String: [String: DBusValue]]] {
         try await connection.managedObjects(of: destination, at: path)
     }

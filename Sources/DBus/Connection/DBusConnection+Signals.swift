@@ -46,9 +46,13 @@ extension DBusConnection {
         }
     }
 
+    /// `org.freedesktop.DBus.Properties`: Get, GetAll, Set and PropertiesChanged.
     public static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    /// `org.freedesktop.DBus.ObjectManager`: GetManagedObjects, InterfacesAdded, InterfacesRemoved.
     public static let objectManagerInterface = "org.freedesktop.DBus.ObjectManager"
+    /// `org.freedesktop.DBus.Introspectable`: Introspect.
     public static let introspectableInterface = "org.freedesktop.DBus.Introspectable"
+    /// `org.freedesktop.DBus.Peer`: Ping and GetMachineId, answered on every path.
     public static let peerInterface = "org.freedesktop.DBus.Peer"
 }
 #endif

@@ -53,6 +53,7 @@ public final class DBusConnection: Sendable {
         /// Where the connection logs (drops, handler failures, protocol violations).
         public var logger = Logger(label: "bluejay.dbus")
 
+        /// The defaults.
         public init() {}
     }
 

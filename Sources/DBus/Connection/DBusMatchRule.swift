@@ -13,12 +13,15 @@ public struct DBusMatchRule: Hashable, Sendable, CustomStringConvertible {
     /// A unique or well-known name. For a well-known name the connection follows its owner
     /// (NameOwnerChanged), so a stream keeps only what the current owner sends.
     public var sender: String?
+    /// The interface of the signal (or method).
     public var interface: String?
+    /// The signal (or method) name.
     public var member: String?
     /// Exactly this object path.
     public var path: DBusObjectPath?
     /// This path or any below it.
     public var pathNamespace: DBusObjectPath?
+    /// The connection a unicast message is for (a unique name).
     public var destination: String?
     /// `argN='value'`: argument N (0…63) is this string.
     public var arguments: [Int: String]
@@ -28,6 +31,7 @@ public struct DBusMatchRule: Hashable, Sendable, CustomStringConvertible {
     /// `arg0namespace='org.bluez'`: argument 0 is this bus or interface name or one below it.
     public var argument0Namespace: String?
 
+    /// A rule; every key left `nil` (or empty) matches anything.
     public init(
         kind: DBusMessage.Kind? = .signal, sender: String? = nil, interface: String? = nil, member: String? = nil,
         path: DBusObjectPath? = nil, pathNamespace: DBusObjectPath? = nil, destination: String? = nil,

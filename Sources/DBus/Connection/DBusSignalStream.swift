@@ -19,6 +19,7 @@ public struct DBusSignalStream: AsyncSequence, Sendable {
         AsyncIterator(base: base.makeAsyncIterator())
     }
 
+    /// Iterates the signals; throws ``DBusError/connectionClosed(reason:)`` when the connection closes.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<DBusMessage, any Error>.AsyncIterator
 
@@ -52,6 +53,7 @@ public struct DBusSignals<Element: Sendable>: AsyncSequence, Sendable {
     let signals: DBusSignalStream
     let decode: @Sendable (DBusMessage) -> Element?
 
+    /// The signals of `signals` that `decode` turns into an element (the others are skipped).
     public init(_ signals: DBusSignalStream, decode: @escaping @Sendable (DBusMessage) -> Element?) {
         self.signals = signals
         self.decode = decode
@@ -61,6 +63,7 @@ public struct DBusSignals<Element: Sendable>: AsyncSequence, Sendable {
         AsyncIterator(base: signals.makeAsyncIterator(), decode: decode)
     }
 
+    /// Iterates the decoded signals.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: DBusSignalStream.AsyncIterator
         let decode: @Sendable (DBusMessage) -> Element?
@@ -85,6 +88,7 @@ public struct DBusSignals<Element: Sendable>: AsyncSequence, Sendable {
 public struct DBusInterfacesAdded: Sendable, Equatable {
     /// The object manager that sent it.
     public var manager: DBusObjectPath
+    /// The object that appeared.
     public var path: DBusObjectPath
     /// Interface name to its properties.
     public var interfaces: [String: [String: DBusValue]]
@@ -104,9 +108,13 @@ public struct DBusInterfacesAdded: Sendable, Equatable {
 /// `org.freedesktop.DBus.ObjectManager.InterfacesRemoved`: an object lost interfaces (all of
 /// them when it went away).
 public struct DBusInterfacesRemoved: Sendable, Equatable {
+    /// The object manager that sent it.
     public var manager: DBusObjectPath
+    /// The object that lost interfaces.
     public var path: DBusObjectPath
+    /// The interfaces it lost.
     public var interfaces: [String]
+    /// The sender's unique name.
     public var sender: String?
 
     init?(_ message: DBusMessage) {
@@ -121,10 +129,15 @@ public struct DBusInterfacesRemoved: Sendable, Equatable {
 /// `org.freedesktop.DBus.Properties.PropertiesChanged`: new values of some properties of one
 /// interface, and the names of those that changed without their value being sent.
 public struct DBusPropertiesChanged: Sendable, Equatable {
+    /// The object whose properties changed.
     public var path: DBusObjectPath
+    /// The interface the properties belong to.
     public var interface: String
+    /// The new values.
     public var changed: [String: DBusValue]
+    /// Properties that changed without their new value.
     public var invalidated: [String]
+    /// The sender's unique name.
     public var sender: String?
 
     init?(_ message: DBusMessage) {

@@ -14,11 +14,16 @@
 /// try await bus.export([agent], at: try DBusObjectPath("/org/example/agent"))
 /// ```
 public struct DBusInterface: Sendable {
+    /// The interface name, `org.bluez.Agent1`.
     public var name: String
+    /// Its methods.
     public var methods: [DBusMethod]
+    /// Its properties.
     public var properties: [DBusProperty]
+    /// The signals it emits (for introspection).
     public var signals: [DBusSignalDeclaration]
 
+    /// An interface named `name`.
     public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignalDeclaration] = []) {
         self.name = name
         self.methods = methods
@@ -59,9 +64,12 @@ public struct DBusInterface: Sendable {
 
 /// A named, typed argument of a method or signal.
 public struct DBusArgument: Sendable {
+    /// The name introspection shows (optional).
     public var name: String?
+    /// Its type.
     public var type: DBusType
 
+    /// An argument of `type`, named `name`.
     public init(_ name: String?, _ type: DBusType) {
         self.name = name
         self.type = type
@@ -75,11 +83,16 @@ public struct DBusArgument: Sendable {
 public struct DBusMethod: Sendable {
     public typealias Handler = @Sendable (DBusMethodCall) async throws -> [DBusValue]
 
+    /// The method name, `RequestPasskey`.
     public var name: String
+    /// The arguments a call must carry (checked before the handler runs: else InvalidArgs).
     public var inputs: [DBusArgument]
+    /// The values the handler returns (checked: else Failed).
     public var outputs: [DBusArgument]
+    /// Runs the call, in a task of its own; cancelled when the connection closes.
     public var handler: Handler
 
+    /// A method named `name`.
     public init(_ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [], handler: @escaping Handler) {
         self.name = name
         self.inputs = inputs
@@ -108,11 +121,16 @@ public struct DBusProperty: Sendable {
     public typealias Getter = @Sendable () async throws -> DBusValue
     public typealias Setter = @Sendable (DBusValue) async throws -> Void
 
+    /// The property name, `Value`.
     public var name: String
+    /// The type of its value.
     public var type: DBusType
+    /// Reads the value (`nil`: write-only).
     public var get: Getter?
+    /// Writes a value (`nil`: read-only).
     public var set: Setter?
 
+    /// A property named `name` of `type`.
     public init(_ name: String, type: DBusType, get: Getter?, set: Setter? = nil) {
         self.name = name
         self.type = type
@@ -137,9 +155,12 @@ public struct DBusProperty: Sendable {
 
 /// A signal an interface emits, for introspection (``DBusConnection/emitSignal(path:interface:member:arguments:destination:)`` sends it).
 public struct DBusSignalDeclaration: Sendable {
+    /// The signal name.
     public var name: String
+    /// Its arguments.
     public var arguments: [DBusArgument]
 
+    /// A signal named `name`.
     public init(_ name: String, arguments: [DBusArgument] = []) {
         self.name = name
         self.arguments = arguments

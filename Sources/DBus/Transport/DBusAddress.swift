@@ -29,6 +29,7 @@ public struct DBusAddress: Hashable, Sendable, CustomStringConvertible {
 
     private var storedOptions: [Option]
 
+    /// An address of `transport` with `options` (not escaped).
     public init(transport: String, options: [(key: String, value: String)]) {
         self.transport = transport
         storedOptions = options.map { Option(key: $0.key, value: $0.value) }

@@ -18,10 +18,12 @@ public struct DBusErrorName: RawRepresentable, Hashable, Sendable, CustomStringC
         self.rawValue = rawValue
     }
 
+    /// Any name (see ``init(rawValue:)``).
     public init(_ rawValue: String) {
         self.rawValue = rawValue
     }
 
+    /// A name written as a string literal: `"org.bluez.Error.Rejected"`.
     public init(stringLiteral value: String) {
         rawValue = value
     }

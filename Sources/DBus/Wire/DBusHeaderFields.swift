@@ -33,35 +33,36 @@ struct DBusHeaderFields {
         let set: @Sendable (inout DBusHeaderFields, DBusValue) throws(DBusWireError) -> Void
 
         init<T: DBusBasicRepresentable>(
-            _ code: UInt8, _ name: String, _ keyPath: WritableKeyPath<DBusHeaderFields, T?> & Sendable,
+            _ code: UInt8, _ name: String, get: @escaping @Sendable (DBusHeaderFields) -> T?,
+            set: @escaping @Sendable (inout DBusHeaderFields, T) -> Void,
             check: @escaping @Sendable (T) throws(DBusWireError) -> Void = { _ in }
         ) {
             self.code = code
             self.name = name
             type = T.dbusType
-            get = { $0[keyPath: keyPath]?.dbusValue }
-            set = { fields, value throws(DBusWireError) in
+            self.get = { get($0)?.dbusValue }
+            self.set = { fields, value throws(DBusWireError) in
                 guard let typed = T(dbusValue: value) else {
                     throw .invalidHeader("header field \(name) has type \"\(value.type)\", not \"\(T.dbusType)\"")
                 }
                 try check(typed)
-                fields[keyPath: keyPath] = typed
+                set(&fields, typed)
             }
         }
     }
 
     static let all: [Field] = [
-        Field(1, "PATH", \.path),
-        Field(2, "INTERFACE", \.interface, check: DBusNames.check(interface:)),
-        Field(3, "MEMBER", \.member, check: DBusNames.check(member:)),
-        Field(4, "ERROR_NAME", \.errorName, check: DBusNames.check(error:)),
-        Field(5, "REPLY_SERIAL", \.replySerial, check: { serial throws(DBusWireError) in
+        Field(1, "PATH", get: { $0.path }, set: { $0.path = $1 }),
+        Field(2, "INTERFACE", get: { $0.interface }, set: { $0.interface = $1 }, check: DBusNames.check(interface:)),
+        Field(3, "MEMBER", get: { $0.member }, set: { $0.member = $1 }, check: DBusNames.check(member:)),
+        Field(4, "ERROR_NAME", get: { $0.errorName }, set: { $0.errorName = $1 }, check: DBusNames.check(error:)),
+        Field(5, "REPLY_SERIAL", get: { $0.replySerial }, set: { $0.replySerial = $1 }, check: { serial throws(DBusWireError) in
             guard serial != 0 else { throw .invalidHeader("REPLY_SERIAL is 0") }
         }),
-        Field(6, "DESTINATION", \.destination, check: DBusNames.check(bus:)),
-        Field(7, "SENDER", \.sender, check: DBusNames.check(bus:)),
-        Field(8, "SIGNATURE", \.signature),
-        Field(9, "UNIX_FDS", \.unixFDs),
+        Field(6, "DESTINATION", get: { $0.destination }, set: { $0.destination = $1 }, check: DBusNames.check(bus:)),
+        Field(7, "SENDER", get: { $0.sender }, set: { $0.sender = $1 }, check: DBusNames.check(bus:)),
+        Field(8, "SIGNATURE", get: { $0.signature }, set: { $0.signature = $1 }),
+        Field(9, "UNIX_FDS", get: { $0.unixFDs }, set: { $0.unixFDs = $1 }),
     ]
 
     /// The fields each message type must have (unknown types need none).

@@ -1,5 +1,6 @@
 /// A message in the wire format: its bytes and the Unix file descriptors that go with them.
 public struct DBusEncodedMessage: Sendable {
+    /// The message, header and body.
     public var bytes: [UInt8]
     /// The descriptors the body's `h` values index, in index order.
     public var fileDescriptors: [DBusFileDescriptor]

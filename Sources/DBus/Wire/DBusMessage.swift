@@ -9,9 +9,13 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+        /// A call of a method; a method return or an error answers it, unless it expects none.
         public static let methodCall = Kind(rawValue: 1)
+        /// The successful answer to a call.
         public static let methodReturn = Kind(rawValue: 2)
+        /// The error answer to a call.
         public static let error = Kind(rawValue: 3)
+        /// A signal, emitted to whoever has a matching rule.
         public static let signal = Kind(rawValue: 4)
 
         public var description: String {
@@ -38,12 +42,15 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
         public static let allowInteractiveAuthorization = Flags(rawValue: 0x4)
     }
 
+    /// What the message is: a call, a return, an error or a signal.
     public var kind: Kind
+    /// The header's flags.
     public var flags: Flags
     /// The sender's number for this message, never 0 once sent.
     public var serial: UInt32
     /// The object a call goes to or a signal comes from.
     public var path: DBusObjectPath?
+    /// The interface of the method or signal (required for signals).
     public var interface: String?
     /// The method or signal name.
     public var member: String?
@@ -58,6 +65,7 @@ public struct DBusMessage: Sendable, CustomStringConvertible {
     /// The arguments.
     public var body: [DBusValue]
 
+    /// A message with the given header fields and arguments (checked when encoded).
     public init(
         kind: Kind,
         flags: Flags = [],

@@ -24,17 +24,44 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
     case dictEntry(key: DBusType, value: DBusType)
     case variant
 
-    /// The basic types by type code, declared once for the parser, the encoder and ``code``.
-    static let basicTypes: [(code: UInt8, type: DBusType)] = [
-        (UInt8(ascii: "y"), .byte), (UInt8(ascii: "b"), .boolean), (UInt8(ascii: "n"), .int16), (UInt8(ascii: "q"), .uint16),
-        (UInt8(ascii: "i"), .int32), (UInt8(ascii: "u"), .uint32), (UInt8(ascii: "x"), .int64), (UInt8(ascii: "t"), .uint64),
-        (UInt8(ascii: "d"), .double), (UInt8(ascii: "s"), .string), (UInt8(ascii: "o"), .objectPath), (UInt8(ascii: "g"), .signature),
-        (UInt8(ascii: "h"), .unixFD),
-    ]
-
     /// The basic type of a type code (`nil` for containers and unknown codes).
     static func basic(code: UInt8) -> DBusType? {
-        basicTypes.first { $0.code == code }?.type
+        switch code {
+        case UInt8(ascii: "y"): return .byte
+        case UInt8(ascii: "b"): return .boolean
+        case UInt8(ascii: "n"): return .int16
+        case UInt8(ascii: "q"): return .uint16
+        case UInt8(ascii: "i"): return .int32
+        case UInt8(ascii: "u"): return .uint32
+        case UInt8(ascii: "x"): return .int64
+        case UInt8(ascii: "t"): return .uint64
+        case UInt8(ascii: "d"): return .double
+        case UInt8(ascii: "s"): return .string
+        case UInt8(ascii: "o"): return .objectPath
+        case UInt8(ascii: "g"): return .signature
+        case UInt8(ascii: "h"): return .unixFD
+        default: return nil
+        }
+    }
+
+    /// The type code of a basic type (`nil` for containers); the inverse of ``basic(code:)``.
+    var basicCode: UInt8? {
+        switch self {
+        case .byte: return UInt8(ascii: "y")
+        case .boolean: return UInt8(ascii: "b")
+        case .int16: return UInt8(ascii: "n")
+        case .uint16: return UInt8(ascii: "q")
+        case .int32: return UInt8(ascii: "i")
+        case .uint32: return UInt8(ascii: "u")
+        case .int64: return UInt8(ascii: "x")
+        case .uint64: return UInt8(ascii: "t")
+        case .double: return UInt8(ascii: "d")
+        case .string: return UInt8(ascii: "s")
+        case .objectPath: return UInt8(ascii: "o")
+        case .signature: return UInt8(ascii: "g")
+        case .unixFD: return UInt8(ascii: "h")
+        case .array, .struct, .dictEntry, .variant: return nil
+        }
     }
 
     /// Whether this is a basic type, which may be a dictionary's key.
@@ -81,7 +108,7 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
         case .variant:
             bytes.append(UInt8(ascii: "v"))
         default:
-            if let code = Self.basicTypes.first(where: { $0.type == self })?.code { bytes.append(code) }
+            if let code = basicCode { bytes.append(code) }
         }
     }
 }

@@ -1,46 +1,55 @@
 /// Typed reads of a ``DBusValue``: each is `nil` when the value has another type. Variants are
 /// not looked through, except by ``unwrapped`` and the string subscript.
 extension DBusValue {
+    /// The value of a `y`.
     public var byteValue: UInt8? {
         if case let .byte(value) = self { return value }
         return nil
     }
 
+    /// The value of a `b`.
     public var boolValue: Bool? {
         if case let .boolean(value) = self { return value }
         return nil
     }
 
+    /// The value of an `n`.
     public var int16Value: Int16? {
         if case let .int16(value) = self { return value }
         return nil
     }
 
+    /// The value of a `q`.
     public var uint16Value: UInt16? {
         if case let .uint16(value) = self { return value }
         return nil
     }
 
+    /// The value of an `i`.
     public var int32Value: Int32? {
         if case let .int32(value) = self { return value }
         return nil
     }
 
+    /// The value of a `u`.
     public var uint32Value: UInt32? {
         if case let .uint32(value) = self { return value }
         return nil
     }
 
+    /// The value of an `x`.
     public var int64Value: Int64? {
         if case let .int64(value) = self { return value }
         return nil
     }
 
+    /// The value of a `t`.
     public var uint64Value: UInt64? {
         if case let .uint64(value) = self { return value }
         return nil
     }
 
+    /// The value of a `d`.
     public var doubleValue: Double? {
         if case let .double(value) = self { return value }
         return nil
@@ -61,21 +70,25 @@ extension DBusValue {
         }
     }
 
+    /// The value of an `s`.
     public var stringValue: String? {
         if case let .string(value) = self { return value }
         return nil
     }
 
+    /// The value of an `o`.
     public var objectPathValue: DBusObjectPath? {
         if case let .objectPath(value) = self { return value }
         return nil
     }
 
+    /// The value of a `g`.
     public var signatureValue: DBusSignature? {
         if case let .signature(value) = self { return value }
         return nil
     }
 
+    /// The value of an `h`: the descriptor object (see ``DBusFileDescriptor/take()``).
     public var fileDescriptor: DBusFileDescriptor? {
         if case let .unixFD(value) = self { return value }
         return nil
@@ -93,6 +106,7 @@ extension DBusValue {
         return nil
     }
 
+    /// The entries of a dictionary (`a{…}`).
     public var dictionaryValue: DBusDictionary? {
         if case let .dictionary(value) = self { return value }
         return nil
@@ -142,10 +156,15 @@ extension DBusValue {
     }
 }
 
-extension DBusValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
+extension DBusValue: ExpressibleByStringInterpolation, ExpressibleByBooleanLiteral {
     /// A string literal is a `s`.
     public init(stringLiteral value: String) {
         self = .string(value)
+    }
+
+    /// So is an interpolated one: `"sensor \(index)"`.
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self = .string(String(stringInterpolation: stringInterpolation))
     }
 
     /// A boolean literal is a `b`.

@@ -111,6 +111,7 @@ public struct DBusArray: Hashable, Sendable {
         return nil
     }
 
+    /// The number of elements.
     public var count: Int {
         switch storage {
         case let .bytes(bytes): return bytes.count
@@ -124,9 +125,12 @@ public struct DBusArray: Hashable, Sendable {
 public struct DBusDictionary: Hashable, Sendable {
     /// One key and its value.
     public struct Entry: Hashable, Sendable {
+        /// The key, of the dictionary's key type.
         public var key: DBusValue
+        /// The value, of the dictionary's value type.
         public var value: DBusValue
 
+        /// An entry.
         public init(key: DBusValue, value: DBusValue) {
             self.key = key
             self.value = value
@@ -162,5 +166,6 @@ public struct DBusDictionary: Hashable, Sendable {
         return nil
     }
 
+    /// The number of entries.
     public var count: Int { entries.count }
 }

@@ -79,7 +79,9 @@ struct DBusWireReader {
         let start = position
         let length = try integer(UInt32.self)
         let text = try terminated(count: Int(length), what: "string")
-        guard let string = String(validating: text, as: UTF8.self) else { throw .invalidString(offset: start, reason: "it is not UTF-8") }
+        // Through the contiguous buffer: the generic ArraySlice path costs a metadata lookup a string.
+        let validated = text.withContiguousStorageIfAvailable { String(validating: $0, as: UTF8.self) } ?? String(validating: text, as: UTF8.self)
+        guard let string = validated else { throw .invalidString(offset: start, reason: "it is not UTF-8") }
         return string
     }
 
@@ -132,7 +134,14 @@ struct DBusWireReader {
         case .variant:
             try checkDepth(depth + 1)
             let length = try byte()
-            let innerType = try DBusSignature.single(try terminated(count: Int(length), what: "signature"))
+            let text = try terminated(count: Int(length), what: "signature")
+            // A one-code signature of a basic type needs no parser (and no allocation).
+            let innerType: DBusType
+            if length == 1, let basic = DBusType.basic(code: text[text.startIndex]) {
+                innerType = basic
+            } else {
+                innerType = try DBusSignature.single(text)
+            }
             return .variant(try value(of: innerType, depth: depth + 1))
         }
     }

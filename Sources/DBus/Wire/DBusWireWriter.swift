@@ -66,7 +66,8 @@ struct DBusWireWriter {
     /// A string or object path: its length, its bytes and a nul.
     mutating func string(_ text: String) throws(DBusWireError) {
         let utf8 = text.utf8
-        guard !utf8.contains(0) else { throw .invalidString(offset: bytes.count, reason: "it contains a nul byte") }
+        let hasNul = utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? utf8.contains(0)
+        guard !hasNul else { throw .invalidString(offset: bytes.count, reason: "it contains a nul byte") }
         guard utf8.count <= DBusMessage.maximumLength else { throw .messageTooLong(utf8.count, limit: DBusMessage.maximumLength) }
         integer(UInt32(utf8.count))
         bytes.append(contentsOf: utf8)
@@ -134,8 +135,13 @@ struct DBusWireWriter {
         case let (.variant, .variant(inner)):
             try checkDepth(depth + 1)
             let innerType = inner.type
-            // Checks the inner type against the signature rules (length, nesting, dict entries).
-            signature(try DBusSignature([innerType]))
+            if let code = innerType.basicCode {
+                // Most variants (the a{sv} of properties) hold a basic type: its signature is its code.
+                bytes += [1, code, 0]
+            } else {
+                // Checks the inner type against the signature rules (length, nesting, dict entries).
+                signature(try DBusSignature([innerType]))
+            }
             try self.value(inner, as: innerType, depth: depth + 1)
         default:
             throw .typeMismatch(expected: type.description, got: value.type.description)

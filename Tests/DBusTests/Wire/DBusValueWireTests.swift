@@ -129,6 +129,9 @@ struct DBusValueWireTests {
         #expect([UInt32](dbusValue: .bytes([1, 2])) == nil)
         #expect(DBusValue.variant(.variant(.uint16(3))).unwrapped == .uint16(3))
         #expect(DBusValue([[1, 2], [3]] as [[Int32]]).type == .array(.array(.int32)))
+        let index = 7
+        let interpolated: DBusValue = "sensor \(index)"
+        #expect(interpolated == .string("sensor 7"))
     }
 
     @Test func anEmptyArrayKeepsItsElementType() {
