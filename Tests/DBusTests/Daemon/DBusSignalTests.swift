@@ -70,22 +70,28 @@ struct DBusSignalTests {
             impostor.close()
             listener.close()
         }
+        // An interface of this test's own: the suite's other tests emit on the same bus.
+        let interface = "org.example.Followed"
         try await owner.requestName("org.example.Emitter")
-        var signals = try await listener.signals(matching: DBusMatchRule(sender: "org.example.Emitter", interface: Self.interface))
+        var signals = try await listener.signals(matching: DBusMatchRule(sender: "org.example.Emitter", interface: interface))
             .makeAsyncIterator()
+        // Every signal of the interface, whoever sends it: the bus delivers the impostor's too
+        // (this rule matches it), and the listener receives them in the order the bus sent them.
+        var anyone = try await listener.signals(matching: DBusMatchRule(interface: interface)).makeAsyncIterator()
         let path = try DBusObjectPath("/e")
-        // A connection that does not own the name sends the same signal: the bus delivers it
-        // (another rule could match it), the stream drops it.
-        var anyone = try await listener.signals(matching: DBusMatchRule(interface: Self.interface)).makeAsyncIterator()
-        try impostor.emitSignal(path: path, interface: Self.interface, member: "Fired", arguments: ["impostor"])
-        try owner.emitSignal(path: path, interface: Self.interface, member: "Fired", arguments: ["owner"])
+        // Signals of two connections have no order between them: each waits until seen.
+        try impostor.emitSignal(path: path, interface: interface, member: "Fired", arguments: ["impostor"])
         #expect(try await next(&anyone).body == ["impostor"])
+        try owner.emitSignal(path: path, interface: interface, member: "Fired", arguments: ["owner"])
+        #expect(try await next(&anyone).body == ["owner"])
+        // The stream following the name dropped the impostor's signal, which came first.
         #expect(try await next(&signals).body == ["owner"])
         // The name changes hands: the new owner's signals are the stream's now.
         try await owner.releaseName("org.example.Emitter")
         try await impostor.requestName("org.example.Emitter")
-        try owner.emitSignal(path: path, interface: Self.interface, member: "Fired", arguments: ["old owner"])
-        try impostor.emitSignal(path: path, interface: Self.interface, member: "Fired", arguments: ["new owner"])
+        try owner.emitSignal(path: path, interface: interface, member: "Fired", arguments: ["old owner"])
+        #expect(try await next(&anyone).body == ["old owner"])
+        try impostor.emitSignal(path: path, interface: interface, member: "Fired", arguments: ["new owner"])
         #expect(try await next(&signals).body == ["new owner"])
     }
 
@@ -202,7 +208,8 @@ struct DBusSignalTests {
     @Test func closingTheConnectionEndsItsStreamsWithConnectionClosed() async throws {
         let daemon = try suiteDaemon()
         let listener = try await daemon.connect()
-        var signals = try await listener.signals(matching: DBusMatchRule(interface: Self.interface)).makeAsyncIterator()
+        // A rule nothing else in the suite matches, so the stream has nothing buffered.
+        var signals = try await listener.signals(matching: DBusMatchRule(interface: "org.example.Closing")).makeAsyncIterator()
         listener.close()
         await #expect {
             _ = try await signals.next()

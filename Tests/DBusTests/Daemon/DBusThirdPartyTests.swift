@@ -78,10 +78,10 @@ struct DBusThirdPartyTests {
         let daemon = try suiteDaemon()
         let listener = try await daemon.connect()
         defer { listener.close() }
-        var signals = try await listener.signals(matching: DBusMatchRule(interface: "org.example.Signals", member: "Fired")).makeAsyncIterator()
+        var signals = try await listener.signals(matching: DBusMatchRule(interface: "org.example.ThirdParty", member: "Fired")).makeAsyncIterator()
         // (gdbus emit --address skips Hello, so the bus drops it: dbus-send is the emitter here.)
         let emit = try await Tool.run(Tool.dbusSend, ["--bus=\(daemon.pathAddress)", "--type=signal", "/org/example/emitter",
-                                                     "org.example.Signals.Fired", "string:from dbus-send", "uint32:7", "array:string:a,b"])
+                                                     "org.example.ThirdParty.Fired", "string:from dbus-send", "uint32:7", "array:string:a,b"])
         #expect(emit.status == 0, "\(emit)")
         let signal = try await next(&signals)
         #expect(signal.path?.description == "/org/example/emitter")
