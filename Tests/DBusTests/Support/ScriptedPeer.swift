@@ -55,6 +55,9 @@ final class ScriptedPeer: @unchecked Sendable {
             guard poll(&pollDescriptor, 1, 20_000) == 1 else { throw DaemonError("no client connected") }
             connection = accept(listener, nil, nil)
             guard connection >= 0 else { throw DaemonError("accept failed") }
+            // The path is not needed once the client is in: nothing is left behind, whenever the
+            // test process ends.
+            try? FileManager.default.removeItem(at: directory)
             guard try readBytes(1) == [0] else { throw DaemonError("the client did not start with a nul byte") }
             var lines: [String] = []
             while true {
