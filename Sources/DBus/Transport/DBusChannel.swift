@@ -143,10 +143,6 @@ final class DBusChannel: Sendable {
         }
     }
 
-    var isOpen: Bool {
-        state.withLock { $0.socket != nil && $0.endReason == nil }
-    }
-
     // MARK: - The thread
 
     private func run(

@@ -24,11 +24,11 @@ struct DBusHeaderFields {
         sender = message.sender
     }
 
-    /// One header field: code, name, type and check, and its place in ``DBusHeaderFields``.
+    /// One header field: code, name, type (its Swift type's) and check, and its place in
+    /// ``DBusHeaderFields``.
     struct Field: Sendable {
         let code: UInt8
         let name: String
-        let type: DBusType
         let get: @Sendable (DBusHeaderFields) -> DBusValue?
         let set: @Sendable (inout DBusHeaderFields, DBusValue) throws(DBusWireError) -> Void
 
@@ -39,7 +39,6 @@ struct DBusHeaderFields {
         ) {
             self.code = code
             self.name = name
-            type = T.dbusType
             self.get = { get($0)?.dbusValue }
             self.set = { fields, value throws(DBusWireError) in
                 guard let typed = T(dbusValue: value) else {
