@@ -7,6 +7,7 @@ import PackageDescription
 ///                                       ↖ BluetoothVirtual (an HCI controller) ← BluetoothSimulator ├ bluejay (CLI), bluejay-soak
 ///     GATTProfiles (serde, SIG profiles)       BluetoothHost, GATTProfiles ← Bluejay (app API) ←┘
 ///     BluetoothCore ← BluetoothCrypto (the SMP security toolbox, on swift-crypto) ← BluetoothHost, BluetoothVirtual ← BluetoothVirtual
+///     DBus (a D-Bus client in pure Swift, for the BlueZ backend; on no Bluetooth module)
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
@@ -26,6 +27,7 @@ let package = Package(
         .library(name: "BluetoothTransport", targets: ["BluetoothTransport"]),
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
+        .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "bluejay", targets: ["BluejayCLI"]),
         .executable(name: "bluejay-soak", targets: ["BluejaySoak"]),
     ],
@@ -45,6 +47,7 @@ let package = Package(
         .target(name: "BluetoothHost", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "BluetoothVirtual", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "GATTProfiles", dependencies: ["BluetoothCore"]),
+        .target(name: "DBus", dependencies: [logging, deque]),
         .target(
             name: "BluetoothPeripheral",
             dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "GATTProfiles", logging]
@@ -91,6 +94,8 @@ let package = Package(
             dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", "BluetoothVirtual", "BluetoothHost", logging]
         ),
         .testTarget(name: "GATTProfilesTests", dependencies: ["BluetoothCore", "GATTProfiles"]),
+        // BluetoothCore only for ManualClock (the call timeouts on simulated time).
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "BluetoothCore"]),
         .testTarget(
             name: "BluetoothPeripheralTests",
             dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "BluetoothPeripheral", "BluetoothVirtual", "TestSupport"]

@@ -39,6 +39,7 @@ let package = Package(
         fuzzTarget("FuzzStrings", ["BluetoothTransport", "BluetoothHost", "Bluejay"]),
         fuzzTarget("FuzzRestoration", ["Bluejay"]),
         fuzzTarget("FuzzPairing", ["BluetoothCrypto", "BluetoothHost"]),
+        fuzzTarget("FuzzDBusMessage", ["DBus"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,7 +8,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-targets=${DOCS_TARGETS:-"BluetoothCore BluetoothTransport BluetoothHCI BluetoothHost BluetoothVirtual GATTProfiles BluetoothPeripheral BluetoothSimulator Bluejay"}
+targets=${DOCS_TARGETS:-"BluetoothCore BluetoothTransport BluetoothHCI BluetoothHost BluetoothVirtual GATTProfiles BluetoothPeripheral BluetoothSimulator Bluejay DBus"}
 log=$(mktemp "${TMPDIR:-/tmp}/bluejay-docs.XXXXXX")
 trap 'rm -f "$log"' EXIT
 

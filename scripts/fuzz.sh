@@ -29,7 +29,7 @@ seconds=${FUZZ_SECONDS:-60}
 if $smoke; then seconds=${FUZZ_SMOKE_SECONDS:-3}; fi
 
 all_targets=(FuzzH4Deframer FuzzCaptureRedactor FuzzHCIEvent FuzzHCICommand FuzzACLReassembly FuzzChannelPDUs FuzzCreditChannel FuzzHostChannels
-             FuzzGATTClient FuzzGATTServer FuzzAdvertising FuzzStrings FuzzRestoration FuzzPairing)
+             FuzzGATTClient FuzzGATTServer FuzzAdvertising FuzzStrings FuzzRestoration FuzzPairing FuzzDBusMessage)
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then targets=("${all_targets[@]}"); fi
 

@@ -3,11 +3,12 @@
 #  1. makes .venv (Python with the pinned Bumble and Rootcanal of Tests/InteropTests/bumble/requirements.txt)
 #     when it is missing, broken, or older than requirements.txt;
 #  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
-#  3. installs tshark (Debian's package) when missing, for the capture test, and builds the Linux
-#     guest of the HCI user channel tests (scripts/linux-guest.sh: Debian's kernel and a bookworm
-#     root under QEMU, cached in .build/guest; a few minutes the first time, beside the Swift
-#     build), then runs every test, unit and interop (the interop tests start the Bumble peer
-#     from .venv, the guest tests boot the guest once);
+#  3. installs tshark, dbus-daemon, dbus-send and gdbus (Debian's packages) when missing, for the
+#     capture test and the D-Bus tests, and builds the Linux guest of the HCI user channel tests
+#     (scripts/linux-guest.sh: Debian's kernel and a bookworm root under QEMU, cached in
+#     .build/guest; a few minutes the first time, beside the Swift build), then runs every test,
+#     unit and interop (the interop tests start the Bumble peer from .venv, the D-Bus tests
+#     private dbus-daemons, the guest tests boot the guest once);
 #  4. runs the soak (bluejay-soak, `make soak`) for 8 seconds, so that it cannot rot;
 #  5. runs every fuzz target a few seconds (`make fuzz-smoke`, scripts/fuzz.sh --smoke), so that
 #     the fuzz harness (Fuzz/, built in .build-fuzz) keeps building and its seeds keep passing.
@@ -39,22 +40,33 @@ if [[ "${1:-}" == "--venv-only" ]]; then
     exit 0
 fi
 
-# tshark (Wireshark's command line) decodes the btsnoop captures of the CLI tests
-# (InteropTests/CLICaptureTests). Installed from Debian's package when missing; when that is
-# impossible (not root, no apt), those tests are skipped and say so.
-if ! command -v tshark > /dev/null; then
-    echo "==> installing tshark (Debian package) for the capture tests"
-    sudo_cmd=()
+# install_debian_package PACKAGE COMMAND WHY: installs Debian's PACKAGE when COMMAND is missing
+# (root or passwordless sudo, and apt-get); otherwise warns that the tests needing it are skipped.
+install_debian_package() {
+    local package=$1 command=$2 why=$3
+    command -v "$command" > /dev/null && return 0
+    echo "==> installing $package (Debian package) for $why"
+    local sudo_cmd=()
     if [[ $(id -u) -ne 0 ]] && command -v sudo > /dev/null; then sudo_cmd=(sudo -n); fi
     if command -v apt-get > /dev/null \
-        && { "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark > /dev/null 2>&1 \
+        && { "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" > /dev/null 2>&1 \
              || { "${sudo_cmd[@]}" apt-get update -q > /dev/null 2>&1 \
-                  && "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark > /dev/null 2>&1; }; }; then
-        echo "==> $(tshark --version 2>/dev/null | head -1)"
+                  && "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" > /dev/null 2>&1; }; } \
+        && command -v "$command" > /dev/null; then
+        echo "==> $command: $(command -v "$command")"
     else
-        echo "warning: cannot install tshark (needs root or passwordless sudo, and apt-get): the tshark capture test will be skipped" >&2
+        echo "warning: cannot install $package (needs root or passwordless sudo, and apt-get): $why will be skipped" >&2
     fi
-fi
+}
+
+# tshark (Wireshark's command line) decodes the btsnoop captures of the CLI tests
+# (InteropTests/CLICaptureTests).
+install_debian_package tshark tshark "the tshark capture test"
+# dbus-daemon runs the private buses of the D-Bus tests (Tests/DBusTests/Daemon); dbus-send
+# (dbus-bin) and gdbus (libglib2.0-bin) are the third-party peers of DBusThirdPartyTests.
+install_debian_package dbus-daemon dbus-daemon "the D-Bus tests against dbus-daemon"
+install_debian_package dbus-bin dbus-send "the D-Bus tests with dbus-send"
+install_debian_package libglib2.0-bin gdbus "the D-Bus tests with gdbus"
 
 build_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-build.XXXXXX")
 soak_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-soak.XXXXXX")

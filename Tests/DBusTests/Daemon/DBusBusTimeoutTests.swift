@@ -1,0 +1,34 @@
+@testable import DBus
+import Testing
+
+/// The bus's own reply timeout (`reply_timeout`, here 300 ms): the bus answers NoReply for a peer
+/// that does not answer in time, whatever the caller's own timeout.
+@Suite("D-Bus: the bus's reply timeout (dbus-daemon)", .enabled(if: DBusDaemon.isAvailable, DBusDaemon.unavailableMessage),
+       .privateBus(DBusDaemon.Configuration(replyTimeoutMilliseconds: 300)), .timeLimit(.minutes(1)))
+struct DBusBusTimeoutTests {
+    @Test func aPeerThatDoesNotAnswerInTimeGetsTheCallerNoReplyFromTheBus() async throws {
+        let daemon = try suiteDaemon()
+        let server = try await daemon.connect()
+        let client = try await daemon.connect()
+        let gate = Gate()
+        defer {
+            gate.releaseAll()
+            server.close()
+            client.close()
+        }
+        let path = try DBusObjectPath("/hang")
+        try await server.export([TestService.interface(gate: gate)], at: path)
+        await #expect {
+            try await client.call(destination: server.uniqueName, path: path, interface: TestService.name, member: "Hang", timeout: .seconds(60))
+        } throws: { error in
+            guard case let DBusError.errorReply(name, _) = error else { return false }
+            return name == .noReply && "\(error)".contains("did not answer in time")
+        }
+        // The handler did get the call (under load it may start after the bus gave up).
+        try await waitUntil("the handler waits") { gate.waitingCount == 1 }
+        // The handler's late answer is dropped by the bus; both connections go on.
+        gate.releaseAll()
+        #expect(try await client.call(destination: server.uniqueName, path: path, interface: TestService.name, member: "Echo",
+                                      arguments: ["x"]) == ["x"])
+    }
+}
