@@ -66,9 +66,12 @@ struct DemoCommand: AsyncParsableCommand {
         case interrupted(String)
     }
 
-    /// Runs the central; Ctrl-C or SIGTERM cancels it (Bluejay then disconnects cleanly).
+    /// Runs the central; Ctrl-C or SIGTERM cancels it (Bluejay then disconnects cleanly). The
+    /// signals are handled before the central starts, so none can kill the process once it
+    /// says it is listening.
     private static func runUntilInterrupted(_ body: @escaping @Sendable () async throws -> DemoReport) async -> Outcome {
-        await withTaskGroup(of: Outcome?.self) { group in
+        let termination = TerminationSignal()
+        return await withTaskGroup(of: Outcome?.self) { group in
             group.addTask {
                 do {
                     return .finished(try await body())
@@ -76,7 +79,7 @@ struct DemoCommand: AsyncParsableCommand {
                     return .failed(error)
                 }
             }
-            group.addTask { await Termination.wait().map(Outcome.interrupted) }
+            group.addTask { await termination.wait().map(Outcome.interrupted) }
             var outcome: Outcome = .interrupted("cancelled")
             while let next = await group.next() {
                 guard let next else { continue }

@@ -14,6 +14,10 @@ enum HostSession {
     static func run<T: Sendable>(_ options: CommonOptions, security: SecurityOptions? = nil,
                                  _ body: @escaping @Sendable (LEHost) async throws -> T) async throws -> T {
         bootstrapLogging(verbose: options.verbose)
+        // Ctrl-C and SIGTERM are handled from here on, so that one arriving at any point (even
+        // the moment the command says it is ready) ends the command through its shutdown,
+        // which disconnects and closes the capture, rather than killing the process.
+        let interrupt = TerminationSignal()
         let transport = try TransportOpener.open(try options.transport())
         let logger = Logger(label: "bluejay")
         var configuration = security?.configuration(logger: logger) ?? HostConfiguration()
@@ -36,7 +40,7 @@ enum HostSession {
         }
         do {
             try await host.powerOn()
-            let result = try await cancellingOnInterrupt { try await body(host) }
+            let result = try await cancelling(on: interrupt) { try await body(host) }
             await host.shutdown()
             return result
         } catch {
@@ -46,22 +50,14 @@ enum HostSession {
     }
 
     /// Runs `body` in a task that Ctrl-C or SIGTERM cancels, so the command can still clean up.
-    private static func cancellingOnInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// The signals stay handled (and ignored) after it, through the shutdown.
+    private static func cancelling<T: Sendable>(on interrupt: TerminationSignal,
+                                                _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let task = Task { try await body() }
-        // SIGTERM too: the host disconnects and the capture file is flushed either way.
-        let sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { task.cancel() }
-            source.resume()
-            return (number, source)
+        let watcher = Task {
+            if await interrupt.wait() != nil { task.cancel() }
         }
-        defer {
-            for (number, source) in sources {
-                source.cancel()
-                signal(number, SIG_DFL)
-            }
-        }
+        defer { watcher.cancel() }
         return try await task.value
     }
 

@@ -2,14 +2,6 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Waits for Ctrl-C (SIGINT) or SIGTERM, for commands that run until stopped.
-enum Termination {
-    /// Handles the signals from now on and waits for one (see ``TerminationSignal/wait()``).
-    static func wait() async -> String? {
-        await TerminationSignal().wait()
-    }
-}
-
 /// One wait for Ctrl-C or SIGTERM: the signals are handled (not fatal) from `init` on, so a
 /// command makes it before it says it is ready. Resumes once, whichever comes first (a
 /// signal, a cancellation), then stops listening. `@unchecked`: the signal sources are set
