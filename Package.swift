@@ -75,7 +75,7 @@ let package = Package(
             dependencies: [
                 "Bluejay", "BluetoothCore", "BluetoothHCI", "BluetoothHost", "BluetoothSimulator", "BluetoothVirtual",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                logging,
+                logging, deque,
             ]
         ),
         .target(name: "TestSupport", dependencies: ["Bluejay", "BluetoothPeripheral"], path: "Tests/TestSupport"),
@@ -104,6 +104,8 @@ let package = Package(
             dependencies: ["Bluejay", "BluetoothSimulator", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The soak's own checks (the delivery audit), tested on logs made up to pass and to fail.
+        .testTarget(name: "BluejaySoakTests", dependencies: ["BluejaySoak"]),
         .testTarget(
             name: "InteropTests",
             dependencies: [
