@@ -31,8 +31,12 @@ extension BumbleRig {
 
     /// Sends raw payloads on an L2CAP channel: through the peer's host and controller
     /// (`inject: false`), or straight from the controller of Bluejay's host (`inject: true`).
-    func sendRaw(_ pdus: [[UInt8]], cid: UInt16 = 4, count: Int = 1, inject: Bool = false) async throws {
-        try await hostile("send", ["pdus": Self.hexList(pdus), "cid": Int(cid), "count": count, "path": inject ? "inject" : "host"])
+    /// Returns how many PDUs the peer says it sent.
+    @discardableResult
+    func sendRaw(_ pdus: [[UInt8]], cid: UInt16 = 4, count: Int = 1, inject: Bool = false) async throws -> Int {
+        let ack = try await hostile("send", ["pdus": Self.hexList(pdus), "cid": Int(cid), "count": count, "path": inject ? "inject" : "host"])
+        guard let sent = ack.int("sent") else { throw RigError(message: "the peer did not say how many PDUs it sent: \(ack)", context: diagnostics) }
+        return sent
     }
 
     /// PDUs as a JSON list of hex strings (also when empty, which `[UInt8]` would swallow).
