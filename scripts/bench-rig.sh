@@ -30,7 +30,10 @@
 # BENCH_RIG_OUT (Benchmarks/.build/rig), BENCH_RIG_TIMEOUT (seconds to wait for a line, 120),
 # BENCH_RIG_APIS ("async callbacks": Bluejay's clients, in this order),
 # BENCH_RIG_UNCOALESCED (1: also run each with receive coalescing off; 0: skip them),
-# BENCH_WAIT_QUIET and BENCH_QUIET_LOAD (scripts/bench-quiet.sh).
+# BENCH_WAIT_QUIET and BENCH_QUIET_LOAD (scripts/bench-quiet.sh),
+# BENCH_RIG_BLUEJAY_WRAP (a command put before Bluejay's clients, for profiling; {name} becomes
+# the client's name, e.g. 'strace -f -c -o /tmp/{name}.strace' or 'perf record -o /tmp/{name}.data':
+# what it costs counts in the client's CPU, so such a run's figures are for comparing only).
 # A count of 0 skips that workload. Quick run: BENCH_RIG_ROUNDS=1 BENCH_RIG_NOTIFY_COUNT=200
 # BENCH_RIG_NOTIFY_LARGE_COUNT=100 BENCH_RIG_NOTIFY_SLOW_COUNT=50 BENCH_RIG_READ_COUNT=50
 # BENCH_RIG_L2CAP_BYTES=20480 BENCH_RIG_L2CAP_ECHO_BYTES=20480 BENCH_RIG_SCAN_REPORTS=200
@@ -151,6 +154,12 @@ run_client() {
     client_pid=""
 }
 
+# wrap NAME: BENCH_RIG_BLUEJAY_WRAP with {name} replaced by NAME (split into words by the caller).
+wrap() {
+    local command=${BENCH_RIG_BLUEJAY_WRAP:-}
+    printf '%s' "${command//\{name\}/$1}"
+}
+
 # summarize: the tables of what was measured so far; fails when a stream check failed.
 summarize() {
     echo
@@ -165,10 +174,10 @@ for round in $(seq 1 "$rounds"); do
     for api in "${apis[@]}"; do
         client_extra=(--api "$api")
         if [[ $api == callbacks ]]; then client_extra+=("${no_channels[@]}"); fi
-        run_client "$round" "bluejay-$api" "$bench"
+        run_client "$round" "bluejay-$api" $(wrap "round-$round-bluejay-$api") "$bench"
         if [[ $uncoalesced == 1 ]]; then
             client_extra+=(--coalescing-ms 0)
-            run_client "$round" "bluejay-$api-nocoalescing" "$bench"
+            run_client "$round" "bluejay-$api-nocoalescing" $(wrap "round-$round-bluejay-$api-nocoalescing") "$bench"
         fi
     done
     client_extra=()
