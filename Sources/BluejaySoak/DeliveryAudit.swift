@@ -54,8 +54,10 @@ final class DeliveryAudit: Sendable {
         /// How long after a send returned its value is settled: by then it has arrived or never
         /// will, and any break that explains it has been recorded.
         var horizon: Duration = .seconds(10)
-        /// How long the break, delay and listen records are kept for the values still to settle.
-        var recordLifetime: Duration = .seconds(60)
+        /// How long the break, delay and listen records are kept for the values still to settle:
+        /// a value settles ``horizon`` after its send returned, and a send waits at most 10 s
+        /// for a full queue (`SimulatedDevice.queueDrainTimeout`), so no older record is asked.
+        var recordLifetime: Duration = .seconds(30)
     }
 
     struct Totals: Sendable {
