@@ -78,7 +78,7 @@ let package = Package(
             dependencies: [
                 "Bluejay", "BluetoothCore", "BluetoothHCI", "BluetoothHost", "BluetoothSimulator", "BluetoothVirtual",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                logging,
+                logging, deque,
             ]
         ),
         .target(name: "TestSupport", dependencies: ["Bluejay", "BluetoothPeripheral"], path: "Tests/TestSupport"),
@@ -111,6 +111,8 @@ let package = Package(
             dependencies: ["Bluejay", "BluetoothSimulator", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The soak's own checks (the delivery audit), tested on logs made up to pass and to fail.
+        .testTarget(name: "BluejaySoakTests", dependencies: ["BluejaySoak"]),
         .testTarget(
             name: "InteropTests",
             dependencies: [

@@ -9,7 +9,7 @@
 #     failing if the two sides' check strings differ for an operation.
 # Environment: BENCH_ROUNDS (default 5), BENCH_SECONDS per operation and run (default 0.3),
 # BENCH_ONLY (comma-separated operation names), BENCH_OUT (default Benchmarks/.build/compare),
-# BENCH_WAIT_QUIET (seconds to wait for a quiet machine first).
+# BENCH_WAIT_QUIET and BENCH_QUIET_LOAD (wait for a quiet machine first: scripts/bench-quiet.sh).
 # Ratios are only meaningful within one run: the machines are noisy.
 set -euo pipefail
 
@@ -32,12 +32,9 @@ mkdir -p "$out"
 rm -rf "$out/corpus" "$out"/round-*-bluejay.json "$out"/round-*-bumble.json "$out"/results.md "$out"/results.json
 "$compare" generate "$out/corpus"
 
-# BENCH_WAIT_QUIET=SECONDS: first wait up to that long for the 1-minute load average to fall
-# below 1 (other builds on the machine skew both sides, though interleaving evens that out).
-if [[ -n "${BENCH_WAIT_QUIET:-}" ]]; then
-    deadline=$((SECONDS + BENCH_WAIT_QUIET))
-    while (( SECONDS < deadline )) && awk '{ exit !($1 >= 1.0) }' /proc/loadavg; do sleep 5; done
-fi
+# Other builds on the machine skew both sides, though interleaving evens that out.
+source scripts/bench-quiet.sh
+wait_for_quiet_machine
 echo "==> machine: $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
 for round in $(seq 1 "$rounds"); do
     echo "==> round $round of $rounds (load $(cut -d' ' -f1 /proc/loadavg)): Bluejay"

@@ -8,9 +8,12 @@ by one line on stdin; a line with "workload" is a result. Logs go to stderr.
 
 Each result: {"workload", "items", "cpu_s" (this process, user+sys, from just before the
 workload starts to its last item), "wall_s", "context_switches" (voluntary + involuntary,
-same span), "latency_us" ([p50, p90, p99] of each read, or null), "radio" (radio.py's
-`stats` just before and just after that span)}. The channel workloads count items in KiB
-(1024 bytes), so that µs/item is µs per KiB and items/s is KiB/s; they add "bytes".
+same span), "latency_us" ([p50, p90, p99] of each read, or of each notification from the
+send time the radio put in it to its arrival in the app's callback, or null), "radio"
+(radio.py's `stats` just before and just after that span)}. The channel workloads count items
+in KiB (1024 bytes), so that µs/item is µs per KiB and items/s is KiB/s; they add "bytes".
+The notification workloads add "check" (see StreamCheck) and "ok"; a check that fails is
+reported, then the process exits 1.
 '''
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 import logging
 import math
 import resource
+import struct
 import sys
 import time
 from typing import Any
@@ -35,6 +39,10 @@ from radio import (  # this script's folder is on sys.path
 
 CENTRAL_ADDRESS = 'C0:00:00:00:00:BC'  # random static, set by Bumble's host
 READ_WARMUP = 20
+# What a streamed notification starts with (radio.py's STREAM_HEADER): sequence number, send time (ns).
+STREAM_HEADER = struct.Struct('<IQ')
+# How long a stream's last values may take to arrive after the radio says it sent them all.
+STREAM_GRACE_S = 5.0
 
 
 def snapshot() -> tuple[float, int, float]:
@@ -47,6 +55,62 @@ def percentiles(samples: list[float]) -> list[float]:
     '''Nearest-rank p50, p90, p99 (the Swift client computes them the same way).'''
     ordered = sorted(samples)
     return [ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] for p in (50, 90, 99)]
+
+
+class StreamCheck:
+    '''Checks the values of one stream of `count` numbered notifications (0 ..< count), as
+    Sources/bluejay-rig-bench's StreamCheck does: each number must arrive once. `lost` are the
+    numbers that never came, `duplicated` those that came again, `out_of_order` those that came
+    after a higher one, `unexpected` numbers past the stream, `wrong_size` values of another
+    size. Latency: arrival (CLOCK_MONOTONIC, as the radio's stamp) minus the stamp, per value.'''
+
+    def __init__(self, count: int, size: int):
+        self.count, self.size = count, size
+        self.seen = bytearray(count)
+        self.received = self.unique = self.duplicated = self.out_of_order = self.unexpected = self.wrong_size = 0
+        self.highest = -1
+        self.latencies_ns: list[int] = []
+        self.end: tuple | None = None
+        self.complete = asyncio.get_running_loop().create_future()
+
+    def receive(self, value: bytes) -> None:
+        now = time.monotonic_ns()
+        self.received += 1
+        if len(value) != self.size:
+            self.wrong_size += 1
+        if len(value) < STREAM_HEADER.size:
+            self.unexpected += 1
+            return
+        sequence, sent = STREAM_HEADER.unpack_from(value)
+        if sequence >= self.count:
+            self.unexpected += 1
+            return
+        if self.seen[sequence]:
+            self.duplicated += 1
+            return
+        self.seen[sequence] = 1
+        self.unique += 1
+        self.latencies_ns.append(now - sent)
+        if sequence < self.highest:
+            self.out_of_order += 1
+        else:
+            self.highest = sequence
+        if self.unique == self.count:
+            self.end = snapshot()
+            self.complete.set_result(None)
+
+    def report(self, streamed: dict[str, Any]) -> dict[str, Any]:
+        '''The counts, with what the radio says it sent and delivered.'''
+        return {'requested': self.count, 'notified': streamed.get('notified'), 'delivered': streamed.get('delivered'),
+                'received': self.received, 'lost': self.count - self.unique, 'duplicated': self.duplicated,
+                'out_of_order': self.out_of_order, 'unexpected': self.unexpected, 'wrong_size': self.wrong_size,
+                'stream_errors': 0}
+
+    @staticmethod
+    def passed(check: dict[str, Any]) -> bool:
+        return (check['delivered'] == check['requested'] == check['received']
+                and check['lost'] == check['duplicated'] == check['out_of_order'] == check['unexpected'] == 0
+                and check['wrong_size'] == check['stream_errors'] == 0)
 
 
 class Driver:
@@ -82,29 +146,30 @@ class Driver:
                   context_switches=switches1 - switches0, latency_us=latency_us, radio=radio, **extra)
 
 
-async def notify(driver: Driver, peer: Peer, size: int, count: int) -> None:
+async def notify(driver: Driver, peer: Peer, size: int, count: int, interval_ms: float) -> bool:
+    '''Streams `count` numbered notifications of `size` bytes (one every `interval_ms`, or as fast
+    as the radio goes) and checks them (StreamCheck); returns whether the check passed.'''
     characteristic = peer.get_characteristics_by_uuid(UUID(NOTIFY_UUID))[0]
-    received = wrong_sizes = 0
-    done = asyncio.get_running_loop().create_future()
-
-    def on_value(value: bytes) -> None:
-        nonlocal received, wrong_sizes
-        received += 1
-        if len(value) != size:
-            wrong_sizes += 1
-        if received == count:
-            done.set_result(snapshot())
-
-    await characteristic.subscribe(on_value)
+    check = StreamCheck(count, size)
+    await characteristic.subscribe(check.receive)
     radio0 = await driver.radio_stats()
     start = snapshot()
-    driver.send(cmd='stream', count=count, size=size)
-    end = await done
+    driver.send(cmd='stream', count=count, size=size, interval_ms=interval_ms)
     streamed = await driver.reply()
-    assert streamed['count'] == count and wrong_sizes == 0, (streamed, wrong_sizes)
+    try:
+        await asyncio.wait_for(asyncio.shield(check.complete), STREAM_GRACE_S)
+    except asyncio.TimeoutError:
+        pass
     radio1 = await driver.radio_stats()
-    await characteristic.unsubscribe(on_value, force=True)
-    driver.result(f'notify_{size}B', count, start, end, [radio0, radio1])
+    await characteristic.unsubscribe(check.receive, force=True)
+    report = check.report(streamed)
+    ok = StreamCheck.passed(report)
+    name = f'notify_{size}B' + (f'_every{interval_ms:g}ms' if interval_ms > 0 else '')
+    latency = [round(s / 1e3, 1) for s in percentiles(check.latencies_ns)] if check.latencies_ns else None
+    driver.result(name, count, start, check.end or snapshot(), [radio0, radio1], latency, check=report, ok=ok)
+    if not ok:
+        print(f'{name}: the stream check failed: {report}', file=sys.stderr)
+    return ok
 
 
 async def read(driver: Driver, peer: Peer, count: int) -> None:
@@ -203,9 +268,11 @@ async def run(args: argparse.Namespace) -> None:
     await peer.discover_services([UUID(SERVICE_UUID)])
     await peer.discover_characteristics()
 
-    for size, count in ((20, args.notify_small), (244, args.notify_large)):
+    checks = []
+    for size, count, interval_ms in ((20, args.notify_small, 0), (244, args.notify_large, 0),
+                                     (20, args.notify_slow, args.notify_slow_interval_ms)):
         if count > 0:
-            await notify(driver, peer, size, count)
+            checks.append(await notify(driver, peer, size, count, interval_ms))
     if args.reads > 0:
         await read(driver, peer, args.reads)
     if args.l2cap_bytes > 0:
@@ -217,6 +284,8 @@ async def run(args: argparse.Namespace) -> None:
 
     await connection.disconnect()
     await transport.close()
+    if not all(checks):
+        sys.exit(1)
 
 
 def main() -> None:
@@ -225,6 +294,8 @@ def main() -> None:
     parser.add_argument('--peer', required=True, help='the peer, "ADDRESS/random" or "ADDRESS"')
     parser.add_argument('--notify-small', type=int, default=5000, help='notifications of 20 bytes')
     parser.add_argument('--notify-large', type=int, default=2000, help='notifications of 244 bytes')
+    parser.add_argument('--notify-slow', type=int, default=300, help='notifications of 20 bytes, one every --notify-slow-interval-ms')
+    parser.add_argument('--notify-slow-interval-ms', type=float, default=10)
     parser.add_argument('--reads', type=int, default=1000, help='sequential reads of 20 bytes')
     parser.add_argument('--l2cap-bytes', type=int, default=204800, help='bytes to write to the sink PSM')
     parser.add_argument('--l2cap-echo-bytes', type=int, default=204800, help='bytes to write to the echo PSM and read back')

@@ -14,7 +14,12 @@ stdout carries one JSON object per line: `ready` first, then exactly one reply p
 read from stdin (also one JSON object per line). Logs go to stderr.
 
     {"cmd":"new_slot"}                              -> {"event":"slot","port":P}
-    {"cmd":"stream","count":N,"size":S}             -> {"event":"streamed","count":N,...} when all are sent
+    {"cmd":"stream","count":N,"size":S[,"interval_ms":I]}
+                                                    -> {"event":"streamed","requested":N,"notified":K,"delivered":D,...}
+                                                       once every notification is out (see BenchPeer.stream): K the
+                                                       notifications the peer's GATT server was asked to send, D the
+                                                       ATT notifications of that value the central's controller
+                                                       then wrote to its host (counted on the wire, not echoed)
     {"cmd":"advertisers","count":K,"interval_ms":I} -> {"event":"advertising","count":K}
     {"cmd":"stop_advertisers"}                      -> {"event":"advertisers_stopped"}
     {"cmd":"l2cap_received","bytes":N}              -> {"event":"l2cap_received","bytes":B,"sdus":S} once the
@@ -67,6 +72,14 @@ CONNECTION_TIMEOUT = 0x08
 # How many ACL packets the peer may have queued in its host before the stream waits for
 # them to complete. Bumble's host queues without limit; this keeps the backlog bounded.
 STREAM_BACKLOG_PACKETS = 128
+# Each streamed notification starts with its sequence number (0, 1, 2, ... per stream) and the
+# time it was handed to the peer's GATT server (CLOCK_MONOTONIC, ns): the centrals, processes on
+# this machine, check the numbers and take the latency from the same clock. Padding follows.
+STREAM_HEADER = struct.Struct('<IQ')
+# How long the stream waits for the central's controller to write the last notification to its
+# host after the peer's host has them all out, before it answers with what it counted.
+STREAM_DELIVERY_WAIT_S = 5.0
+ATT_HANDLE_VALUE_NOTIFICATION = 0x1B
 H4_TYPES = {2: 'acl_to_host', 4: 'events_to_host'}
 packets_to_hosts: collections.Counter[str] = collections.Counter()
 
@@ -139,6 +152,11 @@ class Slot(asyncio.Protocol):
         self.parser = PacketParser(self.controller)
         self.server: asyncio.AbstractServer | None = None
         self.transport: asyncio.Transport | None = None
+        # ATT notifications of `watched_handle` written to the host so far (see `on_packet`),
+        # and a waiter (count, future) for the stream.
+        self.watched_handle: int | None = None
+        self.notifications_delivered = 0
+        self.delivery_waiter: tuple[int, asyncio.Future] | None = None
 
     async def listen(self) -> int:
         self.server = await asyncio.get_running_loop().create_server(lambda: self, '127.0.0.1', 0)
@@ -156,6 +174,43 @@ class Slot(asyncio.Protocol):
         packets_to_hosts[H4_TYPES.get(packet[0], 'other_to_host')] += 1
         if not self.transport.is_closing():
             self.transport.write(packet)
+            if self.watched_handle is not None and self.is_watched_notification(packet):
+                self.notifications_delivered += 1
+                if self.delivery_waiter is not None and self.notifications_delivered >= self.delivery_waiter[0]:
+                    if not self.delivery_waiter[1].done():
+                        self.delivery_waiter[1].set_result(None)
+
+    def is_watched_notification(self, packet: bytes) -> bool:
+        '''Whether `packet` (H4) is an ACL packet starting an L2CAP PDU on the ATT channel that
+        holds a Handle Value Notification of the watched handle. The controller hands each PDU
+        from the link over whole (Controller.on_link_acl_data), so each is counted once.'''
+        return (
+            len(packet) >= 12
+            and packet[0] == 0x02  # H4 ACL data
+            and (packet[2] >> 4) & 0x3 in (0b00, 0b10)  # a first fragment
+            and packet[7] == 0x04 and packet[8] == 0x00  # CID 0x0004: ATT
+            and packet[9] == ATT_HANDLE_VALUE_NOTIFICATION
+            and packet[10] | packet[11] << 8 == self.watched_handle
+        )
+
+    def watch_notifications(self, handle: int) -> None:
+        '''Counts the notifications of `handle` written to the host from now on.'''
+        self.watched_handle = handle
+        self.notifications_delivered = 0
+
+    async def delivered(self, count: int, timeout: float) -> int:
+        '''The notifications counted, once there are `count` of them or `timeout` has passed.'''
+        if self.notifications_delivered < count:
+            reached = asyncio.get_running_loop().create_future()
+            self.delivery_waiter = (count, reached)
+            try:
+                await asyncio.wait_for(reached, timeout)
+            except asyncio.TimeoutError:
+                logger.warning('%s: %d of %d notifications delivered after %.1f s', self.controller.name,
+                               self.notifications_delivered, count, timeout)
+            finally:
+                self.delivery_waiter = None
+        return self.notifications_delivered
 
     def connection_lost(self, error) -> None:
         logger.info('%s: host gone', self.controller.name)
@@ -261,25 +316,50 @@ class BenchPeer:
                 self.channel_waiter = None
         return {'bytes': self.channel_bytes, 'sdus': self.channel_sdus}
 
-    async def stream(self, count: int, size: int) -> dict[str, Any]:
+    async def stream(self, slot: 'Slot', count: int, size: int, interval_ms: float) -> dict[str, Any]:
+        '''Notifies `count` values of `size` bytes to the one connected central, as fast as the
+        peer's host takes them (`interval_ms` 0) or one every `interval_ms` (a slow stream, for
+        latency). Each value carries its sequence number and send time (STREAM_HEADER).
+
+        Answers what happened, not what was asked: `notified` counts the values handed to the
+        GATT server (which drops a notification silently when the central is not subscribed),
+        `delivered` the notifications of this value that `slot`'s controller (the central's)
+        then wrote to its host, counted on the wire (Slot.on_packet).'''
         connections = list(self.device.connections.values())
         if len(connections) != 1:
             raise RuntimeError(f'stream needs exactly one connection, not {len(connections)}')
         connection = connections[0]
         if size > connection.att_mtu - 3:
             raise RuntimeError(f'{size} bytes do not fit the ATT MTU {connection.att_mtu}')
+        if size < STREAM_HEADER.size:
+            raise RuntimeError(f'a streamed value holds at least {STREAM_HEADER.size} bytes, not {size}')
         server = self.device.gatt_server
         queue = connection.data_packet_queue
-        padding = bytes(max(0, size - 4))
+        padding = bytes(size - STREAM_HEADER.size)
+        slot.watch_notifications(self.notifying.handle)
+        loop = asyncio.get_running_loop()
+        interval = interval_ms / 1000.0
+        notified = 0
         cpu, wall = cpu_seconds(), time.perf_counter()
+        began = loop.time()
         for sequence in range(count):
+            if interval > 0:
+                # A steady cadence (sends due at began + k × interval), whatever each send took.
+                delay = began + sequence * interval - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            value = STREAM_HEADER.pack(sequence, time.monotonic_ns()) + padding
             # Queued in the host (fragmented to the controller's 27-byte buffers, each fragment
             # completed by its own Number Of Completed Packets); wait when the backlog is long.
-            await server.notify_subscriber(connection, self.notifying, struct.pack('<I', sequence)[:size] + padding)
+            await server.notify_subscriber(connection, self.notifying, value)
+            notified += 1
             if queue.pending > STREAM_BACKLOG_PACKETS:
                 await connection.drain()
         await connection.drain()
-        return {'count': count, 'size': size, 'cpu_s': cpu_seconds() - cpu, 'wall_s': time.perf_counter() - wall}
+        sent_wall = time.perf_counter() - wall
+        delivered = await slot.delivered(count, STREAM_DELIVERY_WAIT_S)
+        return {'requested': count, 'notified': notified, 'delivered': delivered, 'size': size, 'interval_ms': interval_ms,
+                'cpu_s': cpu_seconds() - cpu, 'wall_s': sent_wall}
 
 
 class Radio:
@@ -288,6 +368,14 @@ class Radio:
         self.peer = BenchPeer(self.link, args.peer_interval_ms)
         self.advertisers = Advertisers(self.link)
         self.slots: list[Slot] = []
+
+    def connected_slot(self) -> Slot:
+        '''The slot whose host is connected now (the central a stream goes to).'''
+        connected = [slot for slot in self.slots
+                     if slot.transport is not None and not slot.transport.is_closing() and slot.controller.le_connections]
+        if len(connected) != 1:
+            raise RuntimeError(f'a stream needs exactly one connected central, not {len(connected)}')
+        return connected[0]
 
     async def new_slot(self) -> int:
         slot = Slot(self.link, len(self.slots) + 1)
@@ -300,7 +388,8 @@ class Radio:
         if name == 'new_slot':
             emit('slot', port=await self.new_slot())
         elif name == 'stream':
-            emit('streamed', **await self.peer.stream(int(command['count']), int(command['size'])))
+            emit('streamed', **await self.peer.stream(self.connected_slot(), int(command['count']), int(command['size']),
+                                                      float(command.get('interval_ms', 0))))
         elif name == 'l2cap_received':
             emit('l2cap_received', **await self.peer.channel_received(int(command['bytes'])))
         elif name == 'advertisers':

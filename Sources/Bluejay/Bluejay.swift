@@ -39,7 +39,7 @@ public final class Bluejay: Sendable {
         var queueLogger = logger
         queueLogger[metadataKey: "part"] = "queue"
         runner = OperationRunner(suspended: true) { [queueLogger] message in
-            queueLogger.debug("\(message)")
+            queueLogger.debug("\(message())")  // made only when debug logging is on
         }
     }
 

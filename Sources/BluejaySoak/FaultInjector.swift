@@ -62,35 +62,45 @@ struct FaultInjector: Sendable {
         switch fault {
         case .linkDrop, .aclLoss, .aclDelay:
             // Every connection has a central end on a central of the run.
-            let connections = centrals.flatMap { central in central.controller.connectionHandles.map { (central.controller, $0) } }
-            guard let (controller, handle) = connections.randomElement(using: &random) else { return nil }
+            let connections = centrals.flatMap { central in central.controller.connectionHandles.map { (central, $0) } }
+            guard let (central, handle) = connections.randomElement(using: &random) else { return nil }
+            let controller = central.controller
             let applied: Bool
             switch fault {
             case .linkDrop:
+                context.audit.linkBroke(central: central.index, peripheral: nil, at: .now, reason: fault.rawValue)
                 applied = controller.dropConnection(handle: handle)
             case .aclLoss:
                 applied = controller.injectACLFault(.lose(attempts: Int.random(in: 1...6, using: &random)), count: Int.random(in: 1...20, using: &random),
                                                     connectionHandle: handle, direction: Bool.random(using: &random) ? .outgoing : .incoming)
             default:
-                applied = controller.injectACLFault(.delay(random.milliseconds(10...300)), count: Int.random(in: 1...5, using: &random),
+                let delay = random.milliseconds(10...300)
+                let count = Int.random(in: 1...5, using: &random)
+                // Each delayed packet holds up those behind it: at most count × delay (link time, which runs faster than this).
+                context.audit.delayed(central: central.index, from: .now, to: .now + delay * count)
+                applied = controller.injectACLFault(.delay(delay), count: count,
                                                     connectionHandle: handle, direction: Bool.random(using: &random) ? .outgoing : .incoming)
             }
             if applied { context.statistics.injected(fault.rawValue) }
         case .centralHardwareError:
             guard let central = centrals.randomElement(using: &random) else { return nil }
+            context.audit.linkBroke(central: central.index, peripheral: nil, at: .now, silent: true, reason: fault.rawValue)
             central.controller.simulateHardwareError()
             context.statistics.injected(fault.rawValue)
         case .peripheralHardwareError:
-            guard let controller = peripherals.randomElement(using: &random)?.controller else { return nil }
+            guard let peripheral = peripherals.randomElement(using: &random), let controller = peripheral.controller else { return nil }
+            context.audit.linkBroke(central: nil, peripheral: peripheral.index, at: .now, silent: true, reason: fault.rawValue)
             controller.simulateHardwareError()
             context.statistics.injected(fault.rawValue)
         case .centralControllerReset:
             guard let central = centrals.randomElement(using: &random) else { return nil }
+            context.audit.linkBroke(central: central.index, peripheral: nil, at: .now, silent: true, reason: fault.rawValue)
             central.controllerDidReset()
             context.statistics.injected(fault.rawValue)
         case .peripheralReboot:
             guard let peripheral = peripherals.randomElement(using: &random), peripheral.controller != nil else { return nil }
             let pause = random.milliseconds(SoakSettings.rebootPause)
+            context.audit.linkBroke(central: nil, peripheral: peripheral.index, at: .now, silent: true, reason: fault.rawValue)
             context.statistics.injected(fault.rawValue)
             let statistics = context.statistics
             return context.tasks.spawn("\(peripheral.name) reboot") {

@@ -11,8 +11,13 @@ extension SoakCentral {
             let target = state.withLock { peripherals[Int.random(in: 0..<peripherals.count, using: &$0.random)] }
             try await bluejay.connect(target.identifier, timeout: .seconds(SoakSettings.connectTimeout))
         case .disconnect:
+            // A disconnection the app asks for ends its listens too (Bluejay does not reconnect).
+            context.audit.listensEnded(central: index, stream: nil, at: .now)
+            context.audit.linkBroke(central: index, peripheral: nil, at: .now, reason: "disconnect")
             try await bluejay.disconnect()
         case .reconnect:
+            context.audit.listensEnded(central: index, stream: nil, at: .now)
+            context.audit.linkBroke(central: index, peripheral: nil, at: .now, reason: "reconnect")
             let peer = try await bluejay.disconnect()
             try await bluejay.connect(peer, timeout: .seconds(SoakSettings.connectTimeout))
         case .discover:
@@ -30,11 +35,14 @@ extension SoakCentral {
         case .listen:
             try await listen()
         case .endListen:
-            let characteristic = state.withLock { Bool.random(using: &$0.random) } ? SoakIdentifiers.notifying : SoakIdentifiers.indicating
-            try await bluejay.endListen(to: characteristic)
+            let stream: NumberedStream = state.withLock { Bool.random(using: &$0.random) } ? .notifications : .indications
+            context.audit.listensEnded(central: index, stream: stream, at: .now)
+            try await bluejay.endListen(to: stream.characteristic)
         case .readRSSI:
             _ = try await bluejay.rssi()
         case .restart, .recover:
+            context.audit.listensEnded(central: index, stream: nil, at: .now)
+            context.audit.linkBroke(central: index, peripheral: nil, at: .now, silent: true, reason: operation.rawValue)
             await bluejay.stop()
             try await start()
         }
@@ -115,18 +123,33 @@ extension SoakCentral {
 
     // MARK: Listening
 
-    /// Listens to one of the numbered characteristics and checks the numbers in a task of
-    /// its own until the listen ends (end listen, a newer listen, an expected disconnection,
-    /// Bluejay stopping).
+    /// Listens to one of the numbered characteristics (replacing a listen there) and logs
+    /// every value to the delivery audit, in a task of its own, until the stream ends. A stream
+    /// that ends or fails without this central ending it is counted by how.
     private func listen() async throws {
-        let characteristic = state.withLock { Bool.random(using: &$0.random) } ? SoakIdentifiers.notifying : SoakIdentifiers.indicating
-        let values: ValueStream<NumberedValue> = try await bluejay.listen(to: characteristic, multipleListenOption: .replaceable)
-        let epoch = context.ledger.beginEpoch(central: name, characteristic: characteristic.description, disconnections: disconnections)
-        context.tasks.spawn("\(name) listen consumer") {
+        let stream: NumberedStream = state.withLock { Bool.random(using: &$0.random) } ? .notifications : .indications
+        let audit = context.audit
+        audit.listensEnded(central: index, stream: stream, at: .now)  // replaced, if there is one
+        let listen = audit.listenRequested(central: index, stream: stream)
+        let values: ValueStream<NumberedValue>
+        do {
+            values = try await bluejay.listen(to: stream.characteristic, multipleListenOption: .replaceable)
+        } catch {
+            audit.listensEnded(central: index, stream: stream, at: .now)
+            throw error
+        }
+        audit.listenStarted(listen, at: .now)
+        context.tasks.spawn("\(name) listen consumer") { [index] in
             do {
-                for try await value in values { epoch.receive(value) }
+                for try await value in values {
+                    audit.received(central: index, peripheral: value.peripheral, stream: stream, sequence: value.sequence, at: value.receivedAt,
+                                   listen: listen)
+                }
+                audit.streamEnded(listen, how: "ended by the stack")
+            } catch let error as BluejayError {
+                audit.streamEnded(listen, how: "failed: \(SoakStatistics.type(of: error))", failure: !SoakStatistics.isLinkFailure(error))
             } catch {
-                // A value that is not a numbered one ends the stream: it was counted as an error of the listen.
+                audit.streamEnded(listen, how: "failed: \(type(of: error))", failure: true)
             }
         }
     }

@@ -17,8 +17,6 @@ final class SoakCentral: Sendable {
     /// How many centrals the run has (each peripheral has two characteristics for each).
     let centralCount: Int
     let context: SoakContext
-    /// When this central's links dropped (for the notification check).
-    let disconnections = DisconnectionLog()
     /// Restart Bluejay after a Hardware Error (see ``SoakSettings/appRecovery``).
     let appRecovery: Bool
     private let observer: DisconnectionObserver
@@ -45,12 +43,12 @@ final class SoakCentral: Sendable {
         self.appRecovery = appRecovery
         self.centralCount = centralCount
         name = "soak-central-\(index)"
-        controller = link.addController(name: name, address: BluetoothAddress(bytes: [0xC0, 0x50, 0xCE, 0x00, 0x00, UInt8(index + 1)]) ?? .zero,
+        controller = link.addController(name: name, address: Self.address(index: index),
                                         position: VirtualPosition(x: Double(index) * 0.5, y: 0))
         bluejay = Bluejay(logger: Logger(label: "soak.\(name)"))
         self.peripherals = peripherals
         self.context = context
-        observer = DisconnectionObserver(log: disconnections, name: name)
+        observer = DisconnectionObserver(audit: context.audit, central: index)
         state = Mutex(State(random: .derived(from: seed, stream: 0xCE00 + UInt64(index))))
         bluejay.register(connectionObserver: observer)
         observer.journal.withLock { $0 = { [weak self] entry in self?.note(entry) } }
@@ -167,6 +165,18 @@ final class SoakCentral: Sendable {
     /// When an operation last succeeded.
     var lastSuccess: ContinuousClock.Instant? { state.withLock { $0.lastSuccess } }
 
+    /// The address of central `index`'s controller.
+    static func address(index: Int) -> BluetoothAddress {
+        BluetoothAddress(bytes: [0xC0, 0x50, 0xCE, 0x00, 0x00, UInt8(index + 1)]) ?? .zero
+    }
+
+    /// The index of the central whose controller has `address`, if it is one.
+    static func index(of address: BluetoothAddress) -> Int? {
+        let bytes = address.bytes
+        guard bytes.count == 6, Array(bytes.prefix(5)) == [0xC0, 0x50, 0xCE, 0x00, 0x00], bytes[5] > 0 else { return nil }
+        return Int(bytes[5]) - 1
+    }
+
     /// The peripheral of the run that `identifier` names.
     func peripheral(_ identifier: PeripheralIdentifier?) -> SoakPeripheral? {
         guard let identifier else { return nil }
@@ -175,16 +185,16 @@ final class SoakCentral: Sendable {
 }
 
 /// Records the central's disconnections as Bluejay reports them (on its callback queue,
-/// before it decides to reconnect).
+/// before it decides to reconnect) as link breaks for the delivery audit.
 private final class DisconnectionObserver: ConnectionObserver {
-    let log: DisconnectionLog
-    let name: String
+    let audit: DeliveryAudit
+    let central: Int
     /// The central's journal (set once the central is made).
     let journal = Mutex<(@Sendable (String) -> Void)?>(nil)
 
-    init(log: DisconnectionLog, name: String) {
-        self.log = log
-        self.name = name
+    init(audit: DeliveryAudit, central: Int) {
+        self.audit = audit
+        self.central = central
     }
 
     func connected(to peripheral: PeripheralIdentifier) {
@@ -192,7 +202,7 @@ private final class DisconnectionObserver: ConnectionObserver {
     }
 
     func disconnected(from peripheral: PeripheralIdentifier) {
-        log.record()
+        audit.linkBroke(central: central, peripheral: nil, at: .now, reason: "disconnected (central's view)")
         journal.withLock { $0 }?("disconnected from \(peripheral.name ?? "?")")
     }
 }

@@ -14,8 +14,10 @@ struct SoakCommand: AsyncParsableCommand {
         commandName: "bluejay-soak",
         abstract: "Soak Bluejay on the virtual radio: centrals, peripherals, mixed operations, random faults.",
         discussion: """
-        Exits with 0 when every invariant held (the report lists them: no notification lost or \
-        duplicated on a link that stayed up, every value read back one that was written, no \
+        Exits with 0 when every invariant held (the report lists them: every numbered value sent \
+        to a listening central arrived once and in order, unless a link break explains its \
+        loss, and enough of them were compared; no listen's stream failed but with its link; every value read \
+        back one that was written, no \
         operation hung, every central and peripheral still working at the end, no growth of \
         RSS or heap beyond the tolerances after warm-up, no file descriptor opened after it, \
         no task or component alive after shutdown), 1 when one failed, 2 when the watchdog \

@@ -1,8 +1,8 @@
-/// What every part of a run shares: the counters, the notification check, the task tracker
-/// and the component lifetimes.
+/// What every part of a run shares: the counters, the delivery audit, the task tracker and the
+/// component lifetimes.
 struct SoakContext: Sendable {
     let statistics = SoakStatistics()
-    let ledger = NotificationLedger()
+    let audit = DeliveryAudit()
     let tasks = TaskTracker()
     let lifetimes = LifetimeRegistry()
     let logs = LogTally.shared

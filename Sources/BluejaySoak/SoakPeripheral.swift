@@ -86,8 +86,8 @@ final class SoakPeripheral: Sendable {
         let connections = device.events()
         let hostEvents = await device.host.events()
         let tasks = [
-            context.tasks.spawn("\(name) notifier") { [self] in await self.stream(SoakIdentifiers.notifyingUUID, every: SoakSettings.notificationInterval, on: device) },
-            context.tasks.spawn("\(name) indicator") { [self] in await self.stream(SoakIdentifiers.indicatingUUID, every: SoakSettings.indicationInterval, on: device) },
+            context.tasks.spawn("\(name) notifier") { [self] in await self.stream(.notifications, every: SoakSettings.notificationInterval, on: device) },
+            context.tasks.spawn("\(name) indicator") { [self] in await self.stream(.indications, every: SoakSettings.indicationInterval, on: device) },
             context.tasks.spawn("\(name) advertising keeper") { [self] in await self.keepAdvertising(device, events: connections) },
             context.tasks.spawn("\(name) hardware-error handler") { [self] in await self.recoverFromHardwareErrors(device, events: hostEvents) },
         ]
@@ -127,6 +127,7 @@ final class SoakPeripheral: Sendable {
             return (state.device, state.tasks)
         }
         guard let device else { return }
+        context.audit.linkBroke(central: nil, peripheral: index, at: .now, silent: true, reason: "reboot")
         if resettingController { device.controller?.reset() }
         tasks.forEach { $0.cancel() }
         await device.stop()
@@ -140,8 +141,9 @@ final class SoakPeripheral: Sendable {
 
     private func service() -> SimulatedService {
         var characteristics = [
-            SimulatedCharacteristic(uuid: SoakIdentifiers.notifyingUUID, properties: [.read, .notify], value: NumberedValue.encode(0, padding: 0)),
-            SimulatedCharacteristic(uuid: SoakIdentifiers.indicatingUUID, properties: [.read, .indicate], value: NumberedValue.encode(0, padding: 0)),
+            SimulatedCharacteristic(uuid: SoakIdentifiers.notifyingUUID, properties: [.read, .notify], value: NumberedValue.encode(0, peripheral: index, padding: 0)),
+            SimulatedCharacteristic(uuid: SoakIdentifiers.indicatingUUID, properties: [.read, .indicate],
+                                    value: NumberedValue.encode(0, peripheral: index, padding: 0)),
         ]
         for central in 0..<centrals {
             characteristics.append(SimulatedCharacteristic(uuid: SoakIdentifiers.shortUUID(central: central),
@@ -153,9 +155,11 @@ final class SoakPeripheral: Sendable {
         return SimulatedService(uuid: SoakIdentifiers.serviceUUID, characteristics: characteristics)
     }
 
-    /// Numbers and sends a value every `interval` to the subscribers of `characteristic`
-    /// (a notification or an indication, as each asked), waiting for full queues to drain.
-    private func stream(_ characteristic: BluetoothUUID, every interval: Duration, on device: SimulatedDevice) async {
+    /// Numbers and sends a value every `interval` to the subscribers of `stream`'s
+    /// characteristic (a notification or an indication, as each asked), waiting for full
+    /// queues to drain, and logs what it sent to whom (``DeliveryAudit``).
+    private func stream(_ stream: NumberedStream, every interval: Duration, on device: SimulatedDevice) async {
+        let characteristic = stream == .notifications ? SoakIdentifiers.notifyingUUID : SoakIdentifiers.indicatingUUID
         while !Task.isCancelled {
             do {
                 try await Task.sleep(for: interval)
@@ -168,9 +172,14 @@ final class SoakPeripheral: Sendable {
                 state.sequences[characteristic] = next &+ 1
                 return (next, Int.random(in: 0...16, using: &state.random))
             }
+            let began = ContinuousClock.now
             do {
-                try await device.notify(NumberedValue.encode(sequence, padding: padding), on: characteristic)
+                let recipients = try await device.notify(NumberedValue.encode(sequence, peripheral: index, padding: padding), on: characteristic)
+                context.audit.sent(peripheral: index, stream: stream, sequence: sequence, began: began, returned: .now,
+                                   recipients: recipients.compactMap { $0.address.flatMap { SoakCentral.index(of: $0.address) } })
             } catch {
+                // It may have reached some subscribers before it failed.
+                context.audit.sent(peripheral: index, stream: stream, sequence: sequence, began: began, returned: .now, recipients: nil)
                 if Task.isCancelled { return }
                 context.statistics.peripheralError("notify: \(Self.errorType(error))")
             }
@@ -182,6 +191,13 @@ final class SoakPeripheral: Sendable {
     /// central that connected through it leaves).
     private func keepAdvertising(_ device: SimulatedDevice, events: AsyncStream<SimulatedDeviceEvent>) async {
         for await event in events {
+            if case let .disconnected(central, _) = event {
+                context.audit.linkBroke(central: central.address.flatMap { SoakCentral.index(of: $0.address) }, peripheral: index, at: .now,
+                                        reason: "disconnected (peripheral's view)")
+            }
+            if case let .connected(central) = event, let index = central.address.flatMap({ SoakCentral.index(of: $0.address) }) {
+                context.audit.linkUp(central: index, peripheral: self.index, at: .now)
+            }
             guard case .connected = event, !Task.isCancelled else { continue }
             state.withLock { $0.lastConnection = .now }
             guard !(await device.isAdvertising) else { continue }

@@ -33,7 +33,7 @@ struct SoakReport: Sendable {
 
     // Captured at the end (``capture(_:)``).
     var statistics = SoakStatistics.Snapshot()
-    var notifications = NotificationLedger.Totals()
+    var deliveries = DeliveryAudit.Totals()
     var tasksStarted = 0
     var tasksAlive: [String: Int] = [:]
     var componentsMade: [String: Int] = [:]
@@ -48,7 +48,7 @@ struct SoakReport: Sendable {
 
     mutating func capture(_ context: SoakContext) {
         statistics = context.statistics.snapshot
-        notifications = context.ledger.snapshot
+        deliveries = context.audit.totals
         tasksStarted = context.tasks.startedCount
         tasksAlive = context.tasks.aliveNames
         componentsMade = context.lifetimes.madeCounts
@@ -69,8 +69,19 @@ struct SoakReport: Sendable {
         list.append(Invariant(passed: stuck.isEmpty,
                               text: "every central still completed operations and every peripheral still took connections in the last "
                                   + "\(seconds(settings.livenessWindow)) of the load" + (stuck.isEmpty ? "" : " (not: \(stuck.joined(separator: ", ")))")))
-        list.append(Invariant(passed: notifications.lost == 0, text: "no notification lost on a link that stayed up (\(notifications.lost))"))
-        list.append(Invariant(passed: notifications.duplicated == 0, text: "no notification duplicated or reordered on a link that stayed up (\(notifications.duplicated))"))
+        let minimum = settings.minimumDeliveries
+        list.append(Invariant(passed: deliveries.delivered >= minimum,
+                              text: "at least \(minimum) numbered values delivered and compared with what was sent (\(deliveries.delivered))"))
+        list.append(Invariant(passed: deliveries.lost == 0,
+                              text: "every value sent to a listening central arrived, or a link break explains its loss "
+                                  + "(\(deliveries.lost) lost otherwise, \(deliveries.lostWithLinkBreak) with a link break)"))
+        list.append(Invariant(passed: deliveries.duplicated == 0, text: "no value duplicated or out of order on a link (\(deliveries.duplicated))"))
+        list.append(Invariant(passed: deliveries.unexpected == 0,
+                              text: "no value received that its peripheral did not send to that central (\(deliveries.unexpected))"))
+        let failedStreams = deliveries.streamEnds.filter { $0.key.hasPrefix("failed") }.values.reduce(0, +)
+        list.append(Invariant(passed: deliveries.streamFailures == 0,
+                              text: "no listen's stream failed but with its link (\(deliveries.streamFailures) otherwise; \(failedStreams) in all, "
+                                  + "of \(deliveries.listens) listens)"))
         list.append(Invariant(passed: statistics.integrityViolations == 0,
                               text: "every value read back was one written (\(statistics.integrityViolations) not), every discovery complete"))
         list.append(Invariant(passed: statistics.hangs.isEmpty,
@@ -144,10 +155,14 @@ struct SoakReport: Sendable {
                 lines.append("  " + pad(type, 64) + pad("\(count)", 8, right: true))
             }
         }
-        lines.append("notifications and indications: \(notifications.received) received in \(notifications.epochs) listens; "
-            + "\(notifications.lost) lost and \(notifications.duplicated) duplicated on links that stayed up; "
-            + "\(notifications.linkBreaks) runs cut by a disconnection")
-        notifications.examples.forEach { lines.append("  " + $0) }
+        let streamEnds = deliveries.streamEnds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        lines.append("notifications and indications: \(deliveries.sent) sent to subscribed centrals, \(deliveries.received) received "
+            + "in \(deliveries.listens) listens; of the sent, \(deliveries.delivered) delivered, \(deliveries.lost) lost while listened to, "
+            + "\(deliveries.lostWithLinkBreak) lost with a link break, \(deliveries.notRequired) not required (sent outside a listen or in flight at its end); "
+            + "\(deliveries.duplicated) duplicated or reordered, \(deliveries.unexpected) unexpected, \(deliveries.partialSends) from failed sends; "
+            + "slowest delivery \(milliseconds(deliveries.slowestDelivery)); "
+            + "streams ended without their central: " + (streamEnds.isEmpty ? "none" : streamEnds.joined(separator: ", ")))
+        deliveries.examples.forEach { lines.append("  " + $0) }
         lines.append("values read back: \(statistics.integrityViolations) that no write could have left")
         statistics.integrityExamples.forEach { lines.append("  " + $0) }
         statistics.hangs.prefix(SoakStatistics.examplesKept).forEach { lines.append("hang: " + $0) }

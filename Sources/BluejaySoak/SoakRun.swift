@@ -63,9 +63,11 @@ struct SoakRun: Sendable {
             let loops = centrals.map { central in context.tasks.spawn("\(central.name) loop") { await central.run(until: deadline) } }
             let injector = FaultInjector(centrals: centrals, peripherals: peripherals, context: context, seed: settings.seed)
             let faults = context.tasks.spawn("fault injector") { await injector.run(until: deadline) }
+            let sweeper = context.tasks.spawn("delivery audit sweeper") { [context] in await Self.sweep(context.audit, until: deadline) }
             for loop in loops { await loop.value }
             await faults.value
             await sampler.value
+            await sweeper.value
         }
         report.loadTime = clock.now - began
         let livenessStart = deadline - settings.livenessWindow
@@ -76,8 +78,9 @@ struct SoakRun: Sendable {
         report.samples.endOfLoad = ProcessProbe.sample()
         progress.update { $0 = report }
 
-        // Shutdown, under its own limit.
+        // Shutdown, under its own limit. The listens end with it: what is sent from now on is not required.
         let shutdownBegan = clock.now
+        for central in centrals { context.audit.listensEnded(central: central.index, stream: nil, at: shutdownBegan) }
         let shutdown = await OperationGuard.run("shutdown", limit: SoakSettings.shutdownLimit, tasks: context.tasks, monitor: context.hangs) {
             for central in centrals { await central.stop() }
             for peripheral in peripherals { await peripheral.stop() }
@@ -97,8 +100,22 @@ struct SoakRun: Sendable {
             try? await Task.sleep(for: .milliseconds(50))
         }
         report.samples.afterShutdown = ProcessProbe.sample()
+        context.audit.finish()
         report.capture(context)
         return report
+    }
+
+    /// Settles the delivery audit's old values every second, so that it keeps only the last few
+    /// seconds of them.
+    private static func sweep(_ audit: DeliveryAudit, until deadline: ContinuousClock.Instant) async {
+        while ContinuousClock.now < deadline {
+            do {
+                try await Task.sleep(for: min(.seconds(1), deadline - ContinuousClock.now))
+            } catch {
+                return
+            }
+            audit.sweep(now: .now)
+        }
     }
 
     /// Samples the process every few seconds: once at the end of the warm-up (the

@@ -85,6 +85,13 @@ struct SoakSettings: Sendable {
 
     // MARK: Invariants
 
+    /// The fewest numbered values that must be delivered to listening centrals (and so
+    /// compared with what was sent) for the run to count: 20 per second of load. A run whose
+    /// listens never get values checks nothing.
+    var minimumDeliveries: Int {
+        Int(Double(duration.components.seconds) * 20)
+    }
+
     /// The end of the load during which every central must still complete operations and
     /// every peripheral still take connections: a quarter of the run, at least 10 s (two
     /// connection timeouts and a reboot in a row take that long).

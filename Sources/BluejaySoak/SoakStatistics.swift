@@ -119,6 +119,27 @@ final class SoakStatistics: Sendable {
         }
     }
 
+    /// Whether `error` says the link or the stack went away (a disconnection, a transport or
+    /// controller failure, a stop, a timeout waiting on a dead link): what the injected faults
+    /// cause. Anything else (a value that is not a numbered one, a refusal) is a defect.
+    static func isLinkFailure(_ error: BluejayError) -> Bool {
+        switch error {
+        case .notConnected, .disconnected, .connectionTimedOut, .connectionFailed, .stopped, .cancelled, .timedOut, .peripheralNotResponding,
+             .bluetoothUnavailable, .notStarted:
+            return true
+        case let .host(hostError):
+            switch hostError {
+            case .notPoweredOn, .transportClosed, .hci, .disconnected, .connectionFailed, .connectionTimeout, .attTransactionTimeout,
+                 .attBearerClosed, .cancelled, .deadlineExceeded, .controllerFailure:
+                return true
+            default:
+                return false
+            }
+        default:
+            return false
+        }
+    }
+
     /// The first words of an operation's description, without identifiers: "read", "write", "connect to".
     private static func operationKind(_ operation: String) -> String {
         let words = operation.split(separator: " ")

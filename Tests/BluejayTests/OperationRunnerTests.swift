@@ -64,6 +64,24 @@ struct OperationRunnerTests {
         #expect(journal.maximumConcurrency == 1)
     }
 
+    @Test("The queue's log gets each line as a closure: read, the lines say queued, running and finished; unread, none is made")
+    func logLines() async throws {
+        let lines = Mutex<[String]>([])
+        let reader = OperationRunner { message in lines.withLock { $0.append(message()) } }
+        let journal = Journal()
+        reader.submit(operation(reader, "a", journal: journal))
+        try await eventually("the completion") { journal.all.contains("done a") }
+        try await eventually("three lines") { lines.withLock { $0.count } == 3 }
+        #expect(lines.withLock { $0 } == ["queued #1 a (1 in queue)", "running #1 a", "finished #1 a"])
+
+        // A log that does not read its lines (debug logging off) never has them made.
+        let offered = Mutex(0)
+        let skipper = OperationRunner { _ in offered.withLock { $0 += 1 } }
+        skipper.submit(operation(skipper, "b", journal: journal))
+        try await eventually("the completion") { journal.all.contains("done b") }
+        try await eventually("three lines offered") { offered.withLock { $0 } == 3 }
+    }
+
     @Test("Submitting from many threads at once keeps one running at a time")
     func threadSafety() async throws {
         let runner = OperationRunner()

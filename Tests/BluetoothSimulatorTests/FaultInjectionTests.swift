@@ -47,6 +47,30 @@ struct FaultInjectionTests {
         }
     }
 
+    @Test("A refused read or write names its procedure and characteristic in the error, with either API")
+    func refusalNamesTheProcedure() async throws {
+        try await withSimulator { simulator, bluejay in
+            let sensor = try await simulator.addHeartRateSensor(.init(measurementInterval: nil))
+            try await connect(bluejay, to: sensor.device)
+            let location = HeartRate.bodySensorLocation
+            sensor.device.failNextRequests(.attError(.readNotPermitted), on: "2A38", kinds: .read)
+            do {
+                let value: UInt8 = try await bluejay.read(from: location)
+                Issue.record("the injected failure did not come: read \(value)")
+            } catch let BluejayError.attError(code, operation, _) {
+                #expect(code == .readNotPermitted && operation == "reading \(location)")
+            }
+            sensor.device.failNextRequests(.attError(.writeNotPermitted), on: "2A38", kinds: .write)
+            let write = Once<WriteResult>()
+            bluejay.write(to: location, value: UInt8(3)) { write.deliver($0) }
+            guard case let .failure(.attError(code, operation, _))? = await write.value(timeout: .seconds(5)) else {
+                Issue.record("expected the write to be refused")
+                return
+            }
+            #expect(code == .writeNotPermitted && operation == "writing \(location)")
+        }
+    }
+
     @Test("Lost packets are retransmitted: notifications arrive late but all of them, in order")
     func lostPacketsRetransmitted() async throws {
         try await withSimulator { simulator, bluejay in

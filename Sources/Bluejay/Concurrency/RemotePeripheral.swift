@@ -26,7 +26,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
         limit = operationTimeout.duration
         self.clock = clock
         self.logger = logger
-        runner = OperationRunner { message in logger.debug("\(message)") }
+        runner = OperationRunner { message in logger.debug("\(message())") }  // made only when debug logging is on
         let (stream, continuation) = AsyncStream.makeStream(of: [ServiceIdentifier].self,
                                                             bufferingPolicy: .bufferingNewest(Self.serviceChangeBufferLimit))
         serviceChangeStream = stream

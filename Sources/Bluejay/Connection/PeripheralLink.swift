@@ -208,11 +208,13 @@ final class PeripheralLink: Sendable {
         }
     }
 
-    private func mapErrors<T: Sendable>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+    /// `operation` names the procedure in the error, and is made only when there is one (a
+    /// read would otherwise pay for the string every time).
+    private func mapErrors<T: Sendable>(_ operation: @autoclosure () -> String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await raisesSecurity ? connection.raisingSecurity(body) : body()
         } catch {
-            throw BluejayError(error, peripheral: identifier, operation: operation)
+            throw BluejayError(error, peripheral: identifier, operation: operation())
         }
     }
 

@@ -15,12 +15,15 @@ import Synchronization
 ///
 /// **Receive coalescing.** A reader thread that is woken for every packet pays a wake-up per
 /// notification when a peer streams them. So after a batch that held only data the peer
-/// pushes unasked (the receiver says so: ``HCIBatchContent/unsolicitedDataOnly``), and only
-/// while the host awaits nothing (no command pending, no ACL data waiting for credits, nothing
-/// sent since the batch began), the reader pauses for up to ``coalescingWindow`` before it
-/// reads again, so that what arrives meanwhile comes as one batch, as interrupt moderation
-/// does for a network card. Any send ends the pause at once, so an answer the host is about
-/// to wait for is never held back; a packet after a quiet spell is handled at once.
+/// pushes unasked (the receiver says so: ``HCIBatchContent/unsolicitedDataOnly``), only
+/// while such data comes faster than the window (the previous batch of it arrived less than
+/// ``coalescingWindow`` before, or this one held several values: ``CoalescingPace``), and
+/// only while the host awaits nothing (no command pending, no ACL data waiting for credits,
+/// nothing sent since the batch began), the reader pauses for up to ``coalescingWindow``
+/// before it reads again, so that what arrives meanwhile comes as one batch, as interrupt
+/// moderation does for a network card. Any send ends the pause at once, so an answer the host
+/// is about to wait for is never held back; a packet after a quiet spell is handled at once,
+/// and a slow stream (a value every few milliseconds) costs no pause at all.
 public final class HCIController: Sendable {
     public typealias ACLCompletion = @Sendable (Result<Void, HCIError>) -> Void
 
@@ -48,6 +51,8 @@ public final class HCIController: Sendable {
         var sendCount: UInt64 = 0
         /// The reader thread is in its coalescing pause; a send must wake it.
         var isPaused = false
+        /// Whether pushed data comes fast enough to pause for.
+        var pace: CoalescingPace
         /// Handles the controller reported disconnected and has not reused since: data for them
         /// is refused, since a packet queued for a dead link would hold a buffer credit that
         /// never comes back (the controller flushed the link, Core 6.0, Vol 4, Part E, 7.7.5).
@@ -93,7 +98,8 @@ public final class HCIController: Sendable {
         self.limits = limits
         self.logger = logger
         state = Mutex(State(commands: CommandFlowControl(ghostLifetime: commandTimeout, waitingLimit: limits.waitingCommands),
-                            acl: ACLFlowControl(queuedByteLimit: limits.aclQueuedBytesPerConnection)))
+                            acl: ACLFlowControl(queuedByteLimit: limits.aclQueuedBytesPerConnection),
+                            pace: CoalescingPace(window: coalescingWindow)))
         (inbound, inboundContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, limits.inboundItems)))
     }
 
@@ -353,6 +359,8 @@ public final class HCIController: Sendable {
     private func receive(_ event: TransportEvent, receiver: @Sendable ([HCIInbound]) -> HCIBatchContent) {
         switch event {
         case let .packets(packets):
+            // When the batch arrived, for the coalescing pace (a clock read only when it can pause).
+            let arrival = coalescingWindow > .zero ? clock.now : nil
             var effects = Effects()
             effects.inbound.reserveCapacity(packets.count)
             // The sends so far: one made while the host handles the batch rules out a pause.
@@ -369,7 +377,9 @@ public final class HCIController: Sendable {
             effects.run()
             flushOutbox()
             guard !effects.inbound.isEmpty else { return }
-            if receiver(effects.inbound) == .unsolicitedDataOnly { pauseIfIdle(sendsBefore: sendsBefore) }
+            if receiver(effects.inbound) == .unsolicitedDataOnly, let arrival {
+                pauseIfIdle(sendsBefore: sendsBefore, arrival: arrival, items: effects.inbound.count)
+            }
         case let .closed(reason):
             shutdown(reason: reason)
             _ = receiver([.transportClosed(reason)])
@@ -472,11 +482,13 @@ public final class HCIController: Sendable {
     /// Whether the reader thread is in a coalescing pause.
     var isPausedForCoalescing: Bool { state.withLock { $0.isPaused } }
 
-    /// Pauses the reader thread for up to ``coalescingWindow``, when nothing is awaited and
-    /// nothing was sent since the batch began (`sendsBefore`); a send ends the pause early.
-    private func pauseIfIdle(sendsBefore: UInt64) {
-        guard coalescingWindow > .zero else { return }
+    /// Pauses the reader thread for up to ``coalescingWindow`` after a batch of `items` pushed
+    /// values that arrived at `arrival`, when they come fast enough (``CoalescingPace``), nothing
+    /// is awaited and nothing was sent since the batch began (`sendsBefore`); a send ends the
+    /// pause early.
+    private func pauseIfIdle(sendsBefore: UInt64, arrival: BluetoothClock.Instant, items: Int) {
         let paused = state.withLock { state -> Bool in
+            guard state.pace.batchArrived(at: arrival, items: items) else { return false }
             guard !state.isClosed, state.sendCount == sendsBefore, state.pendingCommands.isEmpty, state.acl.queuedCount == 0 else {
                 return false
             }

@@ -22,11 +22,13 @@ public struct HostConfiguration: Sendable {
     /// data length in effect: the controller reports only changes (Core 6.0, Vol 4, Part E,
     /// 7.7.65.7), and a peer that allows no more changes nothing.
     public var dataLengthChangeWait: Duration = .seconds(2)
-    /// Receive coalescing: after a batch of notifications or advertising reports, while the
-    /// host awaits no answer, the reader may pause this long before reading again, so that a
-    /// stream arrives in batches instead of waking a thread per packet (see `HCIController`).
-    /// A send ends the pause at once. 1 ms by default, below any connection interval (7.5 ms
-    /// at least) and the polling interval of a USB controller; zero turns it off.
+    /// Receive coalescing: after a batch of notifications or advertising reports that come
+    /// faster than this window, while the host awaits no answer, the reader may pause this
+    /// long before reading again, so that a stream arrives in batches instead of waking a
+    /// thread per packet (see `HCIController`). A send ends the pause at once; a slow stream
+    /// (values further apart than the window) is never paused for. 1 ms by default, below any
+    /// connection interval (7.5 ms at least) and the polling interval of a USB controller;
+    /// zero turns it off.
     public var receiveCoalescingWindow: Duration = .milliseconds(1)
     /// The name of this device (GAP Device Name characteristic, advertising).
     public var deviceName = "Bluejay"

@@ -32,10 +32,13 @@ extension BumbleRig {
     /// Sends raw payloads on an L2CAP channel: through the peer's host and controller
     /// (`inject: false`), or straight from the controller of Bluejay's host (`inject: true`;
     /// with `pauseEvery`, the rig's other devices run after every that many, so that their
-    /// PDUs arrive amid the flood).
-    func sendRaw(_ pdus: [[UInt8]], cid: UInt16 = 4, count: Int = 1, inject: Bool = false, pauseEvery: Int = 0) async throws {
-        try await hostile("send", ["pdus": Self.hexList(pdus), "cid": Int(cid), "count": count, "path": inject ? "inject" : "host",
-                                   "pause_every": pauseEvery])
+    /// PDUs arrive amid the flood). Returns how many PDUs the peer says it sent.
+    @discardableResult
+    func sendRaw(_ pdus: [[UInt8]], cid: UInt16 = 4, count: Int = 1, inject: Bool = false, pauseEvery: Int = 0) async throws -> Int {
+        let ack = try await hostile("send", ["pdus": Self.hexList(pdus), "cid": Int(cid), "count": count, "path": inject ? "inject" : "host",
+                                             "pause_every": pauseEvery])
+        guard let sent = ack.int("sent") else { throw RigError(message: "the peer did not say how many PDUs it sent: \(ack)", context: diagnostics) }
+        return sent
     }
 
     /// PDUs as a JSON list of hex strings (also when empty, which `[UInt8]` would swallow).
