@@ -128,14 +128,19 @@ extension LEHost {
         } catch {
             let abandonment = pendingConnection?.abandonment
             endAttempt(id)
+            unclaimedConnectionAnswers[id] = nil
             if let abandonment { throw abandonment }
             if case let .hci(.commandFailed(_, status)) = error { throw HostError.connectionFailed(peer, status) }
             throw error
         }
-        pendingConnection?.isInitiating = true
-        if pendingConnection?.abandonment != nil {
-            // Given up while the command was on its way.
-            Task.detached { await self.cancelInController(id) }
+        // The attempt may have ended already (its LE Connection Complete was handled while this
+        // task waited to resume); then `pendingConnection` is another attempt's, or none.
+        if pendingConnection?.id == id {
+            pendingConnection?.isInitiating = true
+            if pendingConnection?.abandonment != nil {
+                // Given up while the command was on its way.
+                Task.detached { await self.cancelInController(id) }
+            }
         }
         let connection = try await waitForAnswer(id)
         await prepare(connection)
@@ -174,6 +179,10 @@ extension LEHost {
 
     private func waitForAnswer(_ id: UInt64) async throws -> Connection {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connection, any Error>) in
+            if let outcome = unclaimedConnectionAnswers.removeValue(forKey: id) {
+                continuation.resume(with: outcome.mapError { $0 as any Error })
+                return
+            }
             guard var pending = pendingConnection, pending.id == id else {
                 continuation.resume(throwing: HostError.cancelled)
                 return
@@ -251,6 +260,8 @@ extension LEHost {
         pending.endGuard?.cancel()
         pendingConnection = nil
         if !pending.isAnswered { pending.caller?.resume(throwing: pending.abandonment ?? HostError.cancelled) }
+        // Kept for the caller, which has not come back for it yet (``waitForAnswer(_:)``).
+        if let early = pending.earlyAnswer { unclaimedConnectionAnswers[id] = early }
         if connectQueue.isEmpty {
             connectTurn = nil
         } else {

@@ -43,6 +43,10 @@ public actor LEHost {
     /// The scan's LE Set Scan Enable (off) while it is on its way (LEHost+Scanning.swift).
     var scanDisable: Task<Void, Never>?
     var pendingConnection: PendingConnection?
+    /// Answers of attempts the controller ended before their callers came back to collect them
+    /// (the LE Connection Complete handled between LE Create Connection's Command Status and
+    /// the caller's resumption), by attempt.
+    var unclaimedConnectionAnswers: [UInt64: Result<Connection, HostError>] = [:]
     /// The attempt whose turn it is in the controller, and those waiting for theirs.
     var connectTurn: UInt64?
     var connectQueue: Deque<QueuedConnect> = []
