@@ -42,6 +42,8 @@ public final class AddressResolver: Sendable {
     private let state: Mutex<State>
     /// Whether anyone watches for sightings: the scan receiver asks before resolving a report.
     private let hasWatchers = Atomic<Bool>(false)
+    /// Whether the controller resolves any identity: only then are identity addresses looked up.
+    private let hasControllerResolved = Atomic<Bool>(false)
 
     /// The default bound of the cache: answers for this many addresses.
     public static let defaultCacheLimit = 4096
@@ -97,14 +99,21 @@ public final class AddressResolver: Sendable {
 
     /// The identities the controller resolves from now on (see ``controllerResolvedIdentities``).
     func setControllerResolved(_ identities: Set<DeviceAddress>) {
+        let identities = Set(identities.map(Self.identity))
         state.withLock { state in
-            let identities = Set(identities.map(Self.identity))
             guard identities != state.controllerResolved else { return }
             state.controllerResolved = identities
             // A miss may have been a miss only because those IRKs were left out, or the other
             // way round.
             state.cache.removeAll()
         }
+        hasControllerResolved.store(!identities.isEmpty, ordering: .relaxed)
+    }
+
+    /// Whether the controller resolves `identity` (an identity address as reported).
+    private func controllerResolves(_ identity: DeviceAddress) -> Bool {
+        guard hasControllerResolved.load(ordering: .relaxed) else { return false }
+        return state.withLock { $0.controllerResolved.contains(identity) }
     }
 
     /// Whether a bonded peer that distributed an IRK is ignored at its identity address over
@@ -141,14 +150,17 @@ public final class AddressResolver: Sendable {
     /// when a controller already resolved it (types 0x02 and 0x03), the identity of a link up
     /// at that address, the bonded identity whose IRK resolves it when it is a resolvable
     /// private address, else `nil`.
+    ///
+    /// An identity address the controller resolves is its own identity too: a controller may
+    /// report a peer it resolved with type 0x00 or 0x01 (Rootcanal 1.10.0 does).
     public func identity(of address: DeviceAddress) -> DeviceAddress? {
         switch address.type {
         case .publicIdentity, .randomIdentity: return Self.identity(address)
-        case .public: return nil
+        case .public: return controllerResolves(address) ? address : nil
         case .random: break
         }
         let raw = address.address.rawValue
-        guard ResolvablePrivateAddress.isResolvable(raw) else { return nil }
+        guard ResolvablePrivateAddress.isResolvable(raw) else { return controllerResolves(address) ? address : nil }
         return state.withLock { state -> DeviceAddress? in
             if let linked = state.links[address.address] { return linked }
             guard !state.keys.isEmpty else { return nil }
