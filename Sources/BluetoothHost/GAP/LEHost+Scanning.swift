@@ -90,6 +90,13 @@ extension LEHost {
             receiver.finish(HostError.wrap(error))
             throw error
         }
+        if scanState?.receiver.id != id {
+            // Ended while it started (a connection attempt's scan hears its peer in reports the
+            // controller sent before the last scan stopped): that stop's disable may have gone
+            // before this enable, and the controller would scan on with nobody listening.
+            await disableScanning(extendedCommands: extended)
+            return id
+        }
         logger.debug("scanning (\(options.active ? "active" : "passive"), \(extended ? "extended" : "legacy") commands)")
         return id
     }
