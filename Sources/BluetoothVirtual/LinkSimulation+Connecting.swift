@@ -20,7 +20,9 @@ extension LinkSimulation {
             status(id, opcode, command.leCoded != nil && !supportsCoded ? .unsupportedFeatureOrParameter : .invalidCommandParameters)
             return
         }
-        guard ParameterRanges.extendedScan(interval: phy.scanInterval, window: phy.scanWindow) else {
+        // Peer_Address_Type 0x00 or 0x01 only: an identity is named with those (7.8.66).
+        guard ParameterRanges.extendedScan(interval: phy.scanInterval, window: phy.scanWindow),
+              command.peer.type == .public || command.peer.type == .random else {
             status(id, opcode, .invalidCommandParameters)
             return
         }
@@ -116,10 +118,14 @@ extension LinkSimulation {
     /// Whether LE Create Connection's `peer` names the advertiser at `address`: the same
     /// address, or, for an identity with the resolved address types 0x02 and 0x03, a private
     /// address the resolving list resolves to it, or the identity itself where its privacy mode
-    /// accepts it (Core 6.0, Vol 4, Part E, 7.8.12; Vol 6, Part B, 4.7).
+    /// accepts it (Core 6.0, Vol 4, Part E, 7.8.12; Vol 6, Part B, 4.7). With 0x00 and 0x01 an
+    /// identity in the resolving list names the private addresses it resolves too: LE Extended
+    /// Create Connection has no other way to name it (7.8.66).
     private static func names(_ peer: DeviceAddress, _ address: DeviceAddress, resolution: ResolvingList.Resolution) -> Bool {
         guard peer.type == .publicIdentity || peer.type == .randomIdentity else {
-            return resolution != .ignored && peer.address == address.address && peer.type.base == address.type.base
+            guard resolution != .ignored else { return false }
+            if case let .resolved(resolved, _) = resolution, resolved == peer { return true }
+            return peer.address == address.address && peer.type.base == address.type.base
         }
         let identity = DeviceAddress(peer.address, type: peer.type.base)
         switch resolution {

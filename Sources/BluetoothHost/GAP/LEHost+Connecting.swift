@@ -168,7 +168,8 @@ extension LEHost {
     }
 
     /// Where LE Create Connection goes for `peer`: a bonded identity the controller resolves as
-    /// itself with the resolved address types (0x02, 0x03: Core 6.0, Vol 4, Part E, 7.8.12);
+    /// itself with the resolved address types (0x02, 0x03: Core 6.0, Vol 4, Part E, 7.8.12;
+    /// LE Extended Create Connection takes it as 0x00/0x01, see ``sendCreateConnection(to:request:)``);
     /// a bonded identity with an IRK that it does not, at the address the host hears it at
     /// (``awaitSighting(of:request:attempt:)``); anything else as it is.
     private func connectionTarget(for peer: DeviceAddress, request: ConnectionRequest, attempt id: UInt64) async throws -> DeviceAddress {
@@ -288,8 +289,11 @@ extension LEHost {
                 scanInterval: request.scanInterval, scanWindow: request.scanWindow,
                 connectionIntervalMin: request.intervalRange.lowerBound, connectionIntervalMax: request.intervalRange.upperBound,
                 maxLatency: request.peripheralLatency, supervisionTimeout: request.supervisionTimeout)
+            // LE Extended Create Connection has no resolved address types: 0x00 and 0x01 name an
+            // identity too, which the controller finds through its resolving list (Core 6.0,
+            // Vol 4, Part E, 7.8.66; Rootcanal takes 0x03 for a public address).
             _ = try await send(LEExtendedCreateConnectionCommand(
-                ownAddressType: ownAddressType, peerAddressType: peer.type, peerAddress: peer.address, le1M: phy))
+                ownAddressType: ownAddressType, peerAddressType: peer.type.base, peerAddress: peer.address, le1M: phy))
         } else {
             _ = try await send(LECreateConnectionCommand(
                 scanInterval: request.scanInterval, scanWindow: request.scanWindow,
