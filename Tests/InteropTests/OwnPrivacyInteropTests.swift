@@ -9,7 +9,7 @@ import Testing
 extension InteropSuites {
     /// This device's own privacy (``PrivacySettings``) against a Bumble central: what a scanner
     /// sees of our peripheral, and a bonded central that follows it across address changes.
-    @Suite("Our own privacy against a Bumble central")
+    @Suite("Our own privacy against a Bumble central", .sharedRootcanal)
     struct OwnPrivacyInteropTests {
         static let irk: UInt128 = 0x0F1E_2D3C_4B5A_6978_8796_A5B4_C3D2_E1F0
         static let lifetime: Duration = .seconds(2)
@@ -28,9 +28,10 @@ extension InteropSuites {
             return (try #require(event.string("address")), ContinuousClock.now)
         }
 
-        @Test("A Bumble scanner sees our address change every addressLifetime, never our identity; a bonded Bumble central reconnects and re-encrypts across the changes")
-        func rotationSeenByAScannerAndABondedCentral() async throws {
-            try await withBumbleRig(script: .central, arguments: ["--plugin", "bluejay_pairing"]) { central in
+        @Test("A Bumble scanner sees our address change every addressLifetime, never our identity; a bonded Bumble central reconnects and re-encrypts across the changes",
+              arguments: InteropController.allCases)
+        func rotationSeenByAScannerAndABondedCentral(on controller: InteropController) async throws {
+            try await withBumbleRig(script: .central, arguments: ["--plugin", "bluejay_pairing"], controller: controller) { central in
                 var configuration = HostConfiguration()
                 configuration.identityResolvingKey = Self.irk
                 configuration.privacy = PrivacySettings(mode: .device, addressLifetime: Self.lifetime)
