@@ -29,6 +29,8 @@ extension InteropSuites {
         @Test("A bonded peer seen at new private addresses keeps its identity, by scan and by connecting")
         func rotatingPeerKeepsItsIdentity() async throws {
             try await withBumbleRig(arguments: PairingInteropTests.plugin) { rig in
+                // An IRK of its own to distribute (Bumble's default, all zeros, is no IRK).
+                _ = try await rig.request("pairing_config", ["irk": "0f1e2d3c4b5a69788796a5b4c3d2e1f0"])
                 try await withHost(on: rig) { host in
                     // Pair and bond with the peripheral at its static address; it distributes its IRK.
                     let first = try await host.connect(to: try rig.peer)
