@@ -93,4 +93,22 @@ struct PrivacyIdentifierTests {
         await bluejay.stop()
         await peripheral.shutdown()
     }
+
+    /// The `async` API's ``RemotePeripheral`` follows the same way.
+    @Test func aRemotePeripheralReachedAtAPrivateAddressBecomesItsIdentityWhenItPairs() async throws {
+        let link = VirtualLink()
+        let peripheral = try await VirtualPeripheral.start(on: link, name: "Private", address: "D0:00:00:00:00:33", identityResolvingKey: Self.irk)
+        let identity = PeripheralIdentifier(address: DeviceAddress(peripheral.controller.address, type: .public))
+        let rpa = try await rotate(peripheral)
+        let atPrivateAddress = PeripheralIdentifier(address: DeviceAddress(rpa, type: .random))
+        let controller = link.addController(name: "central", address: try #require(BluetoothAddress("C0:00:00:00:00:33")))
+        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), operationTimeout: .seconds(5))
+        let remote = try await central.connect(atPrivateAddress, timeout: .seconds(10))
+        #expect(remote.identifier == atPrivateAddress)
+        _ = try await remote.pair()
+        #expect(remote.identifier == identity)
+        try await remote.disconnect()
+        await central.shutdown()
+        await peripheral.shutdown()
+    }
 }
