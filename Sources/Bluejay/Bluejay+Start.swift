@@ -110,7 +110,11 @@ extension Bluejay {
         }
         let watcher = Task { [weak self] in
             for await event in events {
-                if case let .transportClosed(reason) = event { self?.transportDidClose(reason, generation: generation) }
+                switch event {
+                case let .transportClosed(reason): self?.transportDidClose(reason, generation: generation)
+                case let .identityResolved(connection, identity): self?.identityResolved(connection, identity)
+                default: break
+                }
             }
         }
         state.withLock { $0.hostEvents = watcher }

@@ -106,6 +106,7 @@ extension SupportedCommands.Command {
     public static let leClearResolvingList = Self(octet: 34, bit: 5)
     public static let leReadResolvingListSize = Self(octet: 34, bit: 6)
     public static let leSetAddressResolutionEnable = Self(octet: 35, bit: 1)
+    public static let leSetResolvablePrivateAddressTimeout = Self(octet: 35, bit: 2)
     public static let leReadMaximumDataLength = Self(octet: 35, bit: 3)
     public static let leReadPHY = Self(octet: 35, bit: 4)
     public static let leSetDefaultPHY = Self(octet: 35, bit: 5)
@@ -122,5 +123,6 @@ extension SupportedCommands.Command {
     public static let leSetExtendedScanParameters = Self(octet: 37, bit: 5)
     public static let leSetExtendedScanEnable = Self(octet: 37, bit: 6)
     public static let leExtendedCreateConnection = Self(octet: 37, bit: 7)
+    public static let leSetPrivacyMode = Self(octet: 39, bit: 2)
     public static let leReadBufferSizeV2 = Self(octet: 41, bit: 5)
 }

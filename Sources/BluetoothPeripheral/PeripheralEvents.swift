@@ -5,12 +5,22 @@ import BluetoothHost
 /// A central connected to this peripheral.
 public struct Central: Hashable, Sendable, CustomStringConvertible {
     public var connectionHandle: UInt16
-    /// Its address; `nil` for a bearer that is not a controller connection.
+    /// Its identity address once the host knows it (a bonded central's private address
+    /// resolved, or its identity distributed by a pairing on this link: see
+    /// ``PeripheralConnectionEvent/identityResolved(_:)``), else its address over the air;
+    /// `nil` for a bearer that is not a controller connection. Follow one link by
+    /// ``connectionHandle``: the address may change from a private one to the identity.
     public var address: DeviceAddress?
 
     public init(connectionHandle: UInt16, address: DeviceAddress?) {
         self.connectionHandle = connectionHandle
         self.address = address
+    }
+
+    /// The central on `connectionHandle` at `address` over the air, known by its identity
+    /// when `resolver` knows it.
+    init(connectionHandle: UInt16, overTheAir address: DeviceAddress?, resolver: AddressResolver) {
+        self.init(connectionHandle: connectionHandle, address: address.map { resolver.identity(of: $0) ?? $0 })
     }
 
     public var description: String { address.map { "central \($0)" } ?? "central on connection \(connectionHandle)" }
@@ -34,6 +44,10 @@ public enum PeripheralConnectionEvent: Hashable, Sendable {
     /// A central's pairing replaced the bond stored under `replacement.identity`: it paired
     /// again, or claimed that identity (see `BluetoothHost/BondReplacement`).
     case bondReplaced(Central, BondReplacement)
+    /// A central that connected from a resolvable private address paired and distributed its
+    /// identity: from now on it is known by it (``Central/address``), in this event and every
+    /// later one about this link. Comes before the pairing's end is reported.
+    case identityResolved(Central)
 }
 
 /// What `PeripheralManager/updateValue(_:for:)` did.

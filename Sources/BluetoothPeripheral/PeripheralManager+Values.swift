@@ -84,7 +84,7 @@ extension PeripheralManager {
     /// The centrals subscribed to a characteristic.
     public func subscribers(of characteristic: GATTPublishedCharacteristic) async -> [Central] {
         await host.server.subscriptions(forHandle: characteristic.valueHandle).map {
-            Central(connectionHandle: $0.connectionHandle, address: $0.peer)
+            Central(connectionHandle: $0.connectionHandle, overTheAir: $0.peer, resolver: host.addressResolver)
         }
     }
 
@@ -92,7 +92,8 @@ extension PeripheralManager {
     private func centrals(for handles: [UInt16]) async -> [Central] {
         let connections = await host.connections
         return handles.map { handle in
-            Central(connectionHandle: handle, address: connections.first { $0.handle == handle }?.peer)
+            let connection = connections.first { $0.handle == handle }
+            return Central(connectionHandle: handle, address: connection.map { $0.identity ?? $0.peer })
         }
     }
 }

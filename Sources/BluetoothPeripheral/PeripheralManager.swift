@@ -48,7 +48,7 @@ public actor PeripheralManager {
     public init(host: LEHost, logger: Logger = Logger(label: "bluejay.peripheral")) {
         self.host = host
         self.logger = logger
-        router = RequestRouter()
+        router = RequestRouter(resolver: host.addressResolver)
     }
 
     /// A manager on a new host over `transport`.
@@ -121,7 +121,8 @@ public actor PeripheralManager {
         switch event {
         case let .subscriptionChanged(subscription):
             guard let characteristic = publishedCharacteristic(valueHandle: subscription.valueHandle) else { return }
-            let change = SubscriptionChange(central: Central(connectionHandle: subscription.connectionHandle, address: subscription.peer),
+            let change = SubscriptionChange(central: Central(connectionHandle: subscription.connectionHandle, overTheAir: subscription.peer,
+                                                             resolver: host.addressResolver),
                                             characteristic: characteristic, isNotifying: subscription.isNotifying,
                                             isIndicating: subscription.isIndicating)
             subscriptionListeners.yield(change)
@@ -136,15 +137,21 @@ public actor PeripheralManager {
     private func handle(_ event: HostEvent) {
         switch event {
         case let .connected(connection) where connection.role == .peripheral:
-            let central = Central(connectionHandle: connection.handle, address: connection.peer)
+            let central = Central(connectionHandle: connection.handle, address: connection.identity ?? connection.peer)
             connectedCentrals[connection.handle] = central
             broadcast(.connected(central))
+        case let .identityResolved(connection, identity) where connection.role == .peripheral:
+            let central = Central(connectionHandle: connection.handle, address: identity)
+            connectedCentrals[connection.handle] = central
+            broadcast(.identityResolved(central))
         case let .bondReplaced(connection, replacement) where connection.role == .peripheral:
-            let central = connectedCentrals[connection.handle] ?? Central(connectionHandle: connection.handle, address: connection.peer)
+            let central = connectedCentrals[connection.handle]
+                ?? Central(connectionHandle: connection.handle, address: connection.identity ?? connection.peer)
             broadcast(.bondReplaced(central, replacement))
         case let .disconnected(connection, reason) where connection.role == .peripheral:
-            connectedCentrals[connection.handle] = nil
-            broadcast(.disconnected(Central(connectionHandle: connection.handle, address: connection.peer), reason: reason))
+            let central = connectedCentrals.removeValue(forKey: connection.handle)
+                ?? Central(connectionHandle: connection.handle, address: connection.identity ?? connection.peer)
+            broadcast(.disconnected(central, reason: reason))
         case .transportClosed:
             connectedCentrals.removeAll()
             connectionListeners.finish()

@@ -113,6 +113,12 @@ final class RequestRouter: Sendable {
 
     private let state = Mutex(State())
     private let dropped = Atomic<Int>(0)
+    /// Names centrals by their identities once known.
+    private let resolver: AddressResolver
+
+    init(resolver: AddressResolver) {
+        self.resolver = resolver
+    }
 
     /// How many writes were refused because their stream was full.
     var droppedWriteRequests: Int { dropped.load(ordering: .relaxed) }
@@ -157,7 +163,7 @@ final class RequestRouter: Sendable {
     func read(_ request: GATTReadRequest) async -> GATTReadResponse {
         let (handler, characteristic, server) = state.withLock { ($0.readHandlers[request.handle], $0.characteristics[request.handle], $0.server) }
         if let handler, let characteristic {
-            return await handler(ReadRequest(central: Central(connectionHandle: request.connectionHandle, address: request.peer),
+            return await handler(ReadRequest(central: Central(connectionHandle: request.connectionHandle, overTheAir: request.peer, resolver: resolver),
                                              characteristic: characteristic, offset: request.offset))
         }
         guard let server else { return .error(.unlikelyError) }
@@ -167,7 +173,7 @@ final class RequestRouter: Sendable {
     func write(_ request: GATTWriteRequest) async -> GATTWriteResponse {
         let (consumer, characteristic) = state.withLock { ($0.writeConsumers[request.handle], $0.characteristics[request.handle]) }
         guard let consumer, let characteristic else { return .success }
-        let central = Central(connectionHandle: request.connectionHandle, address: request.peer)
+        let central = Central(connectionHandle: request.connectionHandle, overTheAir: request.peer, resolver: resolver)
         let answer = WriteAnswer()
         // The server gives up on a handler at its timeout and cancels it: the answer is then
         // settled, so that this task ends instead of waiting for a request nobody may answer.

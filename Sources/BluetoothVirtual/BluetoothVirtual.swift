@@ -41,9 +41,11 @@
 //   Encryption Change [v2] (no Set Event Mask Page 2), and data keeps flowing during the
 //   encryption start (a real link layer pauses it).
 // - No extended advertising, no periodic advertising, no ISO, no Filter Accept List (the
-//   filtering policies therefore accept nothing), no LE Coded PHY. The resolving list is
-//   kept and reported (ResolvingList) but not used: no address is resolved or generated,
-//   RPA own-address types fall back to the identity address.
+//   filtering policies therefore accept nothing), no LE Coded PHY. The resolving list
+//   (ResolvingList) resolves peers' private addresses once the host enables address
+//   resolution on a controller configured with LL Privacy (reports and connections with
+//   types 0x02/0x03, LE Create Connection to an identity, network and device privacy modes);
+//   no address is generated: RPA own-address types fall back to the identity address.
 // - Mixing legacy and extended commands is not refused (Core 6.0, Vol 4, Part E, 3.1.1 says
 //   it should be): a host may scan with the extended commands and advertise with the legacy
 //   ones, as hosts do on controllers without extended advertising.

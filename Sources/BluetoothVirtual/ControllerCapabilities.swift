@@ -48,6 +48,8 @@ enum ControllerCapabilities {
         (LEClearResolvingListCommand.self, .leClearResolvingList),
         (LEReadResolvingListSizeCommand.self, .leReadResolvingListSize),
         (LESetAddressResolutionEnableCommand.self, .leSetAddressResolutionEnable),
+        (LESetResolvablePrivateAddressTimeoutCommand.self, .leSetResolvablePrivateAddressTimeout),
+        (LESetPrivacyModeCommand.self, .leSetPrivacyMode),
         (LEReadMaximumDataLengthCommand.self, .leReadMaximumDataLength),
         (LEReadPHYCommand.self, .leReadPHY),
         (LESetPHYCommand.self, .leSetPHY),

@@ -154,6 +154,13 @@ struct ControllerState: Sendable {
         advertising.isEnabled || advertisingSets.values.contains { $0.isEnabled } || scanning.isEnabled || initiating != nil
     }
 
+    /// How a packet from `address` is taken: resolved with the resolving list when the
+    /// controller has LL Privacy and its host enabled address resolution (Core 6.0, Vol 6,
+    /// Part B, 4.7), else as it came.
+    func resolution(of address: DeviceAddress) -> ResolvingList.Resolution {
+        configuration.leFeatures.contains(.llPrivacy) ? resolvingList.resolve(address) : .unresolved
+    }
+
     /// What Read BD_ADDR answers: the public address, or 00:00:00:00:00:00 without one.
     var readableAddress: BluetoothAddress { configuration.hasPublicAddress ? publicAddress : .zero }
 

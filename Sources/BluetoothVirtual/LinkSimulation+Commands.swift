@@ -170,7 +170,10 @@ extension LinkSimulation {
 
         // Resolving list
         case let command as LEAddDeviceToResolvingListCommand:
-            changeResolvingList(opcode: opcode, from: id) { $0.add(.init(peerIdentity: command.peerIdentity, peerIRK: command.peerIRK, localIRK: command.localIRK)) }
+            let capacity = controllers[id]?.configuration.resolvingListSize ?? ResolvingList.capacity
+            changeResolvingList(opcode: opcode, from: id) {
+                $0.add(.init(peerIdentity: command.peerIdentity, peerIRK: command.peerIRK, localIRK: command.localIRK), capacity: capacity)
+            }
         case let command as LERemoveDeviceFromResolvingListCommand:
             changeResolvingList(opcode: opcode, from: id) { $0.remove(command.peerIdentity) }
         case is LEClearResolvingListCommand:
@@ -179,7 +182,18 @@ extension LinkSimulation {
                 return .success
             }
         case is LEReadResolvingListSizeCommand:
-            complete(id, opcode, returning: LEReadResolvingListSizeCommand.ReturnParameters(resolvingListSize: UInt8(ResolvingList.capacity)))
+            let size = controllers[id]?.configuration.resolvingListSize ?? ResolvingList.capacity
+            complete(id, opcode, returning: LEReadResolvingListSizeCommand.ReturnParameters(resolvingListSize: UInt8(clamping: size)))
+        case let command as LESetPrivacyModeCommand:
+            // Core 6.0, Vol 4, Part E, 7.8.77: refused like a list change while in use.
+            changeResolvingList(opcode: opcode, from: id) { $0.setPrivacyMode(command.privacyMode, of: command.peerIdentity) }
+        case let command as LESetResolvablePrivateAddressTimeoutCommand:
+            guard LESetResolvablePrivateAddressTimeoutCommand.timeoutRange.contains(command.timeout) else {
+                complete(id, opcode, .invalidCommandParameters)
+                return
+            }
+            controllers[id]?.resolvingList.addressTimeout = command.timeout
+            complete(id, opcode, .success)
         case let command as LESetAddressResolutionEnableCommand:
             guard controllers[id]?.isUsingAddresses == false else {
                 complete(id, opcode, .commandDisallowed)

@@ -20,7 +20,9 @@ extension LinkSimulation {
             status(id, opcode, command.leCoded != nil && !supportsCoded ? .unsupportedFeatureOrParameter : .invalidCommandParameters)
             return
         }
-        guard ParameterRanges.extendedScan(interval: phy.scanInterval, window: phy.scanWindow) else {
+        // Peer_Address_Type 0x00 or 0x01 only: an identity is named with those (7.8.66).
+        guard ParameterRanges.extendedScan(interval: phy.scanInterval, window: phy.scanWindow),
+              command.peer.type == .public || command.peer.type == .random else {
             status(id, opcode, .invalidCommandParameters)
             return
         }
@@ -93,8 +95,9 @@ extension LinkSimulation {
         if air.isDirected, air.directAddress?.address != initiating.ownAddress.address { return false }
         let address = air.address
         // The Filter Accept List is empty: only a named peer can be connected.
-        guard initiating.filterPolicy == .usePeerAddress, initiating.peer.address == address.address,
-              initiating.peer.type.base == address.type.base else { return false }
+        guard initiating.filterPolicy == .usePeerAddress, Self.names(initiating.peer, address, resolution: state.resolution(of: address)) else {
+            return false
+        }
         // The advertiser must hear the CONNECT_IND too.
         guard canTalk(advertiser, initiator) else { return false }
         switch controllers[advertiser]?.acceptance ?? .accept {
@@ -109,6 +112,25 @@ extension LinkSimulation {
             let failure = now + initiating.parameters.intervalDuration * RadioTiming.establishmentEventCount
             controllers[initiator]?.initiating?.failureTimer = timers.schedule(at: failure, .establishmentFailure(initiator))
             return false
+        }
+    }
+
+    /// Whether LE Create Connection's `peer` names the advertiser at `address`: the same
+    /// address, or, for an identity with the resolved address types 0x02 and 0x03, a private
+    /// address the resolving list resolves to it, or the identity itself where its privacy mode
+    /// accepts it (Core 6.0, Vol 4, Part E, 7.8.12; Vol 6, Part B, 4.7). With 0x00 and 0x01 an
+    /// identity in the resolving list names the private addresses it resolves too: LE Extended
+    /// Create Connection has no other way to name it (7.8.66).
+    private static func names(_ peer: DeviceAddress, _ address: DeviceAddress, resolution: ResolvingList.Resolution) -> Bool {
+        guard peer.type == .publicIdentity || peer.type == .randomIdentity else {
+            guard resolution != .ignored else { return false }
+            if case let .resolved(resolved, _) = resolution, resolved == peer { return true }
+            return peer.address == address.address && peer.type.base == address.type.base
+        }
+        let identity = DeviceAddress(peer.address, type: peer.type.base)
+        switch resolution {
+        case let .resolved(resolved, _), let .identity(resolved): return resolved == identity
+        case .ignored, .unresolved: return false
         }
     }
 
@@ -154,9 +176,13 @@ extension LinkSimulation {
         connections[id] = connection
         logger.debug("connection \(id.value): \(central) (\(Hex.format(centralHandle))) → \(peripheral) (\(Hex.format(peripheralHandle))), interval \(initiating.parameters.intervalDuration)")
 
-        emitConnectionComplete(to: central, status: .success, handle: centralHandle, role: .central, peer: peripheralAddress,
-                               parameters: initiating.parameters)
-        emitConnectionComplete(to: peripheral, status: .success, handle: peripheralHandle, role: .peripheral, peer: initiating.ownAddress,
+        // Each side reports the other as its resolving list resolves it.
+        let peripheralAsSeen = centralState.resolution(of: peripheralAddress)
+        let centralAsSeen = peripheralState.resolution(of: initiating.ownAddress)
+        emitConnectionComplete(to: central, status: .success, handle: centralHandle, role: .central, peer: peripheralAsSeen.reported(peripheralAddress),
+                               peerPrivateAddress: peripheralAsSeen.privateAddress, parameters: initiating.parameters)
+        emitConnectionComplete(to: peripheral, status: .success, handle: peripheralHandle, role: .peripheral,
+                               peer: centralAsSeen.reported(initiating.ownAddress), peerPrivateAddress: centralAsSeen.privateAddress,
                                parameters: initiating.parameters)
         let algorithm: ChannelSelectionAlgorithm = centralState.configuration.leFeatures.contains(.channelSelectionAlgorithm2)
             && peripheralState.configuration.leFeatures.contains(.channelSelectionAlgorithm2) ? .algorithm2 : .algorithm1
@@ -169,19 +195,23 @@ extension LinkSimulation {
 
     /// LE Enhanced Connection Complete [v2] or [v1], or LE Connection Complete: the newest one
     /// the host unmasked (Core 6.0, Vol 4, Part E, 7.7.65.10).
+    /// A peer the resolving list resolved comes with its identity (type 0x02 or 0x03) and, in
+    /// the enhanced events, its private address (`peerPrivateAddress`).
     mutating func emitConnectionComplete(to id: ControllerID, status: HCIStatus, handle: UInt16, role: ConnectionRole,
-                                         peer: DeviceAddress, parameters: LinkParameters) {
+                                         peer: DeviceAddress, peerPrivateAddress: BluetoothAddress = .zero, parameters: LinkParameters) {
         guard let state = controllers[id] else { return }
         let accuracy: ClockAccuracy = role == .central ? .ppm500 : .ppm50
         let mask = state.leEventMask
         if mask.contains(.enhancedConnectionCompleteV2) {
             emit(.enhancedConnectionCompleteV2(LEEnhancedConnectionCompleteV2Event(
                 status: status, connectionHandle: handle, role: role, peerAddressType: peer.type, peerAddress: peer.address,
+                peerResolvablePrivateAddress: peerPrivateAddress,
                 connectionInterval: parameters.interval, peripheralLatency: parameters.latency, supervisionTimeout: parameters.timeout,
                 centralClockAccuracy: accuracy)), to: id)
         } else if mask.contains(.enhancedConnectionComplete) {
             emit(.enhancedConnectionComplete(LEEnhancedConnectionCompleteEvent(
                 status: status, connectionHandle: handle, role: role, peerAddressType: peer.type, peerAddress: peer.address,
+                peerResolvablePrivateAddress: peerPrivateAddress,
                 connectionInterval: parameters.interval, peripheralLatency: parameters.latency, supervisionTimeout: parameters.timeout,
                 centralClockAccuracy: accuracy)), to: id)
         } else {

@@ -143,6 +143,8 @@ extension LinkSimulation {
         // The Filter Accept List is always empty here: filtering policies accept nothing.
         guard scanner.scanning.filterPolicy == .basicUnfiltered || scanner.scanning.filterPolicy == .extendedUnfiltered else { return }
         if air.isDirected, !(air.directAddress.map { scanner.owns($0.address) } ?? false) { return }
+        // A bonded peer's identity address is ignored in network privacy mode (Vol 6, Part B, 4.7).
+        if scanner.resolution(of: air.address) == .ignored { return }
         report(air, isScanResponse: false, rssi: heard.reportedRSSI, to: listener)
 
         guard scanner.scanning.isActive, air.isScannable, reception(from: listener, to: advertiser).isReceived else { return }
@@ -160,9 +162,12 @@ extension LinkSimulation {
             controllers[listener]?.scanning = scanning
         }
         let data = isScanResponse ? air.scanResponse : air.data
+        // A private address the resolving list resolves is reported as its identity, with type
+        // 0x02 or 0x03 (Core 6.0, Vol 4, Part E, 7.7.65.2).
+        let advertiser = controllers[listener]?.resolution(of: air.address).reported(air.address) ?? air.address
         guard scanning.usesExtendedReports else {
             let report = LEAdvertisingReportEvent.Report(eventType: air.legacyReportType(isScanResponse: isScanResponse),
-                                                         addressType: air.address.type, address: air.address.address, data: data, rssi: rssi)
+                                                         addressType: advertiser.type, address: advertiser.address, data: data, rssi: rssi)
             emit(.advertisingReport(LEAdvertisingReportEvent(reports: [report])), to: listener)
             return
         }
@@ -172,7 +177,7 @@ extension LinkSimulation {
             let end = min(offset + AirAdvertisement.reportDataLimit, data.count)
             let report = LEExtendedAdvertisingReportEvent.Report(
                 eventType: eventType, dataStatus: end < data.count ? .incompleteMoreToCome : .complete,
-                addressType: ExtendedReportAddressType(air.address.type), address: air.address.address,
+                addressType: ExtendedReportAddressType(advertiser.type), address: advertiser.address,
                 primaryPHY: air.primaryPHY, secondaryPHY: air.secondaryPHY, advertisingSID: air.sid, txPower: air.txPower,
                 rssi: rssi, directAddressType: ExtendedReportAddressType(air.directAddress?.type ?? .public),
                 directAddress: air.directAddress?.address ?? .zero, data: Array(data[offset..<end]))

@@ -51,6 +51,10 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         /// Zephyr's controller on a chip with a factory address does; `nil`, the default: it
         /// answers them Unknown HCI Command, as any other controller.
         public var zephyrStaticAddress: BluetoothAddress?
+        /// How many entries its resolving list holds (LE Read Resolving List Size). With
+        /// ``LEFeatures/llPrivacy`` in ``leFeatures`` it resolves peers' private addresses
+        /// with the list once its host enables address resolution.
+        public var resolvingListSize = ResolvingList.capacity
 
         public init(aclDataLength: UInt16 = 251, aclBufferCount: UInt8 = 8, packetsPerConnectionEvent: Int = 4,
                     txPower: Int8 = 0, sensitivity: Int8 = -90, leFeatures: LEFeatures = VirtualController.defaultLEFeatures,
@@ -176,9 +180,24 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     public var isScanning: Bool { link.read { $0.controllers[id]?.scanning.isEnabled ?? false } }
     /// An LE (Extended) Create Connection is pending.
     public var isInitiating: Bool { link.read { $0.controllers[id]?.initiating != nil } }
-    /// The identity addresses on its resolving list, in the order they were added. The list
-    /// is kept but not yet used to resolve addresses.
+    /// The identity addresses on its resolving list, in the order they were added.
     public var resolvingList: [DeviceAddress] { link.read { $0.controllers[id]?.resolvingList.entries.map(\.peerIdentity) ?? [] } }
+    /// The privacy mode of an identity on its resolving list (LE Set Privacy Mode).
+    public func privacyMode(of identity: DeviceAddress) -> PrivacyMode? {
+        link.read { $0.controllers[id]?.resolvingList.entries.first { $0.peerIdentity == identity }?.privacyMode }
+    }
+    /// The local IRK of an identity's entry (16 octets, least significant first; zeros: none).
+    public func localIRK(of identity: DeviceAddress) -> [UInt8]? {
+        link.read { $0.controllers[id]?.resolvingList.entries.first { $0.peerIdentity == identity }?.localIRK }
+    }
+    /// LE Set Resolvable Private Address Timeout, in seconds (900 after reset).
+    public var resolvablePrivateAddressTimeout: UInt16 { link.read { $0.controllers[id]?.resolvingList.addressTimeout ?? 0 } }
+    /// The handles of the advertising sets it holds, enabled or not.
+    public var advertisingSetHandles: [UInt8] { link.read { $0.controllers[id]?.advertisingSets.keys.sorted() ?? [] } }
+    /// The random address of an advertising set (LE Set Advertising Set Random Address).
+    public func randomAddress(ofAdvertisingSet handle: UInt8) -> BluetoothAddress? {
+        link.read { $0.controllers[id]?.advertisingSets[handle]?.randomAddress }
+    }
     /// LE Set Address Resolution Enable was last set to on.
     public var isAddressResolutionEnabled: Bool { link.read { $0.controllers[id]?.resolvingList.isResolutionEnabled ?? false } }
     /// The address set with LE Set Random Address.

@@ -4,6 +4,7 @@ import BluetoothCrypto
 import BluetoothHCI
 import BluetoothHost
 import BluetoothVirtual
+import Foundation
 import Testing
 
 /// A bonded peripheral advertising from rotating resolvable private addresses has one
@@ -53,6 +54,60 @@ struct PrivacyIdentifierTests {
             #expect(remote.identifier == PeripheralIdentifier(address: identity))
             try await remote.disconnect()
         }
+        await central.shutdown()
+        await peripheral.shutdown()
+    }
+
+    /// A peripheral first reached at a resolvable private address becomes its identity when
+    /// pairing reveals it: the event says so, ``Bluejay/connectedPeripheral`` follows, and the
+    /// listen started before pairing and the operations queued around it go on.
+    @Test func aPeripheralReachedAtAPrivateAddressBecomesItsIdentityWhenItPairs() async throws {
+        let link = VirtualLink()
+        let peripheral = try await VirtualPeripheral.start(on: link, name: "Private", address: "D0:00:00:00:00:32", identityResolvingKey: Self.irk)
+        let identity = PeripheralIdentifier(address: DeviceAddress(peripheral.controller.address, type: .public))
+        let rpa = try await rotate(peripheral)
+        let atPrivateAddress = PeripheralIdentifier(address: DeviceAddress(rpa, type: .random))
+        let bluejay = try await startBluejay(on: link)
+        let events = bluejay.connectionEvents()
+        #expect(try await bluejay.connect(atPrivateAddress, timeout: .seconds(10)) == atPrivateAddress)
+        let measurements: ValueStream<Data> = try await bluejay.listen(to: HeartRate.measurement)
+        var values = measurements.makeAsyncIterator()
+        try await peripheral.notify(0x2A37, [1])
+        #expect(try await values.next() == Data([1]))
+
+        let queued = Task { () throws(BluejayError) -> UInt8 in try await bluejay.read(from: HeartRate.bodySensorLocation) }
+        _ = try await bluejay.pair()
+        let resolved = try await withTestTimeout(.seconds(10), "the identityResolved event") { () -> ConnectionEvent? in
+            for await event in events {
+                if case .identityResolved = event { return event }
+            }
+            return nil
+        }
+        #expect(resolved == .identityResolved(previous: atPrivateAddress, identity: identity))
+        #expect(bluejay.connectedPeripheral == identity)
+        #expect(bluejay.peripheralState == .connected(identity))
+        #expect(try await queued.value == 1)
+        try await peripheral.notify(0x2A37, [2])
+        #expect(try await values.next() == Data([2]), "the listen goes on")
+        #expect(try await bluejay.read(from: HeartRate.bodySensorLocation) as UInt8 == 1)
+        await bluejay.stop()
+        await peripheral.shutdown()
+    }
+
+    /// The `async` API's ``RemotePeripheral`` follows the same way.
+    @Test func aRemotePeripheralReachedAtAPrivateAddressBecomesItsIdentityWhenItPairs() async throws {
+        let link = VirtualLink()
+        let peripheral = try await VirtualPeripheral.start(on: link, name: "Private", address: "D0:00:00:00:00:33", identityResolvingKey: Self.irk)
+        let identity = PeripheralIdentifier(address: DeviceAddress(peripheral.controller.address, type: .public))
+        let rpa = try await rotate(peripheral)
+        let atPrivateAddress = PeripheralIdentifier(address: DeviceAddress(rpa, type: .random))
+        let controller = link.addController(name: "central", address: try #require(BluetoothAddress("C0:00:00:00:00:33")))
+        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), operationTimeout: .seconds(5))
+        let remote = try await central.connect(atPrivateAddress, timeout: .seconds(10))
+        #expect(remote.identifier == atPrivateAddress)
+        _ = try await remote.pair()
+        #expect(remote.identifier == identity)
+        try await remote.disconnect()
         await central.shutdown()
         await peripheral.shutdown()
     }

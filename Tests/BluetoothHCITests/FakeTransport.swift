@@ -85,6 +85,13 @@ final class FakeTransport: HCITransport {
 
     func deliver(_ event: HCIEvent) { deliver([H4Packet(.event, event.encode())]) }
 
+    /// Delivers packets to the host as one read of the transport (one batch).
+    func deliverBatch(_ packets: [H4Packet]) {
+        queue.async { [self] in
+            state.withLock { $0.receiver }?(.packets(packets))
+        }
+    }
+
     /// The transport fails (the device went away): the host is told once.
     func fail(_ error: TransportError) {
         let wasOpen = state.withLock { state -> Bool in

@@ -2,7 +2,7 @@ import BluetoothCore
 import BluetoothHCI
 import Testing
 
-/// Resolving list commands (Core 6.0, Vol 4, Part E, 7.8.38-7.8.41, 7.8.44).
+/// Resolving list commands (Core 6.0, Vol 4, Part E, 7.8.38-7.8.41, 7.8.44, 7.8.45, 7.8.77).
 @Suite(.timeLimit(.minutes(1))) struct LEPrivacyCommandTests {
     let address = BluetoothAddress("C0:11:22:33:44:55") ?? .zero
     let localIRK: [UInt8] = Array(16...31)
@@ -40,6 +40,25 @@ import Testing
         try expectCommand(LESetAddressResolutionEnableCommand(enable: false), "2d 20 01 00")
         expectInvalidValue(field: "Address_Resolution_Enable", value: 2) {
             _ = try LESetAddressResolutionEnableCommand.decode(parameters: [2])
+        }
+    }
+
+    @Test func setResolvablePrivateAddressTimeout() throws {
+        // 900 s (0x0384), least significant octet first.
+        try expectCommand(LESetResolvablePrivateAddressTimeoutCommand(timeout: 900), "2e 20 02 84 03")
+        #expect(LESetResolvablePrivateAddressTimeoutCommand.timeoutRange == 1...3600)
+    }
+
+    @Test func setPrivacyMode() throws {
+        try expectCommand(LESetPrivacyModeCommand(peerIdentityAddressType: .random, peerIdentityAddress: address, privacyMode: .device),
+                          "4e 20 08 01 55 44 33 22 11 c0 01")
+        try expectCommand(LESetPrivacyModeCommand(peerIdentityAddressType: .public, peerIdentityAddress: address, privacyMode: .network),
+                          "4e 20 08 00 55 44 33 22 11 c0 00")
+        expectInvalidValue(field: "Privacy_Mode", value: 2) {
+            _ = try LESetPrivacyModeCommand.decode(parameters: bytes("00 55 44 33 22 11 c0 02"))
+        }
+        expectInvalidValue(field: "Peer_Identity_Address_Type", value: 3) {
+            _ = try LESetPrivacyModeCommand.decode(parameters: bytes("03 55 44 33 22 11 c0 01"))
         }
     }
 }

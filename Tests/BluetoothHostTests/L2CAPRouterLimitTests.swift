@@ -3,6 +3,7 @@ import BluetoothHCI
 @testable import BluetoothHost
 import BluetoothTransport
 import Logging
+import Synchronization
 import Testing
 
 /// The host actor's queue (``L2CAPRouter/hostItems``) is bounded: a peer flooding signalling
@@ -112,5 +113,32 @@ import Testing
         #expect(peerItems(items, handle: 0x0041).count == 4, "every PDU of the second link")
         #expect(peerItems(items, handle: 0x0040).count == 12, "8, then 4 more once the host took 4")
         #expect(items.contains { if case .event(.unknown) = $0 { return true } else { return false } })
+    }
+
+    /// A barrier comes after what was yielded before it, so the host actor has handled those
+    /// items when it is resumed; it is never dropped, and once the stream ended it returns at once.
+    @Test func aBarrierFollowsWhatCameBeforeIt() async throws {
+        let router = makeRouter(peerItems: 8, allItems: 1)
+        _ = router.process([Self.unknownEvent])
+        _ = router.process([Self.unknownEvent])  // past the event limit: dropped
+        let handled = Mutex(0)
+        let barrier = Task { () -> Int in
+            await router.barrier()
+            return handled.withLock { $0 }
+        }
+        var batches = router.hostItems.makeAsyncIterator()
+        let first = await batches.next()
+        #expect(first?.count == 1)
+        handled.withLock { $0 += 1 }
+        let second = await batches.next()
+        guard case let .barrier(continuation)? = second?.first else {
+            Issue.record("expected the barrier, got \(String(describing: second))")
+            return
+        }
+        continuation.resume()
+        #expect(await barrier.value == 1, "resumed once the host handled the items before it")
+        _ = router.process([.transportClosed(nil)])
+        _ = await batches.next()
+        try await withTestTimeout { await router.barrier() }
     }
 }

@@ -17,14 +17,16 @@ struct VirtualPair {
     let central: LEHost
     let manager: PeripheralManager
 
-    init(timeScale: Double = 4, configuration: HostConfiguration = HostConfiguration()) async throws {
+    /// `centralConfiguration`: the central's, when it differs from the peripheral's `configuration`.
+    init(timeScale: Double = 4, configuration: HostConfiguration = HostConfiguration(),
+         centralConfiguration: HostConfiguration? = nil) async throws {
         link = VirtualLink(configuration: .init(timeScale: timeScale, seed: 7))
         centralController = link.addController(name: "central", address: Self.centralAddress)
         peripheralController = link.addController(name: "peripheral", address: Self.peripheralAddress, position: .init(x: 1, y: 0))
         var peripheralConfiguration = configuration
         peripheralConfiguration.deviceName = "Bluejay Peripheral"
         manager = PeripheralManager(transport: peripheralController.makeTransport(), configuration: peripheralConfiguration)
-        central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
+        central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration ?? configuration)
         try await manager.powerOn()
         try await central.powerOn()
     }

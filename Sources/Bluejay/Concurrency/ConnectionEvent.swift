@@ -28,4 +28,9 @@ public enum ConnectionEvent: Sendable, Equatable {
     case disconnected(PeripheralIdentifier, error: BluejayError?, willReconnect: Bool)
     /// A Service Changed indication arrived.
     case servicesModified(PeripheralIdentifier, invalidated: [ServiceIdentifier])
+    /// The connected peripheral, reached at a resolvable private address, paired and
+    /// distributed its identity: from now on it is `identity` (in ``Bluejay/peripheralState``,
+    /// later events, auto-reconnection), no longer `previous`. Queued operations and listens
+    /// go on on the same link.
+    case identityResolved(previous: PeripheralIdentifier, identity: PeripheralIdentifier)
 }

@@ -10,7 +10,14 @@ import Synchronization
 /// ``BluejayError/disconnected(_:reason:)`` when the link drops. Cancelling the calling task
 /// cancels the request.
 public final class RemotePeripheral: Sendable, CustomStringConvertible {
-    public let identifier: PeripheralIdentifier
+    /// Who the peripheral is: its identity once known (a bonded peer's, or the one a pairing on
+    /// this link revealed when it was reached at a resolvable private address), else the
+    /// address it was connected at.
+    public var identifier: PeripheralIdentifier {
+        let connected = link.identifier
+        guard let identity = link.connection.identity else { return connected }
+        return PeripheralIdentifier(address: identity, name: connected.name)
+    }
     let link: PeripheralLink
     private let runner: OperationRunner
     private let limit: Duration?
@@ -22,7 +29,6 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
 
     init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, clock: BluetoothClock, logger: Logger) {
         self.link = link
-        identifier = link.identifier
         limit = operationTimeout.duration
         self.clock = clock
         self.logger = logger

@@ -11,7 +11,9 @@ import Synchronization
 /// the caches. Not an actor: a read runs in its caller's task, so it costs no extra hop.
 final class PeripheralLink: Sendable {
     let connection: Connection
-    let identifier: PeripheralIdentifier
+    /// Who the peripheral is: its identity once known (see ``learn(identity:)``).
+    var identifier: PeripheralIdentifier { currentIdentifier.withLock { $0 } }
+    private let currentIdentifier: Mutex<PeripheralIdentifier>
 
     private struct Caches {
         var services: [ServiceIdentifier: GATTService] = [:]
@@ -26,8 +28,19 @@ final class PeripheralLink: Sendable {
 
     init(connection: Connection, identifier: PeripheralIdentifier, raisesSecurity: Bool = true) {
         self.connection = connection
-        self.identifier = identifier
+        currentIdentifier = Mutex(identifier)
         self.raisesSecurity = raisesSecurity
+    }
+
+    /// A pairing revealed the peripheral's identity: the link is known by it from now on.
+    /// Returns the identifier it had, or `nil` when it already was the identity.
+    func learn(identity: DeviceAddress) -> PeripheralIdentifier? {
+        currentIdentifier.withLock { current in
+            let known = PeripheralIdentifier(address: identity, name: current.name)
+            guard known != current else { return nil }
+            defer { current = known }
+            return current
+        }
     }
 
     /// The ATT MTU negotiated with the peripheral (the bearer's).

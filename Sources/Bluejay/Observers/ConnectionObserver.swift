@@ -12,10 +12,14 @@ public protocol ConnectionObserver: AnyObject, Sendable {
     func connected(to peripheral: PeripheralIdentifier)
     /// The connection to `peripheral` ended, expectedly or not.
     func disconnected(from peripheral: PeripheralIdentifier)
+    /// The connected peripheral paired and revealed its identity: `previous` (a resolvable
+    /// private address) is `identity` from now on (``ConnectionEvent/identityResolved(previous:identity:)``).
+    func identityResolved(_ previous: PeripheralIdentifier, is identity: PeripheralIdentifier)
 }
 
 extension ConnectionObserver {
     public func bluetoothAvailable(_ available: Bool) {}
     public func connected(to peripheral: PeripheralIdentifier) {}
     public func disconnected(from peripheral: PeripheralIdentifier) {}
+    public func identityResolved(_ previous: PeripheralIdentifier, is identity: PeripheralIdentifier) {}
 }

@@ -50,6 +50,7 @@ public enum HCICommandCatalogue {
         LEClearResolvingListCommand.self,
         LEReadResolvingListSizeCommand.self,
         LESetAddressResolutionEnableCommand.self,
+        LESetResolvablePrivateAddressTimeoutCommand.self,
         LEReadMaximumDataLengthCommand.self,
         LEReadPHYCommand.self,
         LESetPHYCommand.self,
@@ -68,6 +69,7 @@ public enum HCICommandCatalogue {
         LESetExtendedScanEnableCommand.self,
         LEExtendedCreateConnectionCommand.self,
         LEReadFilterAcceptListSizeCommand.self,
+        LESetPrivacyModeCommand.self,
         // Vendor-specific: Zephyr's (include/zephyr/bluetooth/hci_vs.h)
         ZephyrReadVersionInformationCommand.self,
         ZephyrReadSupportedCommandsCommand.self,

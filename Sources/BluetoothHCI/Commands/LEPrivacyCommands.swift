@@ -123,3 +123,68 @@ public struct LESetAddressResolutionEnableCommand: HCICommand {
         writer.write(UInt8(enable ? 1 : 0))
     }
 }
+
+/// LE Set Resolvable Private Address Timeout (Core 6.0, Vol 4, Part E, 7.8.45): how long the
+/// controller uses a resolvable private address it made before it makes a new one.
+public struct LESetResolvablePrivateAddressTimeoutCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x002E)
+    public static let name = "LE Set Resolvable Private Address Timeout"
+
+    /// The range the command takes, in seconds: 1 s to 1 hour (900 s, 15 minutes, after reset).
+    public static let timeoutRange: ClosedRange<UInt16> = 0x0001...0x0E10
+
+    /// In seconds.
+    public var timeout: UInt16
+
+    public init(timeout: UInt16) { self.timeout = timeout }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        timeout = try reader.readUInt16()
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(timeout)
+    }
+}
+
+/// The privacy mode of one resolving list entry (Core 6.0, Vol 6, Part B, 4.7).
+public enum PrivacyMode: UInt8, Sendable, Hashable, CaseIterable {
+    /// The controller accepts only private addresses from a peer whose entry has an IRK: its
+    /// identity address over the air is ignored. The mode after the entry is added.
+    case network = 0x00
+    /// The controller also accepts the peer's identity address.
+    case device = 0x01
+}
+
+/// LE Set Privacy Mode (Core 6.0, Vol 4, Part E, 7.8.77): network or device privacy for a peer
+/// in the resolving list.
+public struct LESetPrivacyModeCommand: HCICommand {
+    public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x004E)
+    public static let name = "LE Set Privacy Mode"
+
+    /// Public (0x00) or random (static) identity address (0x01).
+    public var peerIdentityAddressType: AddressType
+    public var peerIdentityAddress: BluetoothAddress
+    public var privacyMode: PrivacyMode
+
+    public init(peerIdentityAddressType: AddressType, peerIdentityAddress: BluetoothAddress, privacyMode: PrivacyMode) {
+        self.peerIdentityAddressType = peerIdentityAddressType
+        self.peerIdentityAddress = peerIdentityAddress
+        self.privacyMode = privacyMode
+    }
+
+    /// The peer's identity address with its type.
+    public var peerIdentity: DeviceAddress { DeviceAddress(peerIdentityAddress, type: peerIdentityAddressType) }
+
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
+        peerIdentityAddressType = try reader.readPublicOrRandomAddressType(field: "Peer_Identity_Address_Type")
+        peerIdentityAddress = try reader.readAddress()
+        privacyMode = try reader.readEnum(field: "Privacy_Mode")
+    }
+
+    public func encodeParameters(into writer: inout ByteWriter) {
+        writer.write(peerIdentityAddressType.rawValue)
+        writer.write(peerIdentityAddress)
+        writer.write(privacyMode.rawValue)
+    }
+}

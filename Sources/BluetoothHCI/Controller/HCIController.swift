@@ -88,6 +88,16 @@ public final class HCIController: Sendable {
     private let droppedInbound = Atomic<Int>(0)
     /// Where the reader thread waits out a coalescing pause; a send signals it.
     private let pauseEnd = DispatchSemaphore(value: 0)
+    /// The batches the reader thread began and handed to its receiver, for
+    /// ``waitForReceivedBatches()``.
+    private let delivery = Mutex(DeliveryProgress())
+
+    private struct DeliveryProgress: Sendable {
+        var begun: UInt64 = 0
+        var delivered: UInt64 = 0
+        var isClosed = false
+        var waiters: [(batch: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    }
 
     public init(transport: any HCITransport, commandTimeout: Duration = .seconds(5), clock: BluetoothClock = .continuous,
                 coalescingWindow: Duration = .zero, limits: HCILimits = HCILimits(), logger: Logger = Logger(label: "bluejay.hci")) {
@@ -361,6 +371,12 @@ public final class HCIController: Sendable {
         case let .packets(packets):
             // When the batch arrived, for the coalescing pace (a clock read only when it can pause).
             let arrival = coalescingWindow > .zero ? clock.now : nil
+            // Counted before any answer in it resumes a caller (`effects.run()`), handed on after
+            // the receiver has it: see ``waitForReceivedBatches()``.
+            let batch = delivery.withLock { progress -> UInt64 in
+                progress.begun += 1
+                return progress.begun
+            }
             var effects = Effects()
             effects.inbound.reserveCapacity(packets.count)
             // The sends so far: one made while the host handles the batch rules out a pause.
@@ -376,14 +392,54 @@ public final class HCIController: Sendable {
             }
             effects.run()
             flushOutbox()
-            guard !effects.inbound.isEmpty else { return }
-            if receiver(effects.inbound) == .unsolicitedDataOnly, let arrival {
+            guard !effects.inbound.isEmpty else {
+                didDeliver(batch)
+                return
+            }
+            let content = receiver(effects.inbound)
+            didDeliver(batch)
+            if content == .unsolicitedDataOnly, let arrival {
                 pauseIfIdle(sendsBefore: sendsBefore, arrival: arrival, items: effects.inbound.count)
             }
         case let .closed(reason):
             shutdown(reason: reason)
             _ = receiver([.transportClosed(reason)])
+            let waiters = delivery.withLock { progress in
+                progress.isClosed = true
+                defer { progress.waiters = [] }
+                return progress.waiters
+            }
+            waiters.forEach { $0.continuation.resume() }
         }
+    }
+
+    /// Returns once every batch the transport's reader had begun when this was called has been
+    /// handed to the receiver (``start(receiver:)``). A command's answer resumes its caller
+    /// while its batch is still being read, before the events that came with it or just before
+    /// it reach the receiver; a caller that must see those events first (a connection that
+    /// came through advertising it just stopped) waits for this, then for its receiver.
+    public func waitForReceivedBatches() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = delivery.withLock { progress -> Bool in
+                if progress.isClosed || progress.delivered >= progress.begun { return true }
+                progress.waiters.append((progress.begun, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Callers of ``waitForReceivedBatches()`` still waiting (for tests).
+    var deliveryWaiterCount: Int { delivery.withLock { $0.waiters.count } }
+
+    private func didDeliver(_ batch: UInt64) {
+        let ready = delivery.withLock { progress -> [CheckedContinuation<Void, Never>] in
+            progress.delivered = batch
+            let (ready, waiting) = (progress.waiters.filter { $0.batch <= batch }, progress.waiters.filter { $0.batch > batch })
+            progress.waiters = waiting
+            return ready.map(\.continuation)
+        }
+        ready.forEach { $0.resume() }
     }
 
     private func receiveEvent(_ bytes: ArraySlice<UInt8>, state: inout State, effects: inout Effects) {

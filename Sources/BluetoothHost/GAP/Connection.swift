@@ -12,8 +12,10 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// distributed its identity in a bonding pairing on this link; `nil` otherwise.
     public var identity: DeviceAddress? { state.withLock { $0.identity } }
     /// This device's address on the link, over the air: the public address, or the random
-    /// address it advertised or connected from (SMP's c1 and f5 take it).
-    public let local: DeviceAddress
+    /// address it advertised or connected from (SMP's c1 and f5 take it). On a link that came
+    /// through an advertising set, the set's own random address, known from the set's LE
+    /// Advertising Set Terminated, which follows the connection's event.
+    public var local: DeviceAddress { state.withLock { $0.local } }
     /// This device's role on the connection.
     public let role: ConnectionRole
     /// The GATT client of this connection: what the peer's server offers.
@@ -28,6 +30,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         var dataLength = DataLength.initial
         var phy = ConnectionPHY.le1M
         var identity: DeviceAddress?
+        var local: DeviceAddress
     }
 
     private let state: Mutex<State>
@@ -38,11 +41,10 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
          parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
         self.handle = handle
         self.peer = peer
-        self.local = local
         self.role = role
         self.gatt = gatt
         self.host = host
-        state = Mutex(State(parameters: parameters, identity: identity))
+        state = Mutex(State(parameters: parameters, identity: identity, local: local))
     }
 
     /// Who the peer is: its ``identity`` when known, else its address (public or random).
@@ -172,6 +174,7 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
         }
     }
     func update(identity: DeviceAddress) { state.withLock { $0.identity = identity } }
+    func update(local: DeviceAddress) { state.withLock { $0.local = local } }
 
     func markDisconnected(reason: HCIStatus) {
         let waiters = state.withLock { state -> [CheckedContinuation<HCIStatus, any Error>] in

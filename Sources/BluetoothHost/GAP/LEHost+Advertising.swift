@@ -157,6 +157,13 @@ extension LEHost {
         var parameters = parameters
         parameters.ownAddressType = ownAddressType(for: parameters.ownAddressType)
         var configuration = try AdvertisingConfiguration(data: data, scanResponse: scanResponse, parameters: parameters)
+        try await withAddressingGate {
+            try await startAdvertisingInGate(&configuration, parameters: parameters, data: data, scanResponse: scanResponse)
+        }
+    }
+
+    private func startAdvertisingInGate(_ configuration: inout AdvertisingConfiguration, parameters: AdvertisingParameters,
+                                        data: AdvertisingData, scanResponse: AdvertisingData?) async throws {
         let gate = advertising.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
@@ -187,6 +194,10 @@ extension LEHost {
     /// Stops advertising; also cancels a pending restart after disconnection. On a controller
     /// driven with the extended commands, also removes the advertising set it ran on.
     public func stopAdvertising() async throws {
+        try await withAddressingGate { try await stopAdvertisingInGate() }
+    }
+
+    private func stopAdvertisingInGate() async throws {
         let gate = advertising.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
@@ -195,6 +206,7 @@ extension LEHost {
         advertising.didStop()
         advertising.setHandle = nil
         advertisingSetsState.legacyAdvertisingHandle = nil
+        if let handle { addressRotation?.forgetSet(handle) }
         guard transportClosure == nil else { return }
         if let handle {
             if wasEnabled {
@@ -229,9 +241,7 @@ extension LEHost {
         advertisingSetsState.legacyAdvertisingHandle = handle
         do {
             _ = try await send(set.parametersCommand)
-            if set.parameters.ownAddressType == .random || set.parameters.ownAddressType == .resolvableOrRandom, let randomAddress {
-                _ = try await send(LESetAdvertisingSetRandomAddressCommand(advertisingHandle: handle, randomAddress: randomAddress))
-            }
+            try await setRandomAddress(ofSet: handle, ownAddressType: set.parameters.ownAddressType)
             for command in set.dataCommands { _ = try await send(command) }
             for command in set.scanResponseCommands { _ = try await send(command) }
             _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: true, sets: [set.enableEntry]))
@@ -240,6 +250,7 @@ extension LEHost {
             _ = try? await send(LERemoveAdvertisingSetCommand(advertisingHandle: handle))
             advertising.setHandle = nil
             advertisingSetsState.legacyAdvertisingHandle = nil
+            addressRotation?.forgetSet(handle)
             throw error
         }
         return set
@@ -282,9 +293,11 @@ extension LEHost {
     }
 
     private func restartAdvertising() async {
-        let gate = advertising.gate
-        do { try await gate.enter() } catch { return }
-        defer { gate.leave() }
+        let gates = (addressingGate, advertising.gate)
+        do { try await gates.0.enter() } catch { return }
+        defer { gates.0.leave() }
+        do { try await gates.1.enter() } catch { return }
+        defer { gates.1.leave() }
         // Stopped or replaced meanwhile.
         guard advertising.configuration != nil, !advertising.isEnabled, transportClosure == nil else { return }
         do {

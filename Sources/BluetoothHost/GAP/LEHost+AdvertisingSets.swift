@@ -25,6 +25,13 @@ extension LEHost {
         guard supportsExtendedAdvertising else {
             return try await startLegacyFallbackSet(data, scanResponse: scanResponse, parameters: parameters)
         }
+        return try await withAddressingGate {
+            try await startAdvertisingSetInGate(data, scanResponse: scanResponse, parameters: parameters)
+        }
+    }
+
+    private func startAdvertisingSetInGate(_ data: AdvertisingData, scanResponse: AdvertisingData?,
+                                           parameters: ExtendedAdvertisingParameters) async throws -> AdvertisingSet {
         let gate = advertisingSetsState.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
@@ -39,15 +46,14 @@ extension LEHost {
             maximumDataLength: advertisingSetsState.maximumDataLength ?? AdvertisingData.legacyMaximumLength)
         _ = try await send(configuration.parametersCommand)
         do {
-            if parameters.ownAddressType == .random || parameters.ownAddressType == .resolvableOrRandom, let randomAddress {
-                _ = try await send(LESetAdvertisingSetRandomAddressCommand(advertisingHandle: handle, randomAddress: randomAddress))
-            }
+            try await setRandomAddress(ofSet: handle, ownAddressType: parameters.ownAddressType)
             for command in configuration.dataCommands { _ = try await send(command) }
             for command in configuration.scanResponseCommands { _ = try await send(command) }
             _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: true, sets: [configuration.enableEntry]))
         } catch {
             // Leave no half-made set behind in the controller.
             _ = try? await send(LERemoveAdvertisingSetCommand(advertisingHandle: handle))
+            addressRotation?.forgetSet(handle)
             throw error
         }
         advertisingSetsState.didStart(configuration)
@@ -62,12 +68,17 @@ extension LEHost {
             try await stopAdvertising()
             return
         }
+        try await withAddressingGate { try await stopAdvertisingSetInGate(set) }
+    }
+
+    private func stopAdvertisingSetInGate(_ set: AdvertisingSet) async throws {
         let gate = advertisingSetsState.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
         let wasEnabled = advertisingSetsState.enabled.contains(set.handle)
         let wasKnown = advertisingSetsState.sets[set.handle] != nil
         advertisingSetsState.didRemove(set.handle)
+        addressRotation?.forgetSet(set.handle)
         guard wasKnown, transportClosure == nil else { return }
         if wasEnabled {
             _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: [.init(advertisingHandle: set.handle)]))
@@ -81,12 +92,17 @@ extension LEHost {
     /// on its own set when the controller is driven with the extended commands: the others are
     /// then stopped and removed one by one.
     public func stopAllAdvertisingSets() async throws {
+        try await withAddressingGate { try await stopAllAdvertisingSetsInGate() }
+    }
+
+    private func stopAllAdvertisingSetsInGate() async throws {
         let gate = advertisingSetsState.gate
         do { try await gate.enter() } catch { throw HostError.cancelled }
         defer { gate.leave() }
         let handles = advertisingSetsState.sets.keys.sorted()
         let enabled = advertisingSetsState.enabled.sorted()
         advertisingSetsState.didRemoveAll()
+        for handle in handles { addressRotation?.forgetSet(handle) }
         guard !handles.isEmpty, transportClosure == nil, supportsExtendedAdvertising else { return }
         guard advertisingSetsState.legacyAdvertisingHandle != nil else {
             _ = try await send(LESetExtendedAdvertisingEnableCommand(enable: false, sets: []))
@@ -154,6 +170,9 @@ extension LEHost {
     /// LE Advertising Set Terminated (Core 6.0, Vol 4, Part E, 7.7.65.18). On a connection
     /// it follows the connection complete event, so the connection is already known.
     func advertisingSetDidTerminate(_ event: LEAdvertisingSetTerminatedEvent) {
+        if event.status.isSuccess, let connection = connectionsByHandle[event.connectionHandle] {
+            advertisingSetDidConnect(connection, handle: event.advertisingHandle)
+        }
         if event.advertisingHandle == advertising.setHandle {
             legacyAdvertisingSetDidTerminate(event)
             return

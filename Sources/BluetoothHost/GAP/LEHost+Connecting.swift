@@ -10,6 +10,9 @@ struct ConnectionCompletion: Sendable {
     var parameters: ConnectionParameters
     /// The resolvable private address the controller made for this device, if it did.
     var localPrivateAddress: BluetoothAddress = .zero
+    /// The peer's identity, when the controller resolved its private address with the
+    /// resolving list.
+    var resolvedIdentity: DeviceAddress?
 
     init(_ event: LEConnectionCompleteEvent) {
         self.init(status: event.status, handle: event.connectionHandle, role: event.role, peer: event.peer,
@@ -21,6 +24,7 @@ struct ConnectionCompletion: Sendable {
                   peer: Self.overTheAir(event.peer, resolvedFrom: event.peerResolvablePrivateAddress),
                   interval: event.connectionInterval, latency: event.peripheralLatency, timeout: event.supervisionTimeout)
         localPrivateAddress = event.localResolvablePrivateAddress
+        resolvedIdentity = Self.identity(event.peer, resolvedFrom: event.peerResolvablePrivateAddress)
     }
 
     init(_ event: LEEnhancedConnectionCompleteV2Event) {
@@ -28,16 +32,22 @@ struct ConnectionCompletion: Sendable {
                   peer: Self.overTheAir(event.peer, resolvedFrom: event.peerResolvablePrivateAddress),
                   interval: event.connectionInterval, latency: event.peripheralLatency, timeout: event.supervisionTimeout)
         localPrivateAddress = event.localResolvablePrivateAddress
+        resolvedIdentity = Self.identity(event.peer, resolvedFrom: event.peerResolvablePrivateAddress)
     }
 
     /// The address the peer connected from. A controller that resolved it reports the identity
     /// (type 0x02 or 0x03) and the private address apart (Core 6.0, Vol 4, Part E, 7.7.65.10);
-    /// the host keeps the private one, which SMP's c1 and f5 take, and resolves it again with
-    /// the same IRKs. With no private address reported, the identity itself was used.
+    /// the host keeps the private one, which SMP's c1 and f5 take, and the identity beside it.
+    /// With no private address reported, the identity itself was used. A private address
+    /// beside type 0x00 or 0x01 counts too: Rootcanal 1.10.0 reports a peer it resolved so.
     private static func overTheAir(_ peer: DeviceAddress, resolvedFrom privateAddress: BluetoothAddress) -> DeviceAddress {
-        guard peer.type == .publicIdentity || peer.type == .randomIdentity else { return peer }
         guard privateAddress != .zero else { return DeviceAddress(peer.address, type: peer.type.base) }
         return DeviceAddress(privateAddress, type: .random)
+    }
+
+    /// The identity the controller resolved the peer's private address to, if it did.
+    private static func identity(_ peer: DeviceAddress, resolvedFrom privateAddress: BluetoothAddress) -> DeviceAddress? {
+        privateAddress == .zero ? nil : DeviceAddress(peer.address, type: peer.type.base)
     }
 
     private init(status: HCIStatus, handle: UInt16, role: ConnectionRole, peer: DeviceAddress, interval: UInt16, latency: UInt16, timeout: UInt16) {
@@ -67,6 +77,16 @@ struct PendingConnection: Sendable {
     var abandonment: HostError?
     /// Ends the attempt should the controller never report it after LE Create Connection Cancel.
     var endGuard: Task<Void, Never>?
+    /// The attempt waits to hear a bonded peer that the controller cannot resolve
+    /// (``LEHost/connect(to:request:timeout:)``).
+    var sighting: PendingSighting?
+}
+
+/// A connection attempt listening for its peer's advertising: the resolver's watch and the
+/// caller's wait.
+struct PendingSighting: Sendable {
+    let watch: UInt64
+    let continuation: CheckedContinuation<DeviceAddress, any Error>
 }
 
 /// A connect call waiting for the controller to finish the attempt before it.
@@ -85,6 +105,15 @@ extension LEHost {
 
     /// Connects to a peripheral as the central and returns once the link is up and ready
     /// (ATT MTU exchanged, longest data length requested).
+    ///
+    /// `peer` may be a bonded peer's identity address, also one that advertises from private
+    /// addresses and was never heard since the host started: when the controller resolves its
+    /// addresses (its resolving list, see ``controllerResolvedIdentities``), LE Create Connection
+    /// names the identity with address type 0x02 or 0x03 and the controller finds the peer at
+    /// whatever private address it uses; otherwise the host scans (passively) until it hears
+    /// an address the bond's IRK resolves (or, outside network privacy mode, the identity
+    /// address itself), then connects to that address. An app's scan running meanwhile serves
+    /// as well.
     ///
     /// - Parameters:
     ///   - request: the connection parameters and scan settings to ask the controller for.
@@ -118,19 +147,15 @@ extension LEHost {
         try await waitForTurn(id)
         await waitForControllerRecovery()
         pendingConnection = PendingConnection(id: id, peer: peer)
-        // A bonded identity seen at a private address is reached at that address: neither our
-        // virtual controller nor Bumble's resolves addresses, so the host does not rely on the
-        // controller's resolving list (peer identity types 0x02 and 0x03) to find it.
-        let target = addressResolver.currentAddress(of: peer)
-        if target != peer { logger.debug("connecting to \(peer) at its private address \(target)") }
         do {
-            try await sendCreateConnection(to: target, request: request)
+            let target = try await connectionTarget(for: peer, request: request, attempt: id)
+            try await withAddressingGate { try await sendCreateConnection(to: target, request: request) }
         } catch {
             let abandonment = pendingConnection?.abandonment
             endAttempt(id)
             unclaimedConnectionAnswers[id] = nil
             if let abandonment { throw abandonment }
-            if case let .hci(.commandFailed(_, status)) = error { throw HostError.connectionFailed(peer, status) }
+            if case let HostError.hci(.commandFailed(_, status)) = error { throw HostError.connectionFailed(peer, status) }
             throw error
         }
         // The attempt may have ended already (its LE Connection Complete was handled while this
@@ -145,6 +170,109 @@ extension LEHost {
         let connection = try await waitForAnswer(id)
         await prepare(connection)
         return connection
+    }
+
+    /// Where LE Create Connection goes for `peer`: a bonded identity the controller resolves as
+    /// itself with the resolved address types (0x02, 0x03: Core 6.0, Vol 4, Part E, 7.8.12;
+    /// LE Extended Create Connection takes it as 0x00/0x01, see ``sendCreateConnection(to:request:)``);
+    /// a bonded identity with an IRK that it does not, at the address the host hears it at
+    /// (``awaitSighting(of:request:attempt:)``); anything else as it is.
+    private func connectionTarget(for peer: DeviceAddress, request: ConnectionRequest, attempt id: UInt64) async throws -> DeviceAddress {
+        let identity = DeviceAddress(peer.address, type: peer.type.base)
+        let isIdentity = peer.type != .random || peer.address.isStaticRandom
+        guard isIdentity else { return peer }
+        if controllerResolves(identity) {
+            logger.debug("connecting to \(identity) through the controller's resolving list")
+            return DeviceAddress(identity.address, type: identity.type == .public ? .publicIdentity : .randomIdentity)
+        }
+        guard addressResolver.hasKey(for: identity) else { return identity }
+        let address = try await awaitSighting(of: identity, request: request, attempt: id)
+        if address != identity { logger.debug("connecting to \(identity) at its private address \(address)") }
+        return address
+    }
+
+    /// Listens for a bonded peer's advertising (Linux connects to a peer that uses private
+    /// addresses the same way when the controller cannot resolve them: its filter accept list
+    /// would compare addresses over the air, which the peer changes) and returns the address
+    /// it was heard at: through the app's scan when one runs, else a passive scan of the
+    /// host's own, ended before LE Create Connection.
+    private func awaitSighting(of identity: DeviceAddress, request: ConnectionRequest, attempt id: UInt64) async throws -> DeviceAddress {
+        let acceptsIdentityAddress = configuration.privacy.peerPrivacyMode == .device
+        logger.info("connecting to \(identity): listening for its advertising, its private addresses resolved in the host")
+        let address: DeviceAddress
+        do {
+            address = try await listen(for: identity, acceptingIdentityAddress: acceptsIdentityAddress, request: request, attempt: id)
+        } catch {
+            await endConnectionScan()
+            throw error
+        }
+        // Scanning ends before initiating starts.
+        await endConnectionScan()
+        return address
+    }
+
+    private func listen(for identity: DeviceAddress, acceptingIdentityAddress acceptsIdentityAddress: Bool, request: ConnectionRequest,
+                        attempt id: UInt64) async throws -> DeviceAddress {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DeviceAddress, any Error>) in
+            guard let pending = pendingConnection, pending.id == id, pending.abandonment == nil else {
+                continuation.resume(throwing: pendingConnection?.abandonment ?? HostError.cancelled)
+                return
+            }
+            let watch = addressResolver.watch(for: identity, acceptingIdentityAddress: acceptsIdentityAddress) { address in
+                Task { await self.heard(identity, at: address, attempt: id) }
+            }
+            pendingConnection?.sighting = PendingSighting(watch: watch, continuation: continuation)
+            connectionScanOptions = ScanOptions(active: false, filterDuplicates: true)
+            connectionScanOptions?.interval = request.scanInterval
+            connectionScanOptions?.window = request.scanWindow
+            ensureConnectionScan()
+        }
+    }
+
+    /// The attempt's peer was heard at `address`.
+    private func heard(_ identity: DeviceAddress, at address: DeviceAddress, attempt id: UInt64) {
+        guard let sighting = pendingConnection?.sighting, pendingConnection?.id == id else { return }
+        pendingConnection?.sighting = nil
+        addressResolver.stopWatching(sighting.watch)
+        sighting.continuation.resume(returning: address)
+    }
+
+    /// Ends a waiting sighting with `error`.
+    private func failSighting(_ error: HostError) {
+        guard let sighting = pendingConnection?.sighting else { return }
+        pendingConnection?.sighting = nil
+        addressResolver.stopWatching(sighting.watch)
+        sighting.continuation.resume(throwing: error)
+    }
+
+    /// Starts the host's scan for a connection attempt listening for its peer, unless a scan
+    /// runs (the app's serves as well).
+    private func ensureConnectionScan() {
+        guard pendingConnection?.sighting != nil, scanState == nil, let options = connectionScanOptions else { return }
+        Task {
+            do {
+                _ = try await self.startScan(options, forConnection: true, handler: { _ in }, onEnd: { _ in })
+                // The sighting may have come, or the attempt ended, while the scan started.
+                if self.pendingConnection?.sighting == nil { await self.endConnectionScan() }
+            } catch HostError.scanInProgress {
+                // The app's scan came first; the attempt hears its peer through it.
+            } catch {
+                self.logger.warning("scanning for a connection attempt failed: \(error)")
+                self.failSighting(HostError.wrap(error))
+            }
+        }
+    }
+
+    /// A scan ended: an attempt still listening needs one of its own.
+    func scanDidEnd() {
+        ensureConnectionScan()
+    }
+
+    /// Ends the host's scan for a connection attempt, if it runs.
+    private func endConnectionScan() async {
+        guard let scan = scanState, scan.isForConnection, pendingConnection?.sighting == nil else { return }
+        connectionScanOptions = nil
+        await endScan(id: scan.receiver.id)
     }
 
     /// Waits until no other attempt runs in the controller; throws why the caller gave up if it
@@ -166,8 +294,11 @@ extension LEHost {
                 scanInterval: request.scanInterval, scanWindow: request.scanWindow,
                 connectionIntervalMin: request.intervalRange.lowerBound, connectionIntervalMax: request.intervalRange.upperBound,
                 maxLatency: request.peripheralLatency, supervisionTimeout: request.supervisionTimeout)
+            // LE Extended Create Connection has no resolved address types: 0x00 and 0x01 name an
+            // identity too, which the controller finds through its resolving list (Core 6.0,
+            // Vol 4, Part E, 7.8.66; Rootcanal takes 0x03 for a public address).
             _ = try await send(LEExtendedCreateConnectionCommand(
-                ownAddressType: ownAddressType, peerAddressType: peer.type, peerAddress: peer.address, le1M: phy))
+                ownAddressType: ownAddressType, peerAddressType: peer.type.base, peerAddress: peer.address, le1M: phy))
         } else {
             _ = try await send(LECreateConnectionCommand(
                 scanInterval: request.scanInterval, scanWindow: request.scanWindow,
@@ -220,6 +351,7 @@ extension LEHost {
         pending.abandonment = reason
         pendingConnection = pending
         logger.info("giving up connecting to \(pending.peer): \(reason)")
+        failSighting(reason)
         answer(id, with: .failure(reason))
         // In a task of its own: the caller, answered, cancels the task this runs in (its timer),
         // and the controller must be told all the same. Detached, so that no operation scope
@@ -258,12 +390,15 @@ extension LEHost {
     func endAttempt(_ id: UInt64) {
         guard let pending = pendingConnection, pending.id == id else { return }
         pending.endGuard?.cancel()
+        failSighting(pending.abandonment ?? .cancelled)
         pendingConnection = nil
         if !pending.isAnswered { pending.caller?.resume(throwing: pending.abandonment ?? HostError.cancelled) }
         // Kept for the caller, which has not come back for it yet (``waitForAnswer(_:)``).
         if let early = pending.earlyAnswer { unclaimedConnectionAnswers[id] = early }
         if connectQueue.isEmpty {
             connectTurn = nil
+            Task { await self.endConnectionScan() }
+            addressingBlockerEnded()
         } else {
             let next = connectQueue.removeFirst()
             connectTurn = next.id
@@ -311,7 +446,8 @@ extension LEHost {
     private func establish(_ completion: ConnectionCompletion) -> Connection {
         let handle = completion.handle
         let gatt = GATTClient(bearer: l2cap.bearer(for: handle) ?? closedBearer(completion))
-        let identity = addressResolver.identity(of: completion.peer)
+        let identity = completion.resolvedIdentity ?? addressResolver.identity(of: completion.peer)
+        if let identity { addressResolver.linkUp(at: completion.peer, identity: identity) }
         let connection = Connection(handle: handle, peer: completion.peer, identity: identity, local: ownAddress(on: completion), role: completion.role,
                                     parameters: completion.parameters, gatt: gatt, host: self)
         connectionsByHandle[handle] = connection
@@ -325,14 +461,49 @@ extension LEHost {
     /// advertising with own address type random (the static identity on a controller without
     /// a public address, or the address set with ``setRandomAddress(_:)``), else the public
     /// address.
+    ///
+    /// A link that came through an advertising set takes the set's random address, which the
+    /// set's LE Advertising Set Terminated names after the connection's event
+    /// (``advertisingSetDidConnect(_:handle:)``); until then, the address of the only
+    /// connectable set advertising, when there is one.
     private func ownAddress(on completion: ConnectionCompletion) -> DeviceAddress {
         if completion.localPrivateAddress != .zero { return DeviceAddress(completion.localPrivateAddress, type: .random) }
+        if completion.role == .peripheral, controllerInfo?.commandFamily == .extended {
+            let connectable = connectableAdvertisingSets
+            if connectable.count == 1, let set = connectable.first, let address = ownAddress(ofSet: set) { return address }
+        }
         let type = completion.role == .central ? ownAddressTypeForScanningAndConnecting
             : advertising.configuration?.parameters.ownAddressType ?? ownAddressType(for: .public)
-        if type == .random || type == .resolvableOrRandom, let randomAddress {
+        if Self.usesRandomAddress(type), let randomAddress {
             return DeviceAddress(randomAddress, type: .random)
         }
         return DeviceAddress(controllerInfo?.address ?? .zero, type: .public)
+    }
+
+    /// The advertising sets advertising connectably now: the app's and the legacy advertising's.
+    private var connectableAdvertisingSets: [UInt8] {
+        var handles = advertisingSetsState.enabled.filter { advertisingSetsState.sets[$0]?.parameters.isConnectable == true }
+        if advertising.isEnabled, advertising.configuration?.parameters.isConnectable == true, let handle = advertising.setHandle {
+            handles.insert(handle)
+        }
+        return handles.sorted()
+    }
+
+    /// The address an advertising set advertises from: its random address, or the public one.
+    func ownAddress(ofSet handle: UInt8) -> DeviceAddress? {
+        let type = handle == advertising.setHandle ? advertising.configuration?.set?.parameters.ownAddressType
+            : advertisingSetsState.sets[handle]?.parameters.ownAddressType
+        guard let type else { return nil }
+        if Self.usesRandomAddress(type) { return randomAddress(ofSet: handle).map { DeviceAddress($0, type: .random) } }
+        return DeviceAddress(controllerInfo?.address ?? .zero, type: .public)
+    }
+
+    /// A central connected through advertising set `handle` (its LE Advertising Set
+    /// Terminated): the link was made with that set's address.
+    func advertisingSetDidConnect(_ connection: Connection, handle: UInt8) {
+        guard let local = ownAddress(ofSet: handle), local != connection.local else { return }
+        connection.update(local: local)
+        logger.debug("\(connection) came through advertising set \(handle): this device is \(local) on it")
     }
 
     /// What a central does once a link is up: longest data PDUs, largest ATT MTU.
@@ -431,6 +602,7 @@ extension LEHost {
     func connectionEnded(_ handle: UInt16, reason: HCIStatus) {
         guard let connection = connectionsByHandle.removeValue(forKey: handle) else { return }
         logger.info("disconnected from \(connection.peer): \(reason)")
+        addressResolver.linkEnded(at: connection.peer)
         connection.gatt.connectionDidClose(error: .disconnected(reason: reason))
         server.connectionDidClose(handle: connection.handle)
         connection.markDisconnected(reason: reason)

@@ -10,8 +10,14 @@ extension LEHost {
     /// is the static identity (``identityAddress``), it replaces that address over the air for
     /// advertising, scanning and connecting alike (a resolvable private address, say), while
     /// the identity distributed when pairing stays the static one.
+    ///
+    /// With privacy on (``HostConfiguration/privacy``) the host sets and changes the random
+    /// address itself, and this throws ``HostError/invalidArgument(_:)``.
     public func setRandomAddress(_ address: BluetoothAddress) async throws {
         try requirePoweredOn()
-        try await applyRandomAddress(address)
+        guard addressRotation == nil else {
+            throw HostError.invalidArgument("privacy is on: the host sets its random address itself (a resolvable private address, changed every \(configuration.privacy.addressLifetime))")
+        }
+        try await withAddressingGate { try await applyRandomAddress(address) }
     }
 }

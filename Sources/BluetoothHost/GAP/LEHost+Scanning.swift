@@ -5,6 +5,9 @@ import BluetoothHCI
 struct ScanState {
     let receiver: ScanReceiver
     let usesExtendedCommands: Bool
+    /// The host's own scan for a bonded peer it connects to by identity (LEHost+Connecting.swift):
+    /// an app's scan takes its place, and the connection attempt hears the peer through it.
+    var isForConnection = false
 }
 
 extension LEHost {
@@ -46,16 +49,27 @@ extension LEHost {
         _ = try await startScan(options, handler: handler, onEnd: onEnd)
     }
 
-    private func startScan(_ options: ScanOptions, handler: @escaping @Sendable ([Advertisement]) -> Void,
-                           onEnd: @escaping @Sendable (HostError?) -> Void) async throws -> UInt64 {
+    func startScan(_ options: ScanOptions, forConnection: Bool = false, handler: @escaping @Sendable ([Advertisement]) -> Void,
+                   onEnd: @escaping @Sendable (HostError?) -> Void) async throws -> UInt64 {
         try requirePoweredOn()
         await waitForControllerRecovery()
+        if !forConnection, let running = scanState, running.isForConnection {
+            // The app's scan takes the place of the host's; the attempt hears the peer through it.
+            await endScan(id: running.receiver.id)
+        }
+        return try await withAddressingGate {
+            try await startScanInGate(options, forConnection: forConnection, handler: handler, onEnd: onEnd)
+        }
+    }
+
+    private func startScanInGate(_ options: ScanOptions, forConnection: Bool, handler: @escaping @Sendable ([Advertisement]) -> Void,
+                                 onEnd: @escaping @Sendable (HostError?) -> Void) async throws -> UInt64 {
         guard scanState == nil else { throw HostError.scanInProgress }
         let id = makeIdentifier()
         let extended = controllerInfo?.commandFamily == .extended
         let ownAddressType = ownAddressTypeForScanningAndConnecting
         let receiver = ScanReceiver(id: id, options: options, logger: logger, resolver: addressResolver, handler: handler, onEnd: onEnd)
-        scanState = ScanState(receiver: receiver, usesExtendedCommands: extended)
+        scanState = ScanState(receiver: receiver, usesExtendedCommands: extended, isForConnection: forConnection)
         // In place before the controller starts, so that no report is missed.
         l2cap.setScanReceiver(receiver)
         do {
@@ -76,6 +90,13 @@ extension LEHost {
             receiver.finish(HostError.wrap(error))
             throw error
         }
+        if scanState?.receiver.id != id {
+            // Ended while it started (a connection attempt's scan hears its peer in reports the
+            // controller sent before the last scan stopped): that stop's disable may have gone
+            // before this enable, and the controller would scan on with nobody listening.
+            await disableScanning(extendedCommands: extended)
+            return id
+        }
         logger.debug("scanning (\(options.active ? "active" : "passive"), \(extended ? "extended" : "legacy") commands)")
         return id
     }
@@ -88,7 +109,7 @@ extension LEHost {
 
     public var isScanning: Bool { scanState != nil }
 
-    private func endScan(id: UInt64) async {
+    func endScan(id: UInt64) async {
         guard let state = scanState, state.receiver.id == id else { return }
         removeScan()
         state.receiver.finish(nil)
@@ -130,5 +151,6 @@ extension LEHost {
     private func removeScan() {
         scanState = nil
         l2cap.setScanReceiver(nil)
+        scanDidEnd()
     }
 }

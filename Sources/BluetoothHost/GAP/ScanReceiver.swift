@@ -35,7 +35,10 @@ final class ScanReceiver: Sendable {
         assembler.withLock { assembler in
             let evicted = assembler.evictedPeers
             for report in event.reports {
-                if let advertisement = assembler.receive(report, at: time) { advertisements.append(resolved(advertisement)) }
+                resolver?.noteSighting(report.advertiser)
+                if let advertisement = assembler.receive(report, at: time), let resolved = resolved(advertisement) {
+                    advertisements.append(resolved)
+                }
             }
             warnOnFirstEviction(before: evicted, after: assembler.evictedPeers, limit: assembler.options.peerLimit)
         }
@@ -46,15 +49,22 @@ final class ScanReceiver: Sendable {
         assembler.withLock { assembler in
             let evicted = assembler.evictedPeers
             for report in event.reports {
-                if let advertisement = assembler.receive(report, at: time) { advertisements.append(resolved(advertisement)) }
+                if let advertiser = report.advertiser { resolver?.noteSighting(advertiser) }
+                if let advertisement = assembler.receive(report, at: time), let resolved = resolved(advertisement) {
+                    advertisements.append(resolved)
+                }
             }
             warnOnFirstEviction(before: evicted, after: assembler.evictedPeers, limit: assembler.options.peerLimit)
         }
     }
 
-    /// The advertisement with its advertiser's identity, when a bond's IRK resolves its address.
-    private func resolved(_ advertisement: Advertisement) -> Advertisement {
-        guard let resolver, let identity = resolver.identity(of: advertisement.peer) else { return advertisement }
+    /// The advertisement with its advertiser's identity, when a bond's IRK resolves its address
+    /// (or the controller resolved it); `nil` for a bonded peer's identity address that network
+    /// privacy mode ignores.
+    private func resolved(_ advertisement: Advertisement) -> Advertisement? {
+        guard let resolver else { return advertisement }
+        if resolver.ignores(advertisement.peer) { return nil }
+        guard let identity = resolver.identity(of: advertisement.peer) else { return advertisement }
         var resolved = advertisement
         resolved.identity = identity
         return resolved

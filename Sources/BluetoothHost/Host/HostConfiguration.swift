@@ -55,6 +55,11 @@ public struct HostConfiguration: Sendable {
     /// This device's Identity Resolving Key, distributed to bonded peers. Keep it across runs
     /// (peers store it); `nil` makes a random one for this host's lifetime.
     public var identityResolvingKey: UInt128?
+    /// This device's privacy: off by default (the identity address over the air); with it on,
+    /// resolvable private addresses from ``identityResolvingKey``, changed every 15 minutes;
+    /// and whether the controller resolves bonded peers' private addresses (see
+    /// ``PrivacySettings``).
+    public var privacy = PrivacySettings()
     /// Where to record every HCI packet, both ways, as a btsnoop file for Wireshark
     /// (`HCICapture`); `nil`, the default, records nothing. The host wraps its transport in
     /// a `CapturingTransport` and closes the capture in ``LEHost/shutdown()``.

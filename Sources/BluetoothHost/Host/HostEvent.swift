@@ -17,6 +17,10 @@ public enum HostEvent: Sendable {
     /// again (it lost its keys, or was reset), or a device claimed the identity
     /// (``BondReplacement/isClaimedIdentity``). Comes before the pairing's `pairingFinished`.
     case bondReplaced(Connection, BondReplacement)
+    /// The identity of a link's peer became known after the link came up: the peer paired from
+    /// a resolvable private address and distributed its identity with an IRK that resolves it
+    /// (``Connection/identity`` now holds it). Comes before the pairing's `pairingFinished`.
+    case identityResolved(Connection, DeviceAddress)
     /// The controller reported a hardware error; the host should be restarted.
     case hardwareError(code: UInt8)
     /// The transport to the controller is gone: every connection is lost.

@@ -41,11 +41,16 @@ extension LEHost {
         advertising.setHandle = nil
         advertisingSetsState.legacyAdvertisingHandle = nil
         advertisingSetsState.didRemoveAll()
+        addressRotation?.controllerWasReset()
+        resolvingList?.controllerWasReset()
+        addressResolver.setControllerResolved([])
         do {
             controllerInfo = try await controller.initialize()
-            // The reset cleared the random address: the static identity (or the app's) again.
+            // The reset cleared the random address: the static identity, the private address
+            // (or the app's) again; and the resolving list, filled again once recovered.
             if let randomAddress { try await applyRandomAddress(randomAddress) }
             logger.notice("controller initialized again after its hardware error \(Hex.format(hardwareCode))")
+            Task { await self.updateAddressing() }
         } catch {
             logger.error("the controller could not be initialized again after its hardware error: \(error)")
         }

@@ -16,9 +16,10 @@ extension LEHost {
 
     /// The own address type to send for one the app asked for: on a controller without a public
     /// address, public becomes random (the static identity, or the random address the app set
-    /// since), and "resolvable or public" becomes "resolvable or random".
+    /// since), and "resolvable or public" becomes "resolvable or random"; so it does with
+    /// privacy on, the random address then being this device's resolvable private address.
     func ownAddressType(for requested: OwnAddressType) -> OwnAddressType {
-        guard identity?.isStaticRandom == true else { return requested }
+        guard identity?.isStaticRandom == true || addressRotation != nil else { return requested }
         switch requested {
         case .public: return .random
         case .resolvableOrPublic: return .resolvableOrRandom
@@ -27,7 +28,7 @@ extension LEHost {
     }
 
     /// The own address type of scanning and connecting: public, or random on a controller
-    /// without a public address.
+    /// without a public address or with privacy on.
     var ownAddressTypeForScanningAndConnecting: OwnAddressType { ownAddressType(for: .public) }
 
     /// Decides the identity for the controller `info` describes; on a controller without a

@@ -93,6 +93,17 @@ public actor LEHost {
     public nonisolated let addressResolver = AddressResolver()
     /// This device's IRK, distributed with its identity when bonding.
     nonisolated let localIdentityResolvingKey: UInt128
+    /// This device's private addresses while privacy is on (GAP/LEHost+Privacy.swift).
+    var addressRotation: LocalAddressRotation?
+    var addressRotationTimer: Task<Void, Never>?
+    /// The scan settings of the host's scan for a connection attempt that listens for its peer
+    /// (GAP/LEHost+Connecting.swift).
+    var connectionScanOptions: ScanOptions?
+    /// The controller's resolving list, on a controller with LL Privacy (SMP/LEHost+ResolvingList.swift).
+    var resolvingList: ResolvingListState?
+    /// Address changes one at a time, and none while advertising, scanning or initiating
+    /// starts or stops (GAP/LEHost+AddressChanges.swift).
+    nonisolated let addressingGate = AsyncSerialGate()
 
     public init(transport: any HCITransport, configuration: HostConfiguration = HostConfiguration(),
                 logger: Logger = Logger(label: "bluejay.host")) {
@@ -144,6 +155,7 @@ public actor LEHost {
             controllerInfo = info
             self.identity = identity
             await loadBondedPeers()
+            try await startPrivacy(info)
             logger.info("controller ready, identity \(identity): LE ACL \(info.aclBufferCount) x \(info.aclDataLength) bytes, \(info.commandFamily)")
             logControllerAdaptations(info, identity: identity)
             return info
@@ -161,6 +173,7 @@ public actor LEHost {
     /// adapter left scanning or advertising keeps doing it after the process is gone.
     public func shutdown() async {
         await Task { await self.leaveControllerClean() }.value
+        addressRotationTimer?.cancel()
         controller.close()
         await inboundTask?.value
         // Bonds made just before are written before the host is gone.
@@ -259,6 +272,7 @@ public actor LEHost {
                 // Not awaited here: the disconnection completes through this loop.
                 case let .attTransactionTimeout(handle): Task { await self.disconnectAfterATTTimeout(handle: handle) }
                 case let .transportClosed(reason): transportDidClose(reason)
+                case let .barrier(continuation): continuation.resume()
                 }
             }
             l2cap.didHandle(batch)

@@ -25,6 +25,9 @@ final class L2CAPRouter: Sendable {
         /// A bearer's transaction timed out: the link must be dropped.
         case attTransactionTimeout(connectionHandle: UInt16)
         case transportClosed(TransportError?)
+        /// Resumed by the host actor once it has handled every item before it
+        /// (``L2CAPRouter/barrier()``).
+        case barrier(CheckedContinuation<Void, Never>)
     }
 
     /// What a new bearer needs besides its link.
@@ -87,6 +90,15 @@ final class L2CAPRouter: Sendable {
         (hostItems, hostItemsContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
+    /// Returns once the host actor has handled every item yielded to ``hostItems`` before this
+    /// call (at once when the stream has ended).
+    func barrier() async {
+        let items = hostItemsContinuation
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if case .terminated = items.yield([.barrier(continuation)]) { continuation.resume() }
+        }
+    }
+
     /// Items of ``hostItems`` dropped so far because the host actor had too many waiting.
     var droppedHostItemCount: Int { droppedHostItems.load(ordering: .relaxed) }
 
@@ -109,7 +121,7 @@ final class L2CAPRouter: Sendable {
         switch item {
         case let .signaling(handle, _), let .securityManager(handle, _): counts.peerItems[handle, default: 0] += 1
         case .event: counts.events += 1
-        case .attTransactionTimeout, .transportClosed: break
+        case .attTransactionTimeout, .transportClosed, .barrier: break
         }
     }
 
@@ -121,7 +133,7 @@ final class L2CAPRouter: Sendable {
             let waiting = pendingPeerItems.withLock { $0[handle, default: 0] } + batch.peerItems[handle, default: 0]
             if waiting < queueLimits.peerItems { return true }
         case .event(.disconnectionComplete), .event(.le(.connectionComplete)), .event(.le(.enhancedConnectionComplete)),
-             .event(.le(.enhancedConnectionCompleteV2)), .attTransactionTimeout, .transportClosed:
+             .event(.le(.enhancedConnectionCompleteV2)), .attTransactionTimeout, .transportClosed, .barrier:
             return true
         case .event:
             if pendingEvents.load(ordering: .relaxed) + batch.events < queueLimits.allItems { return true }

@@ -25,6 +25,8 @@ extension LEHost {
             logger.info("removed the bond with \(identity)")
             bondedPeers.remove(identity)
             addressResolver.remove(identity: identity)
+            resolvingList?.remove(identity: identity)
+            resolvingListNeedsUpdate()
         }
         for connection in connectionsByHandle.values where connection.gatt.bearer.bondRemoved(identity) != nil {
             announceSecurity(of: connection)
@@ -36,10 +38,11 @@ extension LEHost {
         return removed
     }
 
-    /// The bond with a connection's peer: by its address, or by an IRK that resolves its
-    /// resolvable private address (Core 6.0, Vol 3, Part C, 10.8.2.3).
+    /// The bond with a connection's peer: by its identity when known (resolved by the host or
+    /// the controller), else by its address, or by an IRK that resolves its resolvable private
+    /// address (Core 6.0, Vol 3, Part C, 10.8.2.3).
     public func bond(for connection: Connection) async -> Bond? {
-        await bond(forAddress: connection.peer)
+        await bond(forAddress: connection.identity ?? connection.peer)
     }
 
     /// The bond of a device seen at `address`, resolving private addresses with stored IRKs.
@@ -86,6 +89,9 @@ extension LEHost {
         addressResolver.setKeys(Dictionary(bonds.compactMap { bond in bond.peerKeys.identityResolvingKey.map { (bond.peerIdentity, $0) } },
                                            uniquingKeysWith: { _, last in last }))
         loadedBondRevision = revision
+        resolvingList?.setWanted(bonds.sorted { $0.createdAt < $1.createdAt }
+            .compactMap { bond in bond.peerKeys.identityResolvingKey.map { (bond.peerIdentity, $0) } })
+        resolvingListNeedsUpdate()
         return true
     }
 
@@ -113,8 +119,19 @@ extension LEHost {
         addressResolver.add(identity: bond.peerIdentity, irk: irk)
         // The link the pairing ran on, and any other from the same peer, now know who it is.
         for connection in connectionsByHandle.values where connection.identity == nil {
-            if addressResolver.identity(of: connection.peer) == bond.peerIdentity { connection.update(identity: bond.peerIdentity) }
+            if addressResolver.identity(of: connection.peer) == bond.peerIdentity { learnIdentity(bond.peerIdentity, of: connection) }
         }
+        resolvingList?.add(identity: bond.peerIdentity, irk: irk)
+        resolvingListNeedsUpdate()
+    }
+
+    /// A link's peer turned out to be `identity` (a bonding pairing distributed it with an
+    /// IRK that resolves the link's address): the link, the resolver and listeners learn it.
+    func learnIdentity(_ identity: DeviceAddress, of connection: Connection) {
+        connection.update(identity: identity)
+        addressResolver.linkUp(at: connection.peer, identity: identity)
+        logger.info("\(connection.peer) is \(identity)")
+        broadcast(.identityResolved(connection, identity))
     }
 
     /// At power-on: the bonded peers the GATT server may expect to encrypt, and the IRKs that

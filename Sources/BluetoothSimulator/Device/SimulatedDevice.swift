@@ -223,6 +223,9 @@ public final class SimulatedDevice: Sendable {
             readiness.signal(central.connectionHandle)
         case let .bondReplaced(central, replacement):
             logger.notice("\(central): \(replacement)")
+        case let .identityResolved(central):
+            state.withLock { $0.centrals[central.connectionHandle] = central }
+            logger.debug("\(central): identity resolved")
         }
     }
 }

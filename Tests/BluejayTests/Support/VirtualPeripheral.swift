@@ -37,10 +37,11 @@ final class VirtualPeripheral: Sendable {
         self.slowAnswers = slowAnswers
     }
 
-    static func start(on link: VirtualLink, name: String, address: String) async throws -> VirtualPeripheral {
+    static func start(on link: VirtualLink, name: String, address: String, identityResolvingKey: UInt128? = nil) async throws -> VirtualPeripheral {
         let controller = link.addController(name: name, address: try #require(BluetoothAddress(address)))
         var configuration = HostConfiguration()
         configuration.deviceName = name
+        configuration.identityResolvingKey = identityResolvingKey
         let host = LEHost(transport: controller.makeTransport(), configuration: configuration)
         try await host.powerOn()
         let slowAnswers = TestGate()

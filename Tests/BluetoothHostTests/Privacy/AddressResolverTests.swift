@@ -1,6 +1,7 @@
 import BluetoothCore
 import BluetoothCrypto
 @testable import BluetoothHost
+import Synchronization
 import Testing
 
 /// Resolving private addresses with bonds' IRKs: the spec's sample resolves to its identity,
@@ -113,5 +114,78 @@ struct AddressResolverTests {
             #expect(resolver.identity(of: rotated) == Self.identity)
             #expect(resolver.currentAddress(of: Self.identity) == rotated)
         }
+    }
+
+    /// The controller resolves the identities of its resolving list: the host tries only the
+    /// other IRKs, and takes an identity the controller reports (as type 0x02/0x03, or, as
+    /// Rootcanal 1.10.0 does, 0x00/0x01) as resolved.
+    @Test func identitiesTheControllerResolvesCostTheHostNothing() {
+        let resolver = AddressResolver()
+        var keys = Self.otherKeys(10)
+        keys[Self.identity] = Self.sampleIRK
+        resolver.setKeys(keys)
+        resolver.setControllerResolved([Self.identity])
+        #expect(resolver.controllerResolvedIdentities == [Self.identity])
+        #expect(resolver.identity(of: Self.stranger(1)) == nil)
+        #expect(resolver.evaluations == 10, "the IRK the controller holds is not tried")
+        #expect(resolver.identity(of: Self.identity) == Self.identity, "reported with its base type by a controller that resolved it")
+        #expect(resolver.identity(of: DeviceAddress(Self.identity.address, type: .publicIdentity)) == Self.identity)
+        let unlisted = DeviceAddress(BluetoothAddress(rawValue: 0xC0FF_EE00_0002), type: .public)
+        #expect(resolver.identity(of: unlisted) == nil)
+        #expect(resolver.evaluations == 10)
+        // Back to the host: the cache of misses is dropped, the sample resolves here again.
+        resolver.setControllerResolved([])
+        #expect(resolver.identity(of: Self.sampleRPA) == Self.identity)
+        #expect(resolver.identity(of: Self.identity) == nil, "an identity address is not resolved by the host")
+    }
+
+    /// A link's address stands for the identity learned on it, whatever resolved it, until the
+    /// link ends; bond changes (which clear the cache) do not forget it.
+    @Test func aLinksAddressKeepsItsIdentityForTheLinksLife() {
+        let resolver = AddressResolver()
+        resolver.setKeys([Self.identity: Self.sampleIRK])
+        resolver.setControllerResolved([Self.identity])
+        resolver.linkUp(at: Self.sampleRPA, identity: Self.identity)
+        resolver.add(identity: Self.stranger(5), irk: 1)
+        #expect(resolver.identity(of: Self.sampleRPA) == Self.identity)
+        #expect(resolver.evaluations == 0)
+        resolver.linkEnded(at: Self.sampleRPA)
+        #expect(resolver.identity(of: Self.sampleRPA) == nil, "the controller holds that IRK; the host does not try it")
+    }
+
+    /// Network privacy mode: a bonded peer with an IRK is ignored at its identity address,
+    /// unless the controller resolves it (and then does the filtering itself).
+    @Test func networkPrivacyModeIgnoresIdentityAddressesOfPeersWithIRK() {
+        let resolver = AddressResolver()
+        resolver.setKeys([Self.identity: Self.sampleIRK])
+        #expect(!resolver.ignores(Self.identity), "device privacy mode by default")
+        resolver.setIgnoresIdentityAddressesWithIRK(true)
+        #expect(resolver.ignores(Self.identity))
+        #expect(!resolver.ignores(Self.sampleRPA))
+        #expect(!resolver.ignores(DeviceAddress(BluetoothAddress(rawValue: 0xC0FF_EE00_0002), type: .public)), "not bonded")
+        resolver.setControllerResolved([Self.identity])
+        #expect(!resolver.ignores(Self.identity), "reported by a controller that resolved it")
+    }
+
+    /// Someone waiting to hear an identity is told of a private address that resolves to it, and
+    /// of the identity address itself only when it accepts that.
+    @Test func watchersHearTheirIdentity() {
+        let resolver = AddressResolver()
+        resolver.setKeys([Self.identity: Self.sampleIRK])
+        let heard = Mutex<[DeviceAddress]>([])
+        resolver.noteSighting(Self.sampleRPA)
+        #expect(resolver.evaluations == 0, "nobody watches: nothing is resolved")
+        let watch = resolver.watch(for: Self.identity, acceptingIdentityAddress: false) { address in heard.withLock { $0.append(address) } }
+        resolver.noteSighting(Self.stranger(1))
+        resolver.noteSighting(Self.identity)
+        resolver.noteSighting(Self.sampleRPA)
+        #expect(heard.withLock { $0 } == [Self.sampleRPA])
+        resolver.stopWatching(watch)
+        let lenient = resolver.watch(for: Self.identity, acceptingIdentityAddress: true) { address in heard.withLock { $0.append(address) } }
+        resolver.noteSighting(Self.identity)
+        #expect(heard.withLock { $0 } == [Self.sampleRPA, Self.identity])
+        resolver.stopWatching(lenient)
+        resolver.noteSighting(Self.sampleRPA)
+        #expect(heard.withLock { $0 }.count == 2)
     }
 }

@@ -144,6 +144,25 @@ struct PairingProcedureHostileTests {
         #expect(ours.peerKeys.identityResolvingKey == 0x2222)
     }
 
+    /// An all-zero IRK is what a device without one sends (Bumble's default): anybody can make
+    /// addresses that "resolve" with it, so taking it would let any device appear as this peer
+    /// in scans, and a controller's resolving list takes all zeros as "no IRK".
+    @Test("An all-zero IRK is no IRK: the identity is kept, the IRK is not", arguments: [true, false])
+    func allZeroIRK(fromPrivateAddress: Bool) throws {
+        let privateAddress = DeviceAddress(BluetoothAddress(rawValue: 0x4A_11_22_33_44_55), type: .random)
+        var pairing = PairingHarness(initiator: Self.settings, responder: Self.settings,
+                                     addresses: (PairingHarness.central, fromPrivateAddress ? privateAddress : PairingHarness.peripheral))
+        pairing.tamper = { fromInitiator, pdu in
+            if !fromInitiator, case .identityInformation = pdu { return .identityInformation(identityResolvingKey: 0) }
+            return pdu
+        }
+        pairing.run()
+        let ours = try #require(pairing.initiatorOutcome)
+        #expect(ours.peerKeys.identityResolvingKey == nil, "\(ours.peerKeys)")
+        #expect(ours.peerKeys.identityAddress == PairingHarness.peripheral)
+        #expect(ours.isBonding && ours.peerKeys.longTermKey != nil)
+    }
+
     @Test("An identity address that is neither public nor static random is dropped with its IRK", arguments: [
         DeviceAddress(BluetoothAddress(rawValue: 0x4A_11_22_33_44_55), type: .random), // resolvable private
         DeviceAddress(BluetoothAddress(rawValue: 0x0A_11_22_33_44_55), type: .random), // non-resolvable private

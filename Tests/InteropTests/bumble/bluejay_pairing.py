@@ -16,6 +16,8 @@
 #                   encryption key size offered, 7..16), identity (an address "AA:BB:..." this
 #                   side distributes in Identity Address Information instead of its own: a device
 #                   claiming another's identity; null for its own), identity_type (random|public).
+#                   irk (hex, as sent; peripheral role): the IRK the device distributes (Bumble's default
+#                   is all zeros, which Bluejay takes as no IRK).
 #                   With "peripheral": k (peripheral role) only that device's settings change
 #                   (a copy of the shared ones, made at its first such command). Unknown keys
 #                   refused.
@@ -196,7 +198,7 @@ def install(role, rig) -> None:
 
     async def cmd_pairing_config(command: dict[str, Any]):
         known = {'cmd', 'id', 'io', 'sc', 'mitm', 'bonding', 'passkey', 'typed', 'confirm', 'accept', 'key_size', 'identity',
-                 'identity_type', 'peripheral'}
+                 'identity_type', 'peripheral', 'irk'}
         unknown = set(command) - known
         if unknown:
             raise CommandError(f'unknown pairing_config keys {sorted(unknown)}')
@@ -206,13 +208,19 @@ def install(role, rig) -> None:
             raise CommandError('key_size must be 7..16')
         if command.get('identity_type', 'random') not in ('random', 'public'):
             raise CommandError('identity_type must be random or public')
+        if 'irk' in command:
+            # The IRK this device distributes (hex as sent; Bumble's default is all zeros, which
+            # is no IRK to a resolving list nor to Bluejay's host).
+            if not hasattr(role, 'target'):
+                raise CommandError('irk is for the peripheral role')
+            role.target(command).device.irk = bytes.fromhex(command['irk'])
         target = settings
         if 'peripheral' in command:
             if not hasattr(role, 'target'):
                 raise CommandError('"peripheral" is for the peripheral role')
             device = role.target(command).device
             target = OVERRIDES.setdefault(id(device), copy.copy(settings))
-        for key in known - {'cmd', 'id', 'peripheral'}:
+        for key in known - {'cmd', 'id', 'peripheral', 'irk'}:
             if key in command:
                 setattr(target, key, command[key])
         return {}

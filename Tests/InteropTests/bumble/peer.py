@@ -317,6 +317,11 @@ class RigController(Controller):
         # Controller A: the command family its host chose ('legacy' or 'extended'), once it chose.
         self.rig_refuses_family_mix = served
         self.rig_family: str | None = None
+        # Stock Bumble claims LL Privacy but keeps its resolving list without resolving anything
+        # (no address is resolved in reports, connections or LE Create Connection): a host that
+        # believed it would lose its bonded peers. The rig's controllers leave the bit out, as a
+        # controller that does not resolve must; Rootcanal is the one that resolves.
+        self.le_features = self.le_features & ~hci.LeFeatureMask.LL_PRIVACY
         if not extended:
             # Legacy scanning must get legacy reports (Core 6.0, Vol 4, Part E, 3.1.1).
             self.le_features = self.le_features & ~(

@@ -40,7 +40,10 @@ extension PairingProcedure {
         case let .centralIdentification(ediv, rand):
             peerKeys.ediv = ediv
             peerKeys.rand = rand
-        case let .identityInformation(irk): peerKeys.identityResolvingKey = irk
+        case let .identityInformation(irk):
+            // All zeros is what a device without an IRK sends: anybody can make addresses that
+            // "resolve" with it, and a controller's resolving list reads it as "no IRK".
+            peerKeys.identityResolvingKey = irk == 0 ? nil : irk
         case let .identityAddressInformation(address):
             if acceptsIdentity(address) {
                 peerKeys.identityAddress = address

@@ -1,0 +1,63 @@
+import BluetoothCore
+import BluetoothCrypto
+
+/// This device's resolvable private addresses (Core 6.0, Vol 3, Part C, 10.7 and 10.8.2.2):
+/// the one the controller's random address holds (scanning, initiating, legacy advertising)
+/// and one per advertising set, each made from this device's IRK, and when they are due to
+/// change. A plain value: `LEHost+Privacy.swift` sends the commands.
+struct LocalAddressRotation: Sendable {
+    /// How long one set of addresses is used (``PrivacySettings/addressLifetime``).
+    let lifetime: Duration
+    private let irk: UInt128
+
+    /// The controller's random address, once set.
+    private(set) var deviceAddress: BluetoothAddress?
+    /// Each advertising set's random address, by handle, once set.
+    private(set) var setAddresses: [UInt8: BluetoothAddress] = [:]
+    /// When the addresses in use now are due to change.
+    private(set) var deadline: BluetoothClock.Instant?
+    /// The deadline passed while something the change must wait for was running: the change
+    /// is made as soon as nothing stands in its way.
+    var isDue = false
+    /// How many times the addresses changed since power-on (the first ones included).
+    private(set) var generation = 0
+
+    init(irk: UInt128, lifetime: Duration) {
+        self.irk = irk
+        self.lifetime = max(lifetime, PrivacySettings.minimumAddressLifetime)
+    }
+
+    /// A new resolvable private address from this device's IRK (Vol 6, Part B, 1.3.2.2).
+    func makeAddress() -> BluetoothAddress {
+        BluetoothAddress(rawValue: ResolvablePrivateAddress.generate(irk: irk))
+    }
+
+    /// Whether `address` is one of this device's resolvable private addresses.
+    func isOwn(_ address: BluetoothAddress) -> Bool {
+        ResolvablePrivateAddress.resolves(address.rawValue, irk: irk)
+    }
+
+    /// The controller's random address changed to `address` at `now`: the next change is due
+    /// one lifetime later.
+    mutating func didSetDeviceAddress(_ address: BluetoothAddress, at now: BluetoothClock.Instant) {
+        deviceAddress = address
+        deadline = now + lifetime
+        isDue = false
+        generation += 1
+    }
+
+    mutating func didSetAddress(_ address: BluetoothAddress, ofSet handle: UInt8) {
+        setAddresses[handle] = address
+    }
+
+    /// The advertising set is gone from the controller: its next start gets a new address.
+    mutating func forgetSet(_ handle: UInt8) {
+        setAddresses[handle] = nil
+    }
+
+    /// The controller was reset: its advertising sets are gone (the host sets its random
+    /// address again itself).
+    mutating func controllerWasReset() {
+        setAddresses = [:]
+    }
+}

@@ -1,0 +1,283 @@
+import BluetoothCore
+import BluetoothCrypto
+import BluetoothHCI
+@testable import BluetoothHost
+@testable import BluetoothVirtual
+import Synchronization
+import Testing
+
+/// This device's own privacy (``HostConfiguration/privacy``): it advertises, scans and connects
+/// from resolvable private addresses made from its IRK, changed on the host's clock, never while
+/// a connection attempt or a pairing runs, and never where the controller forbids it; each
+/// advertising set has an address of its own; links and pairing keep the address they were made
+/// with, and pairing distributes the identity and the IRK.
+@Suite("Host: this device's private addresses", .timeLimit(.minutes(2)))
+struct HostOwnPrivacyTests {
+    static let irk: UInt128 = 0x00112233_44556677_8899AABB_CCDDEEFF
+    static let lifetime: Duration = .seconds(60)
+
+    /// A virtual controller without extended advertising: the host uses the legacy commands,
+    /// where one random address serves advertising, scanning and initiating.
+    static let legacyOnly: VirtualController.Configuration = {
+        var configuration = VirtualController.Configuration()
+        configuration.leFeatures.remove(.extendedAdvertising)
+        return configuration
+    }()
+
+    static func privateConfiguration(_ clock: ManualClock, mode: PrivacySettings.Mode = .device) -> HostConfiguration {
+        var configuration = HostConfiguration()
+        configuration.clock = .manual(clock)
+        configuration.identityResolvingKey = irk
+        configuration.privacy = PrivacySettings(mode: mode, addressLifetime: lifetime)
+        return configuration
+    }
+
+    static func isOurs(_ address: BluetoothAddress?) -> Bool {
+        address.map { ResolvablePrivateAddress.resolves($0.rawValue, irk: irk) } ?? false
+    }
+
+    /// The commands the controller refused, as the host received their answers.
+    static func refusals(_ transport: FilteringTransport) -> [(HCIOpcode, HCIStatus)] {
+        transport.traffic.compactMap { traffic -> (HCIOpcode, HCIStatus)? in
+            guard case let .received(.commandComplete(complete)) = traffic, let status = complete.returnParameters.first,
+                  status != HCIStatus.success.rawValue else { return nil }
+            return (complete.opcode, HCIStatus(rawValue: status))
+        }
+    }
+
+    private func discover(_ scanner: LEHost, _ address: BluetoothAddress) async throws -> Advertisement {
+        let found = try await withTimeout("hearing \(address)") {
+            for try await advertisement in try await scanner.scan() where advertisement.peer.address == address { return advertisement }
+            throw WaitTimeout(description: "scan ended")
+        }
+        await scanner.stopScanning()
+        return found
+    }
+
+    @Test func offByDefaultTheIdentityIsUsedOverTheAir() async throws {
+        let link = VirtualLink()
+        let controller = link.addController(name: "device", address: TestAddresses.central)
+        let host = LEHost(transport: controller.makeTransport())
+        try await host.powerOn()
+        #expect(HostConfiguration().privacy.mode == .off)
+        #expect(await host.currentPrivateAddress == nil)
+        #expect(controller.randomAddress == nil, "no random address set")
+        await host.shutdown()
+    }
+
+    @Test func theAddressChangesAtTheEndOfItsLifetimeOnTheHostsClock() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let controller = link.addController(name: "device", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
+        let scannerController = link.addController(name: "scanner", address: TestAddresses.central, position: .init(x: 2, y: 0))
+        let host = LEHost(transport: controller.makeTransport(), configuration: Self.privateConfiguration(clock))
+        let scanner = LEHost(transport: scannerController.makeTransport())
+        try await host.powerOn()
+        try await scanner.powerOn()
+
+        let first = try #require(await host.currentPrivateAddress)
+        #expect(Self.isOurs(first), "made from this device's IRK")
+        #expect(controller.randomAddress == first)
+        #expect(await host.privateAddressGeneration == 1)
+        // Advertising with own address type public goes out from the private address.
+        try await host.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
+                                        parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
+        let heard = try await discover(scanner, first)
+        #expect(heard.peer == DeviceAddress(first, type: .random))
+
+        clock.advance(by: Self.lifetime - .seconds(1))
+        #expect(await host.privateAddressGeneration == 1, "still within its lifetime")
+        #expect(controller.randomAddress == first)
+        clock.advance(by: .seconds(1))
+        try await waitUntilTrue("the address changes") { await host.privateAddressGeneration == 2 }
+        let second = try #require(await host.currentPrivateAddress)
+        #expect(second != first)
+        #expect(Self.isOurs(second))
+        #expect(controller.randomAddress == second)
+        #expect(await host.isAdvertising, "advertising was paused for the change and goes on")
+        try await waitUntil("advertising again") { controller.isAdvertising }
+        let again = try await discover(scanner, second)
+        #expect(again.peer == DeviceAddress(second, type: .random))
+
+        // And again one lifetime later.
+        clock.advance(by: Self.lifetime)
+        try await waitUntil("the address changes again") { controller.randomAddress != second }
+        #expect(Self.isOurs(controller.randomAddress))
+        await host.shutdown()
+        await scanner.shutdown()
+    }
+
+    @Test func aRunningScanIsPausedForTheChangeAndGoesOn() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let controller = link.addController(name: "device", address: TestAddresses.central, configuration: Self.legacyOnly)
+        let advertiserController = link.addController(name: "advertiser", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
+        let host = LEHost(transport: controller.makeTransport(), configuration: Self.privateConfiguration(clock))
+        let advertiser = LEHost(transport: advertiserController.makeTransport())
+        try await host.powerOn()
+        try await advertiser.powerOn()
+        try await advertiser.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
+                                              parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
+        let heard = Mutex(0)
+        try await host.scan(ScanOptions(filterDuplicates: false)) { advertisements in heard.withLock { $0 += advertisements.count } }
+        try await waitUntil("hearing the advertiser") { heard.withLock { $0 } > 0 }
+        let first = controller.randomAddress
+        clock.advance(by: Self.lifetime)
+        try await waitUntil("the address changes") { controller.randomAddress != first }
+        #expect(await host.isScanning)
+        let before = heard.withLock { $0 }
+        try await waitUntil("hearing the advertiser after the change") { heard.withLock { $0 } > before }
+        #expect(controller.isScanning)
+        await host.shutdown()
+        await advertiser.shutdown()
+    }
+
+    @Test func theChangeWaitsForAConnectionAttemptToEnd() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let controller = link.addController(name: "device", address: TestAddresses.central, configuration: Self.legacyOnly)
+        let transport = FilteringTransport(controller.makeTransport())
+        let host = LEHost(transport: transport, configuration: Self.privateConfiguration(clock))
+        try await host.powerOn()
+        let first = controller.randomAddress
+        // Nobody advertises at this address: the attempt runs until cancelled.
+        let absent = DeviceAddress(TestAddresses.third, type: .public)
+        let attempt = Task { try await host.connect(to: absent, timeout: nil) }
+        try await waitUntil("initiating") { controller.isInitiating }
+        clock.advance(by: Self.lifetime * 2)
+        // The deadline passed; nothing may change while the controller initiates.
+        try await waitUntilTrue("the host to see the deadline") { await host.addressRotation?.isDue == true }
+        #expect(controller.randomAddress == first, "the attempt's address holds")
+        #expect(await host.privateAddressGeneration == 1)
+        let sentWhileInitiating = transport.sentCommands.drop { $0 != LECreateConnectionCommand.opcode }
+        #expect(!sentWhileInitiating.contains(LESetRandomAddressCommand.opcode),
+                "no LE Set Random Address while initiating: the controller would refuse it (7.8.4)")
+        attempt.cancel()
+        await #expect(throws: HostError.cancelled) { _ = try await attempt.value }
+        try await waitUntil("the change once the attempt ended") { controller.randomAddress != first }
+        #expect(Self.isOurs(controller.randomAddress))
+        #expect(!controller.isInitiating)
+        #expect(Self.refusals(transport).isEmpty, "\(Self.refusals(transport))")
+        await host.shutdown()
+    }
+
+    @Test func eachAdvertisingSetHasAnAddressOfItsOwnAndAllChange() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let controller = link.addController(name: "device", address: TestAddresses.peripheral)
+        let host = LEHost(transport: controller.makeTransport(), configuration: Self.privateConfiguration(clock))
+        try await host.powerOn()
+        #expect(await host.supportsExtendedAdvertising)
+        let data = AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])])
+        let connectable = try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters(isConnectable: true))
+        let beacon = try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters())
+        // Legacy advertising runs on a set of legacy PDUs of its own.
+        try await host.startAdvertising(data)
+        let legacySet = try #require(controller.advertisingSetHandles.first { $0 != connectable.handle && $0 != beacon.handle })
+
+        func addresses() -> [BluetoothAddress?] {
+            [controller.randomAddress] + [connectable.handle, beacon.handle, legacySet].map { controller.randomAddress(ofAdvertisingSet: $0) }
+        }
+        let before = addresses()
+        #expect(before.allSatisfy(Self.isOurs), "\(before)")
+        #expect(Set(before.compactMap { $0 }).count == 4, "no two sets share an address: they cannot be linked")
+        clock.advance(by: Self.lifetime)
+        // The change is made once every set advertises again.
+        try await waitUntil("the addresses change and the sets advertise again") {
+            controller.randomAddress != before[0] && controller.isAdvertising && controller.advertisingSetHandles.allSatisfy {
+                controller.randomAddress(ofAdvertisingSet: $0).map { !before.contains($0) } ?? false
+            }
+        }
+        let after = addresses()
+        #expect(after.allSatisfy(Self.isOurs), "\(after)")
+        #expect(Set(after.compactMap { $0 }).count == 4)
+        #expect(Set(after.compactMap { $0 }).isDisjoint(with: Set(before.compactMap { $0 })), "every set changed its address")
+        #expect(await host.activeAdvertisingSets.count == 2, "the app's sets advertise again")
+        #expect(await host.isAdvertising)
+        await host.shutdown()
+    }
+
+    @Test func aLinkAndItsPairingKeepTheAddressItWasMadeWith() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral)
+        let centralController = link.addController(name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
+        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: Self.privateConfiguration(clock))
+        var centralConfiguration = HostConfiguration()
+        centralConfiguration.bondStore = InMemoryBondStore()
+        let central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration)
+        try await peripheral.powerOn()
+        try await central.powerOn()
+        try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
+                                              parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
+        let legacySet = try #require(peripheralController.advertisingSetHandles.first)
+        let advertisedFrom = try #require(peripheralController.randomAddress(ofAdvertisingSet: legacySet))
+        let connection = try await central.connect(to: DeviceAddress(advertisedFrom, type: .random), timeout: .seconds(10))
+        let peripheralSide = try #require(await peripheral.connections.first)
+        #expect(peripheralSide.local == DeviceAddress(advertisedFrom, type: .random), "the set's address, from its LE Advertising Set Terminated")
+
+        // The addresses change while the link is up; the link and its pairing keep the old one.
+        clock.advance(by: Self.lifetime)
+        try await waitUntilTrue("the addresses change") { await peripheral.privateAddressGeneration == 2 }
+        #expect(peripheralSide.local == DeviceAddress(advertisedFrom, type: .random))
+        #expect(connection.isConnected)
+        let security = try await central.pair(connection)
+        #expect(security.isEncrypted && security.isBonded, "c1/f5 took the addresses of the link")
+        // Pairing distributed the identity (the public address) and the IRK.
+        let bond = try #require(await central.bonds().first)
+        #expect(bond.peerIdentity == DeviceAddress(TestAddresses.peripheral, type: .public))
+        #expect(bond.peerKeys.identityResolvingKey == Self.irk)
+        #expect(connection.identity == bond.peerIdentity, "the private address resolves with the IRK distributed")
+        try await connection.disconnect()
+        await peripheral.shutdown()
+        await central.shutdown()
+    }
+
+    /// The change pauses advertising, and a central may have connected through it just before:
+    /// the controller's LE Connection Complete and its answer to the pause come in one read, and
+    /// the answer resumes the host's change before the connection's event reaches the host. The
+    /// change waits until the host has seen that event, so the link keeps the address it was
+    /// made with (the one the central paired with) and the advertising that the connection ended
+    /// stays ended.
+    @Test func aConnectionThatCameJustBeforeThePauseKeepsItsAddress() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
+        let centralController = link.addController(name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
+        let transport = FilteringTransport(peripheralController.makeTransport())
+        let peripheral = LEHost(transport: transport, configuration: Self.privateConfiguration(clock))
+        // The central asks nothing of the peripheral's host as the link comes up (which holds it all).
+        var centralConfiguration = HostConfiguration()
+        centralConfiguration.exchangesMTUOnConnect = false
+        centralConfiguration.requestsDataLengthExtension = false
+        let central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration)
+        try await peripheral.powerOn()
+        try await central.powerOn()
+        try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
+                                              parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
+        let first = try #require(peripheralController.randomAddress)
+        // The peripheral's host hears nothing from its controller from the connection on.
+        transport.holdEverything { if case .le(.connectionComplete) = $0 { return true }; if case .le(.enhancedConnectionComplete) = $0 { return true }; return false }
+        let connection = try await central.connect(to: DeviceAddress(first, type: .random), timeout: .seconds(10))
+        try await waitUntil("the connection's event held") { !transport.held.isEmpty }
+        // The address's lifetime ends: the host pauses the advertising; that answer is held too.
+        clock.advance(by: Self.lifetime)
+        try await waitUntil("the pause's answer held") {
+            transport.held.contains { packet in
+                guard case let .commandComplete(complete)? = try? HCIEvent.decode(packet.bytes) else { return false }
+                return complete.opcode == LESetAdvertisingEnableCommand.opcode
+            }
+        }
+        transport.releaseHeld()
+        try await waitUntilTrue("the change") { await peripheral.privateAddressGeneration == 2 }
+        let peripheralSide = try #require(await peripheral.connections.first)
+        #expect(peripheralSide.local == DeviceAddress(first, type: .random), "the link was made with the address before the change")
+        #expect(!(await peripheral.isAdvertising), "the connection ended the advertising; the change does not restart it")
+        #expect(!peripheralController.isAdvertising)
+        let security = try await central.pair(connection)
+        #expect(security.isEncrypted, "both sides paired with the addresses of the link")
+        try await connection.disconnect()
+        await peripheral.shutdown()
+        await central.shutdown()
+    }
+}
