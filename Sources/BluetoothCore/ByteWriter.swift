@@ -19,6 +19,12 @@ public struct ByteWriter: Sendable {
         bytes.append(contentsOf: other)
     }
 
+    /// Writes exactly `count` octets: `bytes` cut or zero-padded to that size.
+    public mutating func write(_ bytes: [UInt8], paddedTo count: Int) {
+        write(contentsOf: bytes.prefix(count))
+        if bytes.count < count { write(contentsOf: repeatElement(0, count: count - bytes.count)) }
+    }
+
     public mutating func writeLittleEndian(_ value: UInt64, byteCount: Int) {
         for index in 0..<byteCount {
             bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))))
