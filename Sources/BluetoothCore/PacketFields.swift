@@ -48,6 +48,15 @@ extension FieldCoder {
         guard remainingCount == 0 else { throw .trailingBytes(context: context, count: remainingCount) }
     }
 
+    /// A reader throws ``PacketDecodingError/truncated(context:needed:available:)`` unless at
+    /// least `count` bytes are left; a writer does nothing.
+    @inlinable
+    public func requireRemaining(_ count: Int) throws(PacketDecodingError) {
+        guard remainingCount >= count || !isReading else {
+            throw .truncated(context: context, needed: count, available: remainingCount)
+        }
+    }
+
     @inlinable
     public mutating func int8(_ value: inout Int8) throws(PacketDecodingError) {
         var raw = UInt8(bitPattern: value)
@@ -137,6 +146,28 @@ extension FieldCoder {
         value = BluetoothAddress(rawValue: raw)
     }
 
+    /// Everything left in the packet but its last `trailerCount` octets (which later fields
+    /// take); a writer writes all of `value`.
+    @inlinable
+    public mutating func rest(_ value: inout [UInt8], leaving trailerCount: Int) throws(PacketDecodingError) {
+        try requireRemaining(trailerCount)
+        if isReading {
+            try bytes(&value, count: remainingCount - trailerCount)
+        } else {
+            try rest(&value)
+        }
+    }
+
+    /// Up to `count` octets: fewer when the packet ends first; a writer writes all of `value`.
+    @inlinable
+    public mutating func bytes(_ value: inout [UInt8], upTo count: Int) throws(PacketDecodingError) {
+        if isReading {
+            try bytes(&value, count: min(count, remainingCount))
+        } else {
+            try rest(&value)
+        }
+    }
+
     /// Octets that are reserved: a writer writes zeros, a reader skips whatever is there.
     @inlinable
     public mutating func reserved(octets count: Int) throws(PacketDecodingError) {
@@ -180,6 +211,25 @@ extension FieldCoder {
             parts = decoded
         } else {
             for var part in parts.prefix(count) { try part.fields(&self) }
+        }
+    }
+
+    /// Parts one after another to the end of the packet, each declared by `part` (for parts
+    /// whose layout depends on an earlier field); a reader starts each from `blank`, a writer
+    /// writes all of `parts`.
+    @inlinable
+    public mutating func list<Part>(_ parts: inout [Part], blank: Part,
+                                    _ part: (inout Self, inout Part) throws(PacketDecodingError) -> Void) throws(PacketDecodingError) {
+        if isReading {
+            var decoded: [Part] = []
+            while remainingCount > 0 {
+                var next = blank
+                try part(&self, &next)
+                decoded.append(next)
+            }
+            parts = decoded
+        } else {
+            for var next in parts { try part(&self, &next) }
         }
     }
 
