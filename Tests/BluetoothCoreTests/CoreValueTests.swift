@@ -52,6 +52,19 @@ import Testing
         #expect(Hex.decode("0") == nil)
         #expect(Hex.decode("zz") == nil)
     }
+
+    @Test func numbersPadToTheirDigitsAndParseOnlyExactly() {
+        #expect(Hex.format(0x3E) == "0x3E")
+        #expect(Hex.format(UInt16(0x12), digits: 4) == "0x0012")
+        #expect(Hex.digits(UInt16(0xAB), count: 4) == "00AB")
+        #expect(Hex.digits(UInt128(1) << 124, count: 32, uppercase: false) == "1" + String(repeating: "0", count: 31))
+        #expect(Hex.digits(UInt64(0x1F), count: 16, uppercase: false) == "000000000000001f")
+        #expect(Hex.number("000000000000001F", digits: 16) == 0x1F)
+        #expect(Hex.number("1f", digits: 16) == nil)
+        #expect(Hex.number("+000000000000001", digits: 16) == nil)
+        #expect(Hex.number("0x00000000000001", digits: 16) == nil)
+        #expect(Hex.number(String(repeating: "f", count: 33), digits: 33) == nil)
+    }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct AddressTests {

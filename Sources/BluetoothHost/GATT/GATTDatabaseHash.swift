@@ -68,9 +68,5 @@ public struct GATTDatabaseHash: Hashable, Sendable, Codable, CustomStringConvert
         try container.encode(bytes)
     }
 
-    public var description: String { bytes.reversed().map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+    public var description: String { Hex.encode(bytes.reversed()) }
 }

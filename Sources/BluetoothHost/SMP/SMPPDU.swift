@@ -145,7 +145,7 @@ public enum SMPPDU: Sendable, Hashable, CustomStringConvertible {
         case let .pairingRequest(features), let .pairingResponse(features): return "\(code.name) \(features)"
         case let .pairingConfirm(value), let .pairingRandom(value), let .encryptionInformation(value),
              let .identityInformation(value), let .signingInformation(value), let .pairingDHKeyCheck(value):
-            return "\(code.name) \(SMPWire.hex(value))"
+            return "\(code.name) \(Hex.digits(value, count: 32, uppercase: false))"
         case let .pairingFailed(reason): return "Pairing Failed: \(reason)"
         case let .centralIdentification(ediv, rand):
             return "Central Identification EDIV=\(Hex.format(ediv, digits: 4)) Rand=\(Hex.format(rand, digits: 16))"
@@ -154,13 +154,5 @@ public enum SMPPDU: Sendable, Hashable, CustomStringConvertible {
         case let .pairingPublicKey(key): return "Pairing Public Key \(key)"
         case let .keypressNotification(type): return "Keypress Notification: \(type)"
         }
-    }
-}
-
-/// How SMP PDUs describe 128-bit values.
-enum SMPWire {
-    static func hex(_ value: UInt128) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 32 - text.count)) + text
     }
 }

@@ -78,10 +78,10 @@ public struct PresentationFormat: Hashable, Sendable, CustomStringConvertible {
     public var unitName: String? { Self.unitNames[unit] }
 
     public var description: String {
-        let formatText = formatName ?? "format 0x\(String(format, radix: 16, uppercase: true))"
-        let unitText = "0x\(String(unit, radix: 16, uppercase: true))" + (unitName.map { " (\($0))" } ?? "")
-        let namespaceText = namespace == 0x01 ? "Bluetooth SIG" : "0x\(String(namespace, radix: 16, uppercase: true))"
-        return "\(formatText), exponent \(exponent), unit \(unitText), namespace \(namespaceText), description 0x\(String(descriptionValue, radix: 16, uppercase: true))"
+        let formatText = formatName ?? "format \(Hex.format(format))"
+        let unitText = Hex.format(unit) + (unitName.map { " (\($0))" } ?? "")
+        let namespaceText = namespace == 0x01 ? "Bluetooth SIG" : Hex.format(namespace)
+        return "\(formatText), exponent \(exponent), unit \(unitText), namespace \(namespaceText), description \(Hex.format(descriptionValue))"
     }
 
     /// Assigned Numbers 2.4.1, Characteristic Presentation Format, Formats.
