@@ -37,7 +37,7 @@ public struct BluetoothUUID: Hashable, Sendable, Codable, CustomStringConvertibl
     public init?(littleEndianBytes bytes: some Collection<UInt8>) {
         switch bytes.count {
         case 2, 4:
-            let alias = bytes.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let alias: UInt32 = ByteReader.integer(littleEndian: bytes)
             self.init(alias)
         case 16:
             self.init(bigEndianBytes: bytes.reversed())
@@ -117,7 +117,7 @@ public struct BluetoothUUID: Hashable, Sendable, Codable, CustomStringConvertibl
 
     /// The 16-byte little-endian wire form.
     public var littleEndianBytes128: [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: low >> ($0 * 8)) } + (0..<8).map { UInt8(truncatingIfNeeded: high >> ($0 * 8)) }
+        ByteWriter.littleEndianBytes(of: low) + ByteWriter.littleEndianBytes(of: high)
     }
 
     /// `"180D"` for 16-bit aliases, `"0000FEED"`-style 8 digits for 32-bit ones, else the full form.

@@ -37,6 +37,23 @@ import Testing
         #expect(try reader.readInt8() == -2)
     }
 
+    @Test func integersOfAnyWidthAndSignRoundTripLeastSignificantFirst() throws {
+        var writer = ByteWriter()
+        writer.writeInteger(Int16(-2))
+        writer.writeInteger(UInt32(0x0102_0304))
+        writer.writeInteger(UInt128(0x0F) << 120 | 0xA1)
+        #expect(writer.bytes == [0xFE, 0xFF, 0x04, 0x03, 0x02, 0x01, 0xA1] + [UInt8](repeating: 0, count: 14) + [0x0F])
+        var reader = ByteReader(writer.bytes, context: "integers")
+        #expect(try reader.readInteger(Int16.self) == -2)
+        #expect(try reader.readInteger(UInt32.self) == 0x0102_0304)
+        #expect(try reader.readInteger(UInt128.self) == UInt128(0x0F) << 120 | 0xA1)
+        #expect(throws: PacketDecodingError.truncated(context: "integers", needed: 2, available: 0)) { try reader.readInteger(Int16.self) }
+        #expect(ByteWriter.littleEndianBytes(of: Int32(-1)) == [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(ByteReader.integer(littleEndian: [0x34, 0x12], as: UInt32.self) == 0x1234)
+        #expect(ByteReader.integer(littleEndian: [0x01, 0x02, 0x03], as: UInt16.self) == 0x0201)
+        #expect(ByteReader.integer(littleEndian: [0x00, 0x80], as: Int16.self) == .min)
+    }
+
     @Test func errorsNameTheirPacketAndCanBeRenamed() {
         let error = PacketDecodingError.invalidValue(context: "ATT PDU (entries)", field: "length", value: 7)
         #expect(error.context == "ATT PDU (entries)")

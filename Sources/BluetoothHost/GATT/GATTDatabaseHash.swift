@@ -51,7 +51,7 @@ public struct GATTDatabaseHash: Hashable, Sendable, Codable, CustomStringConvert
         }
         let mac = SecurityToolbox.aesCMAC(key: 0, message: message.bytes)
         // The value is sent least significant octet first, like every multi-octet field.
-        bytes = (0..<16).map { UInt8(truncatingIfNeeded: mac >> (8 * $0)) }
+        bytes = ByteWriter.littleEndianBytes(of: mac)
     }
 
     /// Decodes the 16 octets, refusing any other length (a cache file is not trusted).

@@ -66,9 +66,9 @@ public struct PresentationFormat: Hashable, Sendable, CustomStringConvertible {
         guard bytes.count == 7 else { throw .wrongLength(type: "Characteristic Presentation Format", expected: 7, actual: bytes.count) }
         format = bytes[0]
         exponent = Int8(bitPattern: bytes[1])
-        unit = UInt16(bytes[2]) | UInt16(bytes[3]) << 8
+        unit = ByteReader.integer(littleEndian: bytes[2...3])
         namespace = bytes[4]
-        descriptionValue = UInt16(bytes[5]) | UInt16(bytes[6]) << 8
+        descriptionValue = ByteReader.integer(littleEndian: bytes[5...6])
     }
 
     /// The format's name (`uint8`, `medfloat16`, …), `nil` when reserved.
