@@ -8,7 +8,7 @@ import BluetoothCore
 public struct CharacteristicProfile: Sendable, CustomStringConvertible {
     public let uuid: BluetoothUUID
     public let name: String
-    public let properties: ProfileCharacteristicProperties
+    public let properties: CharacteristicProperties
     public let permissions: ProfileAttributePermissions
     public let initialValue: [UInt8]?
     /// For enumerated values, the text of every case.
@@ -17,7 +17,7 @@ public struct CharacteristicProfile: Sendable, CustomStringConvertible {
     private let fromText: @Sendable ([String: String]) -> [UInt8]?
 
     /// A characteristic whose value is shown as one hexadecimal field named after it.
-    public init(uuid: BluetoothUUID, name: String, properties: ProfileCharacteristicProperties = [.read],
+    public init(uuid: BluetoothUUID, name: String, properties: CharacteristicProperties = [.read],
                 permissions: ProfileAttributePermissions = .readable, initialValue: [UInt8]? = nil) {
         self.init(uuid: uuid, name: name, properties: properties, permissions: permissions, initialValue: initialValue,
                   stringValues: [],
@@ -25,7 +25,7 @@ public struct CharacteristicProfile: Sendable, CustomStringConvertible {
                   fromText: { fields in fields[name].flatMap(Hex.decode) })
     }
 
-    private init(uuid: BluetoothUUID, name: String, properties: ProfileCharacteristicProperties,
+    private init(uuid: BluetoothUUID, name: String, properties: CharacteristicProperties,
                  permissions: ProfileAttributePermissions, initialValue: [UInt8]?, stringValues: [String],
                  toText: @escaping @Sendable ([UInt8]) throws(SerdeError) -> [String: String],
                  fromText: @escaping @Sendable ([String: String]) -> [UInt8]?) {
