@@ -48,7 +48,7 @@ public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConv
     public var bytes: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: rawValue >> UInt64(8 * (5 - $0))) } }
 
     /// The bytes in HCI order (least significant first).
-    public var littleEndianBytes: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: rawValue >> UInt64(8 * $0)) } }
+    public var littleEndianBytes: [UInt8] { Array(ByteWriter.littleEndianBytes(of: rawValue).prefix(6)) }
 
     public var description: String { Hex.encode(bytes, separator: ":").uppercased() }
 

@@ -37,7 +37,7 @@ public struct BluetoothUUID: Hashable, Sendable, Codable, CustomStringConvertibl
     public init?(littleEndianBytes bytes: some Collection<UInt8>) {
         switch bytes.count {
         case 2, 4:
-            let alias = bytes.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let alias: UInt32 = ByteReader.integer(littleEndian: bytes)
             self.init(alias)
         case 16:
             self.init(bigEndianBytes: bytes.reversed())
@@ -117,19 +117,19 @@ public struct BluetoothUUID: Hashable, Sendable, Codable, CustomStringConvertibl
 
     /// The 16-byte little-endian wire form.
     public var littleEndianBytes128: [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: low >> ($0 * 8)) } + (0..<8).map { UInt8(truncatingIfNeeded: high >> ($0 * 8)) }
+        ByteWriter.littleEndianBytes(of: low) + ByteWriter.littleEndianBytes(of: high)
     }
 
     /// `"180D"` for 16-bit aliases, `"0000FEED"`-style 8 digits for 32-bit ones, else the full form.
     public var description: String {
-        if let short = uint16 { return Self.padded(UInt64(short), digits: 4) }
-        if let medium = uint32 { return Self.padded(UInt64(medium), digits: 8) }
+        if let short = uint16 { return Hex.digits(short, count: 4) }
+        if let medium = uint32 { return Hex.digits(medium, count: 8) }
         return uuidString
     }
 
     /// The full 36-character upper-case form.
     public var uuidString: String {
-        let hex = Self.padded(high, digits: 16) + Self.padded(low, digits: 16)
+        let hex = Hex.digits(high, count: 16) + Hex.digits(low, count: 16)
         var result = ""
         result.reserveCapacity(36)
         for (index, character) in hex.enumerated() {
@@ -137,11 +137,6 @@ public struct BluetoothUUID: Hashable, Sendable, Codable, CustomStringConvertibl
             result.append(character)
         }
         return result
-    }
-
-    private static func padded(_ value: UInt64, digits: Int) -> String {
-        let text = String(value, radix: 16).uppercased()
-        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }

@@ -27,7 +27,8 @@ public struct ByteReader: Sendable {
     public var isAtEnd: Bool { remaining.isEmpty }
     public var remainingCount: Int { remaining.count }
 
-    private mutating func take(_ count: Int) throws(PacketDecodingError) -> ArraySlice<UInt8> {
+    @usableFromInline
+    mutating func take(_ count: Int) throws(PacketDecodingError) -> ArraySlice<UInt8> {
         guard count >= 0, remaining.count >= count else {
             throw .truncated(context: context, needed: count, available: remaining.count)
         }
@@ -109,5 +110,29 @@ extension ByteReader {
         guard offset >= 0, offset < bytes.count - 1 else { return nil }
         let index = bytes.startIndex + offset
         return UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
+    }
+}
+
+// MARK: Integers of any width
+
+extension ByteReader {
+    /// Reads a fixed-width integer of any width and signedness (`Int16`, `UInt128`, …):
+    /// `Integer.bitWidth / 8` octets, least significant first.
+    @inlinable
+    public mutating func readInteger<Integer: FixedWidthInteger>(_: Integer.Type = Integer.self) throws(PacketDecodingError) -> Integer {
+        Self.integer(littleEndian: try take(Integer.bitWidth / 8))
+    }
+
+    /// The integer whose octets, least significant first, are `bytes`: the one little-endian
+    /// decoder of the package, for callers that checked the length themselves. Octets past
+    /// the integer's width are ignored; fewer leave its high octets zero.
+    @inlinable
+    public static func integer<Integer: FixedWidthInteger>(littleEndian bytes: some Collection<UInt8>,
+                                                           as _: Integer.Type = Integer.self) -> Integer {
+        var value = Integer.zero
+        for (index, byte) in bytes.prefix(Integer.bitWidth / 8).enumerated() {
+            value |= Integer(truncatingIfNeeded: byte) << (8 * index)
+        }
+        return value
     }
 }

@@ -19,9 +19,37 @@ public struct ByteWriter: Sendable {
         bytes.append(contentsOf: other)
     }
 
+    /// Writes exactly `count` octets: `bytes` cut or zero-padded to that size.
+    public mutating func write(_ bytes: [UInt8], paddedTo count: Int) {
+        write(contentsOf: bytes.prefix(count))
+        if bytes.count < count { write(contentsOf: repeatElement(0, count: count - bytes.count)) }
+    }
+
     public mutating func writeLittleEndian(_ value: UInt64, byteCount: Int) {
         for index in 0..<byteCount {
             bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))))
         }
+    }
+}
+
+// MARK: Integers of any width
+
+extension ByteWriter {
+    /// Writes a fixed-width integer of any width and signedness: `Integer.bitWidth / 8`
+    /// octets, least significant first.
+    @inlinable
+    public mutating func writeInteger<Integer: FixedWidthInteger>(_ value: Integer) {
+        for index in 0..<(Integer.bitWidth / 8) {
+            write(UInt8(truncatingIfNeeded: value >> (8 * index)))
+        }
+    }
+
+    /// The octets of `value`, least significant first: the one little-endian encoder of the
+    /// package, for callers that need the octets alone.
+    @inlinable
+    public static func littleEndianBytes<Integer: FixedWidthInteger>(of value: Integer) -> [UInt8] {
+        var writer = ByteWriter(capacity: Integer.bitWidth / 8)
+        writer.writeInteger(value)
+        return writer.bytes
     }
 }

@@ -43,6 +43,13 @@ extension HCICommand {
     }
 }
 
+/// A command that declares its parameters once (``PacketFields``) takes its decoder and
+/// encoder from that declaration.
+extension HCICommand where Self: PacketFields {
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
+    public func encodeParameters(into writer: inout ByteWriter) { writeFields(to: &writer) }
+}
+
 /// The parameters a Command Complete event returns after its Status octet.
 public protocol HCIReturnParameters: Sendable, Equatable {
     /// Whether these return parameters start with the Connection_Handle the command acted on
@@ -70,6 +77,13 @@ extension HCIReturnParameters {
         encodeReturnParameters(into: &writer)
         return writer.bytes
     }
+}
+
+/// Return parameters that declare their fields once (``PacketFields``) take their decoder and
+/// encoder from that declaration.
+extension HCIReturnParameters where Self: PacketFields {
+    public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
+    public func encodeReturnParameters(into writer: inout ByteWriter) { writeFields(to: &writer) }
 }
 
 /// Return parameters of commands that return only a Status.

@@ -8,6 +8,13 @@ public protocol HCIEventParameters: Sendable, Equatable {
     func encodeParameters(into writer: inout ByteWriter)
 }
 
+/// Event parameters that declare their fields once (``PacketFields``) take their decoder and
+/// encoder from that declaration.
+extension HCIEventParameters where Self: PacketFields {
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
+    public func encodeParameters(into writer: inout ByteWriter) { writeFields(to: &writer) }
+}
+
 /// An HCI event from the controller (Core 6.0, Vol 4, Part E, 7.7).
 ///
 /// Events this stack does not know are kept as ``unknown(code:parameters:)``: they are logged

@@ -8,6 +8,13 @@ public protocol HCILEMetaEventParameters: Sendable, Equatable {
     func encodeParameters(into writer: inout ByteWriter)
 }
 
+/// Subevent parameters that declare their fields once (``PacketFields``) take their decoder
+/// and encoder from that declaration.
+extension HCILEMetaEventParameters where Self: PacketFields {
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
+    public func encodeParameters(into writer: inout ByteWriter) { writeFields(to: &writer) }
+}
+
 /// An LE Meta event: event code 0x3E, then a subevent code.
 ///
 /// Subevents this stack does not know are kept as ``unknown(subevent:parameters:)``.

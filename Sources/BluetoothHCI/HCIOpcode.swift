@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A 16-bit HCI command opcode: a 6-bit group (OGF) and a 10-bit command (OCF)
 /// (Core 6.0, Vol 4, Part E, 5.4.1).
 public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -22,8 +24,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let leController: UInt8 = 0x08
 
     public var description: String {
-        let hex = String(rawValue, radix: 16, uppercase: true)
-        let code = "0x" + String(repeating: "0", count: 4 - hex.count) + hex
+        let code = Hex.format(rawValue, digits: 4)
         if let name = HCIOpcode.names[self] { return "\(name) (\(code))" }
         return code
     }

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// An HCI status or error code (Core 6.0, Vol 1, Part F, 1.3): the Status of command
 /// results and the Reason of disconnections.
 public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible, Codable {
@@ -48,8 +50,7 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     }
 
     public var description: String {
-        let hex = String(rawValue, radix: 16, uppercase: true)
-        return "\(name) (0x\(rawValue < 0x10 ? "0" : "")\(hex))"
+        "\(name) (\(Hex.format(rawValue, digits: 2)))"
     }
 
     private static let table: [Int: String] = [

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// The LE features of a controller or a peer: page 0 of the FeatureSet
 /// (Core 6.0, Vol 6, Part B, 4.6), as returned by LE Read Local Supported Features and
 /// LE Read Remote Features Complete.
@@ -60,7 +62,6 @@ public struct LEFeatures: OptionSet, Sendable, Hashable, CustomStringConvertible
     public static let llExtendedFeatureSet = LEFeatures(bit: 63)
 
     public var description: String {
-        let hex = String(rawValue, radix: 16)
-        return "LEFeatures(0x" + String(repeating: "0", count: max(0, 16 - hex.count)) + hex + ")"
+        "LEFeatures(0x" + Hex.digits(rawValue, count: 16, uppercase: false) + ")"
     }
 }

@@ -2,7 +2,7 @@ import BluetoothCore
 
 /// The Supported_Commands bitmap returned by Read Local Supported Commands: 64 octets, one bit
 /// per HCI command (Core 6.0, Vol 4, Part E, 6.27).
-public struct SupportedCommands: Sendable, Hashable, CustomStringConvertible {
+public struct SupportedCommands: Sendable, Hashable, CustomStringConvertible, PacketFields {
     /// One command's position in the bitmap.
     public struct Command: Sendable, Hashable {
         public let octet: Int
@@ -35,13 +35,13 @@ public struct SupportedCommands: Sendable, Hashable, CustomStringConvertible {
         for command in commands { insert(command) }
     }
 
-    public init(reading reader: inout ByteReader) throws(PacketDecodingError) {
-        octets = try reader.readBytes(Self.octetCount)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.bytes(&octets, count: Self.octetCount)
     }
 
-    public func write(to writer: inout ByteWriter) {
-        writer.write(contentsOf: octets)
-    }
+    public init(reading reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
+
+    public func write(to writer: inout ByteWriter) { writeFields(to: &writer) }
 
     /// Whether the bit for the command at `octet`, `bit` is set; `false` outside the bitmap.
     public func contains(octet: Int, bit: Int) -> Bool {

@@ -49,7 +49,7 @@ public struct PeripheralCharacteristic: Sendable {
     /// A characteristic as its profile configures it: UUID, name, properties, permissions,
     /// initial value.
     public init(profile: CharacteristicProfile) {
-        self.init(uuid: profile.uuid, name: profile.name, properties: CharacteristicProperties(rawValue: profile.properties.rawValue),
+        self.init(uuid: profile.uuid, name: profile.name, properties: profile.properties,
                   permissions: AttributePermissions(rawValue: profile.permissions.rawValue), value: profile.initialValue ?? [])
         self.profile = profile
     }

@@ -110,7 +110,7 @@ extension LinkSimulation {
             // HCI carries key and data least significant octet first (Core 6.0, Vol 4, Part E,
             // 7.8.22); the security function e takes them as numbers.
             let encrypted = SecurityToolbox.e(key: number(leastSignificantFirst: command.key), plaintext: number(leastSignificantFirst: command.plaintext))
-            let octets = (0..<16).map { UInt8(truncatingIfNeeded: encrypted >> (8 * $0)) }
+            let octets = ByteWriter.littleEndianBytes(of: encrypted)
             complete(id, opcode, returning: LEEncryptCommand.ReturnParameters(encryptedData: octets))
         case let command as LEWriteSuggestedDefaultDataLengthCommand:
             writeSuggestedDefaultDataLength(command, opcode: opcode, from: id)
@@ -303,5 +303,5 @@ extension LinkSimulation {
 /// The number whose octets, least significant first, are `octets` (16 of them, as a decoded
 /// LE Encrypt command holds).
 private func number(leastSignificantFirst octets: [UInt8]) -> UInt128 {
-    octets.reversed().reduce(0) { $0 << 8 | UInt128($1) }
+    ByteReader.integer(littleEndian: octets)
 }

@@ -37,6 +37,23 @@ import Testing
         #expect(try reader.readInt8() == -2)
     }
 
+    @Test func integersOfAnyWidthAndSignRoundTripLeastSignificantFirst() throws {
+        var writer = ByteWriter()
+        writer.writeInteger(Int16(-2))
+        writer.writeInteger(UInt32(0x0102_0304))
+        writer.writeInteger(UInt128(0x0F) << 120 | 0xA1)
+        #expect(writer.bytes == [0xFE, 0xFF, 0x04, 0x03, 0x02, 0x01, 0xA1] + [UInt8](repeating: 0, count: 14) + [0x0F])
+        var reader = ByteReader(writer.bytes, context: "integers")
+        #expect(try reader.readInteger(Int16.self) == -2)
+        #expect(try reader.readInteger(UInt32.self) == 0x0102_0304)
+        #expect(try reader.readInteger(UInt128.self) == UInt128(0x0F) << 120 | 0xA1)
+        #expect(throws: PacketDecodingError.truncated(context: "integers", needed: 2, available: 0)) { try reader.readInteger(Int16.self) }
+        #expect(ByteWriter.littleEndianBytes(of: Int32(-1)) == [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(ByteReader.integer(littleEndian: [0x34, 0x12], as: UInt32.self) == 0x1234)
+        #expect(ByteReader.integer(littleEndian: [0x01, 0x02, 0x03], as: UInt16.self) == 0x0201)
+        #expect(ByteReader.integer(littleEndian: [0x00, 0x80], as: Int16.self) == .min)
+    }
+
     @Test func errorsNameTheirPacketAndCanBeRenamed() {
         let error = PacketDecodingError.invalidValue(context: "ATT PDU (entries)", field: "length", value: 7)
         #expect(error.context == "ATT PDU (entries)")
@@ -51,6 +68,19 @@ import Testing
         #expect(Hex.decode("01 ab") == [0x01, 0xAB])
         #expect(Hex.decode("0") == nil)
         #expect(Hex.decode("zz") == nil)
+    }
+
+    @Test func numbersPadToTheirDigitsAndParseOnlyExactly() {
+        #expect(Hex.format(0x3E) == "0x3E")
+        #expect(Hex.format(UInt16(0x12), digits: 4) == "0x0012")
+        #expect(Hex.digits(UInt16(0xAB), count: 4) == "00AB")
+        #expect(Hex.digits(UInt128(1) << 124, count: 32, uppercase: false) == "1" + String(repeating: "0", count: 31))
+        #expect(Hex.digits(UInt64(0x1F), count: 16, uppercase: false) == "000000000000001f")
+        #expect(Hex.number("000000000000001F", digits: 16) == 0x1F)
+        #expect(Hex.number("1f", digits: 16) == nil)
+        #expect(Hex.number("+000000000000001", digits: 16) == nil)
+        #expect(Hex.number("0x00000000000001", digits: 16) == nil)
+        #expect(Hex.number(String(repeating: "f", count: 33), digits: 33) == nil)
     }
 }
 

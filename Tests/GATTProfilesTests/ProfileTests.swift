@@ -11,7 +11,7 @@ private struct NumberService: ServiceConfigurable {
 private struct Number: RawDeserializable, CharacteristicConfigurable, StringDeserializable {
     static let uuid = BluetoothUUID("F000AA12-0451-4000-B000-0000000000AA")
     static let name = "Number"
-    static let properties: ProfileCharacteristicProperties = [.read, .write]
+    static let properties: CharacteristicProperties = [.read, .write]
     static let permissions: ProfileAttributePermissions = .readWrite
     static let initialValue: [UInt8]? = Int16(22).serialize()
     static let stringValues: [String] = []
@@ -29,7 +29,7 @@ private struct Number: RawDeserializable, CharacteristicConfigurable, StringDese
 private struct Label: CharacteristicConfigurable {
     static let uuid = BluetoothUUID(UInt16(0x2A25))
     static let name = "Label"
-    static let properties: ProfileCharacteristicProperties = [.read]
+    static let properties: CharacteristicProperties = [.read]
     static let permissions: ProfileAttributePermissions = .readable
     static let initialValue: [UInt8]? = Array("AAA11".utf8)
 }

@@ -153,7 +153,7 @@ extension InteropSuites.BluejayInteropTests {
                 var received: [[UInt8]] = []
                 try await waitUntil("the peripheral got them all", timeout: .seconds(10)) {
                     let ack = try? await rig.request(.received(uuid: "6E400007-B5A3-F393-E0A9-E50E24DCCA9E"))
-                    received = ack?["values"]?.arrayValue?.compactMap { $0.stringValue.flatMap(RigHex.decode) } ?? []
+                    received = ack?["values"]?.arrayValue?.compactMap { $0.stringValue.flatMap(Hex.decode) } ?? []
                     return received.count == count
                 }
                 #expect(received == values.map { Array($0) }, "in order, none lost")

@@ -27,7 +27,7 @@ extension InteropSuites {
         func bumbleAdvertisesOurHostScans(on controller: InteropController, length: Int) async throws {
             let expected = Self.data(length: length)
             try await withBumbleRig(arguments: ["--extended-controller", "--plugin", "bluejay_extadv"], controller: controller) { rig in
-                try await rig.request("extended_advertise", ["data": RigHex.encode(expected), "sid": 3])
+                try await rig.request("extended_advertise", ["data": Hex.encode(expected), "sid": 3])
                 let peer = try rig.peer
                 try await withHost(on: rig) { host in
                     #expect(await host.controllerInfo?.supportsExtendedScanning == true)

@@ -71,7 +71,7 @@ extension InteropSuites {
                     #expect(try await second.gatt.readValue(handle: level.valueHandle).count == 1)
                     let sent = try await rig.recorded(cid: 4)
                     #expect(second.gatt.discoveryRequestCount == 0)
-                    #expect(sent.allSatisfy { !Self.discoveryOpcodes.contains($0.first ?? 0) }, "\(sent.map { RigHex.encode($0) })")
+                    #expect(sent.allSatisfy { !Self.discoveryOpcodes.contains($0.first ?? 0) }, "\(sent.map { Hex.encode($0) })")
                     #expect(Self.readByTypeTypes(sent).allSatisfy { $0 != 0x2803 && $0 != 0x2802 })
                     #expect(Self.readByTypeTypes(sent).contains(0x2B2A), "the hash was read")
                     #expect(sent.contains { $0.first == 0x12 && $0.count >= 3 }, "the CCCD of Service Changed and Client Supported Features were written")
@@ -156,7 +156,7 @@ extension InteropSuites {
                     // It claims a Database Hash of its own, then the real peer's (anyone may read that).
                     for claimed in [[UInt8](repeating: 0xEE, count: 16), hash.bytes] {
                         _ = try await rig.hostile("answer", ["peripheral": 2, "opcode": 0x08, "times": 1,
-                                                             "pdus": [RigHex.encode([0x09, 18] + RawATT.le(0x0050) + claimed)]])
+                                                             "pdus": [Hex.encode([0x09, 18] + RawATT.le(0x0050) + claimed)]])
                         #expect(try await host.prepareDatabase(of: spoofed) == .unverified)
                         #expect(spoofed.gatt.knownDatabase == nil)
                     }
@@ -197,7 +197,7 @@ extension InteropSuites {
                     _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
                     let read = try await central.request("read_by_uuid", ["uuid": "2B2A"])
                     let before = await server.databaseHash
-                    #expect(read["values"]?.arrayValue?.compactMap { $0.stringValue } == [RigHex.encode(before.bytes)])
+                    #expect(read["values"]?.arrayValue?.compactMap { $0.stringValue } == [Hex.encode(before.bytes)])
                     let features = try await central.request("read_by_uuid", ["uuid": "2B29"])
                     #expect(features["values"]?.arrayValue?.compactMap { $0.stringValue } == ["00"])
                     _ = try await central.request("write", ["handle": 0x000B, "value": "01"])
@@ -211,7 +211,7 @@ extension InteropSuites {
                     #expect(try await central.request("read", ["handle": Int(value)]).int("att_error") == 0x12)
                     #expect(try await central.request("read", ["handle": Int(value)]).bytes("value") == [7])
                     let after = try await central.request("read_by_uuid", ["uuid": "2B2A"])
-                    #expect(after["values"]?.arrayValue?.compactMap { $0.stringValue } == [RigHex.encode((await server.databaseHash).bytes)])
+                    #expect(after["values"]?.arrayValue?.compactMap { $0.stringValue } == [Hex.encode((await server.databaseHash).bytes)])
                     #expect(await server.databaseHash != before)
                     _ = try await central.request("disconnect")
                 } catch {

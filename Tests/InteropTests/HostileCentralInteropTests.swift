@@ -52,7 +52,7 @@ extension InteropSuites {
                 ]
                 for (what, request, expected) in cases {
                     let answer = try await central.exchange(request)
-                    #expect(answer == expected, "\(what): \(answer.map { RigHex.encode($0) } ?? "no answer")")
+                    #expect(answer == expected, "\(what): \(answer.map { Hex.encode($0) } ?? "no answer")")
                 }
                 #expect(try await central.exchange(RawATT.readRequest(database.small)) == RawATT.readResponse([0x2A]))
                 _ = manager
@@ -67,22 +67,22 @@ extension InteropSuites {
                 // A Write Request of 603 octets at MTU 23: longer than the MTU, Invalid PDU
                 // (Core 6.0, Vol 3, Part F, 3.2.8).
                 let overMTU = try await central.exchange([0x12] + RawATT.le(small) + Array(repeating: 0x77, count: 600))
-                #expect(overMTU == RawATT.errorResponse(0x12, handle: 0, code: 0x04), "\(overMTU.map { RigHex.encode($0) } ?? "none")")
+                #expect(overMTU == RawATT.errorResponse(0x12, handle: 0, code: 0x04), "\(overMTU.map { Hex.encode($0) } ?? "none")")
                 // Within the MTU, but longer than the characteristic's 1 octet.
                 let tooLong = try await central.exchange([0x12] + RawATT.le(small) + [0x77, 0x77])
-                #expect(tooLong == RawATT.errorResponse(0x12, handle: small, code: 0x0D), "\(tooLong.map { RigHex.encode($0) } ?? "none")")
+                #expect(tooLong == RawATT.errorResponse(0x12, handle: small, code: 0x0D), "\(tooLong.map { Hex.encode($0) } ?? "none")")
                 // Prepared writes that end past the characteristic's maximum (512): refused at execution.
                 for offset in stride(from: 0, to: 600, by: 18) {
                     let part = Array(repeating: UInt8(0x33), count: min(18, 600 - offset))
                     let echo = try await central.exchange([0x16] + RawATT.le(blob) + RawATT.le(UInt16(offset)) + part)
-                    #expect(echo?.first == 0x17, "prepare at \(offset): \(echo.map { RigHex.encode($0) } ?? "none")")
+                    #expect(echo?.first == 0x17, "prepare at \(offset): \(echo.map { Hex.encode($0) } ?? "none")")
                 }
                 let executed = try await central.exchange([0x18, 0x01])
-                #expect(executed?.first == 0x01 && executed?.last == 0x0D, "\(executed.map { RigHex.encode($0) } ?? "none")")
+                #expect(executed?.first == 0x01 && executed?.last == 0x0D, "\(executed.map { Hex.encode($0) } ?? "none")")
                 // A prepared write that starts past the value's end: Invalid Offset.
                 _ = try await central.exchange([0x16] + RawATT.le(small) + RawATT.le(0x0300) + [1])
                 let pastEnd = try await central.exchange([0x18, 0x01])
-                #expect(pastEnd == RawATT.errorResponse(0x18, handle: small, code: 0x07), "\(pastEnd.map { RigHex.encode($0) } ?? "none")")
+                #expect(pastEnd == RawATT.errorResponse(0x18, handle: small, code: 0x07), "\(pastEnd.map { Hex.encode($0) } ?? "none")")
                 // Nothing was written.
                 #expect(await manager.value(of: database.blobCharacteristic) == Self.blobValue)
                 #expect(try await central.exchange(RawATT.readRequest(small)) == RawATT.readResponse([0x2A]))
@@ -132,15 +132,15 @@ extension InteropSuites {
                 ])
                 let answers = try await central.waitForRecorded(2, cid: 4)
                 #expect(answers == [RawATT.errorResponse(0x3F, handle: 0, code: 0x06), RawATT.errorResponse(0x3E, handle: 0, code: 0x06)],
-                        "\(answers.map { RigHex.encode($0) })")
+                        "\(answers.map { Hex.encode($0) })")
                 #expect(try await central.exchange(RawATT.readRequest(database.small)) == RawATT.readResponse([0x2A]), "the value was not written")
                 // Known requests of the wrong length: Invalid PDU.
                 let cut = try await central.exchange([0x0A, 0x01])
-                #expect(cut == RawATT.errorResponse(0x0A, handle: 0, code: 0x04), "\(cut.map { RigHex.encode($0) } ?? "none")")
+                #expect(cut == RawATT.errorResponse(0x0A, handle: 0, code: 0x04), "\(cut.map { Hex.encode($0) } ?? "none")")
                 let padded = try await central.exchange(RawATT.readRequest(database.small) + [0xEE, 0xEE])
-                #expect(padded == RawATT.errorResponse(0x0A, handle: 0, code: 0x04), "\(padded.map { RigHex.encode($0) } ?? "none")")
+                #expect(padded == RawATT.errorResponse(0x0A, handle: 0, code: 0x04), "\(padded.map { Hex.encode($0) } ?? "none")")
                 let empty = try await central.exchange([0x10])
-                #expect(empty == RawATT.errorResponse(0x10, handle: 0, code: 0x04), "\(empty.map { RigHex.encode($0) } ?? "none")")
+                #expect(empty == RawATT.errorResponse(0x10, handle: 0, code: 0x04), "\(empty.map { Hex.encode($0) } ?? "none")")
             }
         }
 
@@ -190,7 +190,7 @@ extension InteropSuites {
                     (2, RawATT.frame(read)),
                 ])
                 let answers = try await central.waitForRecorded(2, cid: 4)
-                #expect(answers == [RawATT.readResponse([0x2A]), RawATT.readResponse([0x2A])], "\(answers.map { RigHex.encode($0) })")
+                #expect(answers == [RawATT.readResponse([0x2A]), RawATT.readResponse([0x2A])], "\(answers.map { Hex.encode($0) })")
             }
         }
 

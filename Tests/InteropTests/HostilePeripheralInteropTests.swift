@@ -334,7 +334,7 @@ extension InteropSuites {
                     [0x15, 0x06, 0x0A, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x00],
                     reject(0x08),
                     reject(0x20),
-                ], "\(answers.map { RigHex.encode($0) })")
+                ], "\(answers.map { Hex.encode($0) })")
                 #expect(connection.parameters == parameters, "the rejected update changed nothing")
                 #expect(try await connection.gatt.read(try await connection.gatt.characteristic("180D", "2A38")) == [0x01])
             }
@@ -387,7 +387,7 @@ extension InteropSuites {
                 #expect(await received.wait(forCount: 1) == [[0x01, 0x2A, 0x00]])
                 let answers = try await rig.waitForRecorded(3, cid: 4)
                 #expect(answers == [RawATT.confirmation, RawATT.errorResponse(0x3F, handle: 0, code: 0x06), RawATT.errorResponse(0x3E, handle: 0, code: 0x06)],
-                        "\(answers.map { RigHex.encode($0) })")
+                        "\(answers.map { Hex.encode($0) })")
                 #expect(try await gatt.read(location) == [0x01])
             }
         }

@@ -93,13 +93,13 @@ extension InteropSuites {
                         // An honest start: the lies come once our peripheral answered.
                         try await central.sendRaw([request], cid: 6)
                         let response = try await central.waitForSMP { $0.first == 0x02 || $0.first == 0x05 }
-                        #expect(response.first == 0x02 && response.count == 7, "\(what): \(RigHex.encode(response))")
+                        #expect(response.first == 0x02 && response.count == 7, "\(what): \(Hex.encode(response))")
                     }
                     try await central.sendRaw(pdus, cid: 6)
                     let failed = try await central.waitForSMP { $0.first == 0x05 }
-                    #expect(failed == expected, "\(what): \(RigHex.encode(failed))")
+                    #expect(failed == expected, "\(what): \(Hex.encode(failed))")
                     let sent = try await central.recorded(cid: 6)
-                    #expect(sent.filter { $0.first == 0x05 }.count == 1, "\(what): one Pairing Failed, got \(sent.map { RigHex.encode($0) })")
+                    #expect(sent.filter { $0.first == 0x05 }.count == 1, "\(what): one Pairing Failed, got \(sent.map { Hex.encode($0) })")
                     #expect(try await central.exchange(RawATT.readRequest(small)) == RawATT.readResponse([0x2A]), "\(what): the link serves")
                 }
             }
@@ -119,7 +119,7 @@ extension InteropSuites {
                 try await central.sendRaw([sc], cid: 6, count: count)
                 let answers = try await central.waitForRecorded(count, cid: 6, timeout: .seconds(20))
                 #expect(answers.count == count, "one answer per request")
-                #expect(answers.allSatisfy { $0 == RawSMP.failed(0x09) }, "\(Set(answers.map { RigHex.encode($0) }))")
+                #expect(answers.allSatisfy { $0 == RawSMP.failed(0x09) }, "\(Set(answers.map { Hex.encode($0) }))")
                 #expect(try await central.exchange(RawATT.readRequest(small)) == RawATT.readResponse([0x2A]))
             }
         }
@@ -134,7 +134,7 @@ extension InteropSuites {
                 // second request is answered, only by a Pairing Response or that failure, and
                 // never two Pairing Responses without a failure between them.
                 let answers = try await central.waitForRecorded(count / 2, cid: 6, timeout: .seconds(20))
-                #expect(answers.allSatisfy { $0.first == 0x02 || $0 == RawSMP.failed(0x08) }, "\(Set(answers.map { RigHex.encode($0) }))")
+                #expect(answers.allSatisfy { $0.first == 0x02 || $0 == RawSMP.failed(0x08) }, "\(Set(answers.map { Hex.encode($0) }))")
                 #expect(!zip(answers, answers.dropFirst()).contains { $0.first == 0x02 && $1.first == 0x02 }, "two pairings at once")
                 #expect(try await central.exchange(RawATT.readRequest(small)) == RawATT.readResponse([0x2A]))
             }
@@ -214,12 +214,12 @@ extension InteropSuites {
                             _ = try await rig.recorded(cid: 6, clear: true)
                             try await rig.sendRaw([RawSMP.securityRequest], cid: 6)
                             let request = try await rig.waitForSMP { $0.first == 0x01 }
-                            #expect(request.count == 7, "\(what): our Pairing Request \(RigHex.encode(request))")
+                            #expect(request.count == 7, "\(what): our Pairing Request \(Hex.encode(request))")
                             // The legacy confirm case: our central sends its Mconfirm before the
                             // lie's Sconfirm (Part H, 2.3.5.5); the PDUs go out in order anyway.
                             try await rig.sendRaw(pdus, cid: 6)
                             let failed = try await rig.waitForSMP { $0.first == 0x05 }
-                            #expect(failed == expected, "\(what): \(RigHex.encode(failed))")
+                            #expect(failed == expected, "\(what): \(Hex.encode(failed))")
                             #expect(connection.isConnected, "\(what)")
                             #expect(!connection.security.isEncrypted)
                             #expect(try await connection.gatt.read(try await connection.gatt.characteristic("2A38", inService: "180D")) == [0x01],

@@ -120,7 +120,7 @@ extension InteropSuites {
             try await withBumbleRig(arguments: Self.plugin, controller: controller) { rig in
                 try await withHost(on: rig) { host in
                     let ours = await host.makeOutOfBandData()
-                    let theirs = try await rig.request("oob", ["peer_r": Self.hex(ours.random), "peer_c": Self.hex(ours.confirm)])
+                    let theirs = try await rig.request("oob", ["peer_r": Hex.digits(ours.random, count: 32, uppercase: false), "peer_c": Hex.digits(ours.confirm, count: 32, uppercase: false)])
                     let random = try #require(theirs.string("r").flatMap { UInt128($0, radix: 16) })
                     let confirm = try #require(theirs.string("c").flatMap { UInt128($0, radix: 16) })
                     let peer = try rig.peer
@@ -134,12 +134,6 @@ extension InteropSuites {
                     try await connection.disconnect()
                 }
             }
-        }
-
-        /// 32 hex digits.
-        static func hex(_ value: UInt128) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: 32 - text.count) + text
         }
 
         @Test("A bonded central re-encrypts on reconnect with the stored key, without pairing again", arguments: InteropController.allCases)

@@ -132,7 +132,7 @@ extension InteropSuites {
 
                 // Device name, short read, long read at MTU 23 (Read Blob after Read).
                 let name = try await central.request("read_by_uuid", ["uuid": "2A00"])
-                #expect(name["values"]?.arrayValue?.compactMap { $0.stringValue } == [RigHex.encode(Array("Bluejay GATT".utf8))])
+                #expect(name["values"]?.arrayValue?.compactMap { $0.stringValue } == [Hex.encode(Array("Bluejay GATT".utf8))])
                 #expect(try await central.request("read", ["handle": Int(counterCharacteristic.valueHandle)]).bytes("value") == [0, 0, 0, 0])
                 #expect(try await central.request("read", ["handle": Int(blobCharacteristic.valueHandle)]).bytes("value") == Self.blobValue)
                 let short = try await central.request("read", ["handle": Int(blobCharacteristic.valueHandle), "long": false])

@@ -153,7 +153,7 @@ extension InteropSuites {
                 // On the air: our host sent the protected value once, and only while the central was paired.
                 let recorded = try await central.request("hostile", ["mode": "recorded", "cid": 4])
                 let pushed: Set<UInt8> = [ATTOpcode.handleValueNotification.rawValue, ATTOpcode.handleValueIndication.rawValue]
-                let pushes = (recorded["pdus"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(RigHex.decode) }.filter { pdu in
+                let pushes = (recorded["pdus"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(Hex.decode) }.filter { pdu in
                     pdu.first.map(pushed.contains) == true && ByteReader.uint16(in: pdu[...], at: 1) == feed.valueHandle
                 }
                 #expect(pushes == [[ATTOpcode.handleValueNotification.rawValue, UInt8(feedHandle & 0xFF), UInt8(feedHandle >> 8), 0x10]])

@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation
 
 /// Fixed-width integers travel little-endian, as every multi-octet field of the Bluetooth
@@ -15,22 +16,11 @@ extension BluetoothFixedWidthInteger {
                 type: String(describing: Self.self), data: bluetoothData,
                 reason: "expected \(width) byte\(width == 1 ? "" : "s"), got \(bluetoothData.count)")
         }
-        var value: Self = 0
-        for (index, byte) in bluetoothData.enumerated() {
-            value |= Self(truncatingIfNeeded: byte) << (8 * index)
-        }
-        self = value
+        self = ByteReader.integer(littleEndian: bluetoothData)
     }
 
     /// The value's bytes, little-endian.
-    public func toBluetoothData() -> Data {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(MemoryLayout<Self>.size)
-        for index in 0..<MemoryLayout<Self>.size {
-            bytes.append(UInt8(truncatingIfNeeded: self >> (8 * index)))
-        }
-        return Data(bytes)
-    }
+    public func toBluetoothData() -> Data { Data(ByteWriter.littleEndianBytes(of: self)) }
 }
 
 extension Int8: BluetoothFixedWidthInteger {}

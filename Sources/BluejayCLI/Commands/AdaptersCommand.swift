@@ -158,7 +158,7 @@ struct AdaptersCommand: AsyncParsableCommand {
     static func describe(transport: String, info: ControllerInfo, identity: LocalIdentity?) -> String {
         let address = info.hasPublicAddress ? "public address \(info.address)" : "no public address"
         var lines = ["\(transport)  \(address)  identity \(identity.map { "\($0)" } ?? "unknown")"]
-        lines.append("  HCI version 0x\(String(info.version.hciVersion, radix: 16)), company 0x\(String(info.version.companyIdentifier, radix: 16)); "
+        lines.append("  HCI version \(Hex.format(info.version.hciVersion)), company \(Hex.format(info.version.companyIdentifier)); "
             + "\(info.commandFamily); LE ACL \(info.aclBufferCount) x \(info.aclDataLength) bytes"
             + (info.filterAcceptListSize.map { "; filter accept list \($0)" } ?? "") + (info.resolvingListSize.map { ", resolving list \($0)" } ?? ""))
         lines += info.adaptations.map { "  → \($0)" }

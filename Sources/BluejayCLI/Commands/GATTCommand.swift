@@ -27,7 +27,7 @@ struct GATTCommand: AsyncParsableCommand {
                         "type": .string("service"), "uuid": .string(service.uuid.description),
                         "start_handle": .int(Int(service.handleRange.lowerBound)), "end_handle": .int(Int(service.handleRange.upperBound)),
                         "name": .optional(registry.name(forService: service.uuid)),
-                    ], line: "service \(service.uuid)\(named(registry.name(forService: service.uuid)))  handles 0x\(hex4(service.handleRange.lowerBound))-0x\(hex4(service.handleRange.upperBound))")
+                    ], line: "service \(service.uuid)\(named(registry.name(forService: service.uuid)))  handles \(Hex.format(service.handleRange.lowerBound, digits: 4))-\(Hex.format(service.handleRange.upperBound, digits: 4))")
                     for included in entry.includedServices {
                         output.emit(["type": .string("included_service"), "uuid": .string(included.service.uuid.description),
                                      "service": .string(service.uuid.description)],
@@ -53,7 +53,7 @@ struct GATTCommand: AsyncParsableCommand {
                                 valueText = "  (read refused: \(error.code))"
                             }
                         }
-                        output.emit(fields, line: "  characteristic \(characteristic.uuid)\(named(registry.name(forCharacteristic: characteristic.uuid, inService: service.uuid)))  handle 0x\(hex4(characteristic.valueHandle))  [\(characteristic.properties)]\(valueText)")
+                        output.emit(fields, line: "  characteristic \(characteristic.uuid)\(named(registry.name(forCharacteristic: characteristic.uuid, inService: service.uuid)))  handle \(Hex.format(characteristic.valueHandle, digits: 4))  [\(characteristic.properties)]\(valueText)")
                         for descriptor in item.descriptors {
                             var fields: [String: JSONValue] = [
                                 "type": .string("descriptor"), "characteristic": .string(characteristic.uuid.description),
@@ -61,7 +61,7 @@ struct GATTCommand: AsyncParsableCommand {
                                 "name": .optional(GATTNames.name(forDescriptor: descriptor.uuid)),
                             ]
                             let valueText = try await readDescriptor(descriptor, on: connection, into: &fields)
-                            output.emit(fields, line: "    descriptor \(descriptor.uuid)\(named(GATTNames.name(forDescriptor: descriptor.uuid)))  handle 0x\(hex4(descriptor.handle))\(valueText)")
+                            output.emit(fields, line: "    descriptor \(descriptor.uuid)\(named(GATTNames.name(forDescriptor: descriptor.uuid)))  handle \(Hex.format(descriptor.handle, digits: 4))\(valueText)")
                         }
                     }
                 }
@@ -99,11 +99,6 @@ private func readDescriptor(_ descriptor: GATTDescriptor, on connection: Connect
 /// `" (Heart Rate)"` for a well-known UUID, else nothing.
 func named(_ name: String?) -> String {
     name.map { " (\($0))" } ?? ""
-}
-
-func hex4(_ value: UInt16) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }
 
 /// Hex, plus the text when the value is printable UTF-8.

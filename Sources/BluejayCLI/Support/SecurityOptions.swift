@@ -93,7 +93,7 @@ struct IdentityKeyFile {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            let text = String(key, radix: 16) + "\n"
+            let text = Hex.digits(key, count: 32, uppercase: false) + "\n"
             guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
                 throw CocoaError(.fileWriteUnknown)
             }

@@ -5,12 +5,14 @@ public struct ReadLocalVersionInformationCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.informational, command: 0x0001)
     public static let name = "Read Local Version Information"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var hciVersion: UInt8
-        public var hciSubversion: UInt16
-        public var lmpVersion: UInt8
-        public var companyIdentifier: UInt16
-        public var lmpSubversion: UInt16
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var hciVersion: UInt8 = 0
+        public var hciSubversion: UInt16 = 0
+        public var lmpVersion: UInt8 = 0
+        public var companyIdentifier: UInt16 = 0
+        public var lmpSubversion: UInt16 = 0
+
+        public init() {}
 
         public init(hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8, companyIdentifier: UInt16, lmpSubversion: UInt16) {
             self.hciVersion = hciVersion
@@ -20,20 +22,12 @@ public struct ReadLocalVersionInformationCommand: HCICommand {
             self.lmpSubversion = lmpSubversion
         }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            hciVersion = try reader.readUInt8()
-            hciSubversion = try reader.readUInt16()
-            lmpVersion = try reader.readUInt8()
-            companyIdentifier = try reader.readUInt16()
-            lmpSubversion = try reader.readUInt16()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(hciVersion)
-            writer.write(hciSubversion)
-            writer.write(lmpVersion)
-            writer.write(companyIdentifier)
-            writer.write(lmpSubversion)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint8(&hciVersion)
+            try coder.uint16(&hciSubversion)
+            try coder.uint8(&lmpVersion)
+            try coder.uint16(&companyIdentifier)
+            try coder.uint16(&lmpSubversion)
         }
     }
 
@@ -47,17 +41,15 @@ public struct ReadLocalSupportedCommandsCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.informational, command: 0x0002)
     public static let name = "Read Local Supported Commands"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var supportedCommands: SupportedCommands
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var supportedCommands = SupportedCommands()
+
+        public init() {}
 
         public init(supportedCommands: SupportedCommands) { self.supportedCommands = supportedCommands }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            supportedCommands = try SupportedCommands(reading: &reader)
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            supportedCommands.write(to: &writer)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.fields(&supportedCommands)
         }
     }
 
@@ -72,18 +64,16 @@ public struct ReadLocalSupportedFeaturesCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.informational, command: 0x0003)
     public static let name = "Read Local Supported Features"
 
-    public struct ReturnParameters: HCIReturnParameters {
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
         /// The LMP_Features bit mask, octet 0 in the least significant byte.
-        public var features: UInt64
+        public var features: UInt64 = 0
+
+        public init() {}
 
         public init(features: UInt64) { self.features = features }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            features = try reader.readUInt64()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(features)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint64(&features)
         }
     }
 
@@ -98,11 +88,13 @@ public struct ReadBufferSizeCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.informational, command: 0x0005)
     public static let name = "Read Buffer Size"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var aclDataPacketLength: UInt16
-        public var synchronousDataPacketLength: UInt8
-        public var totalNumACLDataPackets: UInt16
-        public var totalNumSynchronousDataPackets: UInt16
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var aclDataPacketLength: UInt16 = 0
+        public var synchronousDataPacketLength: UInt8 = 0
+        public var totalNumACLDataPackets: UInt16 = 0
+        public var totalNumSynchronousDataPackets: UInt16 = 0
+
+        public init() {}
 
         public init(aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8, totalNumACLDataPackets: UInt16, totalNumSynchronousDataPackets: UInt16) {
             self.aclDataPacketLength = aclDataPacketLength
@@ -111,18 +103,11 @@ public struct ReadBufferSizeCommand: HCICommand {
             self.totalNumSynchronousDataPackets = totalNumSynchronousDataPackets
         }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            aclDataPacketLength = try reader.readUInt16()
-            synchronousDataPacketLength = try reader.readUInt8()
-            totalNumACLDataPackets = try reader.readUInt16()
-            totalNumSynchronousDataPackets = try reader.readUInt16()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(aclDataPacketLength)
-            writer.write(synchronousDataPacketLength)
-            writer.write(totalNumACLDataPackets)
-            writer.write(totalNumSynchronousDataPackets)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint16(&aclDataPacketLength)
+            try coder.uint8(&synchronousDataPacketLength)
+            try coder.uint16(&totalNumACLDataPackets)
+            try coder.uint16(&totalNumSynchronousDataPackets)
         }
     }
 
@@ -136,17 +121,15 @@ public struct ReadBDADDRCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.informational, command: 0x0009)
     public static let name = "Read BD_ADDR"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var address: BluetoothAddress
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var address: BluetoothAddress = .zero
+
+        public init() {}
 
         public init(address: BluetoothAddress) { self.address = address }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            address = try reader.readAddress()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(address)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.address(&address)
         }
     }
 

@@ -2,20 +2,18 @@ import BluetoothCore
 
 /// LE Set Event Mask (Core 6.0, Vol 4, Part E, 7.8.1): which LE Meta subevents the controller
 /// may send.
-public struct LESetEventMaskCommand: HCICommand {
+public struct LESetEventMaskCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0001)
     public static let name = "LE Set Event Mask"
 
-    public var mask: LEEventMask
+    public var mask: LEEventMask = []
+
+    public init() {}
 
     public init(mask: LEEventMask) { self.mask = mask }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        mask = LEEventMask(rawValue: try reader.readUInt64())
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(mask.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint64(&mask, field: "LE_Event_Mask")
     }
 }
 
@@ -25,23 +23,20 @@ public struct LEReadBufferSizeCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0002)
     public static let name = "LE Read Buffer Size"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var leACLDataPacketLength: UInt16
-        public var totalNumLEACLDataPackets: UInt8
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var leACLDataPacketLength: UInt16 = 0
+        public var totalNumLEACLDataPackets: UInt8 = 0
+
+        public init() {}
 
         public init(leACLDataPacketLength: UInt16, totalNumLEACLDataPackets: UInt8) {
             self.leACLDataPacketLength = leACLDataPacketLength
             self.totalNumLEACLDataPackets = totalNumLEACLDataPackets
         }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            leACLDataPacketLength = try reader.readUInt16()
-            totalNumLEACLDataPackets = try reader.readUInt8()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(leACLDataPacketLength)
-            writer.write(totalNumLEACLDataPackets)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint16(&leACLDataPacketLength)
+            try coder.uint8(&totalNumLEACLDataPackets)
         }
     }
 
@@ -55,11 +50,13 @@ public struct LEReadBufferSizeV2Command: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0060)
     public static let name = "LE Read Buffer Size [v2]"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var leACLDataPacketLength: UInt16
-        public var totalNumLEACLDataPackets: UInt8
-        public var isoDataPacketLength: UInt16
-        public var totalNumISODataPackets: UInt8
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var leACLDataPacketLength: UInt16 = 0
+        public var totalNumLEACLDataPackets: UInt8 = 0
+        public var isoDataPacketLength: UInt16 = 0
+        public var totalNumISODataPackets: UInt8 = 0
+
+        public init() {}
 
         public init(leACLDataPacketLength: UInt16, totalNumLEACLDataPackets: UInt8, isoDataPacketLength: UInt16, totalNumISODataPackets: UInt8) {
             self.leACLDataPacketLength = leACLDataPacketLength
@@ -68,18 +65,11 @@ public struct LEReadBufferSizeV2Command: HCICommand {
             self.totalNumISODataPackets = totalNumISODataPackets
         }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            leACLDataPacketLength = try reader.readUInt16()
-            totalNumLEACLDataPackets = try reader.readUInt8()
-            isoDataPacketLength = try reader.readUInt16()
-            totalNumISODataPackets = try reader.readUInt8()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(leACLDataPacketLength)
-            writer.write(totalNumLEACLDataPackets)
-            writer.write(isoDataPacketLength)
-            writer.write(totalNumISODataPackets)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint16(&leACLDataPacketLength)
+            try coder.uint8(&totalNumLEACLDataPackets)
+            try coder.uint16(&isoDataPacketLength)
+            try coder.uint8(&totalNumISODataPackets)
         }
     }
 
@@ -94,17 +84,15 @@ public struct LEReadLocalSupportedFeaturesCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0003)
     public static let name = "LE Read Local Supported Features"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var features: LEFeatures
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var features: LEFeatures = []
+
+        public init() {}
 
         public init(features: LEFeatures) { self.features = features }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            features = LEFeatures(rawValue: try reader.readUInt64())
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(features.rawValue)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint64(&features, field: "LE_Features")
         }
     }
 
@@ -115,19 +103,17 @@ public struct LEReadLocalSupportedFeaturesCommand: HCICommand {
 
 /// LE Set Random Address (Core 6.0, Vol 4, Part E, 7.8.4): the random address used when the
 /// own address type is random.
-public struct LESetRandomAddressCommand: HCICommand {
+public struct LESetRandomAddressCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0005)
     public static let name = "LE Set Random Address"
 
-    public var address: BluetoothAddress
+    public var address: BluetoothAddress = .zero
+
+    public init() {}
 
     public init(address: BluetoothAddress) { self.address = address }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        address = try reader.readAddress()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(address)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.address(&address)
     }
 }

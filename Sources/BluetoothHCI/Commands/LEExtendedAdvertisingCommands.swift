@@ -2,72 +2,71 @@ import BluetoothCore
 
 /// LE Set Advertising Set Random Address (Core 6.0, Vol 4, Part E, 7.8.52): the random
 /// address one advertising set uses.
-public struct LESetAdvertisingSetRandomAddressCommand: HCICommand {
+public struct LESetAdvertisingSetRandomAddressCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0035)
     public static let name = "LE Set Advertising Set Random Address"
 
-    public var advertisingHandle: UInt8
-    public var randomAddress: BluetoothAddress
+    public var advertisingHandle: UInt8 = 0
+    public var randomAddress: BluetoothAddress = .zero
+
+    public init() {}
 
     public init(advertisingHandle: UInt8, randomAddress: BluetoothAddress) {
         self.advertisingHandle = advertisingHandle
         self.randomAddress = randomAddress
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        advertisingHandle = try reader.readUInt8()
-        randomAddress = try reader.readAddress()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(advertisingHandle)
-        writer.write(randomAddress)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&advertisingHandle)
+        try coder.address(&randomAddress)
     }
 }
 
 /// LE Set Extended Advertising Parameters [v1] (Core 6.0, Vol 4, Part E, 7.8.53): creates or
 /// changes an advertising set. The intervals are 3 octets each.
-public struct LESetExtendedAdvertisingParametersCommand: HCICommand {
+public struct LESetExtendedAdvertisingParametersCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0036)
     public static let name = "LE Set Extended Advertising Parameters"
 
-    public struct ReturnParameters: HCIReturnParameters {
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
         /// The TX power the controller chose, dBm.
-        public var selectedTxPower: Int8
+        public var selectedTxPower: Int8 = 0
+        public init() {}
         public init(selectedTxPower: Int8) { self.selectedTxPower = selectedTxPower }
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            selectedTxPower = try reader.readInt8()
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.int8(&selectedTxPower)
         }
-        public func encodeReturnParameters(into writer: inout ByteWriter) { writer.write(selectedTxPower) }
     }
 
     /// 0x00...0xEF.
-    public var advertisingHandle: UInt8
-    public var properties: AdvertisingEventProperties
+    public var advertisingHandle: UInt8 = 0
+    public var properties: AdvertisingEventProperties = []
     /// Units of 0.625 ms, 0x000020...0xFFFFFF (24 bits).
-    public var primaryIntervalMin: UInt32
-    public var primaryIntervalMax: UInt32
-    public var primaryChannelMap: AdvertisingChannelMap
-    public var ownAddressType: OwnAddressType
+    public var primaryIntervalMin: UInt32 = 0
+    public var primaryIntervalMax: UInt32 = 0
+    public var primaryChannelMap: AdvertisingChannelMap = []
+    public var ownAddressType: OwnAddressType = .public
     /// Public or random: the target of directed advertising.
-    public var peerAddressType: AddressType
-    public var peerAddress: BluetoothAddress
-    public var filterPolicy: AdvertisingFilterPolicy
+    public var peerAddressType: AddressType = .public
+    public var peerAddress: BluetoothAddress = .zero
+    public var filterPolicy: AdvertisingFilterPolicy = .acceptAll
     /// dBm, `nil` for no preference (0x7F).
     public var txPower: Int8?
     /// LE 1M or LE Coded.
-    public var primaryPHY: LEPhy
-    public var secondaryMaxSkip: UInt8
+    public var primaryPHY: LEPhy = .le1M
+    public var secondaryMaxSkip: UInt8 = 0
     /// LE 1M, LE 2M or LE Coded.
-    public var secondaryPHY: LEPhy
+    public var secondaryPHY: LEPhy = .le1M
     /// 0x00...0x0F.
-    public var advertisingSID: UInt8
-    public var scanRequestNotificationEnable: Bool
+    public var advertisingSID: UInt8 = 0
+    public var scanRequestNotificationEnable: Bool = false
 
     /// The most sets a controller can number (7.8.53: Advertising_Handle 0x00 to 0xEF).
     public static let maximumHandle: UInt8 = 0xEF
     /// The largest Advertising_SID (7.8.53).
     public static let maximumSID: UInt8 = 0x0F
+
+    public init() {}
 
     public init(advertisingHandle: UInt8, properties: AdvertisingEventProperties, primaryIntervalMin: UInt32 = 0x0800,
                 primaryIntervalMax: UInt32 = 0x0800, primaryChannelMap: AdvertisingChannelMap = .all,
@@ -92,46 +91,28 @@ public struct LESetExtendedAdvertisingParametersCommand: HCICommand {
         self.scanRequestNotificationEnable = scanRequestNotificationEnable
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        advertisingHandle = try reader.readUInt8()
-        properties = AdvertisingEventProperties(rawValue: try reader.readUInt16())
-        primaryIntervalMin = try reader.readUInt24()
-        primaryIntervalMax = try reader.readUInt24()
-        primaryChannelMap = AdvertisingChannelMap(rawValue: try reader.readUInt8())
-        ownAddressType = try reader.readEnum(field: "Own_Address_Type")
-        peerAddressType = try reader.readPublicOrRandomAddressType(field: "Peer_Address_Type")
-        peerAddress = try reader.readAddress()
-        filterPolicy = try reader.readEnum(field: "Advertising_Filter_Policy")
-        txPower = try reader.readOptionalPower()
-        primaryPHY = try reader.readEnum(field: "Primary_Advertising_PHY")
-        secondaryMaxSkip = try reader.readUInt8()
-        secondaryPHY = try reader.readEnum(field: "Secondary_Advertising_PHY")
-        advertisingSID = try reader.readUInt8()
-        scanRequestNotificationEnable = try reader.readBool(field: "Scan_Request_Notification_Enable")
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(advertisingHandle)
-        writer.write(properties.rawValue)
-        writer.writeUInt24(primaryIntervalMin)
-        writer.writeUInt24(primaryIntervalMax)
-        writer.write(primaryChannelMap.rawValue)
-        writer.write(ownAddressType.rawValue)
-        writer.write(peerAddressType.base.rawValue)
-        writer.write(peerAddress)
-        writer.write(filterPolicy.rawValue)
-        writer.writeOptionalPower(txPower)
-        writer.write(primaryPHY.rawValue)
-        writer.write(secondaryMaxSkip)
-        writer.write(secondaryPHY.rawValue)
-        writer.write(advertisingSID)
-        writer.write(scanRequestNotificationEnable)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&advertisingHandle)
+        try coder.uint16(&properties, field: "Advertising_Event_Properties")
+        try coder.uint24(&primaryIntervalMin)
+        try coder.uint24(&primaryIntervalMax)
+        try coder.uint8(&primaryChannelMap, field: "Primary_Advertising_Channel_Map")
+        try coder.uint8(&ownAddressType, field: "Own_Address_Type")
+        try coder.publicOrRandomAddressType(&peerAddressType, field: "Peer_Address_Type")
+        try coder.address(&peerAddress)
+        try coder.uint8(&filterPolicy, field: "Advertising_Filter_Policy")
+        try coder.optionalPower(&txPower)
+        try coder.uint8(&primaryPHY, field: "Primary_Advertising_PHY")
+        try coder.uint8(&secondaryMaxSkip)
+        try coder.uint8(&secondaryPHY, field: "Secondary_Advertising_PHY")
+        try coder.uint8(&advertisingSID)
+        try coder.bool(&scanRequestNotificationEnable, field: "Scan_Request_Notification_Enable")
     }
 }
 
 /// The parameters LE Set Extended Advertising Data and LE Set Extended Scan Response Data
 /// share (Core 6.0, Vol 4, Part E, 7.8.54-7.8.55).
-public protocol ExtendedAdvertisingDataCommand: HCICommand {
+public protocol ExtendedAdvertisingDataCommand: HCICommand, PacketFields {
     var advertisingHandle: UInt8 { get }
     var operation: AdvertisingDataOperation { get }
     var fragmentPreference: AdvertisingFragmentPreference { get }
@@ -164,20 +145,15 @@ extension ExtendedAdvertisingDataCommand {
         return commands
     }
 
-    static func read(_ reader: inout ByteReader) throws(PacketDecodingError) -> Self {
-        let handle = try reader.readUInt8()
-        let operation: AdvertisingDataOperation = try reader.readEnum(field: "Operation")
-        let preference: AdvertisingFragmentPreference = try reader.readEnum(field: "Fragment_Preference")
-        let data = try reader.readLengthPrefixedBytes(maximum: maximumFragmentLength, field: "Data_Length")
-        return Self(advertisingHandle: handle, operation: operation, fragmentPreference: preference, data: data)
-    }
+    public init() { self.init(advertisingHandle: 0, operation: .complete, fragmentPreference: .controllerMayFragment, data: []) }
 
-    func write(into writer: inout ByteWriter) {
-        writer.write(advertisingHandle)
-        writer.write(operation.rawValue)
-        writer.write(fragmentPreference.rawValue)
-        writer.write(UInt8(clamping: data.count))
-        writer.write(contentsOf: data.prefix(Self.maximumFragmentLength))
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        var handle = advertisingHandle, operation = operation, preference = fragmentPreference, data = data
+        try coder.uint8(&handle)
+        try coder.uint8(&operation, field: "Operation")
+        try coder.uint8(&preference, field: "Fragment_Preference")
+        try coder.lengthPrefixedBytes(&data, maximum: Self.maximumFragmentLength, field: "Data_Length")
+        self = Self(advertisingHandle: handle, operation: operation, fragmentPreference: preference, data: data)
     }
 }
 
@@ -199,9 +175,6 @@ public struct LESetExtendedAdvertisingDataCommand: ExtendedAdvertisingDataComman
         self.fragmentPreference = fragmentPreference
         self.data = data
     }
-
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { self = try Self.read(&reader) }
-    public func encodeParameters(into writer: inout ByteWriter) { write(into: &writer) }
 }
 
 /// LE Set Extended Scan Response Data (Core 6.0, Vol 4, Part E, 7.8.55).
@@ -222,68 +195,58 @@ public struct LESetExtendedScanResponseDataCommand: ExtendedAdvertisingDataComma
         self.fragmentPreference = fragmentPreference
         self.data = data
     }
-
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { self = try Self.read(&reader) }
-    public func encodeParameters(into writer: inout ByteWriter) { write(into: &writer) }
 }
 
 /// LE Set Extended Advertising Enable (Core 6.0, Vol 4, Part E, 7.8.56): starts or stops
 /// several sets at once. The sets' fields are laid out one set after another. Disabling with
 /// no sets disables every set.
-public struct LESetExtendedAdvertisingEnableCommand: HCICommand {
+public struct LESetExtendedAdvertisingEnableCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0039)
     public static let name = "LE Set Extended Advertising Enable"
 
     /// One set to start or stop.
-    public struct Set: Sendable, Hashable {
-        public var advertisingHandle: UInt8
+    public struct Set: Sendable, Hashable, PacketFields {
+        public var advertisingHandle: UInt8 = 0
         /// Units of 10 ms; 0 advertises until disabled.
-        public var duration: UInt16
+        public var duration: UInt16 = 0
         /// 0 sets no limit.
-        public var maxExtendedAdvertisingEvents: UInt8
+        public var maxExtendedAdvertisingEvents: UInt8 = 0
+
+        public init() {}
 
         public init(advertisingHandle: UInt8, duration: UInt16 = 0, maxExtendedAdvertisingEvents: UInt8 = 0) {
             self.advertisingHandle = advertisingHandle
             self.duration = duration
             self.maxExtendedAdvertisingEvents = maxExtendedAdvertisingEvents
         }
+
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint8(&advertisingHandle)
+            try coder.uint16(&duration)
+            try coder.uint8(&maxExtendedAdvertisingEvents)
+        }
     }
 
-    public var enable: Bool
-    public var sets: [Set]
+    public var enable = false
+    public var sets: [Set] = []
 
     /// The most sets one command can name: the parameters must fit in 255 octets (2 + 4 each).
     public static let maximumSets = 63
+
+    public init() {}
 
     public init(enable: Bool, sets: [Set]) {
         self.enable = enable
         self.sets = sets
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        enable = try reader.readBool(field: "Enable")
-        let count = try reader.readUInt8()
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.bool(&enable, field: "Enable")
+        var count = UInt8(min(sets.count, Self.maximumSets))
+        try coder.uint8(&count)
         // Core 6.0, Vol 4, Part E, 7.8.56: enabling needs at least one set.
-        guard Int(count) <= Self.maximumSets, !(enable && count == 0) else {
-            throw .invalidValue(context: reader.context, field: "Num_Sets", value: UInt64(count))
-        }
-        var sets: [Set] = []
-        for _ in 0..<count {
-            sets.append(Set(advertisingHandle: try reader.readUInt8(), duration: try reader.readUInt16(),
-                            maxExtendedAdvertisingEvents: try reader.readUInt8()))
-        }
-        self.sets = sets
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        let sets = sets.prefix(Self.maximumSets)
-        writer.write(enable)
-        writer.write(UInt8(sets.count))
-        for set in sets {
-            writer.write(set.advertisingHandle)
-            writer.write(set.duration)
-            writer.write(set.maxExtendedAdvertisingEvents)
-        }
+        try coder.check(Int(count) <= Self.maximumSets && !(enable && count == 0), field: "Num_Sets", value: count)
+        try coder.list(&sets, count: Int(count))
     }
 }
 
@@ -292,14 +255,14 @@ public struct LEReadMaximumAdvertisingDataLengthCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x003A)
     public static let name = "LE Read Maximum Advertising Data Length"
 
-    public struct ReturnParameters: HCIReturnParameters {
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
         /// 0x001F...0x0672 (31 to 1650 octets).
-        public var maximumAdvertisingDataLength: UInt16
+        public var maximumAdvertisingDataLength: UInt16 = 0
+        public init() {}
         public init(maximumAdvertisingDataLength: UInt16) { self.maximumAdvertisingDataLength = maximumAdvertisingDataLength }
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            maximumAdvertisingDataLength = try reader.readUInt16()
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint16(&maximumAdvertisingDataLength)
         }
-        public func encodeReturnParameters(into writer: inout ByteWriter) { writer.write(maximumAdvertisingDataLength) }
     }
 
     public init() {}
@@ -312,14 +275,14 @@ public struct LEReadNumberOfSupportedAdvertisingSetsCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x003B)
     public static let name = "LE Read Number of Supported Advertising Sets"
 
-    public struct ReturnParameters: HCIReturnParameters {
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
         /// 0x01...0xF0.
-        public var numSupportedAdvertisingSets: UInt8
+        public var numSupportedAdvertisingSets: UInt8 = 0
+        public init() {}
         public init(numSupportedAdvertisingSets: UInt8) { self.numSupportedAdvertisingSets = numSupportedAdvertisingSets }
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            numSupportedAdvertisingSets = try reader.readUInt8()
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint8(&numSupportedAdvertisingSets)
         }
-        public func encodeReturnParameters(into writer: inout ByteWriter) { writer.write(numSupportedAdvertisingSets) }
     }
 
     public init() {}
@@ -328,15 +291,18 @@ public struct LEReadNumberOfSupportedAdvertisingSetsCommand: HCICommand {
 }
 
 /// LE Remove Advertising Set (Core 6.0, Vol 4, Part E, 7.8.59).
-public struct LERemoveAdvertisingSetCommand: HCICommand {
+public struct LERemoveAdvertisingSetCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x003C)
     public static let name = "LE Remove Advertising Set"
 
-    public var advertisingHandle: UInt8
+    public var advertisingHandle: UInt8 = 0
+
+    public init() {}
 
     public init(advertisingHandle: UInt8) { self.advertisingHandle = advertisingHandle }
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { advertisingHandle = try reader.readUInt8() }
-    public func encodeParameters(into writer: inout ByteWriter) { writer.write(advertisingHandle) }
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&advertisingHandle)
+    }
 }
 
 /// LE Clear Advertising Sets (Core 6.0, Vol 4, Part E, 7.8.60).

@@ -6,17 +6,15 @@ public struct LEReadFilterAcceptListSizeCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x000F)
     public static let name = "LE Read Filter Accept List Size"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var filterAcceptListSize: UInt8
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var filterAcceptListSize: UInt8 = 0
+
+        public init() {}
 
         public init(filterAcceptListSize: UInt8) { self.filterAcceptListSize = filterAcceptListSize }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            filterAcceptListSize = try reader.readUInt8()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(filterAcceptListSize)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint8(&filterAcceptListSize)
         }
     }
 

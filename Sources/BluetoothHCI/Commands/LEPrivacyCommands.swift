@@ -5,17 +5,19 @@ import BluetoothCore
 // resolvable private addresses. IRKs are held least significant octet first, as on the wire.
 
 /// LE Add Device To Resolving List (Core 6.0, Vol 4, Part E, 7.8.38).
-public struct LEAddDeviceToResolvingListCommand: HCICommand {
+public struct LEAddDeviceToResolvingListCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0027)
     public static let name = "LE Add Device To Resolving List"
 
     /// Public (0x00) or random (static) identity address (0x01).
-    public var peerIdentityAddressType: AddressType
-    public var peerIdentityAddress: BluetoothAddress
+    public var peerIdentityAddressType: AddressType = .public
+    public var peerIdentityAddress: BluetoothAddress = .zero
     /// 16 octets, least significant first; all zeros: the peer uses its identity address.
-    public var peerIRK: [UInt8]
+    public var peerIRK: [UInt8] = []
     /// 16 octets, least significant first; all zeros: this device uses its identity address.
-    public var localIRK: [UInt8]
+    public var localIRK: [UInt8] = []
+
+    public init() {}
 
     public init(peerIdentityAddressType: AddressType, peerIdentityAddress: BluetoothAddress, peerIRK: [UInt8], localIRK: [UInt8]) {
         self.peerIdentityAddressType = peerIdentityAddressType
@@ -27,29 +29,24 @@ public struct LEAddDeviceToResolvingListCommand: HCICommand {
     /// The peer's identity address with its type.
     public var peerIdentity: DeviceAddress { DeviceAddress(peerIdentityAddress, type: peerIdentityAddressType) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        peerIdentityAddressType = try reader.readPublicOrRandomAddressType(field: "Peer_Identity_Address_Type")
-        peerIdentityAddress = try reader.readAddress()
-        peerIRK = try reader.readKey128()
-        localIRK = try reader.readKey128()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(peerIdentityAddressType.rawValue)
-        writer.write(peerIdentityAddress)
-        writer.writeFixed(peerIRK, count: 16)
-        writer.writeFixed(localIRK, count: 16)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.publicOrRandomAddressType(&peerIdentityAddressType, field: "Peer_Identity_Address_Type")
+        try coder.address(&peerIdentityAddress)
+        try coder.bytes(&peerIRK, count: 16)
+        try coder.bytes(&localIRK, count: 16)
     }
 }
 
 /// LE Remove Device From Resolving List (Core 6.0, Vol 4, Part E, 7.8.39).
-public struct LERemoveDeviceFromResolvingListCommand: HCICommand {
+public struct LERemoveDeviceFromResolvingListCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0028)
     public static let name = "LE Remove Device From Resolving List"
 
     /// Public (0x00) or random (static) identity address (0x01).
-    public var peerIdentityAddressType: AddressType
-    public var peerIdentityAddress: BluetoothAddress
+    public var peerIdentityAddressType: AddressType = .public
+    public var peerIdentityAddress: BluetoothAddress = .zero
+
+    public init() {}
 
     public init(peerIdentityAddressType: AddressType, peerIdentityAddress: BluetoothAddress) {
         self.peerIdentityAddressType = peerIdentityAddressType
@@ -59,14 +56,9 @@ public struct LERemoveDeviceFromResolvingListCommand: HCICommand {
     /// The peer's identity address with its type.
     public var peerIdentity: DeviceAddress { DeviceAddress(peerIdentityAddress, type: peerIdentityAddressType) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        peerIdentityAddressType = try reader.readPublicOrRandomAddressType(field: "Peer_Identity_Address_Type")
-        peerIdentityAddress = try reader.readAddress()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(peerIdentityAddressType.rawValue)
-        writer.write(peerIdentityAddress)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.publicOrRandomAddressType(&peerIdentityAddressType, field: "Peer_Identity_Address_Type")
+        try coder.address(&peerIdentityAddress)
     }
 }
 
@@ -86,17 +78,15 @@ public struct LEReadResolvingListSizeCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x002A)
     public static let name = "LE Read Resolving List Size"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var resolvingListSize: UInt8
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var resolvingListSize: UInt8 = 0
+
+        public init() {}
 
         public init(resolvingListSize: UInt8) { self.resolvingListSize = resolvingListSize }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            resolvingListSize = try reader.readUInt8()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(resolvingListSize)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint8(&resolvingListSize)
         }
     }
 
@@ -107,26 +97,24 @@ public struct LEReadResolvingListSizeCommand: HCICommand {
 
 /// LE Set Address Resolution Enable (Core 6.0, Vol 4, Part E, 7.8.44): turns resolution of
 /// resolvable private addresses with the resolving list on or off.
-public struct LESetAddressResolutionEnableCommand: HCICommand {
+public struct LESetAddressResolutionEnableCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x002D)
     public static let name = "LE Set Address Resolution Enable"
 
-    public var enable: Bool
+    public var enable = false
+
+    public init() {}
 
     public init(enable: Bool) { self.enable = enable }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        enable = try reader.readBool(field: "Address_Resolution_Enable")
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(UInt8(enable ? 1 : 0))
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.bool(&enable, field: "Address_Resolution_Enable")
     }
 }
 
 /// LE Set Resolvable Private Address Timeout (Core 6.0, Vol 4, Part E, 7.8.45): how long the
 /// controller uses a resolvable private address it made before it makes a new one.
-public struct LESetResolvablePrivateAddressTimeoutCommand: HCICommand {
+public struct LESetResolvablePrivateAddressTimeoutCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x002E)
     public static let name = "LE Set Resolvable Private Address Timeout"
 
@@ -134,16 +122,14 @@ public struct LESetResolvablePrivateAddressTimeoutCommand: HCICommand {
     public static let timeoutRange: ClosedRange<UInt16> = 0x0001...0x0E10
 
     /// In seconds.
-    public var timeout: UInt16
+    public var timeout: UInt16 = 0x0384
+
+    public init() {}
 
     public init(timeout: UInt16) { self.timeout = timeout }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        timeout = try reader.readUInt16()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(timeout)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&timeout)
     }
 }
 
@@ -158,14 +144,16 @@ public enum PrivacyMode: UInt8, Sendable, Hashable, CaseIterable {
 
 /// LE Set Privacy Mode (Core 6.0, Vol 4, Part E, 7.8.77): network or device privacy for a peer
 /// in the resolving list.
-public struct LESetPrivacyModeCommand: HCICommand {
+public struct LESetPrivacyModeCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x004E)
     public static let name = "LE Set Privacy Mode"
 
     /// Public (0x00) or random (static) identity address (0x01).
-    public var peerIdentityAddressType: AddressType
-    public var peerIdentityAddress: BluetoothAddress
-    public var privacyMode: PrivacyMode
+    public var peerIdentityAddressType: AddressType = .public
+    public var peerIdentityAddress: BluetoothAddress = .zero
+    public var privacyMode: PrivacyMode = .network
+
+    public init() {}
 
     public init(peerIdentityAddressType: AddressType, peerIdentityAddress: BluetoothAddress, privacyMode: PrivacyMode) {
         self.peerIdentityAddressType = peerIdentityAddressType
@@ -176,15 +164,9 @@ public struct LESetPrivacyModeCommand: HCICommand {
     /// The peer's identity address with its type.
     public var peerIdentity: DeviceAddress { DeviceAddress(peerIdentityAddress, type: peerIdentityAddressType) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        peerIdentityAddressType = try reader.readPublicOrRandomAddressType(field: "Peer_Identity_Address_Type")
-        peerIdentityAddress = try reader.readAddress()
-        privacyMode = try reader.readEnum(field: "Privacy_Mode")
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(peerIdentityAddressType.rawValue)
-        writer.write(peerIdentityAddress)
-        writer.write(privacyMode.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.publicOrRandomAddressType(&peerIdentityAddressType, field: "Peer_Identity_Address_Type")
+        try coder.address(&peerIdentityAddress)
+        try coder.uint8(&privacyMode, field: "Privacy_Mode")
     }
 }

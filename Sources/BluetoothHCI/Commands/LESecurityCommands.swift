@@ -10,18 +10,20 @@ import BluetoothCore
 /// LE Enable Encryption (Core 6.0, Vol 4, Part E, 7.8.24; "LE Start Encryption" before 5.2):
 /// the central starts or refreshes encryption with a long term key. Answered by Command
 /// Status; Encryption Change or Encryption Key Refresh Complete follows.
-public struct LEEnableEncryptionCommand: HCICommand {
+public struct LEEnableEncryptionCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0019)
     public static let name = "LE Enable Encryption"
     public static let acknowledgement = HCICommandAcknowledgement.commandStatus
 
-    public var connectionHandle: UInt16
+    public var connectionHandle: UInt16 = 0
     /// Rand of legacy pairing; 0 for LE Secure Connections keys.
-    public var randomNumber: UInt64
+    public var randomNumber: UInt64 = 0
     /// EDIV of legacy pairing; 0 for LE Secure Connections keys.
-    public var encryptedDiversifier: UInt16
+    public var encryptedDiversifier: UInt16 = 0
     /// 16 octets, least significant first.
-    public var longTermKey: [UInt8]
+    public var longTermKey: [UInt8] = []
+
+    public init() {}
 
     public init(connectionHandle: UInt16, randomNumber: UInt64 = 0, encryptedDiversifier: UInt16 = 0, longTermKey: [UInt8]) {
         self.connectionHandle = connectionHandle
@@ -30,65 +32,53 @@ public struct LEEnableEncryptionCommand: HCICommand {
         self.longTermKey = longTermKey
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        connectionHandle = try reader.readConnectionHandle()
-        randomNumber = try reader.readUInt64()
-        encryptedDiversifier = try reader.readUInt16()
-        longTermKey = try reader.readKey128()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(randomNumber)
-        writer.write(encryptedDiversifier)
-        writer.writeFixed(longTermKey, count: 16)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint64(&randomNumber)
+        try coder.uint16(&encryptedDiversifier)
+        try coder.bytes(&longTermKey, count: 16)
     }
 }
 
 /// LE Long Term Key Request Reply (Core 6.0, Vol 4, Part E, 7.8.25): the peripheral answers
 /// an LE Long Term Key Request with the key.
-public struct LELongTermKeyRequestReplyCommand: HCICommand {
+public struct LELongTermKeyRequestReplyCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x001A)
     public static let name = "LE Long Term Key Request Reply"
     public typealias ReturnParameters = HCIConnectionHandleReturnParameters
 
-    public var connectionHandle: UInt16
+    public var connectionHandle: UInt16 = 0
     /// 16 octets, least significant first.
-    public var longTermKey: [UInt8]
+    public var longTermKey: [UInt8] = []
+
+    public init() {}
 
     public init(connectionHandle: UInt16, longTermKey: [UInt8]) {
         self.connectionHandle = connectionHandle
         self.longTermKey = longTermKey
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        connectionHandle = try reader.readConnectionHandle()
-        longTermKey = try reader.readKey128()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.writeConnectionHandle(connectionHandle)
-        writer.writeFixed(longTermKey, count: 16)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.connectionHandle(&connectionHandle)
+        try coder.bytes(&longTermKey, count: 16)
     }
 }
 
 /// LE Long Term Key Request Negative Reply (Core 6.0, Vol 4, Part E, 7.8.26): the peripheral
 /// has no key for the request.
-public struct LELongTermKeyRequestNegativeReplyCommand: HCICommand {
+public struct LELongTermKeyRequestNegativeReplyCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x001B)
     public static let name = "LE Long Term Key Request Negative Reply"
     public typealias ReturnParameters = HCIConnectionHandleReturnParameters
 
-    public var connectionHandle: UInt16
+    public var connectionHandle: UInt16 = 0
+
+    public init() {}
 
     public init(connectionHandle: UInt16) { self.connectionHandle = connectionHandle }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        connectionHandle = try reader.readConnectionHandle()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.writeConnectionHandle(connectionHandle)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.connectionHandle(&connectionHandle)
     }
 }
 
@@ -97,17 +87,15 @@ public struct LERandCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0018)
     public static let name = "LE Rand"
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var randomNumber: UInt64
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var randomNumber: UInt64 = 0
+
+        public init() {}
 
         public init(randomNumber: UInt64) { self.randomNumber = randomNumber }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            randomNumber = try reader.readUInt64()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(randomNumber)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint64(&randomNumber)
         }
     }
 
@@ -119,42 +107,37 @@ public struct LERandCommand: HCICommand {
 /// LE Encrypt (Core 6.0, Vol 4, Part E, 7.8.22): AES-128 of one block in the controller.
 /// `key`, `plaintext` and the returned `encryptedData` are 16 octets each, least significant
 /// octet first (HCI order); reverse them for FIPS-197 order.
-public struct LEEncryptCommand: HCICommand {
+public struct LEEncryptCommand: HCICommand, PacketFields {
     public static let opcode = HCIOpcode(group: HCIOpcode.leController, command: 0x0017)
     public static let name = "LE Encrypt"
 
-    public struct ReturnParameters: HCIReturnParameters {
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
         /// 16 octets, least significant first.
-        public var encryptedData: [UInt8]
+        public var encryptedData: [UInt8] = []
+
+        public init() {}
 
         public init(encryptedData: [UInt8]) { self.encryptedData = encryptedData }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            encryptedData = try reader.readKey128()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.writeFixed(encryptedData, count: 16)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.bytes(&encryptedData, count: 16)
         }
     }
 
     /// 16 octets, least significant first.
-    public var key: [UInt8]
+    public var key: [UInt8] = []
     /// 16 octets, least significant first.
-    public var plaintext: [UInt8]
+    public var plaintext: [UInt8] = []
+
+    public init() {}
 
     public init(key: [UInt8], plaintext: [UInt8]) {
         self.key = key
         self.plaintext = plaintext
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        key = try reader.readKey128()
-        plaintext = try reader.readKey128()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.writeFixed(key, count: 16)
-        writer.writeFixed(plaintext, count: 16)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.bytes(&key, count: 16)
+        try coder.bytes(&plaintext, count: 16)
     }
 }

@@ -16,17 +16,19 @@ public struct ZephyrReadVersionInformationCommand: HCICommand {
     public static let opcode = HCIOpcode(group: HCIOpcode.vendorSpecific, command: 0x0001)
     public static let name = "Zephyr Read Version Information"
 
-    public struct ReturnParameters: HCIReturnParameters {
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
         /// 0x0001 Intel, 0x0002 Nordic, 0x0003 NXP, 0x0004 Espressif.
-        public var hardwarePlatform: UInt16
+        public var hardwarePlatform: UInt16 = 0
         /// Per platform; for Nordic 0x0001 nRF51x, 0x0002 nRF52x, 0x0003 nRF53x.
-        public var hardwareVariant: UInt16
+        public var hardwareVariant: UInt16 = 0
         /// 0x0001 a standard Bluetooth controller, 0x0002 a vendor-specific one, 0x0003 a
         /// firmware loader, 0x0004 a rescue image.
-        public var firmwareVariant: UInt8
-        public var firmwareVersion: UInt8
-        public var firmwareRevision: UInt16
-        public var firmwareBuild: UInt32
+        public var firmwareVariant: UInt8 = 0
+        public var firmwareVersion: UInt8 = 0
+        public var firmwareRevision: UInt16 = 0
+        public var firmwareBuild: UInt32 = 0
+
+        public init() {}
 
         public init(hardwarePlatform: UInt16, hardwareVariant: UInt16, firmwareVariant: UInt8, firmwareVersion: UInt8,
                     firmwareRevision: UInt16, firmwareBuild: UInt32) {
@@ -38,22 +40,13 @@ public struct ZephyrReadVersionInformationCommand: HCICommand {
             self.firmwareBuild = firmwareBuild
         }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            hardwarePlatform = try reader.readUInt16()
-            hardwareVariant = try reader.readUInt16()
-            firmwareVariant = try reader.readUInt8()
-            firmwareVersion = try reader.readUInt8()
-            firmwareRevision = try reader.readUInt16()
-            firmwareBuild = try reader.readUInt32()
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(hardwarePlatform)
-            writer.write(hardwareVariant)
-            writer.write(firmwareVariant)
-            writer.write(firmwareVersion)
-            writer.write(firmwareRevision)
-            writer.write(firmwareBuild)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint16(&hardwarePlatform)
+            try coder.uint16(&hardwareVariant)
+            try coder.uint8(&firmwareVariant)
+            try coder.uint8(&firmwareVersion)
+            try coder.uint16(&firmwareRevision)
+            try coder.uint32(&firmwareBuild)
         }
     }
 
@@ -71,9 +64,11 @@ public struct ZephyrReadSupportedCommandsCommand: HCICommand {
     /// The bit of Read Static Addresses (`BT_VS_CMD_BIT_READ_STATIC_ADDRS`).
     public static let readStaticAddressesBit = 8
 
-    public struct ReturnParameters: HCIReturnParameters {
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
         /// The 64 octets, octet 0 first.
-        public var octets: [UInt8]
+        public var octets: [UInt8] = []
+
+        public init() {}
 
         public init(octets: [UInt8]) {
             var padded = Array(octets.prefix(64))
@@ -88,12 +83,8 @@ public struct ZephyrReadSupportedCommandsCommand: HCICommand {
             self.octets = octets
         }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
-            octets = try reader.readBytes(64)
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(contentsOf: octets)
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.bytes(&octets, count: 64)
         }
 
         public func contains(bit: Int) -> Bool {
@@ -117,40 +108,36 @@ public struct ZephyrReadStaticAddressesCommand: HCICommand {
     public static let name = "Zephyr Read Static Addresses"
 
     /// One address and its 16-octet identity root (IR, as the controller stores it).
-    public struct StaticAddress: Sendable, Equatable {
-        public var address: BluetoothAddress
-        public var identityRoot: [UInt8]
+    public struct StaticAddress: Sendable, Equatable, PacketFields {
+        public var address = BluetoothAddress.zero
+        /// 16 octets (cut or zero-padded to 16 when encoded).
+        public var identityRoot: [UInt8] = []
+
+        public init() {}
 
         public init(address: BluetoothAddress, identityRoot: [UInt8]) {
             self.address = address
             self.identityRoot = identityRoot
         }
+
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.address(&address)
+            try coder.bytes(&identityRoot, count: 16)
+        }
     }
 
-    public struct ReturnParameters: HCIReturnParameters {
-        public var addresses: [StaticAddress]
+    public struct ReturnParameters: HCIReturnParameters, PacketFields {
+        public var addresses: [StaticAddress] = []
+
+        public init() {}
 
         public init(addresses: [StaticAddress]) { self.addresses = addresses }
 
-        public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) {
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
             // Num_Addresses, then that many address and IR pairs (22 octets each).
-            let count = try reader.readUInt8()
-            var addresses: [StaticAddress] = []
-            for _ in 0..<count {
-                let address = try BluetoothAddress(reading: &reader)
-                addresses.append(StaticAddress(address: address, identityRoot: try reader.readBytes(16)))
-            }
-            self.addresses = addresses
-        }
-
-        public func encodeReturnParameters(into writer: inout ByteWriter) {
-            writer.write(UInt8(clamping: addresses.count))
-            for entry in addresses.prefix(255) {
-                entry.address.write(to: &writer)
-                var root = Array(entry.identityRoot.prefix(16))
-                root.append(contentsOf: [UInt8](repeating: 0, count: 16 - root.count))
-                writer.write(contentsOf: root)
-            }
+            var count = UInt8(clamping: addresses.count)
+            try coder.uint8(&count)
+            try coder.list(&addresses, count: Int(count))
         }
     }
 

@@ -2,14 +2,16 @@ import BluetoothCore
 
 /// Command Complete (Core 6.0, Vol 4, Part E, 7.7.14): the result of a command, and how many
 /// more commands the controller accepts now.
-public struct CommandCompleteEvent: HCIEventParameters, CustomStringConvertible {
+public struct CommandCompleteEvent: HCIEventParameters, CustomStringConvertible, PacketFields {
     public static let eventCode: UInt8 = 0x0E
     public static let name = "Command Complete"
 
-    public var numberOfHCICommandPackets: UInt8
-    public var opcode: HCIOpcode
+    public var numberOfHCICommandPackets: UInt8 = 0
+    public var opcode: HCIOpcode = HCIOpcode(rawValue: 0)
     /// The return parameters, starting with the Status octet (empty for the no-op opcode).
-    public var returnParameters: [UInt8]
+    public var returnParameters: [UInt8] = []
+
+    public init() {}
 
     public init(numberOfHCICommandPackets: UInt8, opcode: HCIOpcode, returnParameters: [UInt8]) {
         self.numberOfHCICommandPackets = numberOfHCICommandPackets
@@ -17,16 +19,10 @@ public struct CommandCompleteEvent: HCIEventParameters, CustomStringConvertible 
         self.returnParameters = returnParameters
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        numberOfHCICommandPackets = try reader.readUInt8()
-        opcode = HCIOpcode(rawValue: try reader.readUInt16())
-        returnParameters = reader.readRemaining()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(numberOfHCICommandPackets)
-        writer.write(opcode.rawValue)
-        writer.write(contentsOf: returnParameters)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&numberOfHCICommandPackets)
+        try coder.uint16(&opcode, field: "Command_Opcode")
+        try coder.rest(&returnParameters)
     }
 
     /// The Status octet; a missing one reads as Unspecified Error.

@@ -2,13 +2,15 @@ import BluetoothCore
 
 /// Encryption Change [v1] (Core 6.0, Vol 4, Part E, 7.7.8): encryption of a connection was
 /// started, stopped, or failed to start.
-public struct EncryptionChangeEvent: HCIEventParameters, CustomStringConvertible {
+public struct EncryptionChangeEvent: HCIEventParameters, CustomStringConvertible, PacketFields {
     public static let eventCode: UInt8 = 0x08
     public static let name = "Encryption Change"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var encryptionEnabled: EncryptionEnabled
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+    public var encryptionEnabled: EncryptionEnabled = .off
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, encryptionEnabled: EncryptionEnabled) {
         self.status = status
@@ -16,17 +18,11 @@ public struct EncryptionChangeEvent: HCIEventParameters, CustomStringConvertible
         self.encryptionEnabled = encryptionEnabled
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        encryptionEnabled = try reader.readEnum(field: "Encryption_Enabled")
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(encryptionEnabled.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&encryptionEnabled, field: "Encryption_Enabled")
+        try coder.end()
     }
 
     public var description: String {
@@ -36,15 +32,17 @@ public struct EncryptionChangeEvent: HCIEventParameters, CustomStringConvertible
 
 /// Encryption Change [v2] (Core 6.0, Vol 4, Part E, 7.7.8): as v1, with the key size. Sent
 /// instead of v1 when enabled in the page 2 event mask.
-public struct EncryptionChangeV2Event: HCIEventParameters, CustomStringConvertible {
+public struct EncryptionChangeV2Event: HCIEventParameters, CustomStringConvertible, PacketFields {
     public static let eventCode: UInt8 = 0x59
     public static let name = "Encryption Change [v2]"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var encryptionEnabled: EncryptionEnabled
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+    public var encryptionEnabled: EncryptionEnabled = .off
     /// In octets, 7...16.
-    public var encryptionKeySize: UInt8
+    public var encryptionKeySize: UInt8 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, encryptionEnabled: EncryptionEnabled, encryptionKeySize: UInt8) {
         self.status = status
@@ -53,19 +51,12 @@ public struct EncryptionChangeV2Event: HCIEventParameters, CustomStringConvertib
         self.encryptionKeySize = encryptionKeySize
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        encryptionEnabled = try reader.readEnum(field: "Encryption_Enabled")
-        encryptionKeySize = try reader.readUInt8()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(encryptionEnabled.rawValue)
-        writer.write(encryptionKeySize)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&encryptionEnabled, field: "Encryption_Enabled")
+        try coder.uint8(&encryptionKeySize)
+        try coder.end()
     }
 
     public var description: String {
@@ -75,27 +66,24 @@ public struct EncryptionChangeV2Event: HCIEventParameters, CustomStringConvertib
 
 /// Encryption Key Refresh Complete (Core 6.0, Vol 4, Part E, 7.7.39): an already encrypted
 /// connection switched to a new key.
-public struct EncryptionKeyRefreshCompleteEvent: HCIEventParameters, CustomStringConvertible {
+public struct EncryptionKeyRefreshCompleteEvent: HCIEventParameters, CustomStringConvertible, PacketFields {
     public static let eventCode: UInt8 = 0x30
     public static let name = "Encryption Key Refresh Complete"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16) {
         self.status = status
         self.connectionHandle = connectionHandle
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.end()
     }
 
     public var description: String { "Encryption Key Refresh Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status)" }

@@ -2,22 +2,24 @@ import BluetoothCore
 
 /// LE Connection Complete (Core 6.0, Vol 4, Part E, 7.7.65.1): a connection was created, or
 /// creating one failed or was cancelled (then the other fields carry no meaning).
-public struct LEConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x01
     public static let name = "LE Connection Complete"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var role: ConnectionRole
-    public var peerAddressType: AddressType
-    public var peerAddress: BluetoothAddress
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+    public var role: ConnectionRole = .central
+    public var peerAddressType: AddressType = .public
+    public var peerAddress: BluetoothAddress = .zero
     /// In units of 1.25 ms.
-    public var connectionInterval: UInt16
+    public var connectionInterval: UInt16 = 0
     /// In connection events.
-    public var peripheralLatency: UInt16
+    public var peripheralLatency: UInt16 = 0
     /// In units of 10 ms.
-    public var supervisionTimeout: UInt16
-    public var centralClockAccuracy: ClockAccuracy
+    public var supervisionTimeout: UInt16 = 0
+    public var centralClockAccuracy: ClockAccuracy = .ppm500
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, role: ConnectionRole, peerAddressType: AddressType,
                 peerAddress: BluetoothAddress, connectionInterval: UInt16, peripheralLatency: UInt16, supervisionTimeout: UInt16,
@@ -36,29 +38,17 @@ public struct LEConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringC
     /// The peer as an address with its type.
     public var peer: DeviceAddress { DeviceAddress(peerAddress, type: peerAddressType) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        role = try reader.readEnum(field: "Role")
-        peerAddressType = try reader.readEnum(field: "Peer_Address_Type")
-        peerAddress = try reader.readAddress()
-        connectionInterval = try reader.readUInt16()
-        peripheralLatency = try reader.readUInt16()
-        supervisionTimeout = try reader.readUInt16()
-        centralClockAccuracy = try reader.readEnum(field: "Central_Clock_Accuracy")
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(role.rawValue)
-        writer.write(peerAddressType.rawValue)
-        writer.write(peerAddress)
-        writer.write(connectionInterval)
-        writer.write(peripheralLatency)
-        writer.write(supervisionTimeout)
-        writer.write(centralClockAccuracy.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&role, field: "Role")
+        try coder.uint8(&peerAddressType, field: "Peer_Address_Type")
+        try coder.address(&peerAddress)
+        try coder.uint16(&connectionInterval)
+        try coder.uint16(&peripheralLatency)
+        try coder.uint16(&supervisionTimeout)
+        try coder.uint8(&centralClockAccuracy, field: "Central_Clock_Accuracy")
+        try coder.end()
     }
 
     public var description: String {
@@ -68,26 +58,28 @@ public struct LEConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringC
 
 /// LE Enhanced Connection Complete [v1] (Core 6.0, Vol 4, Part E, 7.7.65.10): as LE
 /// Connection Complete, with the resolvable private addresses used when LL privacy is on.
-public struct LEEnhancedConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEEnhancedConnectionCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x0A
     public static let name = "LE Enhanced Connection Complete"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var role: ConnectionRole
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+    public var role: ConnectionRole = .central
     /// Public, random, or an identity type when the controller resolved the peer's address.
-    public var peerAddressType: AddressType
-    public var peerAddress: BluetoothAddress
+    public var peerAddressType: AddressType = .public
+    public var peerAddress: BluetoothAddress = .zero
     /// The local RPA used for the connection; zero if none.
-    public var localResolvablePrivateAddress: BluetoothAddress
+    public var localResolvablePrivateAddress: BluetoothAddress = .zero
     /// The peer's RPA used for the connection; zero if none.
-    public var peerResolvablePrivateAddress: BluetoothAddress
+    public var peerResolvablePrivateAddress: BluetoothAddress = .zero
     /// In units of 1.25 ms.
-    public var connectionInterval: UInt16
-    public var peripheralLatency: UInt16
+    public var connectionInterval: UInt16 = 0
+    public var peripheralLatency: UInt16 = 0
     /// In units of 10 ms.
-    public var supervisionTimeout: UInt16
-    public var centralClockAccuracy: ClockAccuracy
+    public var supervisionTimeout: UInt16 = 0
+    public var centralClockAccuracy: ClockAccuracy = .ppm500
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, role: ConnectionRole, peerAddressType: AddressType,
                 peerAddress: BluetoothAddress, localResolvablePrivateAddress: BluetoothAddress = .zero,
@@ -109,33 +101,19 @@ public struct LEEnhancedConnectionCompleteEvent: HCILEMetaEventParameters, Custo
     /// The peer as an address with its type (its identity address when resolved).
     public var peer: DeviceAddress { DeviceAddress(peerAddress, type: peerAddressType) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        role = try reader.readEnum(field: "Role")
-        peerAddressType = try reader.readEnum(field: "Peer_Address_Type")
-        peerAddress = try reader.readAddress()
-        localResolvablePrivateAddress = try reader.readAddress()
-        peerResolvablePrivateAddress = try reader.readAddress()
-        connectionInterval = try reader.readUInt16()
-        peripheralLatency = try reader.readUInt16()
-        supervisionTimeout = try reader.readUInt16()
-        centralClockAccuracy = try reader.readEnum(field: "Central_Clock_Accuracy")
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(role.rawValue)
-        writer.write(peerAddressType.rawValue)
-        writer.write(peerAddress)
-        writer.write(localResolvablePrivateAddress)
-        writer.write(peerResolvablePrivateAddress)
-        writer.write(connectionInterval)
-        writer.write(peripheralLatency)
-        writer.write(supervisionTimeout)
-        writer.write(centralClockAccuracy.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&role, field: "Role")
+        try coder.uint8(&peerAddressType, field: "Peer_Address_Type")
+        try coder.address(&peerAddress)
+        try coder.address(&localResolvablePrivateAddress)
+        try coder.address(&peerResolvablePrivateAddress)
+        try coder.uint16(&connectionInterval)
+        try coder.uint16(&peripheralLatency)
+        try coder.uint16(&supervisionTimeout)
+        try coder.uint8(&centralClockAccuracy, field: "Central_Clock_Accuracy")
+        try coder.end()
     }
 
     public var description: String {
@@ -145,7 +123,7 @@ public struct LEEnhancedConnectionCompleteEvent: HCILEMetaEventParameters, Custo
 
 /// LE Enhanced Connection Complete [v2] (Core 6.0, Vol 4, Part E, 7.7.65.10): as v1, with the
 /// advertising set and periodic sync the connection came from.
-public struct LEEnhancedConnectionCompleteV2Event: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEEnhancedConnectionCompleteV2Event: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x29
     public static let name = "LE Enhanced Connection Complete [v2]"
 
@@ -154,23 +132,25 @@ public struct LEEnhancedConnectionCompleteV2Event: HCILEMetaEventParameters, Cus
     /// "No periodic advertising train" value of ``syncHandle``.
     public static let noSyncHandle: UInt16 = 0xFFFF
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var role: ConnectionRole
-    public var peerAddressType: AddressType
-    public var peerAddress: BluetoothAddress
-    public var localResolvablePrivateAddress: BluetoothAddress
-    public var peerResolvablePrivateAddress: BluetoothAddress
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+    public var role: ConnectionRole = .central
+    public var peerAddressType: AddressType = .public
+    public var peerAddress: BluetoothAddress = .zero
+    public var localResolvablePrivateAddress: BluetoothAddress = .zero
+    public var peerResolvablePrivateAddress: BluetoothAddress = .zero
     /// In units of 1.25 ms.
-    public var connectionInterval: UInt16
-    public var peripheralLatency: UInt16
+    public var connectionInterval: UInt16 = 0
+    public var peripheralLatency: UInt16 = 0
     /// In units of 10 ms.
-    public var supervisionTimeout: UInt16
-    public var centralClockAccuracy: ClockAccuracy
+    public var supervisionTimeout: UInt16 = 0
+    public var centralClockAccuracy: ClockAccuracy = .ppm500
     /// The advertising set a peripheral connection came through, else 0xFF.
-    public var advertisingHandle: UInt8
+    public var advertisingHandle: UInt8 = 0
     /// The periodic advertising train (PAwR) the connection came from, else 0xFFFF.
-    public var syncHandle: UInt16
+    public var syncHandle: UInt16 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, role: ConnectionRole, peerAddressType: AddressType,
                 peerAddress: BluetoothAddress, localResolvablePrivateAddress: BluetoothAddress = .zero,
@@ -195,37 +175,21 @@ public struct LEEnhancedConnectionCompleteV2Event: HCILEMetaEventParameters, Cus
     /// The peer as an address with its type (its identity address when resolved).
     public var peer: DeviceAddress { DeviceAddress(peerAddress, type: peerAddressType) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        role = try reader.readEnum(field: "Role")
-        peerAddressType = try reader.readEnum(field: "Peer_Address_Type")
-        peerAddress = try reader.readAddress()
-        localResolvablePrivateAddress = try reader.readAddress()
-        peerResolvablePrivateAddress = try reader.readAddress()
-        connectionInterval = try reader.readUInt16()
-        peripheralLatency = try reader.readUInt16()
-        supervisionTimeout = try reader.readUInt16()
-        centralClockAccuracy = try reader.readEnum(field: "Central_Clock_Accuracy")
-        advertisingHandle = try reader.readUInt8()
-        syncHandle = try reader.readUInt16()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(role.rawValue)
-        writer.write(peerAddressType.rawValue)
-        writer.write(peerAddress)
-        writer.write(localResolvablePrivateAddress)
-        writer.write(peerResolvablePrivateAddress)
-        writer.write(connectionInterval)
-        writer.write(peripheralLatency)
-        writer.write(supervisionTimeout)
-        writer.write(centralClockAccuracy.rawValue)
-        writer.write(advertisingHandle)
-        writer.write(syncHandle)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&role, field: "Role")
+        try coder.uint8(&peerAddressType, field: "Peer_Address_Type")
+        try coder.address(&peerAddress)
+        try coder.address(&localResolvablePrivateAddress)
+        try coder.address(&peerResolvablePrivateAddress)
+        try coder.uint16(&connectionInterval)
+        try coder.uint16(&peripheralLatency)
+        try coder.uint16(&supervisionTimeout)
+        try coder.uint8(&centralClockAccuracy, field: "Central_Clock_Accuracy")
+        try coder.uint8(&advertisingHandle)
+        try coder.uint16(&syncHandle)
+        try coder.end()
     }
 
     public var description: String {

@@ -2,17 +2,19 @@ import BluetoothCore
 
 /// LE Connection Update Complete (Core 6.0, Vol 4, Part E, 7.7.65.3): the connection
 /// parameters changed (or a requested change failed).
-public struct LEConnectionUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEConnectionUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x03
     public static let name = "LE Connection Update Complete"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
     /// In units of 1.25 ms.
-    public var connectionInterval: UInt16
-    public var peripheralLatency: UInt16
+    public var connectionInterval: UInt16 = 0
+    public var peripheralLatency: UInt16 = 0
     /// In units of 10 ms.
-    public var supervisionTimeout: UInt16
+    public var supervisionTimeout: UInt16 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, connectionInterval: UInt16, peripheralLatency: UInt16, supervisionTimeout: UInt16) {
         self.status = status
@@ -22,21 +24,13 @@ public struct LEConnectionUpdateCompleteEvent: HCILEMetaEventParameters, CustomS
         self.supervisionTimeout = supervisionTimeout
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        connectionInterval = try reader.readUInt16()
-        peripheralLatency = try reader.readUInt16()
-        supervisionTimeout = try reader.readUInt16()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(connectionInterval)
-        writer.write(peripheralLatency)
-        writer.write(supervisionTimeout)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint16(&connectionInterval)
+        try coder.uint16(&peripheralLatency)
+        try coder.uint16(&supervisionTimeout)
+        try coder.end()
     }
 
     public var description: String {
@@ -46,13 +40,15 @@ public struct LEConnectionUpdateCompleteEvent: HCILEMetaEventParameters, CustomS
 
 /// LE Read Remote Features Complete (Core 6.0, Vol 4, Part E, 7.7.65.4): page 0 of the peer's
 /// LE features.
-public struct LEReadRemoteFeaturesCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEReadRemoteFeaturesCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x04
     public static let name = "LE Read Remote Features Complete"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var features: LEFeatures
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+    public var features: LEFeatures = []
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, features: LEFeatures) {
         self.status = status
@@ -60,17 +56,11 @@ public struct LEReadRemoteFeaturesCompleteEvent: HCILEMetaEventParameters, Custo
         self.features = features
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        features = LEFeatures(rawValue: try reader.readUInt64())
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(features.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint64(&features, field: "LE_Features")
+        try coder.end()
     }
 
     public var description: String { "LE Read Remote Features Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) \(features)" }
@@ -79,18 +69,20 @@ public struct LEReadRemoteFeaturesCompleteEvent: HCILEMetaEventParameters, Custo
 /// LE Remote Connection Parameter Request (Core 6.0, Vol 4, Part E, 7.7.65.6): the peer asks
 /// for new connection parameters; the host answers with LE Remote Connection Parameter Request
 /// (Negative) Reply.
-public struct LERemoteConnectionParameterRequestEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LERemoteConnectionParameterRequestEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x06
     public static let name = "LE Remote Connection Parameter Request"
 
-    public var connectionHandle: UInt16
+    public var connectionHandle: UInt16 = 0
     /// In units of 1.25 ms.
-    public var intervalMin: UInt16
+    public var intervalMin: UInt16 = 0
     /// In units of 1.25 ms.
-    public var intervalMax: UInt16
-    public var maxLatency: UInt16
+    public var intervalMax: UInt16 = 0
+    public var maxLatency: UInt16 = 0
     /// In units of 10 ms.
-    public var timeout: UInt16
+    public var timeout: UInt16 = 0
+
+    public init() {}
 
     public init(connectionHandle: UInt16, intervalMin: UInt16, intervalMax: UInt16, maxLatency: UInt16, timeout: UInt16) {
         self.connectionHandle = connectionHandle
@@ -100,21 +92,13 @@ public struct LERemoteConnectionParameterRequestEvent: HCILEMetaEventParameters,
         self.timeout = timeout
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        connectionHandle = try reader.readConnectionHandle()
-        intervalMin = try reader.readUInt16()
-        intervalMax = try reader.readUInt16()
-        maxLatency = try reader.readUInt16()
-        timeout = try reader.readUInt16()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(intervalMin)
-        writer.write(intervalMax)
-        writer.write(maxLatency)
-        writer.write(timeout)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint16(&intervalMin)
+        try coder.uint16(&intervalMax)
+        try coder.uint16(&maxLatency)
+        try coder.uint16(&timeout)
+        try coder.end()
     }
 
     public var description: String {
@@ -124,17 +108,19 @@ public struct LERemoteConnectionParameterRequestEvent: HCILEMetaEventParameters,
 
 /// LE Data Length Change (Core 6.0, Vol 4, Part E, 7.7.65.7): the largest LL payloads in
 /// each direction changed.
-public struct LEDataLengthChangeEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEDataLengthChangeEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x07
     public static let name = "LE Data Length Change"
 
-    public var connectionHandle: UInt16
-    public var maxTxOctets: UInt16
+    public var connectionHandle: UInt16 = 0
+    public var maxTxOctets: UInt16 = 0
     /// Microseconds.
-    public var maxTxTime: UInt16
-    public var maxRxOctets: UInt16
+    public var maxTxTime: UInt16 = 0
+    public var maxRxOctets: UInt16 = 0
     /// Microseconds.
-    public var maxRxTime: UInt16
+    public var maxRxTime: UInt16 = 0
+
+    public init() {}
 
     public init(connectionHandle: UInt16, maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16) {
         self.connectionHandle = connectionHandle
@@ -144,21 +130,13 @@ public struct LEDataLengthChangeEvent: HCILEMetaEventParameters, CustomStringCon
         self.maxRxTime = maxRxTime
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        connectionHandle = try reader.readConnectionHandle()
-        maxTxOctets = try reader.readUInt16()
-        maxTxTime = try reader.readUInt16()
-        maxRxOctets = try reader.readUInt16()
-        maxRxTime = try reader.readUInt16()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(maxTxOctets)
-        writer.write(maxTxTime)
-        writer.write(maxRxOctets)
-        writer.write(maxRxTime)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint16(&maxTxOctets)
+        try coder.uint16(&maxTxTime)
+        try coder.uint16(&maxRxOctets)
+        try coder.uint16(&maxRxTime)
+        try coder.end()
     }
 
     public var description: String {
@@ -168,14 +146,16 @@ public struct LEDataLengthChangeEvent: HCILEMetaEventParameters, CustomStringCon
 
 /// LE PHY Update Complete (Core 6.0, Vol 4, Part E, 7.7.65.12): the PHYs of a connection
 /// changed, or LE Set PHY finished without a change.
-public struct LEPHYUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEPHYUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x0C
     public static let name = "LE PHY Update Complete"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var txPHY: LEPhy
-    public var rxPHY: LEPhy
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
+    public var txPHY: LEPhy = .le1M
+    public var rxPHY: LEPhy = .le1M
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, txPHY: LEPhy, rxPHY: LEPhy) {
         self.status = status
@@ -184,19 +164,12 @@ public struct LEPHYUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringCo
         self.rxPHY = rxPHY
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        txPHY = try reader.readEnum(field: "TX_PHY")
-        rxPHY = try reader.readEnum(field: "RX_PHY")
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(txPHY.rawValue)
-        writer.write(rxPHY.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&txPHY, field: "TX_PHY")
+        try coder.uint8(&rxPHY, field: "RX_PHY")
+        try coder.end()
     }
 
     public var description: String { "LE PHY Update Complete handle=\(Hex.format(connectionHandle, digits: 4)) \(status) tx=\(txPHY) rx=\(rxPHY)" }
@@ -204,27 +177,24 @@ public struct LEPHYUpdateCompleteEvent: HCILEMetaEventParameters, CustomStringCo
 
 /// LE Channel Selection Algorithm (Core 6.0, Vol 4, Part E, 7.7.65.20): which channel
 /// selection algorithm a new connection uses.
-public struct LEChannelSelectionAlgorithmEvent: HCILEMetaEventParameters, CustomStringConvertible {
+public struct LEChannelSelectionAlgorithmEvent: HCILEMetaEventParameters, CustomStringConvertible, PacketFields {
     public static let subeventCode: UInt8 = 0x14
     public static let name = "LE Channel Selection Algorithm"
 
-    public var connectionHandle: UInt16
-    public var channelSelectionAlgorithm: ChannelSelectionAlgorithm
+    public var connectionHandle: UInt16 = 0
+    public var channelSelectionAlgorithm: ChannelSelectionAlgorithm = .algorithm1
+
+    public init() {}
 
     public init(connectionHandle: UInt16, channelSelectionAlgorithm: ChannelSelectionAlgorithm) {
         self.connectionHandle = connectionHandle
         self.channelSelectionAlgorithm = channelSelectionAlgorithm
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        connectionHandle = try reader.readConnectionHandle()
-        channelSelectionAlgorithm = try reader.readEnum(field: "Channel_Selection_Algorithm")
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(channelSelectionAlgorithm.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&channelSelectionAlgorithm, field: "Channel_Selection_Algorithm")
+        try coder.end()
     }
 
     public var description: String { "LE Channel Selection Algorithm handle=\(Hex.format(connectionHandle, digits: 4)) \(channelSelectionAlgorithm)" }

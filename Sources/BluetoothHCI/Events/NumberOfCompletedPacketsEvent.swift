@@ -2,44 +2,38 @@ import BluetoothCore
 
 /// Number Of Completed Packets (Core 6.0, Vol 4, Part E, 7.7.19): the controller freed ACL
 /// buffers, so the host may send that many more packets on those connections.
-public struct NumberOfCompletedPacketsEvent: HCIEventParameters, CustomStringConvertible {
+public struct NumberOfCompletedPacketsEvent: HCIEventParameters, PacketFields, CustomStringConvertible {
     public static let eventCode: UInt8 = 0x13
     public static let name = "Number Of Completed Packets"
 
-    public struct Entry: Sendable, Equatable {
-        public var connectionHandle: UInt16
-        public var completedPackets: UInt16
+    public struct Entry: Sendable, Equatable, PacketFields {
+        public var connectionHandle: UInt16 = 0
+        public var completedPackets: UInt16 = 0
+        public init() {}
         public init(connectionHandle: UInt16, completedPackets: UInt16) {
             self.connectionHandle = connectionHandle
             self.completedPackets = completedPackets
         }
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.connectionHandle(&connectionHandle)
+            try coder.uint16(&completedPackets)
+        }
     }
 
-    public var entries: [Entry]
+    public var entries: [Entry] = []
+
+    public init() {}
 
     public init(entries: [Entry]) { self.entries = entries }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        let count = Int(try reader.readUInt8())
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        var count = UInt8(truncatingIfNeeded: entries.count)
+        try coder.uint8(&count)
         // Each handle is followed by its count (Core 6.0, Vol 4, Part E, 5.2 and 7.7.19: array
         // parameters are laid out element by element), as controllers, Bumble and Zephyr do.
         // With one handle, the only layout seen in practice, both readings agree.
-        var entries: [Entry] = []
-        entries.reserveCapacity(count)
-        for _ in 0..<count {
-            let handle = try reader.readUInt16() & 0x0FFF
-            entries.append(Entry(connectionHandle: handle, completedPackets: try reader.readUInt16()))
-        }
-        try reader.expectEnd()
-        self.entries = entries
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(UInt8(truncatingIfNeeded: entries.count))
-        for entry in entries {
-            writer.write(entry.connectionHandle & 0x0FFF)
-            writer.write(entry.completedPackets)
-        }
+        try coder.list(&entries, count: Int(count))
+        try coder.end()
     }
 
     public var description: String {

@@ -2,17 +2,19 @@ import BluetoothCore
 
 /// Read Remote Version Information Complete (Core 6.0, Vol 4, Part E, 7.7.12): the peer's
 /// LL version, company identifier and subversion.
-public struct ReadRemoteVersionInformationCompleteEvent: HCIEventParameters, CustomStringConvertible {
+public struct ReadRemoteVersionInformationCompleteEvent: HCIEventParameters, CustomStringConvertible, PacketFields {
     public static let eventCode: UInt8 = 0x0C
     public static let name = "Read Remote Version Information Complete"
 
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
+    public var status: HCIStatus = .success
+    public var connectionHandle: UInt16 = 0
     /// The LL/LMP version (Assigned Numbers, "Link Layer Version"): 0x0D is Core 5.4.
-    public var version: UInt8
+    public var version: UInt8 = 0
     /// The company identifier of the peer's controller manufacturer.
-    public var companyIdentifier: UInt16
-    public var subversion: UInt16
+    public var companyIdentifier: UInt16 = 0
+    public var subversion: UInt16 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, version: UInt8, companyIdentifier: UInt16, subversion: UInt16) {
         self.status = status
@@ -22,21 +24,13 @@ public struct ReadRemoteVersionInformationCompleteEvent: HCIEventParameters, Cus
         self.subversion = subversion
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        status = try reader.readStatus()
-        connectionHandle = try reader.readConnectionHandle()
-        version = try reader.readUInt8()
-        companyIdentifier = try reader.readUInt16()
-        subversion = try reader.readUInt16()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(status)
-        writer.writeConnectionHandle(connectionHandle)
-        writer.write(version)
-        writer.write(companyIdentifier)
-        writer.write(subversion)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.status(&status)
+        try coder.connectionHandle(&connectionHandle)
+        try coder.uint8(&version)
+        try coder.uint16(&companyIdentifier)
+        try coder.uint16(&subversion)
+        try coder.end()
     }
 
     public var description: String {

@@ -2,26 +2,23 @@ import BluetoothCore
 
 /// ATT_FIND_INFORMATION_REQ (Core 6.0, Vol 3, Part F, 3.4.3.1): the handles and types of the
 /// attributes in a handle range.
-public struct ATTFindInformationRequest: ATTPDUParameters {
+public struct ATTFindInformationRequest: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.findInformationRequest
 
-    public var startingHandle: UInt16
-    public var endingHandle: UInt16
+    public var startingHandle: UInt16 = 0
+    public var endingHandle: UInt16 = 0
+
+    public init() {}
 
     public init(startingHandle: UInt16, endingHandle: UInt16) {
         self.startingHandle = startingHandle
         self.endingHandle = endingHandle
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(startingHandle)
-        writer.write(endingHandle)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&startingHandle)
+        try coder.uint16(&endingHandle)
+        try coder.end()
     }
 
     public var description: String { "\(ATTWire.hex(startingHandle))…\(ATTWire.hex(endingHandle))" }
@@ -34,7 +31,7 @@ public struct ATTFindInformationRequest: ATTPDUParameters {
 /// 16-bit alias and otherwise sends all types as 128-bit UUIDs, which the specification allows
 /// ("the server may convert a 16-bit UUID to the corresponding 128-bit UUID"). A decoded
 /// response keeps its format so it re-encodes to the same bytes.
-public struct ATTFindInformationResponse: ATTPDUParameters {
+public struct ATTFindInformationResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.findInformationResponse
 
     /// The Format field (Vol 3, Part F, Table 3.9).
@@ -58,8 +55,11 @@ public struct ATTFindInformationResponse: ATTPDUParameters {
         }
     }
 
-    public private(set) var format: Format
-    public private(set) var entries: [Entry]
+    public private(set) var format = Format.uuid16
+    public private(set) var entries: [Entry] = []
+
+    /// A response with no entries, which decoding fills in (a response must have one).
+    public init() {}
 
     /// Picks the narrowest format that holds every entry.
     public init(entries: [Entry]) {
@@ -75,26 +75,13 @@ public struct ATTFindInformationResponse: ATTPDUParameters {
         self.entries = entries
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        let rawFormat = try reader.readUInt8()
-        guard let format = Format(rawValue: rawFormat) else {
-            throw .invalidValue(context: reader.context, field: "format", value: UInt64(rawFormat))
-        }
-        try ATTWire.checkList(reader, entrySize: 2 + format.uuidSize, field: "Information Data")
-        var entries: [Entry] = []
-        while !reader.isAtEnd {
-            let handle = try reader.readUInt16()
-            entries.append(Entry(handle: handle, type: try ATTWire.readUUID(&reader, count: format.uuidSize)))
-        }
-        self.format = format
-        self.entries = entries
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(format.rawValue)
-        for entry in entries {
-            writer.write(entry.handle)
-            writer.write(contentsOf: format == .uuid16 ? entry.type.attBytes : entry.type.littleEndianBytes128)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&format, field: "format")
+        let uuidSize = format.uuidSize
+        try coder.checkList(entrySize: 2 + uuidSize, field: "Information Data")
+        try coder.list(&entries, blank: Entry(handle: 0, type: BluetoothUUID(UInt16(0)))) { coder, entry throws(PacketDecodingError) in
+            try coder.uint16(&entry.handle)
+            try coder.uuid(&entry.type, count: uuidSize)
         }
     }
 
@@ -105,14 +92,16 @@ public struct ATTFindInformationResponse: ATTPDUParameters {
 
 /// ATT_FIND_BY_TYPE_VALUE_REQ (Core 6.0, Vol 3, Part F, 3.4.3.3): the handles of attributes
 /// of a 16-bit type with a given value (GATT uses it to find a primary service by UUID).
-public struct ATTFindByTypeValueRequest: ATTPDUParameters {
+public struct ATTFindByTypeValueRequest: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.findByTypeValueRequest
 
-    public var startingHandle: UInt16
-    public var endingHandle: UInt16
+    public var startingHandle: UInt16 = 0
+    public var endingHandle: UInt16 = 0
     /// The attribute type; this PDU carries only a 16-bit UUID.
-    public var attributeType: UInt16
-    public var attributeValue: [UInt8]
+    public var attributeType: UInt16 = 0
+    public var attributeValue: [UInt8] = []
+
+    public init() {}
 
     public init(startingHandle: UInt16, endingHandle: UInt16, attributeType: UInt16, attributeValue: [UInt8]) {
         self.startingHandle = startingHandle
@@ -121,18 +110,11 @@ public struct ATTFindByTypeValueRequest: ATTPDUParameters {
         self.attributeValue = attributeValue
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-        attributeType = try reader.readUInt16()
-        attributeValue = reader.readRemaining()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(startingHandle)
-        writer.write(endingHandle)
-        writer.write(attributeType)
-        writer.write(contentsOf: attributeValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&startingHandle)
+        try coder.uint16(&endingHandle)
+        try coder.uint16(&attributeType)
+        try coder.rest(&attributeValue)
     }
 
     public var description: String {
@@ -143,39 +125,37 @@ public struct ATTFindByTypeValueRequest: ATTPDUParameters {
 
 /// ATT_FIND_BY_TYPE_VALUE_RSP (Core 6.0, Vol 3, Part F, 3.4.3.4): a list of one or more
 /// Handles Information (found handle, group end handle).
-public struct ATTFindByTypeValueResponse: ATTPDUParameters {
+public struct ATTFindByTypeValueResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.findByTypeValueResponse
 
     /// One Handles Information (Vol 3, Part F, Table 3.14).
-    public struct HandlesInformation: Hashable, Sendable {
-        public var foundAttributeHandle: UInt16
+    public struct HandlesInformation: Hashable, Sendable, PacketFields {
+        public var foundAttributeHandle: UInt16 = 0
         /// Equal to the found handle unless the type is a grouping attribute.
-        public var groupEndHandle: UInt16
+        public var groupEndHandle: UInt16 = 0
+
+        public init() {}
 
         public init(foundAttributeHandle: UInt16, groupEndHandle: UInt16) {
             self.foundAttributeHandle = foundAttributeHandle
             self.groupEndHandle = groupEndHandle
         }
+
+        public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+            try coder.uint16(&foundAttributeHandle)
+            try coder.uint16(&groupEndHandle)
+        }
     }
 
-    public var handlesInformation: [HandlesInformation]
+    public var handlesInformation: [HandlesInformation] = []
+
+    public init() {}
 
     public init(handlesInformation: [HandlesInformation]) { self.handlesInformation = handlesInformation }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        try ATTWire.checkList(reader, entrySize: 4, field: "Handles Information List")
-        var list: [HandlesInformation] = []
-        while !reader.isAtEnd {
-            list.append(HandlesInformation(foundAttributeHandle: try reader.readUInt16(), groupEndHandle: try reader.readUInt16()))
-        }
-        handlesInformation = list
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        for info in handlesInformation {
-            writer.write(info.foundAttributeHandle)
-            writer.write(info.groupEndHandle)
-        }
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.checkList(entrySize: 4, field: "Handles Information List")
+        try coder.list(&handlesInformation)
     }
 
     public var description: String {

@@ -2,14 +2,16 @@ import BluetoothCore
 
 /// ATT_ERROR_RSP (Core 6.0, Vol 3, Part F, 3.4.1.1): a request could not be performed.
 /// Commands never get one.
-public struct ATTErrorResponse: ATTPDUParameters {
+public struct ATTErrorResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.errorResponse
 
     /// The opcode of the request that failed.
-    public var requestOpcode: ATTOpcode
+    public var requestOpcode = ATTOpcode(rawValue: 0)
     /// The handle in the request that caused the error, or 0x0000.
-    public var handle: UInt16
-    public var code: ATTErrorCode
+    public var handle: UInt16 = 0
+    public var code = ATTErrorCode(rawValue: 0)
+
+    public init() {}
 
     public init(requestOpcode: ATTOpcode, handle: UInt16, code: ATTErrorCode) {
         self.requestOpcode = requestOpcode
@@ -17,17 +19,11 @@ public struct ATTErrorResponse: ATTPDUParameters {
         self.code = code
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        requestOpcode = ATTOpcode(rawValue: try reader.readUInt8())
-        handle = try reader.readUInt16()
-        code = ATTErrorCode(rawValue: try reader.readUInt8())
-        try reader.expectEnd()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(requestOpcode.rawValue)
-        writer.write(handle)
-        writer.write(code.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&requestOpcode, field: "Request Opcode In Error")
+        try coder.uint16(&handle)
+        try coder.uint8(&code, field: "Error Code")
+        try coder.end()
     }
 
     /// The error as a Swift `Error`.

@@ -1,12 +1,14 @@
 import BluetoothCore
 
 /// ATT_PREPARE_WRITE_REQ (Core 6.0, Vol 3, Part F, 3.4.6.1): queue part of a value.
-public struct ATTPrepareWriteRequest: ATTPDUParameters {
+public struct ATTPrepareWriteRequest: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.prepareWriteRequest
 
-    public var handle: UInt16
-    public var offset: UInt16
-    public var partValue: [UInt8]
+    public var handle: UInt16 = 0
+    public var offset: UInt16 = 0
+    public var partValue: [UInt8] = []
+
+    public init() {}
 
     public init(handle: UInt16, offset: UInt16, partValue: [UInt8]) {
         self.handle = handle
@@ -14,16 +16,10 @@ public struct ATTPrepareWriteRequest: ATTPDUParameters {
         self.partValue = partValue
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        handle = try reader.readUInt16()
-        offset = try reader.readUInt16()
-        partValue = reader.readRemaining()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(offset)
-        writer.write(contentsOf: partValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&handle)
+        try coder.uint16(&offset)
+        try coder.rest(&partValue)
     }
 
     public var description: String { "\(ATTWire.hex(handle)) offset \(offset) \(ATTWire.bytes(partValue))" }
@@ -31,12 +27,14 @@ public struct ATTPrepareWriteRequest: ATTPDUParameters {
 
 /// ATT_PREPARE_WRITE_RSP (Core 6.0, Vol 3, Part F, 3.4.6.2): echoes the request so the
 /// client can check the server received it intact.
-public struct ATTPrepareWriteResponse: ATTPDUParameters {
+public struct ATTPrepareWriteResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.prepareWriteResponse
 
-    public var handle: UInt16
-    public var offset: UInt16
-    public var partValue: [UInt8]
+    public var handle: UInt16 = 0
+    public var offset: UInt16 = 0
+    public var partValue: [UInt8] = []
+
+    public init() {}
 
     public init(handle: UInt16, offset: UInt16, partValue: [UInt8]) {
         self.handle = handle
@@ -49,23 +47,17 @@ public struct ATTPrepareWriteResponse: ATTPDUParameters {
         self.init(handle: request.handle, offset: request.offset, partValue: request.partValue)
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        handle = try reader.readUInt16()
-        offset = try reader.readUInt16()
-        partValue = reader.readRemaining()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(offset)
-        writer.write(contentsOf: partValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&handle)
+        try coder.uint16(&offset)
+        try coder.rest(&partValue)
     }
 
     public var description: String { "\(ATTWire.hex(handle)) offset \(offset) \(ATTWire.bytes(partValue))" }
 }
 
 /// ATT_EXECUTE_WRITE_REQ (Core 6.0, Vol 3, Part F, 3.4.6.3): write or discard the queue.
-public struct ATTExecuteWriteRequest: ATTPDUParameters {
+public struct ATTExecuteWriteRequest: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.executeWriteRequest
 
     /// The Flags field (Vol 3, Part F, Table 3.36); other values are reserved.
@@ -76,33 +68,29 @@ public struct ATTExecuteWriteRequest: ATTPDUParameters {
         case write = 0x01
     }
 
-    public var flags: Flags
+    public var flags = Flags.cancel
+
+    public init() {}
 
     public init(flags: Flags) { self.flags = flags }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        let raw = try reader.readUInt8()
-        guard let flags = Flags(rawValue: raw) else {
-            throw .invalidValue(context: reader.context, field: "flags", value: UInt64(raw))
-        }
-        self.flags = flags
-        try reader.expectEnd()
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&flags, field: "flags")
+        try coder.end()
     }
-
-    public func encodeParameters(into writer: inout ByteWriter) { writer.write(flags.rawValue) }
 
     public var description: String { flags == .write ? "write" : "cancel" }
 }
 
 /// ATT_EXECUTE_WRITE_RSP (Core 6.0, Vol 3, Part F, 3.4.6.4). No parameters.
-public struct ATTExecuteWriteResponse: ATTPDUParameters {
+public struct ATTExecuteWriteResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.executeWriteResponse
 
     public init() {}
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try reader.expectEnd() }
-
-    public func encodeParameters(into writer: inout ByteWriter) {}
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.end()
+    }
 
     public var description: String { "" }
 }

@@ -2,13 +2,15 @@ import BluetoothCore
 
 /// ATT_READ_BY_TYPE_REQ (Core 6.0, Vol 3, Part F, 3.4.4.1): the values of the attributes of
 /// a type in a handle range. The type is a 2- or 16-octet UUID.
-public struct ATTReadByTypeRequest: ATTPDUParameters {
+public struct ATTReadByTypeRequest: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.readByTypeRequest
 
-    public var startingHandle: UInt16
-    public var endingHandle: UInt16
+    public var startingHandle: UInt16 = 0
+    public var endingHandle: UInt16 = 0
     /// Sent as 2 octets when it has a 16-bit alias, else as 16.
-    public var attributeType: BluetoothUUID
+    public var attributeType = BluetoothUUID(UInt16(0))
+
+    public init() {}
 
     public init(startingHandle: UInt16, endingHandle: UInt16, attributeType: BluetoothUUID) {
         self.startingHandle = startingHandle
@@ -16,16 +18,10 @@ public struct ATTReadByTypeRequest: ATTPDUParameters {
         self.attributeType = attributeType
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-        attributeType = try ATTWire.readTrailingUUID(&reader, field: "attribute type")
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(startingHandle)
-        writer.write(endingHandle)
-        writer.write(contentsOf: attributeType.attBytes)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&startingHandle)
+        try coder.uint16(&endingHandle)
+        try coder.trailingUUID(&attributeType, field: "attribute type")
     }
 
     public var description: String {
@@ -39,7 +35,7 @@ public struct ATTReadByTypeRequest: ATTPDUParameters {
 /// Decoding checks that the length is at least 2 (the handle) and that the list is not empty
 /// and divides evenly. ``init(entries:)`` refuses values of differing lengths and values over
 /// 253 octets, which the one-octet Length field cannot describe.
-public struct ATTReadByTypeResponse: ATTPDUParameters {
+public struct ATTReadByTypeResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.readByTypeResponse
     /// The longest value a pair can hold: 255 − 2 (Vol 3, Part F, 3.4.4.2).
     public static let maximumValueLength = 253
@@ -55,7 +51,10 @@ public struct ATTReadByTypeResponse: ATTPDUParameters {
         }
     }
 
-    public private(set) var entries: [AttributeData]
+    public private(set) var entries: [AttributeData] = []
+
+    /// A response with no entries, which decoding fills in (a response must have one).
+    public init() {}
 
     /// `nil` when `entries` is empty, the values differ in length or one is longer than 253.
     public init?(entries: [AttributeData]) {
@@ -67,22 +66,14 @@ public struct ATTReadByTypeResponse: ATTPDUParameters {
     /// The Length field: the size of each pair.
     public var length: UInt8 { UInt8(truncatingIfNeeded: 2 + (entries.first?.value.count ?? 0)) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        let length = Int(try reader.readUInt8())
-        guard length >= 2 else { throw .invalidValue(context: reader.context, field: "length", value: UInt64(length)) }
-        try ATTWire.checkList(reader, entrySize: length, field: "Attribute Data List")
-        var entries: [AttributeData] = []
-        while !reader.isAtEnd {
-            entries.append(AttributeData(handle: try reader.readUInt16(), value: try reader.readBytes(length - 2)))
-        }
-        self.entries = entries
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(length)
-        for entry in entries {
-            writer.write(entry.handle)
-            writer.write(contentsOf: entry.value)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        var length = self.length
+        try coder.uint8(&length)
+        try coder.check(length >= 2, field: "length", value: length)
+        try coder.checkList(entrySize: Int(length), field: "Attribute Data List")
+        try coder.list(&entries, blank: AttributeData(handle: 0, value: [])) { coder, entry throws(PacketDecodingError) in
+            try coder.uint16(&entry.handle)
+            try coder.bytes(&entry.value, count: Int(length) - 2)
         }
     }
 
@@ -93,13 +84,15 @@ public struct ATTReadByTypeResponse: ATTPDUParameters {
 
 /// ATT_READ_BY_GROUP_TYPE_REQ (Core 6.0, Vol 3, Part F, 3.4.4.9): the grouping attributes
 /// of a type (GATT: primary services) in a handle range.
-public struct ATTReadByGroupTypeRequest: ATTPDUParameters {
+public struct ATTReadByGroupTypeRequest: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.readByGroupTypeRequest
 
-    public var startingHandle: UInt16
-    public var endingHandle: UInt16
+    public var startingHandle: UInt16 = 0
+    public var endingHandle: UInt16 = 0
     /// Sent as 2 octets when it has a 16-bit alias, else as 16.
-    public var attributeGroupType: BluetoothUUID
+    public var attributeGroupType = BluetoothUUID(UInt16(0))
+
+    public init() {}
 
     public init(startingHandle: UInt16, endingHandle: UInt16, attributeGroupType: BluetoothUUID) {
         self.startingHandle = startingHandle
@@ -107,16 +100,10 @@ public struct ATTReadByGroupTypeRequest: ATTPDUParameters {
         self.attributeGroupType = attributeGroupType
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-        attributeGroupType = try ATTWire.readTrailingUUID(&reader, field: "attribute group type")
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(startingHandle)
-        writer.write(endingHandle)
-        writer.write(contentsOf: attributeGroupType.attBytes)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&startingHandle)
+        try coder.uint16(&endingHandle)
+        try coder.trailingUUID(&attributeGroupType, field: "attribute group type")
     }
 
     public var description: String {
@@ -129,7 +116,7 @@ public struct ATTReadByGroupTypeRequest: ATTPDUParameters {
 ///
 /// Decoding checks that the length is at least 4 and that the list is not empty and divides
 /// evenly. ``init(entries:)`` refuses values of differing lengths or over 251 octets.
-public struct ATTReadByGroupTypeResponse: ATTPDUParameters {
+public struct ATTReadByGroupTypeResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.readByGroupTypeResponse
     /// The longest value an entry can hold: 255 − 4 (Vol 3, Part F, 3.4.4.10).
     public static let maximumValueLength = 251
@@ -147,7 +134,10 @@ public struct ATTReadByGroupTypeResponse: ATTPDUParameters {
         }
     }
 
-    public private(set) var entries: [GroupData]
+    public private(set) var entries: [GroupData] = []
+
+    /// A response with no entries, which decoding fills in (a response must have one).
+    public init() {}
 
     /// `nil` when `entries` is empty, the values differ in length or one is longer than 251.
     public init?(entries: [GroupData]) {
@@ -159,25 +149,15 @@ public struct ATTReadByGroupTypeResponse: ATTPDUParameters {
     /// The Length field: the size of each entry.
     public var length: UInt8 { UInt8(truncatingIfNeeded: 4 + (entries.first?.value.count ?? 0)) }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        let length = Int(try reader.readUInt8())
-        guard length >= 4 else { throw .invalidValue(context: reader.context, field: "length", value: UInt64(length)) }
-        try ATTWire.checkList(reader, entrySize: length, field: "Attribute Data List")
-        var entries: [GroupData] = []
-        while !reader.isAtEnd {
-            let handle = try reader.readUInt16()
-            let end = try reader.readUInt16()
-            entries.append(GroupData(handle: handle, endGroupHandle: end, value: try reader.readBytes(length - 4)))
-        }
-        self.entries = entries
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(length)
-        for entry in entries {
-            writer.write(entry.handle)
-            writer.write(entry.endGroupHandle)
-            writer.write(contentsOf: entry.value)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        var length = self.length
+        try coder.uint8(&length)
+        try coder.check(length >= 4, field: "length", value: length)
+        try coder.checkList(entrySize: Int(length), field: "Attribute Data List")
+        try coder.list(&entries, blank: GroupData(handle: 0, endGroupHandle: 0, value: [])) { coder, entry throws(PacketDecodingError) in
+            try coder.uint16(&entry.handle)
+            try coder.uint16(&entry.endGroupHandle)
+            try coder.bytes(&entry.value, count: Int(length) - 4)
         }
     }
 

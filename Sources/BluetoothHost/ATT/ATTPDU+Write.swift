@@ -1,64 +1,58 @@
 import BluetoothCore
 
 /// ATT_WRITE_REQ (Core 6.0, Vol 3, Part F, 3.4.5.1): write a value and get a Write Response.
-public struct ATTWriteRequest: ATTPDUParameters {
+public struct ATTWriteRequest: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.writeRequest
 
-    public var handle: UInt16
-    public var value: [UInt8]
+    public var handle: UInt16 = 0
+    public var value: [UInt8] = []
+
+    public init() {}
 
     public init(handle: UInt16, value: [UInt8]) {
         self.handle = handle
         self.value = value
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        handle = try reader.readUInt16()
-        value = reader.readRemaining()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(contentsOf: value)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&handle)
+        try coder.rest(&value)
     }
 
     public var description: String { "\(ATTWire.hex(handle))=\(ATTWire.bytes(value))" }
 }
 
 /// ATT_WRITE_RSP (Core 6.0, Vol 3, Part F, 3.4.5.2): the write was done. No parameters.
-public struct ATTWriteResponse: ATTPDUParameters {
+public struct ATTWriteResponse: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.writeResponse
 
     public init() {}
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try reader.expectEnd() }
-
-    public func encodeParameters(into writer: inout ByteWriter) {}
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.end()
+    }
 
     public var description: String { "" }
 }
 
 /// ATT_WRITE_CMD (Core 6.0, Vol 3, Part F, 3.4.5.3): write without response. The server
 /// ignores a command it cannot carry out.
-public struct ATTWriteCommand: ATTPDUParameters {
+public struct ATTWriteCommand: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.writeCommand
 
-    public var handle: UInt16
-    public var value: [UInt8]
+    public var handle: UInt16 = 0
+    public var value: [UInt8] = []
+
+    public init() {}
 
     public init(handle: UInt16, value: [UInt8]) {
         self.handle = handle
         self.value = value
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        handle = try reader.readUInt16()
-        value = reader.readRemaining()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(contentsOf: value)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&handle)
+        try coder.rest(&value)
     }
 
     public var description: String { "\(ATTWire.hex(handle))=\(ATTWire.bytes(value))" }
@@ -70,15 +64,17 @@ public struct ATTWriteCommand: ATTPDUParameters {
 ///
 /// The signature covers the opcode, handle and value; computing and checking it is the
 /// Security Manager's job, not this codec's.
-public struct ATTSignedWriteCommand: ATTPDUParameters {
+public struct ATTSignedWriteCommand: ATTPDUParameters, PacketFields {
     public static let opcode = ATTOpcode.signedWriteCommand
     /// The size of the Authentication Signature.
     public static let signatureLength = 12
 
-    public var handle: UInt16
-    public var value: [UInt8]
-    public var signCounter: UInt32
-    public var mac: UInt64
+    public var handle: UInt16 = 0
+    public var value: [UInt8] = []
+    public var signCounter: UInt32 = 0
+    public var mac: UInt64 = 0
+
+    public init() {}
 
     public init(handle: UInt16, value: [UInt8], signCounter: UInt32, mac: UInt64) {
         self.handle = handle
@@ -95,21 +91,11 @@ public struct ATTSignedWriteCommand: ATTPDUParameters {
         return writer.bytes
     }
 
-    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) {
-        handle = try reader.readUInt16()
-        guard reader.remainingCount >= Self.signatureLength else {
-            throw .truncated(context: reader.context, needed: Self.signatureLength, available: reader.remainingCount)
-        }
-        value = try reader.readBytes(reader.remainingCount - Self.signatureLength)
-        signCounter = try reader.readUInt32()
-        mac = try reader.readUInt64()
-    }
-
-    public func encodeParameters(into writer: inout ByteWriter) {
-        writer.write(handle)
-        writer.write(contentsOf: value)
-        writer.write(signCounter)
-        writer.write(mac)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&handle)
+        try coder.rest(&value, leaving: Self.signatureLength)
+        try coder.uint32(&signCounter)
+        try coder.uint64(&mac)
     }
 
     public var description: String {

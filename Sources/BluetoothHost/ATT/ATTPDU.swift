@@ -9,6 +9,13 @@ public protocol ATTPDUParameters: Sendable, Equatable, CustomStringConvertible {
     func encodeParameters(into writer: inout ByteWriter)
 }
 
+/// ATT parameters that declare their fields once (``PacketFields``) take their decoder and
+/// encoder from that declaration.
+extension ATTPDUParameters where Self: PacketFields {
+    public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
+    public func encodeParameters(into writer: inout ByteWriter) { writeFields(to: &writer) }
+}
+
 /// An Attribute Protocol PDU (Core 6.0, Vol 3, Part F, 3.4), one case per PDU.
 ///
 /// ``decode(_:)`` throws `PacketDecodingError/unknownOpcode(context:opcode:)` carrying the

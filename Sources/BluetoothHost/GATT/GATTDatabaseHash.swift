@@ -51,7 +51,7 @@ public struct GATTDatabaseHash: Hashable, Sendable, Codable, CustomStringConvert
         }
         let mac = SecurityToolbox.aesCMAC(key: 0, message: message.bytes)
         // The value is sent least significant octet first, like every multi-octet field.
-        bytes = (0..<16).map { UInt8(truncatingIfNeeded: mac >> (8 * $0)) }
+        bytes = ByteWriter.littleEndianBytes(of: mac)
     }
 
     /// Decodes the 16 octets, refusing any other length (a cache file is not trusted).
@@ -68,9 +68,5 @@ public struct GATTDatabaseHash: Hashable, Sendable, Codable, CustomStringConvert
         try container.encode(bytes)
     }
 
-    public var description: String { bytes.reversed().map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+    public var description: String { Hex.encode(bytes.reversed()) }
 }

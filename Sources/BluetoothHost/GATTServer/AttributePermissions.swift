@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Who may read or write an attribute value on this device's server (Core 6.0, Vol 3,
 /// Part F, 3.2.5). Properties in a characteristic declaration only tell the client what to
 /// expect; these permissions are what the server enforces.

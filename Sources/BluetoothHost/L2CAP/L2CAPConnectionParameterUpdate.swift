@@ -5,17 +5,19 @@ import BluetoothCore
 /// receives it from a central answers Command Reject "not understood" (Vol 3, Part A, 4.20).
 ///
 /// Use ``violations`` (or ``isValid``) before forwarding the values to the controller.
-public struct L2CAPConnectionParameterUpdateRequest: LESignalingCommandData, CustomStringConvertible {
+public struct L2CAPConnectionParameterUpdateRequest: LESignalingCommandData, CustomStringConvertible, PacketFields {
     public static let code = LESignalingCode.connectionParameterUpdateRequest
 
     /// Minimum connection interval, in units of 1.25 ms.
-    public var intervalMin: UInt16
+    public var intervalMin: UInt16 = 0
     /// Maximum connection interval, in units of 1.25 ms.
-    public var intervalMax: UInt16
+    public var intervalMax: UInt16 = 0
     /// Peripheral latency, in connection events.
-    public var peripheralLatency: UInt16
+    public var peripheralLatency: UInt16 = 0
     /// Supervision timeout, in units of 10 ms.
-    public var timeoutMultiplier: UInt16
+    public var timeoutMultiplier: UInt16 = 0
+
+    public init() {}
 
     public init(intervalMin: UInt16, intervalMax: UInt16, peripheralLatency: UInt16, timeoutMultiplier: UInt16) {
         self.intervalMin = intervalMin
@@ -24,19 +26,12 @@ public struct L2CAPConnectionParameterUpdateRequest: LESignalingCommandData, Cus
         self.timeoutMultiplier = timeoutMultiplier
     }
 
-    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
-        intervalMin = try reader.readUInt16()
-        intervalMax = try reader.readUInt16()
-        peripheralLatency = try reader.readUInt16()
-        timeoutMultiplier = try reader.readUInt16()
-        try reader.expectEnd()
-    }
-
-    public func encodeData(into writer: inout ByteWriter) {
-        writer.write(intervalMin)
-        writer.write(intervalMax)
-        writer.write(peripheralLatency)
-        writer.write(timeoutMultiplier)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&intervalMin)
+        try coder.uint16(&intervalMax)
+        try coder.uint16(&peripheralLatency)
+        try coder.uint16(&timeoutMultiplier)
+        try coder.end()
     }
 
     public var description: String {
@@ -62,19 +57,19 @@ public struct L2CAPConnectionParameterUpdateResult: RawRepresentable, Hashable, 
 }
 
 /// L2CAP_CONNECTION_PARAMETER_UPDATE_RSP (Core 6.0, Vol 3, Part A, 4.21): the central's answer.
-public struct L2CAPConnectionParameterUpdateResponse: LESignalingCommandData, CustomStringConvertible {
+public struct L2CAPConnectionParameterUpdateResponse: LESignalingCommandData, CustomStringConvertible, PacketFields {
     public static let code = LESignalingCode.connectionParameterUpdateResponse
 
-    public var result: L2CAPConnectionParameterUpdateResult
+    public var result = L2CAPConnectionParameterUpdateResult.accepted
+
+    public init() {}
 
     public init(result: L2CAPConnectionParameterUpdateResult) { self.result = result }
 
-    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
-        result = L2CAPConnectionParameterUpdateResult(rawValue: try reader.readUInt16())
-        try reader.expectEnd()
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&result, field: "Result")
+        try coder.end()
     }
-
-    public func encodeData(into writer: inout ByteWriter) { writer.write(result.rawValue) }
 
     public var description: String { "\(result)" }
 }

@@ -1,13 +1,11 @@
 import BluetoothCore
 
-/// Reads a list of 2-octet CIDs filling the rest of the command.
-private func readChannelIDs(_ reader: inout ByteReader) throws(PacketDecodingError) -> [L2CAPChannelID] {
-    guard reader.remainingCount % 2 == 0 else {
-        throw .invalidValue(context: reader.context, field: "CID list length", value: UInt64(reader.remainingCount))
+extension FieldCoder {
+    /// A list of 2-octet CIDs filling the rest of the command.
+    fileprivate mutating func channelIDs(_ cids: inout [L2CAPChannelID]) throws(PacketDecodingError) {
+        try check(remainingCount % 2 == 0, field: "CID list length", value: remainingCount)
+        try list(&cids, blank: .null) { coder, cid throws(PacketDecodingError) in try coder.uint16(&cid, field: "CID") }
     }
-    var cids: [L2CAPChannelID] = []
-    while !reader.isAtEnd { cids.append(L2CAPChannelID(rawValue: try reader.readUInt16())) }
-    return cids
 }
 
 /// L2CAP_CREDIT_BASED_CONNECTION_REQ (Core 6.0, Vol 3, Part A, 4.25): open up to five
@@ -15,17 +13,19 @@ private func readChannelIDs(_ reader: inout ByteReader) throws(PacketDecodingErr
 ///
 /// The decoder accepts any number of CIDs so that the host can answer a bad count with
 /// ``L2CAPCreditBasedConnectionResult/invalidParameters`` rather than Command Reject.
-public struct L2CAPCreditBasedConnectionRequest: LESignalingCommandData, CustomStringConvertible {
+public struct L2CAPCreditBasedConnectionRequest: LESignalingCommandData, CustomStringConvertible, PacketFields {
     public static let code = LESignalingCode.creditBasedConnectionRequest
     /// At most five channels per request (Vol 3, Part A, 4.25).
     public static let maximumChannels = 5
 
-    public var spsm: UInt16
+    public var spsm: UInt16 = 0
     /// At least 64 for enhanced credit-based channels.
-    public var mtu: UInt16
-    public var mps: UInt16
-    public var initialCredits: UInt16
-    public var sourceCIDs: [L2CAPChannelID]
+    public var mtu: UInt16 = 0
+    public var mps: UInt16 = 0
+    public var initialCredits: UInt16 = 0
+    public var sourceCIDs: [L2CAPChannelID] = []
+
+    public init() {}
 
     public init(spsm: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, sourceCIDs: [L2CAPChannelID]) {
         self.spsm = spsm
@@ -35,20 +35,12 @@ public struct L2CAPCreditBasedConnectionRequest: LESignalingCommandData, CustomS
         self.sourceCIDs = sourceCIDs
     }
 
-    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
-        spsm = try reader.readUInt16()
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        initialCredits = try reader.readUInt16()
-        sourceCIDs = try readChannelIDs(&reader)
-    }
-
-    public func encodeData(into writer: inout ByteWriter) {
-        writer.write(spsm)
-        writer.write(mtu)
-        writer.write(mps)
-        writer.write(initialCredits)
-        for cid in sourceCIDs { writer.write(cid.rawValue) }
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&spsm)
+        try coder.uint16(&mtu)
+        try coder.uint16(&mps)
+        try coder.uint16(&initialCredits)
+        try coder.channelIDs(&sourceCIDs)
     }
 
     public var description: String {
@@ -58,14 +50,16 @@ public struct L2CAPCreditBasedConnectionRequest: LESignalingCommandData, CustomS
 
 /// L2CAP_CREDIT_BASED_CONNECTION_RSP (Core 6.0, Vol 3, Part A, 4.26): one destination CID
 /// per requested channel, 0x0000 for each channel refused.
-public struct L2CAPCreditBasedConnectionResponse: LESignalingCommandData, CustomStringConvertible {
+public struct L2CAPCreditBasedConnectionResponse: LESignalingCommandData, CustomStringConvertible, PacketFields {
     public static let code = LESignalingCode.creditBasedConnectionResponse
 
-    public var mtu: UInt16
-    public var mps: UInt16
-    public var initialCredits: UInt16
-    public var result: L2CAPCreditBasedConnectionResult
-    public var destinationCIDs: [L2CAPChannelID]
+    public var mtu: UInt16 = 0
+    public var mps: UInt16 = 0
+    public var initialCredits: UInt16 = 0
+    public var result = L2CAPCreditBasedConnectionResult.success
+    public var destinationCIDs: [L2CAPChannelID] = []
+
+    public init() {}
 
     public init(mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: L2CAPCreditBasedConnectionResult,
                 destinationCIDs: [L2CAPChannelID]) {
@@ -76,20 +70,12 @@ public struct L2CAPCreditBasedConnectionResponse: LESignalingCommandData, Custom
         self.destinationCIDs = destinationCIDs
     }
 
-    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        initialCredits = try reader.readUInt16()
-        result = L2CAPCreditBasedConnectionResult(rawValue: try reader.readUInt16())
-        destinationCIDs = try readChannelIDs(&reader)
-    }
-
-    public func encodeData(into writer: inout ByteWriter) {
-        writer.write(mtu)
-        writer.write(mps)
-        writer.write(initialCredits)
-        writer.write(result.rawValue)
-        for cid in destinationCIDs { writer.write(cid.rawValue) }
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&mtu)
+        try coder.uint16(&mps)
+        try coder.uint16(&initialCredits)
+        try coder.uint16(&result, field: "Result")
+        try coder.channelIDs(&destinationCIDs)
     }
 
     public var description: String {
@@ -122,12 +108,14 @@ extension L2CAPCreditBasedConnectionResponse {
 
 /// L2CAP_CREDIT_BASED_RECONFIGURE_REQ (Core 6.0, Vol 3, Part A, 4.27): new MTU and MPS for
 /// one or more enhanced credit-based channels (identified by the sender's CIDs).
-public struct L2CAPCreditBasedReconfigureRequest: LESignalingCommandData, CustomStringConvertible {
+public struct L2CAPCreditBasedReconfigureRequest: LESignalingCommandData, CustomStringConvertible, PacketFields {
     public static let code = LESignalingCode.creditBasedReconfigureRequest
 
-    public var mtu: UInt16
-    public var mps: UInt16
-    public var destinationCIDs: [L2CAPChannelID]
+    public var mtu: UInt16 = 0
+    public var mps: UInt16 = 0
+    public var destinationCIDs: [L2CAPChannelID] = []
+
+    public init() {}
 
     public init(mtu: UInt16, mps: UInt16, destinationCIDs: [L2CAPChannelID]) {
         self.mtu = mtu
@@ -135,35 +123,29 @@ public struct L2CAPCreditBasedReconfigureRequest: LESignalingCommandData, Custom
         self.destinationCIDs = destinationCIDs
     }
 
-    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
-        mtu = try reader.readUInt16()
-        mps = try reader.readUInt16()
-        destinationCIDs = try readChannelIDs(&reader)
-    }
-
-    public func encodeData(into writer: inout ByteWriter) {
-        writer.write(mtu)
-        writer.write(mps)
-        for cid in destinationCIDs { writer.write(cid.rawValue) }
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&mtu)
+        try coder.uint16(&mps)
+        try coder.channelIDs(&destinationCIDs)
     }
 
     public var description: String { "MTU=\(mtu) MPS=\(mps) destinations=\(destinationCIDs)" }
 }
 
 /// L2CAP_CREDIT_BASED_RECONFIGURE_RSP (Core 6.0, Vol 3, Part A, 4.28).
-public struct L2CAPCreditBasedReconfigureResponse: LESignalingCommandData, CustomStringConvertible {
+public struct L2CAPCreditBasedReconfigureResponse: LESignalingCommandData, CustomStringConvertible, PacketFields {
     public static let code = LESignalingCode.creditBasedReconfigureResponse
 
-    public var result: L2CAPCreditBasedReconfigureResult
+    public var result = L2CAPCreditBasedReconfigureResult.success
+
+    public init() {}
 
     public init(result: L2CAPCreditBasedReconfigureResult) { self.result = result }
 
-    public init(data reader: inout ByteReader) throws(PacketDecodingError) {
-        result = L2CAPCreditBasedReconfigureResult(rawValue: try reader.readUInt16())
-        try reader.expectEnd()
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint16(&result, field: "Result")
+        try coder.end()
     }
-
-    public func encodeData(into writer: inout ByteWriter) { writer.write(result.rawValue) }
 
     public var description: String { "\(result)" }
 }

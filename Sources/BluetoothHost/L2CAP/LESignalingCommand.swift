@@ -7,6 +7,13 @@ public protocol LESignalingCommandData: Sendable, Equatable {
     func encodeData(into writer: inout ByteWriter)
 }
 
+/// Command data that declares its fields once (``PacketFields``) takes its decoder and encoder
+/// from that declaration.
+extension LESignalingCommandData where Self: PacketFields {
+    public init(data reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
+    public func encodeData(into writer: inout ByteWriter) { writeFields(to: &writer) }
+}
+
 /// A typed LE signalling command (Core 6.0, Vol 3, Part A, 4).
 ///
 /// Every command valid on the LE signalling channel is decoded, so the host can answer

@@ -466,6 +466,6 @@ extension LEHost {
 /// 128-bit keys as HCI carries them: 16 octets, least significant first.
 enum SMPKeyBytes {
     static func littleEndian(_ key: UInt128) -> [UInt8] {
-        (0..<16).map { UInt8(truncatingIfNeeded: key >> (8 * $0)) }
+        ByteWriter.littleEndianBytes(of: key)
     }
 }

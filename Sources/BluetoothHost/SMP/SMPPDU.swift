@@ -63,20 +63,9 @@ public enum SMPPDU: Sendable, Hashable, CustomStringConvertible {
     public func encode() -> [UInt8] {
         var writer = ByteWriter(capacity: 65)
         writer.write(code.rawValue)
-        switch self {
-        case let .pairingRequest(features), let .pairingResponse(features): features.write(to: &writer)
-        case let .pairingConfirm(value), let .pairingRandom(value), let .encryptionInformation(value),
-             let .identityInformation(value), let .signingInformation(value), let .pairingDHKeyCheck(value):
-            SMPWire.write128(value, to: &writer)
-        case let .pairingFailed(reason): writer.write(reason.rawValue)
-        case let .centralIdentification(ediv, rand): writer.write(ediv); writer.write(rand)
-        case let .identityAddressInformation(address):
-            writer.write(address.type.base.rawValue)
-            address.address.write(to: &writer)
-        case let .securityRequest(authReq): writer.write(authReq.rawValue)
-        case let .pairingPublicKey(key): writer.write(contentsOf: key.x); writer.write(contentsOf: key.y)
-        case let .keypressNotification(type): writer.write(type.rawValue)
-        }
+        var pdu = self
+        // A writer throws nothing: it writes what the PDU holds.
+        _ = try? pdu.fields(&writer)
         return writer.bytes
     }
 
@@ -84,46 +73,71 @@ public enum SMPPDU: Sendable, Hashable, CustomStringConvertible {
     public static func decode(_ bytes: [UInt8]) throws(PacketDecodingError) -> SMPPDU {
         guard let first = bytes.first else { throw .truncated(context: "SMP PDU", needed: 1, available: 0) }
         let code = SMPCode(rawValue: first)
+        guard var pdu = blank(code) else { throw .unknownOpcode(context: "SMP PDU", opcode: UInt64(first)) }
         var reader = ByteReader(bytes.dropFirst(), context: "SMP \(code.name)")
-        let pdu: SMPPDU
-        switch code {
-        case .pairingRequest: pdu = .pairingRequest(try SMPPairingFeatures(reading: &reader))
-        case .pairingResponse: pdu = .pairingResponse(try SMPPairingFeatures(reading: &reader))
-        case .pairingConfirm: pdu = .pairingConfirm(confirmValue: try SMPWire.read128(&reader))
-        case .pairingRandom: pdu = .pairingRandom(randomValue: try SMPWire.read128(&reader))
-        case .pairingFailed: pdu = .pairingFailed(SMPPairingFailureReason(rawValue: try reader.readUInt8()))
-        case .encryptionInformation: pdu = .encryptionInformation(longTermKey: try SMPWire.read128(&reader))
-        case .centralIdentification:
-            pdu = .centralIdentification(ediv: try reader.readUInt16(), rand: try reader.readUInt64())
-        case .identityInformation: pdu = .identityInformation(identityResolvingKey: try SMPWire.read128(&reader))
-        case .identityAddressInformation:
-            let rawType = try reader.readUInt8()
-            // Only public (0x00) and static random (0x01) identity addresses (Vol 3, Part H, 3.6.5).
-            guard rawType <= 1, let type = AddressType(rawValue: rawType) else {
-                throw .invalidValue(context: reader.context, field: "AddrType", value: UInt64(rawType))
-            }
-            pdu = .identityAddressInformation(DeviceAddress(try BluetoothAddress(reading: &reader), type: type))
-        case .signingInformation: pdu = .signingInformation(signatureKey: try SMPWire.read128(&reader))
-        case .securityRequest: pdu = .securityRequest(SMPAuthenticationRequirements(rawValue: try reader.readUInt8()))
-        case .pairingPublicKey:
-            let x = try reader.readBytes(SMPPublicKey.coordinateLength)
-            let y = try reader.readBytes(SMPPublicKey.coordinateLength)
-            guard let key = SMPPublicKey(x: x, y: y) else {
-                throw .invalidValue(context: reader.context, field: "public key length", value: UInt64(x.count + y.count))
-            }
-            pdu = .pairingPublicKey(key)
-        case .pairingDHKeyCheck: pdu = .pairingDHKeyCheck(dhKeyCheck: try SMPWire.read128(&reader))
-        case .keypressNotification:
-            let raw = try reader.readUInt8()
-            guard let type = SMPKeypressNotificationType(rawValue: raw) else {
-                throw .invalidValue(context: reader.context, field: "notification type", value: UInt64(raw))
-            }
-            pdu = .keypressNotification(type)
-        default:
-            throw .unknownOpcode(context: "SMP PDU", opcode: UInt64(first))
-        }
+        try pdu.fields(&reader)
         try reader.expectEnd()
         return pdu
+    }
+
+    /// A PDU of `code` with blank data, which decoding fills in; `nil` for a code reserved for
+    /// future use.
+    private static func blank(_ code: SMPCode) -> SMPPDU? {
+        switch code {
+        case .pairingRequest: return .pairingRequest(SMPPairingFeatures())
+        case .pairingResponse: return .pairingResponse(SMPPairingFeatures())
+        case .pairingConfirm: return .pairingConfirm(confirmValue: 0)
+        case .pairingRandom: return .pairingRandom(randomValue: 0)
+        case .pairingFailed: return .pairingFailed(.unspecifiedReason)
+        case .encryptionInformation: return .encryptionInformation(longTermKey: 0)
+        case .centralIdentification: return .centralIdentification(ediv: 0, rand: 0)
+        case .identityInformation: return .identityInformation(identityResolvingKey: 0)
+        case .identityAddressInformation: return .identityAddressInformation(DeviceAddress(.zero, type: .public))
+        case .signingInformation: return .signingInformation(signatureKey: 0)
+        case .securityRequest: return .securityRequest([])
+        case .pairingPublicKey: return .pairingPublicKey(SMPPublicKey(mostSignificantFirstX: [], y: []))
+        case .pairingDHKeyCheck: return .pairingDHKeyCheck(dhKeyCheck: 0)
+        case .keypressNotification: return .keypressNotification(.passkeyEntryStarted)
+        default: return nil
+        }
+    }
+
+    /// The data of the PDU, declared once for encoding and decoding (``FieldCoder``). 128-bit
+    /// values are least significant octet first.
+    private mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        switch self {
+        case var .pairingRequest(features): try coder.fields(&features); self = .pairingRequest(features)
+        case var .pairingResponse(features): try coder.fields(&features); self = .pairingResponse(features)
+        case var .pairingConfirm(value): try coder.uint128(&value); self = .pairingConfirm(confirmValue: value)
+        case var .pairingRandom(value): try coder.uint128(&value); self = .pairingRandom(randomValue: value)
+        case var .pairingFailed(reason): try coder.uint8(&reason, field: "Reason"); self = .pairingFailed(reason)
+        case var .encryptionInformation(key): try coder.uint128(&key); self = .encryptionInformation(longTermKey: key)
+        case .centralIdentification(var ediv, var rand):
+            try coder.uint16(&ediv)
+            try coder.uint64(&rand)
+            self = .centralIdentification(ediv: ediv, rand: rand)
+        case var .identityInformation(key): try coder.uint128(&key); self = .identityInformation(identityResolvingKey: key)
+        case let .identityAddressInformation(identity):
+            var type = identity.type, address = identity.address
+            // Only public (0x00) and static random (0x01) identity addresses (Vol 3, Part H, 3.6.5).
+            try coder.publicOrRandomAddressType(&type, field: "AddrType")
+            try coder.address(&address)
+            self = .identityAddressInformation(DeviceAddress(address, type: type))
+        case var .signingInformation(key): try coder.uint128(&key); self = .signingInformation(signatureKey: key)
+        case var .securityRequest(authReq): try coder.uint8(&authReq, field: "AuthReq"); self = .securityRequest(authReq)
+        case let .pairingPublicKey(key):
+            var x = key.x, y = key.y
+            try coder.bytes(&x, count: SMPPublicKey.coordinateLength)
+            try coder.bytes(&y, count: SMPPublicKey.coordinateLength)
+            guard let decoded = SMPPublicKey(x: x, y: y) else {
+                throw .invalidValue(context: coder.context, field: "public key length", value: UInt64(x.count + y.count))
+            }
+            self = .pairingPublicKey(decoded)
+        case var .pairingDHKeyCheck(value): try coder.uint128(&value); self = .pairingDHKeyCheck(dhKeyCheck: value)
+        case var .keypressNotification(type):
+            try coder.uint8(&type, field: "notification type")
+            self = .keypressNotification(type)
+        }
     }
 
     public var description: String {
@@ -131,7 +145,7 @@ public enum SMPPDU: Sendable, Hashable, CustomStringConvertible {
         case let .pairingRequest(features), let .pairingResponse(features): return "\(code.name) \(features)"
         case let .pairingConfirm(value), let .pairingRandom(value), let .encryptionInformation(value),
              let .identityInformation(value), let .signingInformation(value), let .pairingDHKeyCheck(value):
-            return "\(code.name) \(SMPWire.hex(value))"
+            return "\(code.name) \(Hex.digits(value, count: 32, uppercase: false))"
         case let .pairingFailed(reason): return "Pairing Failed: \(reason)"
         case let .centralIdentification(ediv, rand):
             return "Central Identification EDIV=\(Hex.format(ediv, digits: 4)) Rand=\(Hex.format(rand, digits: 16))"
@@ -140,24 +154,5 @@ public enum SMPPDU: Sendable, Hashable, CustomStringConvertible {
         case let .pairingPublicKey(key): return "Pairing Public Key \(key)"
         case let .keypressNotification(type): return "Keypress Notification: \(type)"
         }
-    }
-}
-
-/// 128-bit field codec for SMP: least significant octet first.
-enum SMPWire {
-    static func read128(_ reader: inout ByteReader) throws(PacketDecodingError) -> UInt128 {
-        let low = try reader.readUInt64()
-        let high = try reader.readUInt64()
-        return UInt128(high) << 64 | UInt128(low)
-    }
-
-    static func write128(_ value: UInt128, to writer: inout ByteWriter) {
-        writer.write(UInt64(truncatingIfNeeded: value))
-        writer.write(UInt64(truncatingIfNeeded: value >> 64))
-    }
-
-    static func hex(_ value: UInt128) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 32 - text.count)) + text
     }
 }

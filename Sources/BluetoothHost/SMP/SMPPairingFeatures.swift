@@ -71,15 +71,17 @@ public struct SMPKeyDistribution: OptionSet, Hashable, Sendable, CustomStringCon
 ///
 /// The maximum key size is kept as received; the Security Manager checks it (7…16) and
 /// answers Pairing Failed "Encryption Key Size" itself.
-public struct SMPPairingFeatures: Hashable, Sendable, CustomStringConvertible {
-    public var ioCapability: SMPIOCapability
+public struct SMPPairingFeatures: Hashable, Sendable, CustomStringConvertible, PacketFields {
+    public var ioCapability = SMPIOCapability.displayOnly
     /// OOB data flag: authentication data from a remote device is present.
-    public var oobDataPresent: Bool
-    public var authenticationRequirements: SMPAuthenticationRequirements
+    public var oobDataPresent = false
+    public var authenticationRequirements: SMPAuthenticationRequirements = []
     /// Maximum Encryption Key Size, 7…16 octets.
-    public var maximumEncryptionKeySize: UInt8
-    public var initiatorKeyDistribution: SMPKeyDistribution
-    public var responderKeyDistribution: SMPKeyDistribution
+    public var maximumEncryptionKeySize: UInt8 = 0
+    public var initiatorKeyDistribution: SMPKeyDistribution = []
+    public var responderKeyDistribution: SMPKeyDistribution = []
+
+    public init() {}
 
     public init(ioCapability: SMPIOCapability, oobDataPresent: Bool = false,
                 authenticationRequirements: SMPAuthenticationRequirements, maximumEncryptionKeySize: UInt8 = 16,
@@ -92,28 +94,13 @@ public struct SMPPairingFeatures: Hashable, Sendable, CustomStringConvertible {
         self.responderKeyDistribution = responderKeyDistribution
     }
 
-    init(reading reader: inout ByteReader) throws(PacketDecodingError) {
-        let io = try reader.readUInt8()
-        guard let ioCapability = SMPIOCapability(rawValue: io) else {
-            throw .invalidValue(context: reader.context, field: "IO capability", value: UInt64(io))
-        }
-        let oob = try reader.readUInt8()
-        guard oob <= 1 else { throw .invalidValue(context: reader.context, field: "OOB data flag", value: UInt64(oob)) }
-        self.ioCapability = ioCapability
-        self.oobDataPresent = oob == 1
-        authenticationRequirements = SMPAuthenticationRequirements(rawValue: try reader.readUInt8())
-        maximumEncryptionKeySize = try reader.readUInt8()
-        initiatorKeyDistribution = SMPKeyDistribution(rawValue: try reader.readUInt8())
-        responderKeyDistribution = SMPKeyDistribution(rawValue: try reader.readUInt8())
-    }
-
-    func write(to writer: inout ByteWriter) {
-        writer.write(ioCapability.rawValue)
-        writer.write(oobDataPresent)
-        writer.write(authenticationRequirements.rawValue)
-        writer.write(maximumEncryptionKeySize)
-        writer.write(initiatorKeyDistribution.rawValue)
-        writer.write(responderKeyDistribution.rawValue)
+    public mutating func fields<C: FieldCoder>(_ coder: inout C) throws(PacketDecodingError) {
+        try coder.uint8(&ioCapability, field: "IO capability")
+        try coder.bool(&oobDataPresent, field: "OOB data flag")
+        try coder.uint8(&authenticationRequirements, field: "AuthReq")
+        try coder.uint8(&maximumEncryptionKeySize)
+        try coder.uint8(&initiatorKeyDistribution, field: "Initiator Key Distribution")
+        try coder.uint8(&responderKeyDistribution, field: "Responder Key Distribution")
     }
 
     public var description: String {

@@ -95,7 +95,7 @@ public struct SimulatedCharacteristic: Sendable {
                                                maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                                                security: PeripheralSecurity = [], responseDelay: Duration = .zero,
                                                onRead: SimulatedReadHandler? = nil, onWrite: SimulatedWriteHandler? = nil) {
-        let declared = properties ?? CharacteristicProperties(rawValue: profile.properties.rawValue)
+        let declared = properties ?? profile.properties
         self.init(uuid: profile.uuid, properties: declared,
                   permissions: properties == nil ? AttributePermissions(rawValue: profile.permissions.rawValue) : nil,
                   value: value ?? profile.initialValue ?? [], maximumValueLength: maximumValueLength, security: security,

@@ -35,7 +35,7 @@ public struct HCIDeviceList: Sendable, Equatable {
         guard bytes.count >= needed else { throw .truncated(context: "hci_dev_list_req", needed: needed, available: bytes.count) }
         let devices = (0..<Int(count)).map { entry -> (index: UInt16, options: UInt32) in
             let offset = entriesOffset + entry * entrySize
-            return (ByteReader.uint16(in: bytes[...], at: offset) ?? 0, littleEndianUInt32(bytes, at: offset + 4))
+            return (ByteReader.uint16(in: bytes[...], at: offset) ?? 0, ByteReader.integer(littleEndian: bytes[(offset + 4)...]))
         }
         return HCIDeviceList(devices: devices)
     }
@@ -98,8 +98,8 @@ public struct HCIDeviceInfo: Sendable, Equatable {
         return HCIDeviceInfo(
             index: ByteReader.uint16(in: slice, at: 0) ?? 0,
             name: String(decoding: nameBytes, as: UTF8.self),
-            address: BluetoothAddress(rawValue: bytes[10..<16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }),
-            flags: littleEndianUInt32(bytes, at: 16),
+            address: BluetoothAddress(rawValue: ByteReader.integer(littleEndian: bytes[10..<16])),
+            flags: ByteReader.integer(littleEndian: bytes[16...]),
             type: bytes[20],
             aclMTU: ByteReader.uint16(in: slice, at: 44) ?? 0,
             aclPackets: ByteReader.uint16(in: slice, at: 46) ?? 0
@@ -113,9 +113,4 @@ public struct HCIDeviceInfo: Sendable, Equatable {
         bytes[1] = UInt8(truncatingIfNeeded: index >> 8)
         return bytes
     }
-}
-
-/// The little-endian `UInt32` at `offset` (the caller checked the length).
-private func littleEndianUInt32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-    bytes[offset..<(offset + 4)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
 }

@@ -8,7 +8,7 @@ import BluetoothCore
 public struct CharacteristicProfile: Sendable, CustomStringConvertible {
     public let uuid: BluetoothUUID
     public let name: String
-    public let properties: ProfileCharacteristicProperties
+    public let properties: CharacteristicProperties
     public let permissions: ProfileAttributePermissions
     public let initialValue: [UInt8]?
     /// For enumerated values, the text of every case.
@@ -17,15 +17,15 @@ public struct CharacteristicProfile: Sendable, CustomStringConvertible {
     private let fromText: @Sendable ([String: String]) -> [UInt8]?
 
     /// A characteristic whose value is shown as one hexadecimal field named after it.
-    public init(uuid: BluetoothUUID, name: String, properties: ProfileCharacteristicProperties = [.read],
+    public init(uuid: BluetoothUUID, name: String, properties: CharacteristicProperties = [.read],
                 permissions: ProfileAttributePermissions = .readable, initialValue: [UInt8]? = nil) {
         self.init(uuid: uuid, name: name, properties: properties, permissions: permissions, initialValue: initialValue,
                   stringValues: [],
-                  toText: { bytes in [name: Self.hex(bytes)] },
-                  fromText: { fields in fields[name].flatMap(Self.bytes(hex:)) })
+                  toText: { bytes in [name: Hex.encode(bytes)] },
+                  fromText: { fields in fields[name].flatMap(Hex.decode) })
     }
 
-    private init(uuid: BluetoothUUID, name: String, properties: ProfileCharacteristicProperties,
+    private init(uuid: BluetoothUUID, name: String, properties: CharacteristicProperties,
                  permissions: ProfileAttributePermissions, initialValue: [UInt8]?, stringValues: [String],
                  toText: @escaping @Sendable ([UInt8]) throws(SerdeError) -> [String: String],
                  fromText: @escaping @Sendable ([String: String]) -> [UInt8]?) {
@@ -92,24 +92,5 @@ public struct CharacteristicProfile: Sendable, CustomStringConvertible {
             stringValues: T.stringValues,
             toText: { bytes throws(SerdeError) in try decode(bytes).stringValue },
             fromText: { fields in T(stringValue: fields).map(encode) })
-    }
-
-    // MARK: Hexadecimal
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
-    }
-
-    static func bytes(hex text: String) -> [UInt8]? {
-        let digits = Array(text.filter { $0 != " " && $0 != ":" })
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(digits[index...index + 1]), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
     }
 }

@@ -20,7 +20,7 @@ public protocol ServiceConfigurable {
 public protocol CharacteristicConfigurable {
     static var name: String { get }
     static var uuid: BluetoothUUID { get }
-    static var properties: ProfileCharacteristicProperties { get }
+    static var properties: CharacteristicProperties { get }
     static var permissions: ProfileAttributePermissions { get }
     /// The value a peripheral starts with, if any.
     static var initialValue: [UInt8]? { get }

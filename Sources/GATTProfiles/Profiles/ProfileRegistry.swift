@@ -40,7 +40,7 @@ public struct ProfileRegistry: Sendable {
     public func stringValue(_ bytes: [UInt8], characteristic uuid: BluetoothUUID, inService service: BluetoothUUID? = nil) -> [String: String] {
         if let profile = characteristic(uuid, inService: service), let fields = try? profile.stringValue(bytes) { return fields }
         let name = characteristic(uuid, inService: service)?.name ?? GATTNames.name(forCharacteristic: uuid) ?? uuid.description
-        return [name: CharacteristicProfile.hex(bytes)]
+        return [name: Hex.encode(bytes)]
     }
 
     /// The name of a service: this registry's, else the Bluetooth SIG's (``GATTNames``).

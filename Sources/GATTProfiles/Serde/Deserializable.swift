@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A value of a fixed number of octets, little-endian on the wire as Bluetooth sends
 /// numbers (Core 6.0, Vol 3, Part G, 3.3.3.5; Vol 1, Part E, 2.2): the fixed-width integers
 /// and `Float32`/`Float64` conform.
@@ -54,16 +56,10 @@ extension Deserializable where Self: FixedWidthInteger {
     public static var size: Int { MemoryLayout<Self>.size }
 
     public init(exactBytes bytes: ArraySlice<UInt8>) {
-        var value = Self.zero
-        for (index, byte) in bytes.prefix(MemoryLayout<Self>.size).enumerated() {
-            value |= Self(truncatingIfNeeded: byte) << (8 * index)
-        }
-        self = value
+        self = ByteReader.integer(littleEndian: bytes)
     }
 
-    public func serialize() -> [UInt8] {
-        (0..<MemoryLayout<Self>.size).map { UInt8(truncatingIfNeeded: self >> (8 * $0)) }
-    }
+    public func serialize() -> [UInt8] { ByteWriter.littleEndianBytes(of: self) }
 
     public init?(stringValue: String) {
         self.init(stringValue.trimmingSpaces, radix: 10)

@@ -12,7 +12,7 @@ public enum BatteryProfile {
     public struct Level: RawDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
         public static let uuid = BluetoothUUID(UInt16(0x2A19))
         public static let name = "Battery Level"
-        public static let properties: ProfileCharacteristicProperties = [.read, .notify]
+        public static let properties: CharacteristicProperties = [.read, .notify]
         public static let permissions: ProfileAttributePermissions = [.readable]
         public static let initialValue: [UInt8]? = [100]
         public static let stringValues: [String] = []

@@ -13,7 +13,7 @@ public enum CurrentTimeProfile {
     public struct CurrentTime: BytesDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
         public static let uuid = BluetoothUUID(UInt16(0x2A2B))
         public static let name = "Current Time"
-        public static let properties: ProfileCharacteristicProperties = [.read, .notify]
+        public static let properties: CharacteristicProperties = [.read, .notify]
         public static let permissions: ProfileAttributePermissions = [.readable]
         public static let initialValue: [UInt8]? = nil
         public static let stringValues: [String] = []
@@ -97,7 +97,7 @@ public enum CurrentTimeProfile {
     public struct LocalTimeInformation: RawPairDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
         public static let uuid = BluetoothUUID(UInt16(0x2A0F))
         public static let name = "Local Time Information"
-        public static let properties: ProfileCharacteristicProperties = [.read]
+        public static let properties: CharacteristicProperties = [.read]
         public static let permissions: ProfileAttributePermissions = [.readable]
         public static let initialValue: [UInt8]? = nil
         public static let stringValues: [String] = []

@@ -47,7 +47,7 @@ public enum DeviceInformationProfile {
     public struct SystemID: RawPairDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
         public static let uuid = BluetoothUUID(UInt16(0x2A23))
         public static let name = "System ID"
-        public static let properties: ProfileCharacteristicProperties = [.read]
+        public static let properties: CharacteristicProperties = [.read]
         public static let permissions: ProfileAttributePermissions = [.readable]
         public static let initialValue: [UInt8]? = nil
         public static let stringValues: [String] = []
@@ -87,7 +87,7 @@ public enum DeviceInformationProfile {
     public struct PnPID: BytesDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
         public static let uuid = BluetoothUUID(UInt16(0x2A50))
         public static let name = "PnP ID"
-        public static let properties: ProfileCharacteristicProperties = [.read]
+        public static let properties: CharacteristicProperties = [.read]
         public static let permissions: ProfileAttributePermissions = [.readable]
         public static let initialValue: [UInt8]? = nil
         public static let stringValues: [String] = []
@@ -141,7 +141,7 @@ public enum DeviceInformationProfile {
 }
 
 extension DeviceInformationProfile.TextCharacteristic {
-    public static var properties: ProfileCharacteristicProperties { [.read] }
+    public static var properties: CharacteristicProperties { [.read] }
     public static var permissions: ProfileAttributePermissions { [.readable] }
     public static var initialValue: [UInt8]? { nil }
 }

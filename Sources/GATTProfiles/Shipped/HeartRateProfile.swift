@@ -14,7 +14,7 @@ public enum HeartRateProfile {
     public struct Measurement: BytesDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
         public static let uuid = BluetoothUUID(UInt16(0x2A37))
         public static let name = "Heart Rate Measurement"
-        public static let properties: ProfileCharacteristicProperties = [.notify]
+        public static let properties: CharacteristicProperties = [.notify]
         public static let permissions: ProfileAttributePermissions = []
         public static let initialValue: [UInt8]? = nil
         public static let stringValues: [String] = []
@@ -119,7 +119,7 @@ public enum HeartRateProfile {
 
         public static let uuid = BluetoothUUID(UInt16(0x2A38))
         public static let name = "Body Sensor Location"
-        public static let properties: ProfileCharacteristicProperties = [.read]
+        public static let properties: CharacteristicProperties = [.read]
         public static let permissions: ProfileAttributePermissions = [.readable]
         public static let initialValue: [UInt8]? = [BodySensorLocation.chest.rawValue]
         public static let stringValues = ["Other", "Chest", "Wrist", "Finger", "Hand", "Ear Lobe", "Foot"]
@@ -138,7 +138,7 @@ public enum HeartRateProfile {
 
         public static let uuid = BluetoothUUID(UInt16(0x2A39))
         public static let name = "Heart Rate Control Point"
-        public static let properties: ProfileCharacteristicProperties = [.write]
+        public static let properties: CharacteristicProperties = [.write]
         public static let permissions: ProfileAttributePermissions = [.writeable]
         public static let initialValue: [UInt8]? = nil
         public static let stringValues = ["Reset Energy Expended"]

@@ -12,7 +12,7 @@ public enum TISensorTag {
         public struct Data: RawArrayDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
             public static let uuid = BluetoothUUID("F000AA11-0451-4000-B000-000000000000")
             public static let name = "Accelerometer Data"
-            public static let properties: ProfileCharacteristicProperties = [.read, .notify]
+            public static let properties: CharacteristicProperties = [.read, .notify]
             public static let permissions: ProfileAttributePermissions = [.readable]
             public static let initialValue: [UInt8]? = [0, 0, 64]
             public static let stringValues: [String] = []
@@ -49,7 +49,7 @@ public enum TISensorTag {
 
             public static let uuid = BluetoothUUID("F000AA12-0451-4000-B000-000000000000")
             public static let name = "Accelerometer Enabled"
-            public static let properties: ProfileCharacteristicProperties = [.read, .write]
+            public static let properties: CharacteristicProperties = [.read, .write]
             public static let permissions: ProfileAttributePermissions = [.readable, .writeable]
             public static let initialValue: [UInt8]? = [Enabled.no.rawValue]
             public static let stringValues = ["No", "Yes"]
@@ -69,7 +69,7 @@ public enum TISensorTag {
         public struct UpdatePeriod: RawDeserializable, CharacteristicConfigurable, StringDeserializable, Hashable {
             public static let uuid = BluetoothUUID("F000AA13-0451-4000-B000-000000000000")
             public static let name = "Accelerometer Update Period"
-            public static let properties: ProfileCharacteristicProperties = [.read, .write]
+            public static let properties: CharacteristicProperties = [.read, .write]
             public static let permissions: ProfileAttributePermissions = [.readable, .writeable]
             public static let initialValue: [UInt8]? = [100]
             public static let stringValues: [String] = []

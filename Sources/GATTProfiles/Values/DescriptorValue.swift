@@ -66,9 +66,9 @@ public struct PresentationFormat: Hashable, Sendable, CustomStringConvertible {
         guard bytes.count == 7 else { throw .wrongLength(type: "Characteristic Presentation Format", expected: 7, actual: bytes.count) }
         format = bytes[0]
         exponent = Int8(bitPattern: bytes[1])
-        unit = UInt16(bytes[2]) | UInt16(bytes[3]) << 8
+        unit = ByteReader.integer(littleEndian: bytes[2...3])
         namespace = bytes[4]
-        descriptionValue = UInt16(bytes[5]) | UInt16(bytes[6]) << 8
+        descriptionValue = ByteReader.integer(littleEndian: bytes[5...6])
     }
 
     /// The format's name (`uint8`, `medfloat16`, …), `nil` when reserved.
@@ -78,10 +78,10 @@ public struct PresentationFormat: Hashable, Sendable, CustomStringConvertible {
     public var unitName: String? { Self.unitNames[unit] }
 
     public var description: String {
-        let formatText = formatName ?? "format 0x\(String(format, radix: 16, uppercase: true))"
-        let unitText = "0x\(String(unit, radix: 16, uppercase: true))" + (unitName.map { " (\($0))" } ?? "")
-        let namespaceText = namespace == 0x01 ? "Bluetooth SIG" : "0x\(String(namespace, radix: 16, uppercase: true))"
-        return "\(formatText), exponent \(exponent), unit \(unitText), namespace \(namespaceText), description 0x\(String(descriptionValue, radix: 16, uppercase: true))"
+        let formatText = formatName ?? "format \(Hex.format(format))"
+        let unitText = Hex.format(unit) + (unitName.map { " (\($0))" } ?? "")
+        let namespaceText = namespace == 0x01 ? "Bluetooth SIG" : Hex.format(namespace)
+        return "\(formatText), exponent \(exponent), unit \(unitText), namespace \(namespaceText), description \(Hex.format(descriptionValue))"
     }
 
     /// Assigned Numbers 2.4.1, Characteristic Presentation Format, Formats.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A characteristic value read as one number of a fixed format, little-endian as GATT
 /// values are: what `bluejay read --format` and `listen --format` print. Each format takes an
 /// exact number of octets; any other length is a ``SerdeError``, never a trap.
@@ -40,7 +42,7 @@ public enum NumberFormat: String, CaseIterable, Sendable {
     ///   exactly ``width`` octets.
     public func format(_ bytes: some Collection<UInt8>) throws(SerdeError) -> String {
         guard bytes.count == width else { throw .wrongLength(type: rawValue, expected: width, actual: bytes.count) }
-        let bits = bytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let bits: UInt64 = ByteReader.integer(littleEndian: bytes)
         switch self {
         case .u8, .u16, .u32, .u64: return String(bits)
         case .i8: return String(Int8(truncatingIfNeeded: bits))

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// The IEEE 11073-20601 16-bit SFLOAT of the health profiles (Health Thermometer, Blood
 /// Pressure, Glucose, …): a 4-bit signed exponent (base 10) over a 12-bit signed mantissa,
 /// little-endian on the air. Five mantissas are reserved for special values (IEEE
@@ -37,8 +39,7 @@ public enum SFloat: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``SerdeError/wrongLength(type:expected:actual:)`` for any other length.
     public init(bytes: some Collection<UInt8>) throws(SerdeError) {
         guard bytes.count == 2 else { throw .wrongLength(type: "SFLOAT", expected: 2, actual: bytes.count) }
-        let octets = Array(bytes)
-        self.init(bits: UInt16(octets[0]) | UInt16(octets[1]) << 8)
+        self.init(bits: ByteReader.integer(littleEndian: bytes))
     }
 
     /// The value as a `Double`: NaN for ``nan``, ``nres`` and ``reserved``; ±infinity.

@@ -43,7 +43,7 @@ extension BumbleRig {
 
     /// PDUs as a JSON list of hex strings (also when empty, which `[UInt8]` would swallow).
     private static func hexList(_ pdus: [[UInt8]]) -> RigJSON {
-        .array(pdus.map { .string(RigHex.encode($0)) })
+        .array(pdus.map { .string(Hex.encode($0)) })
     }
 
     /// Hands raw ACL packets to Bluejay's host: `(packet boundary flag, data)`.
@@ -65,7 +65,7 @@ extension BumbleRig {
     /// What was recorded on `cid` so far.
     func recorded(cid: UInt16, clear: Bool = false) async throws -> [[UInt8]] {
         let ack = try await hostile("recorded", ["cid": Int(cid), "clear": clear])
-        return (ack["pdus"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(RigHex.decode) }
+        return (ack["pdus"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(Hex.decode) }
     }
 
     /// Waits until at least `count` PDUs were recorded on `cid`; returns them all.

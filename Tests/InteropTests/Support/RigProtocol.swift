@@ -1,3 +1,4 @@
+import BluetoothCore
 import Foundation
 
 /// A JSON value as the Bumble peer (`Tests/InteropTests/bumble/peer.py`) writes it: events
@@ -17,7 +18,7 @@ enum RigJSON: Sendable, Equatable, Codable, CustomStringConvertible {
         case let json as RigJSON: self = json
         case let text as String: self = .string(text)
         case let flag as Bool: self = .bool(flag)
-        case let bytes as [UInt8]: self = .string(RigHex.encode(bytes))
+        case let bytes as [UInt8]: self = .string(Hex.encode(bytes))
         case let number as Int: self = .number(Double(number))
         case let number as UInt8: self = .number(Double(number))
         case let number as UInt16: self = .number(Double(number))
@@ -115,7 +116,7 @@ struct RigEvent: Sendable, Equatable, CustomStringConvertible {
     func string(_ key: String) -> String? { fields[key]?.stringValue }
     func bool(_ key: String) -> Bool? { fields[key]?.boolValue }
     /// A field holding hex text (`value` of `written`, for example) as bytes.
-    func bytes(_ key: String) -> [UInt8]? { fields[key]?.stringValue.flatMap(RigHex.decode) }
+    func bytes(_ key: String) -> [UInt8]? { fields[key]?.stringValue.flatMap(Hex.decode) }
 
     var description: String { line }
 }
@@ -157,7 +158,7 @@ struct RigCommand: Sendable, CustomStringConvertible {
     static func notify(uuid: String, count: Int, intervalMilliseconds: Int = 0, start: Int = 0, size: Int? = nil, value: [UInt8]? = nil, peripheral: Int = 1) -> RigCommand {
         var fields: [String: RigJSON] = ["uuid": .string(uuid), "count": .number(Double(count)), "interval_ms": .number(Double(intervalMilliseconds)), "start": .number(Double(start))]
         if let size { fields["size"] = .number(Double(size)) }
-        if let value { fields["value"] = .string(RigHex.encode(value)) }
+        if let value { fields["value"] = .string(Hex.encode(value)) }
         return RigCommand("notify", on(peripheral, fields))
     }
 
@@ -177,7 +178,7 @@ struct RigCommand: Sendable, CustomStringConvertible {
 
     /// Replaces a characteristic's value (no notification).
     static func set(uuid: String, value: [UInt8], peripheral: Int = 1) -> RigCommand {
-        RigCommand("set", on(peripheral, ["uuid": .string(uuid), "value": .string(RigHex.encode(value))]))
+        RigCommand("set", on(peripheral, ["uuid": .string(uuid), "value": .string(Hex.encode(value))]))
     }
 
     /// The peripheral ends its links with `reason` (default 0x13, Remote User Terminated).
@@ -238,7 +239,7 @@ struct RigCommand: Sendable, CustomStringConvertible {
     static let discover = RigCommand("discover")
     static func read(uuid: String) -> RigCommand { RigCommand("read", ["uuid": .string(uuid)]) }
     static func write(uuid: String, value: [UInt8], withResponse: Bool = true) -> RigCommand {
-        RigCommand("write", ["uuid": .string(uuid), "value": .string(RigHex.encode(value)), "with_response": .bool(withResponse)])
+        RigCommand("write", ["uuid": .string(uuid), "value": .string(Hex.encode(value)), "with_response": .bool(withResponse)])
     }
     static func subscribe(uuid: String, indicate: Bool = false) -> RigCommand {
         RigCommand("subscribe", ["uuid": .string(uuid), "indicate": .bool(indicate)])
@@ -278,41 +279,4 @@ enum RigUUID {
     static let writeSink = "6E400007-B5A3-F393-E0A9-E50E24DCCA9E"
     static let dynamicService = "6E400101-B5A3-F393-E0A9-E50E24DCCA9E"
     static let dynamicValue = "6E400102-B5A3-F393-E0A9-E50E24DCCA9E"
-}
-
-/// Hex text without separators, lowercase, as the peer writes it.
-enum RigHex {
-    static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    static func decode(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = value(of: digits[index]), let low = value(of: digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func value(of digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 }

@@ -49,7 +49,7 @@ public struct BondKeys: Sendable, Hashable, Codable {
         longTermKey = try Self.decodeKey(container, .longTermKey)
         ediv = try container.decodeIfPresent(UInt16.self, forKey: .ediv) ?? 0
         rand = try container.decodeIfPresent(String.self, forKey: .rand).map { text in
-            guard let value = HexNumber.parse(text, digits: 16).map({ UInt64($0) }) else {
+            guard let value = Hex.number(text, digits: 16).map({ UInt64($0) }) else {
                 throw DecodingError.dataCorruptedError(forKey: .rand, in: container, debugDescription: "not 16 hexadecimal digits")
             }
             return value
@@ -62,44 +62,19 @@ public struct BondKeys: Sendable, Hashable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(longTermKey.map { HexNumber.format($0, digits: 32) }, forKey: .longTermKey)
+        try container.encodeIfPresent(longTermKey.map { Hex.digits($0, count: 32, uppercase: false) }, forKey: .longTermKey)
         try container.encode(ediv, forKey: .ediv)
-        try container.encode(HexNumber.format(UInt128(rand), digits: 16), forKey: .rand)
-        try container.encodeIfPresent(identityResolvingKey.map { HexNumber.format($0, digits: 32) }, forKey: .identityResolvingKey)
+        try container.encode(Hex.digits(UInt128(rand), count: 16, uppercase: false), forKey: .rand)
+        try container.encodeIfPresent(identityResolvingKey.map { Hex.digits($0, count: 32, uppercase: false) }, forKey: .identityResolvingKey)
         try container.encodeIfPresent(identityAddress, forKey: .identityAddress)
-        try container.encodeIfPresent(signatureKey.map { HexNumber.format($0, digits: 32) }, forKey: .signatureKey)
+        try container.encodeIfPresent(signatureKey.map { Hex.digits($0, count: 32, uppercase: false) }, forKey: .signatureKey)
         try container.encode(signCounter, forKey: .signCounter)
     }
 
     private static func decodeKey(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> UInt128? {
         guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
-        guard let value = HexNumber.parse(text, digits: 32) else {
+        guard let value = Hex.number(text, digits: 32) else {
             throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not 32 hexadecimal digits")
-        }
-        return value
-    }
-}
-
-/// Fixed-width hexadecimal text of a number, most significant digit first.
-enum HexNumber {
-    static func format(_ value: UInt128, digits: Int) -> String {
-        let alphabet = Array("0123456789abcdef")
-        return String((0..<digits).reversed().map { alphabet[Int(truncatingIfNeeded: value >> UInt128(4 * $0)) & 0xF] })
-    }
-
-    /// The number, if `text` is exactly `digits` hexadecimal digits.
-    static func parse(_ text: String, digits: Int) -> UInt128? {
-        guard text.utf8.count == digits, digits <= 32 else { return nil }
-        var value: UInt128 = 0
-        for character in text.utf8 {
-            let digit: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = character - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = character - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            value = value << 4 | UInt128(digit)
         }
         return value
     }
