@@ -123,7 +123,8 @@ public actor PeripheralManager {
             guard let characteristic = publishedCharacteristic(valueHandle: subscription.valueHandle) else { return }
             let change = SubscriptionChange(central: Central(connectionHandle: subscription.connectionHandle, address: subscription.peer),
                                             characteristic: characteristic, isNotifying: subscription.isNotifying,
-                                            isIndicating: subscription.isIndicating)
+                                            isIndicating: subscription.isIndicating, isRestored: subscription.isRestored,
+                                            bondIdentity: subscription.bondIdentity)
             subscriptionListeners.yield(change)
         case let .readyToUpdateSubscribers(connectionHandle):
             let central = connectedCentrals[connectionHandle] ?? Central(connectionHandle: connectionHandle, address: nil)

@@ -342,6 +342,10 @@ extension LEHost {
         }
         pendingBondSave = save
         rememberBond(bond)
+        // A new bond starts with no GATT client state: what the server kept for an earlier bond
+        // under this identity (its subscriptions, what waited for it) is not this peer's to take.
+        // (After the save is pending: a link that loads the state meanwhile reads the new bond.)
+        await server.forgetClient(bond.peerIdentity)
         if let replacement {
             logger.notice("\(connection.peer) replaced the bond with \(replacement.identity): \(replacement.bonded) → \(replacement.proposed)")
             broadcast(.bondReplaced(connection, replacement))
@@ -359,6 +363,8 @@ extension LEHost {
         var security = outcome.security
         security.bondIdentity = bond.map { DeviceAddress($0.peerIdentity.address, type: $0.peerIdentity.type.base) }
         connection.gatt.bearer.setSecurity(security)
+        // The GATT client on the link is the bond's peer now: the server keeps its state with the bond.
+        if bond != nil { server.linkEncrypted(connection.gatt.bearer) }
         securitySessions[handle]?.announcedSecurity = security
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
         broadcast(.securityChanged(connection, security))
