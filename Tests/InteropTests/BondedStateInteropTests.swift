@@ -186,6 +186,46 @@ extension InteropSuites {
             }
         }
 
+        @Test("Security level 4 against a Bumble central: refused after authenticated legacy pairing (Insufficient Authentication), served once it pairs again with LE Secure Connections")
+        func levelFour() async throws {
+            let agent = ScriptedPairingAgent()
+            var configuration = HostConfiguration()
+            configuration.security = SecurityManagerSettings(ioCapability: .displayOnly, requiresMITM: true)
+            let level4 = BluetoothUUID("6E400C04-B5A3-F393-E0A9-E50E24DCCA9E")
+            try await withBumbleRig(script: .central, arguments: ["--plugin", "bluejay_pairing"]) { central in
+                try await withPeripheral(central, configuration, agent: agent) { manager in
+                    let published = try await manager.add(PeripheralService(uuid: Self.service, characteristics: [
+                        PeripheralCharacteristic(uuid: level4, properties: [.read], readSecurity: .secureConnections, value: Array("level 4".utf8)),
+                    ]))
+                    let handle = Int(try #require(published.characteristic(level4)).valueHandle)
+                    try await manager.startAdvertising(name: "Bluejay Level 4")
+                    _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                    /// Bumble pairs, typing the passkey our agent shows.
+                    func pair(secureConnections: Bool) async throws {
+                        let shown = agent.displayedPasskeys.count
+                        _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true, "sc": secureConnections, "typed": NSNull()])
+                        _ = try await central.request("initiate", ["wait": false])
+                        try await waitUntil("our agent displays a passkey") { agent.displayedPasskeys.count > shown }
+                        _ = try await central.request("pairing_config", ["typed": Int(agent.displayedPasskeys[shown])])
+                        let done = try await central.waitForEvent(named: "pairing_done")
+                        #expect(done.bool("ok") == true, "\(done)")
+                    }
+                    try await pair(secureConnections: false)
+                    try await waitUntil("an authenticated legacy bond") {
+                        await manager.bonds().first.map { $0.isAuthenticated && !$0.isSecureConnections } == true
+                    }
+                    // Authenticated, 16 octets, but legacy: Insufficient Authentication (pair again).
+                    #expect(try await central.request("read", ["handle": handle]).int("att_error") == 0x05)
+                    try await pair(secureConnections: true)
+                    try await waitUntil("the bond replaced by an LE Secure Connections one") {
+                        await manager.bonds().first?.isSecureConnections == true
+                    }
+                    #expect(try await central.request("read", ["handle": handle]).bytes("value") == Array("level 4".utf8))
+                    _ = try await central.request("disconnect")
+                }
+            }
+        }
+
         /// The subscription changes our peripheral's app is told of, as they come.
         private final class SubscriptionRecorder: Sendable {
             private let changes = Mutex<[SubscriptionChange]>([])
