@@ -153,6 +153,41 @@ extension InteropSuites {
             }
         }
 
+        @Test("LE legacy OOB with a Bumble central and our peripheral: our TK, authenticated, no passkey; our flag answers its request (none for an LE Secure Connections one)")
+        func legacyOutOfBandAsPeripheral() async throws {
+            let agent = ScriptedPairingAgent()
+            try await withBumbleRig(script: .central, arguments: ["--plugin", "bluejay_pairing"]) { central in
+                try await withPeripheral(central, HostConfiguration(), agent: agent) { manager in
+                    let ours = await manager.host.makeLegacyOutOfBandData()
+                    _ = try await central.request("pairing_config", ["sc": false, "legacy_tk": PairingInteropTests.hex(ours.temporaryKey)])
+                    try await manager.startAdvertising(name: "Bluejay OOB")
+                    _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                    let paired = try await central.request("initiate")
+                    #expect(paired.bool("paired") == true, "\(paired)")
+                    try await waitUntil("an authenticated legacy bond") {
+                        await manager.bonds().first.map { $0.isAuthenticated && !$0.isSecureConnections } == true
+                    }
+                    #expect(agent.displayedPasskeys.isEmpty && agent.comparedNumbers.isEmpty, "no passkey, no comparison")
+                    _ = try await central.request("disconnect")
+
+                    // A TK of ours again, but the central asks for LE Secure Connections with no OOB
+                    // data: our flag stays clear (the TK is for legacy pairing), so Just Works.
+                    let identity = try #require(await manager.bonds().first).peerIdentity
+                    #expect(try await manager.removeBond(with: identity))
+                    _ = try await central.request("forget_keys")
+                    _ = await manager.host.makeLegacyOutOfBandData()
+                    _ = try await central.request("pairing_config", ["sc": true, "legacy_tk": NSNull()])
+                    try await manager.startAdvertising(name: "Bluejay OOB")
+                    _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                    let again = try await central.request("initiate")
+                    #expect(again.bool("paired") == true, "\(again)")
+                    try await waitUntil("an LE Secure Connections bond") { await manager.bonds().first?.isSecureConnections == true }
+                    #expect(await manager.bonds().first?.isAuthenticated == false, "Just Works")
+                    _ = try await central.request("disconnect")
+                }
+            }
+        }
+
         @Test("Keypress Notifications from a Bumble central typing our passkey reach our agent in order, only when we asked for them",
               arguments: [true, false])
         func keypressesFromBumble(weAsk: Bool) async throws {
