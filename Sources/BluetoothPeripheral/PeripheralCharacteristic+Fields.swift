@@ -23,19 +23,27 @@ extension PeripheralCharacteristic {
 
     /// What a central's link needs to read the value; setting it replaces the read
     /// requirements of ``permissions`` (and sets ``minimumKeySize`` to 16 with
-    /// ``PeripheralSecurity/key128``). It protects the value however it leaves: a central
+    /// ``PeripheralSecurity/key128``, and ``requiresSecureConnections`` with
+    /// ``PeripheralSecurity/secureConnections``). It protects the value however it leaves: a central
     /// needs it to subscribe, and each notification or indication goes only to centrals whose
     /// link has it when it is sent.
     public var readSecurity: PeripheralSecurity {
-        get { PeripheralSecurity(permissions: definition.permissions, minimumKeySize: definition.minimumKeySize, write: false) }
+        get {
+            PeripheralSecurity(permissions: definition.permissions, minimumKeySize: definition.minimumKeySize,
+                               requiresSecureConnections: definition.requiresSecureConnections, write: false)
+        }
         set { setSecurity(newValue, write: false) }
     }
 
     /// What a central's link needs to write the value; setting it replaces the write
     /// requirements of ``permissions`` (and sets ``minimumKeySize`` to 16 with
-    /// ``PeripheralSecurity/key128``).
+    /// ``PeripheralSecurity/key128``, and ``requiresSecureConnections`` with
+    /// ``PeripheralSecurity/secureConnections``).
     public var writeSecurity: PeripheralSecurity {
-        get { PeripheralSecurity(permissions: definition.permissions, minimumKeySize: definition.minimumKeySize, write: true) }
+        get {
+            PeripheralSecurity(permissions: definition.permissions, minimumKeySize: definition.minimumKeySize,
+                               requiresSecureConnections: definition.requiresSecureConnections, write: true)
+        }
         set { setSecurity(newValue, write: true) }
     }
 
@@ -44,6 +52,23 @@ extension PeripheralCharacteristic {
     public var minimumKeySize: Int {
         get { definition.minimumKeySize }
         set { definition.minimumKeySize = newValue }
+    }
+
+    /// Security level 4 for the reads and writes that need encryption (LE Secure Connections,
+    /// authenticated, 128-bit key): ``PeripheralSecurity/secureConnections``.
+    public var requiresSecureConnections: Bool {
+        get { definition.requiresSecureConnections }
+        set { definition.requiresSecureConnections = newValue }
+    }
+
+    /// A bonded central subscribed to notifications that was away when the value changed is
+    /// notified of the latest value once its link is encrypted again (Core 6.0, Vol 3, Part G,
+    /// 3.3.3.3 keeps its subscription; whether it hears of what it missed is the profile's
+    /// choice). Off by default. Indications are kept for away bonded centrals either way, within
+    /// `GATTServerSettings/maximumDeferredIndications`.
+    public var notifiesLatestValueOnReconnection: Bool {
+        get { definition.notifiesLatestValueOnReconnection }
+        set { definition.notifiesLatestValueOnReconnection = newValue }
     }
 
     /// Who may write the Client Characteristic Configuration (subscribe): its write
@@ -62,10 +87,15 @@ extension PeripheralCharacteristic {
         if !security.isEmpty { permissions.insert(write ? .writeable : .readable) }
         definition.permissions = permissions
         let other = write ? readSecurity : writeSecurity
-        if security.contains(.key128) {
+        if !security.isDisjoint(with: [.key128, .secureConnections]) {
             definition.minimumKeySize = 16
         } else if definition.minimumKeySize == 16, !other.contains(.key128) {
             definition.minimumKeySize = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound
+        }
+        if security.contains(.secureConnections) {
+            definition.requiresSecureConnections = true
+        } else if !other.contains(.secureConnections) {
+            definition.requiresSecureConnections = false
         }
     }
 

@@ -26,12 +26,19 @@ public struct Central: Hashable, Sendable, CustomStringConvertible {
     public var description: String { address.map { "central \($0)" } ?? "central on connection \(connectionHandle)" }
 }
 
-/// A central started or stopped wanting a characteristic's values pushed.
+/// A central started or stopped wanting a characteristic's values pushed, or a bonded central
+/// came back subscribed.
 public struct SubscriptionChange: Hashable, Sendable {
     public var central: Central
     public var characteristic: GATTPublishedCharacteristic
     public var isNotifying: Bool
     public var isIndicating: Bool
+    /// The central did not write this on its link: it is bonded, left the subscription on an
+    /// earlier connection, and got it back once its link was encrypted with its bond's key (Core
+    /// 6.0, Vol 3, Part G, 3.3.3.3). It gets values without subscribing again.
+    public var isRestored: Bool = false
+    /// The identity of the central's bond, once its link is encrypted with the bond's key.
+    public var bondIdentity: DeviceAddress?
     public var isSubscribed: Bool { isNotifying || isIndicating }
 }
 
@@ -82,6 +89,10 @@ public struct ValueUpdateResult: Hashable, Sendable {
     public var shortfall: Shortfall?
     /// The subscribed centrals whose link's security did not allow the value, and why.
     public var withheld: [Withheld] = []
+    /// Bonded centrals (their identities) subscribed and away that get the value when they come
+    /// back: an indication kept for them, or the latest value notified where the characteristic
+    /// asks for it (``PeripheralCharacteristic/notifiesLatestValueOnReconnection``).
+    public var deferred: [DeviceAddress] = []
 
     /// Every subscriber got the value (BlueCap's `true`): none withheld, and no shortfall.
     public var succeeded: Bool { shortfall == nil && withheld.isEmpty }

@@ -23,6 +23,9 @@ extension PeripheralManager {
     /// for ``PeripheralConnectionEvent/readyToUpdateSubscribers(_:)``), or centrals whose
     /// link's security does not allow the value now (``ValueUpdateResult/withheld``: the
     /// characteristic's read security protects pushed values too, checked as each leaves).
+    /// Bonded centrals subscribed and away get it when they come back where they asked for
+    /// indications, or the characteristic notifies its latest value on reconnection
+    /// (``ValueUpdateResult/deferred``).
     @discardableResult
     public func updateValue(_ value: [UInt8], for characteristic: GATTPublishedCharacteristic) async throws(PeripheralError) -> ValueUpdateResult {
         guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
@@ -34,13 +37,13 @@ extension PeripheralManager {
         } catch {
             throw .server(error)
         }
-        if !update.hasSubscribers { return ValueUpdateResult(delivered: [], shortfall: .noSubscribers) }
+        if !update.hasSubscribers { return ValueUpdateResult(delivered: [], shortfall: .noSubscribers, deferred: update.deferred) }
         let centrals = await centrals(for: update.notified + update.indicated)
         let withheld = zip(await self.centrals(for: update.withheld.map(\.connectionHandle)), update.withheld).map {
             ValueUpdateResult.Withheld(central: $0, reason: $1.reason)
         }
         let shortfall: ValueUpdateResult.Shortfall? = update.queueFull.isEmpty ? nil : .queueFull(await self.centrals(for: update.queueFull))
-        return ValueUpdateResult(delivered: centrals, shortfall: shortfall, withheld: withheld)
+        return ValueUpdateResult(delivered: centrals, shortfall: shortfall, withheld: withheld, deferred: update.deferred)
     }
 
     /// Updates with text fields, converted by the characteristic's profile.

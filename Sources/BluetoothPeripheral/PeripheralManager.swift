@@ -124,7 +124,8 @@ public actor PeripheralManager {
             let change = SubscriptionChange(central: Central(connectionHandle: subscription.connectionHandle, overTheAir: subscription.peer,
                                                              resolver: host.addressResolver),
                                             characteristic: characteristic, isNotifying: subscription.isNotifying,
-                                            isIndicating: subscription.isIndicating)
+                                            isIndicating: subscription.isIndicating, isRestored: subscription.isRestored,
+                                            bondIdentity: subscription.bondIdentity)
             subscriptionListeners.yield(change)
         case let .readyToUpdateSubscribers(connectionHandle):
             let central = connectedCentrals[connectionHandle] ?? Central(connectionHandle: connectionHandle, address: nil)

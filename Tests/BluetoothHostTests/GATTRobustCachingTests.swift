@@ -189,8 +189,8 @@ struct GATTRobustCachingTests {
 
     /// A storage like the host's bond store: what was saved, by identity.
     final class RecordingStorage: Sendable {
-        private let states = Mutex<[DeviceAddress: GATTClientCachingState]>([:])
-        var saved: [DeviceAddress: GATTClientCachingState] { states.withLock { $0 } }
+        private let states = Mutex<[DeviceAddress: GATTBondedClientState]>([:])
+        var saved: [DeviceAddress: GATTBondedClientState] { states.withLock { $0 } }
         var storage: GATTClientStateStorage {
             GATTClientStateStorage(load: { identity in self.states.withLock { $0[identity] } },
                                    save: { identity, state in self.states.withLock { $0[identity] = state } })
@@ -210,7 +210,7 @@ struct GATTRobustCachingTests {
         first.disconnect(handle: 0x0041)
         first.disconnect(handle: 0x0042)
         #expect(await eventually { storage.saved[Self.bonded] != nil }, "the bonded client's state saved")
-        #expect(storage.saved == [Self.bonded: GATTClientCachingState(supportedFeatures: 0x01, knownDatabaseHash: hash)],
+        #expect(storage.saved == [Self.bonded: GATTBondedClientState(supportedFeatures: 0x01, knownDatabaseHash: hash)],
                 "only the bonded client's, under its identity")
 
         // Run again, with a database that changed meanwhile.

@@ -16,6 +16,8 @@ struct GATTServerPushSecurityTests {
     static let authenticated = BluetoothUUID(UInt16(0xAC03))
     static let longKey = BluetoothUUID(UInt16(0xAC04))
     static let authorized = BluetoothUUID(UInt16(0xAC05))
+    /// Needs security level 4 to be read, so to be pushed.
+    static let levelFour = BluetoothUUID(UInt16(0xAC06))
 
     static let peerWithKey = DeviceAddress(BluetoothAddress(rawValue: 0xF1_0000_0000_01), type: .random)
     static let peerWithoutKey = DeviceAddress(BluetoothAddress(rawValue: 0xF1_0000_0000_02), type: .random)
@@ -41,6 +43,8 @@ struct GATTServerPushSecurityTests {
             GATTCharacteristicDefinition(uuid: longKey, properties: pushes, permissions: [.readEncryptionRequired], minimumKeySize: 16,
                                          value: [0x04]),
             GATTCharacteristicDefinition(uuid: authorized, properties: pushes, permissions: [.readAuthorizationRequired], value: [0x05]),
+            GATTCharacteristicDefinition(uuid: levelFour, properties: pushes, permissions: [.readEncryptionRequired],
+                                         requiresSecureConnections: true, value: [0x06]),
         ])
     }
 
@@ -104,6 +108,10 @@ struct GATTServerPushSecurityTests {
         Case(characteristic: encrypted, security: bondRemoved, peer: peerWithoutKey, expected: .insufficientAuthentication),
         // No authorization handler: refused, as a read would be.
         Case(characteristic: authorized, security: authenticated16, peer: peerWithKey, expected: .insufficientAuthorization),
+        // Level 4: an authenticated key from legacy pairing is not enough.
+        Case(characteristic: levelFour, security: LinkSecurity(isEncrypted: true, isAuthenticated: true, keySize: 16), peer: peerWithKey,
+             expected: .insufficientAuthentication),
+        Case(characteristic: levelFour, security: authenticated16, peer: peerWithKey, expected: nil),
     ]
 
     @Test("A CCCD write needs what a read of the value needs, answered with the read's error", arguments: [
@@ -222,6 +230,28 @@ struct GATTServerPushSecurityTests {
             .handleValueNotification(.init(handle: encrypted.valueHandle, value: [0xB2])),
             .handleValueNotification(.init(handle: open.valueHandle, value: [0xB4])),
         ])
+    }
+
+    @Test("A level 4 value is withheld from a link whose key is authenticated but from legacy pairing, or short; sent at level 4")
+    func levelFourAtSendTime() async throws {
+        let (harness, published) = try await Self.makeServer()
+        let levelFour = try Self.characteristic(Self.levelFour, in: published)
+        let raw = harness.rawBearer(handle: 0x0053, peer: Self.peerWithKey)
+        harness.server.setSecurity(Self.authenticated16, connectionHandle: 0x0053)
+        #expect(try await Self.subscribe(raw, to: levelFour) == .writeResponse(.init()))
+        harness.server.setSecurity(LinkSecurity(isEncrypted: true, isAuthenticated: true, keySize: 16), connectionHandle: 0x0053)
+        #expect(try await harness.server.updateValue([0xC1], forHandle: levelFour.valueHandle).withheld
+            == [.init(connectionHandle: 0x0053, reason: .secureConnectionsRequired)])
+        await #expect(throws: GATTServerError.insufficientSecurity(connectionHandle: 0x0053, .secureConnectionsRequired)) {
+            try await harness.server.notify([0xC2], forHandle: levelFour.valueHandle, connectionHandle: 0x0053)
+        }
+        harness.server.setSecurity(LinkSecurity(isEncrypted: true, isAuthenticated: true, isSecureConnections: true, keySize: 12),
+                                   connectionHandle: 0x0053)
+        #expect(try await harness.server.updateValue([0xC3], forHandle: levelFour.valueHandle).withheld
+            == [.init(connectionHandle: 0x0053, reason: .encryptionKeySizeTooShort(keySize: 12, minimum: 16))])
+        harness.server.setSecurity(Self.authenticated16, connectionHandle: 0x0053)
+        #expect(try await harness.server.updateValue([0xC4], forHandle: levelFour.valueHandle).notified == [0x0053])
+        #expect(await eventually { Self.pushes(harness, 0x0053) == [.handleValueNotification(.init(handle: levelFour.valueHandle, value: [0xC4]))] })
     }
 
     @Test("A bonded client whose bond is removed mid-connection gets nothing more, on a link still encrypted with the old key")

@@ -19,6 +19,8 @@ struct GATTServerSecurityTests {
     static let encryptedAuthorized = BluetoothUUID(UInt16(0xAB06))
     /// Readable by anyone, writes need authorization.
     static let writeAuthorized = BluetoothUUID(UInt16(0xAB07))
+    /// Reads and writes need security level 4: LE Secure Connections, authenticated, 128-bit key.
+    static let levelFour = BluetoothUUID(UInt16(0xAB08))
 
     static let peerWithKey = DeviceAddress(BluetoothAddress(rawValue: 0xF0_0000_0000_01), type: .random)
     static let peerWithoutKey = DeviceAddress(BluetoothAddress(rawValue: 0xF0_0000_0000_02), type: .random)
@@ -28,6 +30,10 @@ struct GATTServerSecurityTests {
     static let justWorks16 = LinkSecurity(isEncrypted: true, keySize: 16)
     static let authenticated7 = LinkSecurity(isEncrypted: true, isAuthenticated: true, keySize: 7)
     static let authenticated16 = LinkSecurity(isEncrypted: true, isAuthenticated: true, isSecureConnections: true, keySize: 16)
+    /// Authenticated LE legacy pairing (Passkey Entry), 128-bit key: level 3, not 4.
+    static let legacyAuthenticated16 = LinkSecurity(isEncrypted: true, isAuthenticated: true, keySize: 16)
+    /// Authenticated LE Secure Connections with a key one octet short.
+    static let authenticated15 = LinkSecurity(isEncrypted: true, isAuthenticated: true, isSecureConnections: true, keySize: 15)
 
     static var definition: GATTServiceDefinition {
         let properties: CharacteristicProperties = [.read, .write, .writeWithoutResponse]
@@ -45,6 +51,8 @@ struct GATTServerSecurityTests {
                                          permissions: [.readEncryptionRequired, .readAuthorizationRequired], value: [0x06]),
             GATTCharacteristicDefinition(uuid: writeAuthorized, properties: properties,
                                          permissions: [.readable, .writeAuthorizationRequired], value: [0x07]),
+            GATTCharacteristicDefinition(uuid: levelFour, properties: properties, permissions: [.readEncryptionRequired, .writeEncryptionRequired],
+                                         requiresSecureConnections: true, value: [0x08]),
         ])
     }
 
@@ -104,6 +112,14 @@ struct GATTServerSecurityTests {
         Case(attribute: longKey, security: justWorks16, peer: peerWithKey, expected: nil),
         // No authorization handler: refused, whatever the link.
         Case(attribute: authorized, security: authenticated16, peer: peerWithKey, expected: .insufficientAuthorization),
+        // Security level 4 (Core 6.0, Vol 3, Part C, 10.2.1): encryption first, then an
+        // authenticated LE Secure Connections key (a new pairing gives it), then 16 octets.
+        Case(attribute: levelFour, security: unencrypted, peer: peerWithoutKey, expected: .insufficientAuthentication),
+        Case(attribute: levelFour, security: unencrypted, peer: peerWithKey, expected: .insufficientEncryption),
+        Case(attribute: levelFour, security: justWorks16, peer: peerWithKey, expected: .insufficientAuthentication),
+        Case(attribute: levelFour, security: legacyAuthenticated16, peer: peerWithKey, expected: .insufficientAuthentication),
+        Case(attribute: levelFour, security: authenticated15, peer: peerWithKey, expected: .encryptionKeySizeTooShort),
+        Case(attribute: levelFour, security: authenticated16, peer: peerWithoutKey, expected: nil),
     ]
 
     @Test("Each refusal of each request that reads or writes a value", arguments: RequestKind.allCases)

@@ -53,4 +53,17 @@ struct PeripheralServiceModelTests {
         let legacy = PeripheralCharacteristic(uuid: "FFF2", properties: .read, permissions: [.readable, .readEncryptionRequired])
         #expect(legacy.readSecurity == .encryption && legacy.minimumKeySize == 7)
     }
+
+    @Test("Security level 4 is encryption, authentication and a 128-bit key from LE Secure Connections, for the server to check")
+    func levelFour() {
+        var characteristic = PeripheralCharacteristic(uuid: "FFF1", properties: [.read, .write], readSecurity: .secureConnections)
+        #expect(characteristic.permissions == [.readable, .writeable, .readEncryptionRequired, .readAuthenticationRequired])
+        #expect(characteristic.minimumKeySize == 16 && characteristic.requiresSecureConnections && characteristic.definition.requiresSecureConnections)
+        #expect(characteristic.readSecurity == [.encryption, .authentication, .key128, .secureConnections])
+        #expect(characteristic.writeSecurity.isEmpty, "writes need nothing, so level 4 does not apply to them")
+
+        characteristic.readSecurity = .encryption
+        #expect(!characteristic.requiresSecureConnections && characteristic.minimumKeySize == 7)
+        #expect(characteristic.readSecurity == .encryption)
+    }
 }

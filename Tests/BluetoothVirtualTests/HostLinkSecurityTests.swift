@@ -125,8 +125,8 @@ struct HostLinkSecurityTests {
         let identity = try #require(await pair.peripheral.bonds().first).peerIdentity
         let hash = await pair.peripheral.server.databaseHash
         try await waitUntilTrue("the state stored with the bond") {
-            await pair.peripheralStore.bond(local: DeviceAddress(TestAddresses.peripheral, type: .public), peer: identity)?.clientCachingState
-                == GATTClientCachingState(supportedFeatures: 0x01, knownDatabaseHash: hash)
+            await pair.peripheralStore.bond(local: DeviceAddress(TestAddresses.peripheral, type: .public), peer: identity)?.clientState
+                == GATTBondedClientState(supportedFeatures: 0x01, knownDatabaseHash: hash)
         }
 
         // As after a restart: the server's memory is gone, the bond store is not. The database changes meanwhile.

@@ -310,6 +310,14 @@ final class ScriptedPairingAgent: PairingAgent {
         return confirms
     }
 
+    private let pressed = Mutex<[SMPKeypressNotificationType]>([])
+    /// The peer's Keypress Notifications this agent was told of, in order.
+    var keypresses: [SMPKeypressNotificationType] { pressed.withLock { $0 } }
+
+    func keypress(_ type: SMPKeypressNotificationType, for peer: DeviceAddress) async {
+        pressed.withLock { $0.append(type) }
+    }
+
     func pairingFinished(with peer: DeviceAddress, result: Result<PairingOutcome, PairingFailure>) async {
         state.withLock { state in
             switch result {

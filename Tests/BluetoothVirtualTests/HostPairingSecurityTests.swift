@@ -140,7 +140,9 @@ struct HostPairingSecurityTests {
         let expected = HostError.pairingFailed(.refused(reason: .authenticationRequirements, cause: .authenticationRequired))
         await #expect(throws: expected) { try await pair.central.secure(connection, authenticated: true) }
         await #expect(throws: expected) { try await pair.central.pair(connection, authenticated: true) }
-        #expect(await pair.central.bonds() == [bond])
+        // The keys stay as they were (the central's own GATT server keeps its bonded client's
+        // state with the bond since the link was encrypted: Bond.clientState, no replacement).
+        #expect(await pair.central.bonds().map(\.pairingRecord) == [bond.pairingRecord])
         #expect(!connection.security.isAuthenticated)
         await pair.shutdown()
     }
@@ -161,7 +163,7 @@ struct HostPairingSecurityTests {
         }
         #expect(!again.security.isAuthenticated)
         // The keys stay as they were; the first link's robust-caching state was stored with the
-        // bond when it ended (Bond.clientCachingState), which is no replacement.
+        // bond when it ended (Bond.clientState), which is no replacement.
         #expect(await pair.peripheral.bonds().map(\.pairingRecord) == bonds.map(\.pairingRecord))
         await pair.shutdown()
     }
@@ -219,7 +221,7 @@ private extension Bond {
     /// server keeps of the peer between connections.
     var pairingRecord: Bond {
         var record = self
-        record.clientCachingState = nil
+        record.clientState = nil
         return record
     }
 }

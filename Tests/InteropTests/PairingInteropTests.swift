@@ -7,7 +7,7 @@ import Testing
 /// Answers pairing questions from a script: the passkey to type and the comparison answer.
 /// Records what it was shown.
 final class ScriptedPairingAgent: PairingAgent {
-    private struct Seen { var displayed: [UInt32] = []; var compared: [UInt32] = [] }
+    private struct Seen { var displayed: [UInt32] = []; var compared: [UInt32] = []; var keypresses: [SMPKeypressNotificationType] = [] }
     private let seen = Mutex(Seen())
     let typed: @Sendable () async -> UInt32?
     let confirms: Bool
@@ -19,6 +19,8 @@ final class ScriptedPairingAgent: PairingAgent {
 
     var displayedPasskeys: [UInt32] { seen.withLock { $0.displayed } }
     var comparedNumbers: [UInt32] { seen.withLock { $0.compared } }
+    /// The peer's Keypress Notifications our host passed on, in order.
+    var keypresses: [SMPKeypressNotificationType] { seen.withLock { $0.keypresses } }
 
     func display(passkey: UInt32, for peer: DeviceAddress) async { seen.withLock { $0.displayed.append(passkey) } }
     func passkey(for peer: DeviceAddress) async -> UInt32? { await typed() }
@@ -26,6 +28,7 @@ final class ScriptedPairingAgent: PairingAgent {
         seen.withLock { $0.compared.append(number) }
         return confirms
     }
+    func keypress(_ type: SMPKeypressNotificationType, for peer: DeviceAddress) async { seen.withLock { $0.keypresses.append(type) } }
 }
 
 extension InteropSuites {

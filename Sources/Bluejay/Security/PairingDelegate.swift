@@ -20,6 +20,10 @@ public protocol PairingDelegate: AnyObject, Sendable {
     func passkeyRequested(for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (UInt32?) -> Void)
     /// Ask whether the peripheral shows the same six digits.
     func confirm(number: String, for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (Bool) -> Void)
+    /// The peripheral's user pressed a key while typing the passkey shown by ``display(passkey:for:)``
+    /// (a Keypress Notification): show the progress. Only when both sides asked for them
+    /// (`BluetoothHost/SecurityManagerSettings/keypressNotifications`).
+    func keypress(_ type: SMPKeypressNotificationType, for peripheral: PeripheralIdentifier)
     /// A pairing would replace the bond with a peripheral by a weaker key ("pair again?"):
     /// reply `true` to allow it. Anybody can claim a bonded identity
     /// (`BluetoothHost/BondReplacement/isClaimedIdentity`), so allow it only when the user
@@ -36,6 +40,7 @@ extension PairingDelegate {
     public func display(passkey: String, for peripheral: PeripheralIdentifier) {}
     public func passkeyRequested(for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (UInt32?) -> Void) { reply(nil) }
     public func confirm(number: String, for peripheral: PeripheralIdentifier, reply: @escaping @Sendable (Bool) -> Void) { reply(false) }
+    public func keypress(_ type: SMPKeypressNotificationType, for peripheral: PeripheralIdentifier) {}
     public func shouldReplaceBond(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier,
                                   reply: @escaping @Sendable (Bool) -> Void) { reply(false) }
     public func bondReplaced(_ replacement: BondReplacement, for peripheral: PeripheralIdentifier) {}
@@ -88,6 +93,11 @@ struct DelegatePairingAgent: PairingAgent {
 
     func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool {
         await ask(false) { $0.confirm(number: PairingPrompt.sixDigits(number), for: PeripheralIdentifier(address: peer), reply: $1) }
+    }
+
+    func keypress(_ type: SMPKeypressNotificationType, for peer: DeviceAddress) async {
+        guard let delegate = box.delegate else { return }
+        queue.async { delegate.keypress(type, for: PeripheralIdentifier(address: peer)) }
     }
 
     func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool {

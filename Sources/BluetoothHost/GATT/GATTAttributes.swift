@@ -95,7 +95,7 @@ public struct GATTDescriptor: Hashable, Sendable, Codable, CustomStringConvertib
 }
 
 /// The Client Characteristic Configuration value (Core 6.0, Vol 3, Part G, 3.3.3.3).
-public struct ClientCharacteristicConfiguration: OptionSet, Hashable, Sendable {
+public struct ClientCharacteristicConfiguration: OptionSet, Hashable, Sendable, Codable {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 

@@ -242,10 +242,13 @@ private struct ServiceBuilder {
     @discardableResult
     mutating func append(type: BluetoothUUID, kind: ServerAttribute.Kind, permissions: AttributePermissions, value: [UInt8],
                          maximumLength: Int? = nil, minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
+                         requiresSecureConnections: Bool = false, notifiesLatestValueOnReconnection: Bool = false,
                          onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) -> UInt16 {
         let handle = next
         attributes.append(ServerAttribute(handle: handle, type: type, kind: kind, permissions: permissions, value: value,
-                                          maximumLength: maximumLength, minimumKeySize: minimumKeySize, onRead: onRead, onWrite: onWrite))
+                                          maximumLength: maximumLength, minimumKeySize: minimumKeySize,
+                                          requiresSecureConnections: requiresSecureConnections,
+                                          notifiesLatestValueOnReconnection: notifiesLatestValueOnReconnection, onRead: onRead, onWrite: onWrite))
         // The caller counted the attributes first, so the last one is at most 0xFFFF.
         next = handle == .max ? handle : handle + 1
         return handle
@@ -262,6 +265,8 @@ private struct ServiceBuilder {
         append(type: GATTAttributeType.characteristic, kind: .characteristicDeclaration, permissions: .readable, value: declaration.bytes)
         append(type: definition.uuid, kind: .value(properties: definition.properties), permissions: definition.permissions,
                value: definition.value, maximumLength: definition.maximumValueLength, minimumKeySize: definition.minimumKeySize,
+               requiresSecureConnections: definition.requiresSecureConnections,
+               notifiesLatestValueOnReconnection: definition.notifiesLatestValueOnReconnection,
                onRead: definition.onRead, onWrite: definition.onWrite)
         var descriptors: [GATTDescriptor] = []
         var configurationHandle: UInt16?
@@ -272,7 +277,8 @@ private struct ServiceBuilder {
                 definition.clientConfigurationPermissions.intersection(AttributePermissions.writeRequirements))
             let handle = append(type: GATTAttributeType.clientCharacteristicConfiguration,
                                 kind: .clientConfiguration(valueHandle: valueHandle, properties: definition.properties),
-                                permissions: permissions, value: [0, 0], maximumLength: 2, minimumKeySize: definition.minimumKeySize)
+                                permissions: permissions, value: [0, 0], maximumLength: 2, minimumKeySize: definition.minimumKeySize,
+                                requiresSecureConnections: definition.requiresSecureConnections)
             configurationHandle = handle
             descriptors.append(GATTDescriptor(uuid: GATTAttributeType.clientCharacteristicConfiguration, handle: handle))
         }
@@ -289,6 +295,7 @@ private struct ServiceBuilder {
         for descriptor in definition.descriptors {
             let handle = append(type: descriptor.uuid, kind: .descriptor, permissions: descriptor.permissions, value: descriptor.value,
                                 maximumLength: descriptor.maximumValueLength, minimumKeySize: descriptor.minimumKeySize,
+                                requiresSecureConnections: descriptor.requiresSecureConnections,
                                 onRead: descriptor.onRead, onWrite: descriptor.onWrite)
             descriptors.append(GATTDescriptor(uuid: descriptor.uuid, handle: handle))
         }

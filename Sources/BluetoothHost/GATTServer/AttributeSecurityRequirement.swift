@@ -10,13 +10,17 @@ struct AttributeSecurityRequirement: Sendable, Hashable {
     var authorization: Bool
     /// The shortest encryption key accepted, in octets, when the link must be encrypted.
     var minimumKeySize: Int
+    /// Security level 4 when the link must be encrypted (Core 6.0, Vol 3, Part C, 10.2.1): a key
+    /// from LE Secure Connections pairing with MITM protection, of 16 octets.
+    var secureConnections: Bool
 
     /// The requirements of reads (`write == false`) or writes of an attribute.
-    init(permissions: AttributePermissions, minimumKeySize: Int, write: Bool) {
+    init(permissions: AttributePermissions, minimumKeySize: Int, secureConnections: Bool = false, write: Bool) {
         encryption = permissions.contains(write ? .writeEncryptionRequired : .readEncryptionRequired)
         authentication = permissions.contains(write ? .writeAuthenticationRequired : .readAuthenticationRequired)
         authorization = permissions.contains(write ? .writeAuthorizationRequired : .readAuthorizationRequired)
         self.minimumKeySize = minimumKeySize
+        self.secureConnections = secureConnections
     }
 
     /// The link must be encrypted: authentication is about the encryption key, so it needs
@@ -26,13 +30,17 @@ struct AttributeSecurityRequirement: Sendable, Hashable {
     /// What the link lacks, if it does not meet the requirements; authorization is not part of
     /// it (the application decides it). In the order of Core 6.0, Vol 3, Part C, 10.3.1: a link
     /// not encrypted (or encrypted with the key of a removed bond), then a key without MITM
-    /// protection when authentication is required, then a key shorter than ``minimumKeySize``.
+    /// protection when authentication (or level 4) is required, then a key not from LE Secure
+    /// Connections where level 4 is, then a key shorter than ``minimumKeySize`` (16 octets at
+    /// level 4).
     func shortfall(on security: LinkSecurity) -> GATTSecurityRefusal? {
         guard needsEncryption else { return nil }
         if security.isBondRemoved { return .bondRemoved }
         guard security.isEncrypted else { return .insufficientEncryption }
-        if authentication, !security.isAuthenticated { return .insufficientAuthentication }
-        if security.keySize < minimumKeySize { return .encryptionKeySizeTooShort(keySize: security.keySize, minimum: minimumKeySize) }
+        if authentication || secureConnections, !security.isAuthenticated { return .insufficientAuthentication }
+        if secureConnections, !security.isSecureConnections { return .secureConnectionsRequired }
+        let minimum = secureConnections ? 16 : minimumKeySize
+        if security.keySize < minimum { return .encryptionKeySizeTooShort(keySize: security.keySize, minimum: minimum) }
         return nil
     }
 
@@ -44,8 +52,9 @@ struct AttributeSecurityRequirement: Sendable, Hashable {
     ///   Encryption when the server has a key for the peer (the client may start encryption
     ///   with it), else Insufficient Authentication (it must pair first) (Core 6.0, Vol 3,
     ///   Part C, 10.3.1).
-    /// - An encrypted link whose key is not authenticated: Insufficient Authentication.
-    /// - A key shorter than ``minimumKeySize``: Encryption Key Size Too Short.
+    /// - An encrypted link whose key is not authenticated, or, where level 4 is required, not
+    ///   from LE Secure Connections: Insufficient Authentication (a new pairing gives it).
+    /// - A key shorter than ``minimumKeySize`` (16 at level 4): Encryption Key Size Too Short.
     func refusal(on security: LinkSecurity, peerHasKey: @autoclosure () -> Bool) -> ATTErrorCode? {
         shortfall(on: security)?.errorCode(peerHasKey: peerHasKey)
     }

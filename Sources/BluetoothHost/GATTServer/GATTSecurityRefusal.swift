@@ -12,6 +12,10 @@ public enum GATTSecurityRefusal: Sendable, Hashable, CustomStringConvertible {
     case insufficientEncryption
     /// The link's key came from a pairing without MITM protection (Just Works).
     case insufficientAuthentication
+    /// The value needs security level 4 (Core 6.0, Vol 3, Part C, 10.2.1) and the link's key,
+    /// though authenticated, came from LE legacy pairing: the peer must pair again with LE
+    /// Secure Connections. Answered Insufficient Authentication.
+    case secureConnectionsRequired
     /// The link's key is shorter than the characteristic's minimum key size.
     case encryptionKeySizeTooShort(keySize: Int, minimum: Int)
     /// The link is encrypted with the key of a bond this device has removed since: the peer
@@ -24,7 +28,7 @@ public enum GATTSecurityRefusal: Sendable, Hashable, CustomStringConvertible {
     func errorCode(peerHasKey: () -> Bool) -> ATTErrorCode {
         switch self {
         case .insufficientEncryption, .bondRemoved: return peerHasKey() ? .insufficientEncryption : .insufficientAuthentication
-        case .insufficientAuthentication: return .insufficientAuthentication
+        case .insufficientAuthentication, .secureConnectionsRequired: return .insufficientAuthentication
         case .encryptionKeySizeTooShort: return .encryptionKeySizeTooShort
         }
     }
@@ -33,6 +37,7 @@ public enum GATTSecurityRefusal: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .insufficientEncryption: return "the link is not encrypted"
         case .insufficientAuthentication: return "the link's key is not authenticated (pair with MITM protection)"
+        case .secureConnectionsRequired: return "the link's key is not from LE Secure Connections (pair again with LE Secure Connections)"
         case let .encryptionKeySizeTooShort(size, minimum): return "the link's key has \(size) octets, fewer than the \(minimum) required"
         case .bondRemoved: return "the link is encrypted with the key of a removed bond (pair again)"
         }

@@ -4,18 +4,15 @@ import BluetoothCore
 /// change-aware or change-unaware; a change-unaware client that enabled robust caching
 /// (bit 0 of its Client Supported Features) gets Database Out Of Sync instead of an answer.
 ///
-/// A bonded client's features and awareness outlast its connection. They are kept under the
-/// bond's identity (``LinkSecurity/bondIdentity``), never the address a peer connects from,
-/// which anyone may use: a link takes them up with its first PDU once encrypted with the bond's
-/// key, and leaves them when it closes still encrypted with it (``GATTClientStateStorage``).
-/// Until then, and on any other link, the client is a new one (change-aware, no features).
+/// A bonded client's features and awareness outlast its connection, with its Client
+/// Characteristic Configurations (GATTServer+BondedClients.swift): until its link is encrypted
+/// with its bond's key, and on any other link, the client is a new one (change-aware, no
+/// features).
 extension GATTServer {
     /// The robust caching bit of Client Supported Features (Core 6.0, Vol 3, Part G, 7.2).
     static let robustCachingFeature: UInt8 = 0x01
     /// The features this server knows; other bits a client writes are not kept.
     static let supportedClientFeatures: UInt8 = 0x01
-    /// The bonded clients whose features and awareness are kept in memory across connections.
-    static let maximumRememberedClients = 256
 
     enum CachingGate {
         case serve
@@ -86,6 +83,7 @@ extension GATTServer {
         bearer.clientFeatures = written
         bearers[context.connectionHandle] = bearer
         logger.debug("connection \(Hex.format(context.connectionHandle)) supports features \(Hex.format(written))")
+        keepBondedClientState(of: bearer)
         return nil
     }
 
@@ -108,56 +106,5 @@ extension GATTServer {
         bearer.hasLearnedDatabase = true
         bearer.sentOutOfSync = false
         bearers[connectionHandle] = bearer
-    }
-
-    /// Sets where bonded clients' state is kept between runs (the host keeps it with the bond);
-    /// without it the server keeps it in memory only.
-    public func setClientStateStorage(_ storage: GATTClientStateStorage?) {
-        clientStateStorage = storage
-    }
-
-    /// A PDU came on a link encrypted with the key of the bond with `identity`: the client is
-    /// that bond's peer, and takes up what it left last time. Its features add to those it
-    /// wrote on this link; it stays change-aware only if the database is the one it knew, or
-    /// it learned the database on this link since (read the hash, confirmed Service Changed).
-    func adoptBondIdentity(_ identity: DeviceAddress, bearerID: UInt64, connectionHandle: UInt16) async {
-        var remembered = rememberedClients[identity]
-        if remembered == nil, let storage = clientStateStorage { remembered = await storage.load(identity) }
-        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle), bearer.cachingIdentity != identity else { return }
-        bearer.cachingIdentity = identity
-        if let remembered {
-            bearer.clientFeatures |= remembered.supportedFeatures & Self.supportedClientFeatures
-            bearer.isChangeAware = bearer.isChangeAware && (bearer.hasLearnedDatabase || remembered.knownDatabaseHash == database.hash)
-            logger.debug("""
-                connection \(Hex.format(connectionHandle)) is bonded client \(identity): features \(Hex.format(bearer.clientFeatures)), \
-                change-aware \(bearer.isChangeAware)
-                """)
-        }
-        bearers[connectionHandle] = bearer
-    }
-
-    /// A client's bearer closes: if its link is still encrypted with a bond's key, keep its
-    /// features and awareness under the bond's identity for its next connection.
-    func rememberCachingState(of bearer: ServerBearer) {
-        guard let identity = currentSecurity(of: bearer).bondIdentity else { return }
-        let state = GATTClientCachingState(supportedFeatures: bearer.clientFeatures, knownDatabaseHash: bearer.isChangeAware ? database.hash : nil)
-        if rememberedClients[identity] == nil, rememberedClients.count >= Self.maximumRememberedClients,
-           let oldest = rememberedClients.keys.first {
-            rememberedClients[oldest] = nil
-        }
-        rememberedClients[identity] = state
-        guard let storage = clientStateStorage else { return }
-        // In order: a later connection's state is never overwritten by an earlier one's.
-        let previous = pendingClientStateSave
-        pendingClientStateSave = Task {
-            await previous?.value
-            await storage.save(identity, state)
-        }
-    }
-
-    /// Forgets what a bonded client left behind (its bond is gone; the host also removes what
-    /// it stored with the bond).
-    public func forgetClient(_ identity: DeviceAddress) {
-        rememberedClients[DeviceAddress(identity.address, type: identity.type.base)] = nil
     }
 }

@@ -3,9 +3,9 @@ import BluetoothCore
 /// The Client Characteristic Configuration descriptors (Core 6.0, Vol 3, Part G, 3.3.3.3):
 /// each client has its own value of each one, kept with its bearer for as long as the
 /// connection lasts, and the subscriptions they make. A write needs what a read of the
-/// characteristic's value needs (`writeRefusal(_:kind:length:authorizing:_:)`). (A bonded
-/// client's configurations should outlive the connection; they are not kept across
-/// connections yet.)
+/// characteristic's value needs (`writeRefusal(_:kind:length:authorizing:_:)`). A bonded
+/// client's configurations outlast the connection: they are kept with its bond and restored
+/// once its next link is encrypted with the bond's key (GATTServer+BondedClients.swift).
 extension GATTServer {
     /// A client's configuration of a characteristic (none for an unknown client).
     func clientConfiguration(of valueHandle: UInt16, _ context: RequestContext) -> ClientCharacteristicConfiguration {
@@ -27,11 +27,13 @@ extension GATTServer {
         guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return nil }
         let previous = bearer.configurations[valueHandle] ?? []
         bearer.configurations[valueHandle] = configuration.isEmpty ? nil : configuration
+        bearer.configuredOnLink.insert(valueHandle)
         bearers[context.connectionHandle] = bearer
         if previous != configuration {
             let subscription = subscription(bearer, valueHandle: valueHandle, configuration: configuration)
             logger.debug("\(subscription)")
             broadcast(.subscriptionChanged(subscription))
+            keepBondedClientState(of: bearer)
         }
         return nil
     }
@@ -44,9 +46,11 @@ extension GATTServer {
         }
     }
 
-    func subscription(_ bearer: ServerBearer, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration) -> GATTSubscription {
+    func subscription(_ bearer: ServerBearer, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration,
+                      isRestored: Bool = false) -> GATTSubscription {
         let uuid = database.attribute(at: valueHandle)?.type ?? BluetoothUUID(UInt16(0))
         return GATTSubscription(connectionHandle: bearer.connectionHandle, peer: bearer.link.peer, valueHandle: valueHandle,
-                                characteristicUUID: uuid, configuration: configuration)
+                                characteristicUUID: uuid, configuration: configuration, isRestored: isRestored,
+                                bondIdentity: bearer.cachingIdentity)
     }
 }

@@ -28,7 +28,10 @@ extension GATTServer {
     /// Returns what each subscriber got. A client whose queue is full gets nothing this time
     /// (``GATTValueUpdate/queueFull``) and ``GATTServerEvent/readyToUpdateSubscribers(connectionHandle:)``
     /// tells when to try again. A client whose link lacks the security a read of the value
-    /// needs gets nothing (``GATTValueUpdate/withheld``, with the reason).
+    /// needs gets nothing (``GATTValueUpdate/withheld``, with the reason). A bonded client
+    /// subscribed and away gets it when it comes back, if it asked for indications or the
+    /// characteristic notifies its latest value on reconnection (``GATTValueUpdate/deferred``;
+    /// not when `connectionHandles` names the connections).
     public func updateValue(_ value: [UInt8], forHandle valueHandle: UInt16,
                             connectionHandles: [UInt16]? = nil) async throws(GATTServerError) -> GATTValueUpdate {
         guard let attribute = database.attribute(at: valueHandle), case .value = attribute.kind else {
@@ -41,6 +44,7 @@ extension GATTServer {
             .map { ($0.connectionHandle, $0.configurations[valueHandle] ?? [], attribute.readRequirement.shortfall(on: currentSecurity(of: $0))) }
             .sorted { $0.0 < $1.0 }
         var update = GATTValueUpdate()
+        if connectionHandles == nil { update.deferred = deferForAbsentClients(value, attribute) }
         for (connectionHandle, configuration, refusal) in targets {
             if let refusal {
                 logger.debug("\(attribute.type) not pushed to connection \(Hex.format(connectionHandle, digits: 4)): \(refusal)")

@@ -52,9 +52,12 @@ extension GATTServer {
 
     /// The security of a connection whose client is wired in memory
     /// (``receive(_:connectionHandle:peer:)``), as a host would set it on Encryption Change:
-    /// PDUs received from now on are checked against it. A Host connection's security is its
-    /// ATT bearer's; this does not change it.
+    /// PDUs received from now on are checked against it, and with a bond's identity
+    /// (``LinkSecurity/bondIdentity``) a client that has talked takes up that bond's state. A Host
+    /// connection's security is its ATT bearer's; this does not change it.
     public nonisolated func setSecurity(_ security: LinkSecurity, connectionHandle: UInt16) {
         memoryLinkSecurity.withLock { $0[connectionHandle] = security }
+        guard security.bondIdentity != nil else { return }
+        inbox.yield(.encrypted(ServerLink(connectionHandle: connectionHandle, peer: nil, bearer: nil), security))
     }
 }

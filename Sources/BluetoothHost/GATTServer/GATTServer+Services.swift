@@ -75,13 +75,15 @@ extension GATTServer {
     /// The handle of the Service Changed characteristic value.
     public nonisolated var serviceChangedHandle: UInt16 { AttributeDatabase.serviceChangedHandle }
 
-    /// Drops the Client Characteristic Configurations of characteristics that are gone.
+    /// Drops the Client Characteristic Configurations of characteristics that are gone, the
+    /// connected clients' and those kept for bonded clients (with what waited for them).
     private func forgetConfigurations(in range: ClosedRange<UInt16>) {
         for (key, bearer) in bearers {
             var updated = bearer
             updated.configurations = bearer.configurations.filter { !range.contains($0.key) }
             bearers[key] = updated
         }
+        forgetBondedClientHandles(in: range)
     }
 
     /// Makes every client change-unaware, then indicates Service Changed with the affected

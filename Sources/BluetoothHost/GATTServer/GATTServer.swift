@@ -30,6 +30,8 @@ public actor GATTServer {
         /// With the link's security when the PDU arrived.
         case pdu([UInt8], ServerLink, LinkSecurity)
         case closed(connectionHandle: UInt16)
+        /// The link is encrypted with a bond's key (``linkEncrypted(_:)``).
+        case encrypted(ServerLink, LinkSecurity)
         /// The controller took a notification (or the link failed it).
         case notificationLeft(bearerID: UInt64, connectionHandle: UInt16)
     }
@@ -48,9 +50,11 @@ public actor GATTServer {
     let clock: BluetoothClock
     let eventListeners = AsyncStreamFanOut<GATTServerEvent>()
     private var nextIdentifier: UInt64 = 0
-    /// Bonded clients' features and database awareness between connections, by bond identity
-    /// (bounded).
-    var rememberedClients: [DeviceAddress: GATTClientCachingState] = [:]
+    /// Bonded clients' state between connections and what they missed, by bond identity
+    /// (GATTServer+BondedClients.swift).
+    var bondedClients = BondedClientRegistry(capacity: GATTServer.maximumRememberedClients)
+    /// ``droppedDeferredIndicationCount``, readable from any thread.
+    nonisolated let deferredIndicationDrops = Mutex(0)
     /// Keeps bonded clients' state between runs (``setClientStateStorage(_:)``); none by default.
     var clientStateStorage: GATTClientStateStorage?
     /// The latest save of a bonded client's state, which the next one follows.
@@ -138,6 +142,7 @@ public actor GATTServer {
         switch item {
         case let .pdu(bytes, link, security): accept(bytes, from: link, security: security)
         case let .closed(handle): closeBearer(handle)
+        case let .encrypted(link, security): acceptEncryption(security, from: link)
         case let .notificationLeft(bearerID, handle): notificationDidLeave(bearerID: bearerID, connectionHandle: handle)
         }
     }
@@ -155,11 +160,11 @@ public actor GATTServer {
             inboundLimit.handled(connectionHandle: bearer.connectionHandle)
             didReceiveConfirmation(bytes, connectionHandle: bearer.connectionHandle)
         } else {
-            bearer.requests.yield(ServerRequest(bytes: bytes, security: security))
+            bearer.requests.yield(.pdu(bytes, security: security))
         }
     }
 
-    private func bearer(for link: ServerLink) -> ServerBearer {
+    func bearer(for link: ServerLink) -> ServerBearer {
         if let existing = bearers[link.connectionHandle] { return existing }
         let id = makeIdentifier()
         let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
@@ -171,8 +176,13 @@ public actor GATTServer {
         let inboundLimit = self.inboundLimit
         Task { [weak self] in
             for await request in stream {
-                inboundLimit.handled(connectionHandle: link.connectionHandle)
-                await self?.serve(request.bytes, security: request.security, bearerID: id, connectionHandle: link.connectionHandle)
+                switch request {
+                case let .pdu(bytes, security):
+                    inboundLimit.handled(connectionHandle: link.connectionHandle)
+                    await self?.serve(bytes, security: security, bearerID: id, connectionHandle: link.connectionHandle)
+                case let .encrypted(security):
+                    await self?.linkDidEncrypt(security, bearerID: id, connectionHandle: link.connectionHandle)
+                }
             }
         }
         return bearer
@@ -182,7 +192,7 @@ public actor GATTServer {
         inboundLimit.reset(connectionHandle: connectionHandle)
         let bearer = bearers.removeValue(forKey: connectionHandle)
         // With the link's security as it ends (a wired client's is forgotten just after).
-        if let bearer { rememberCachingState(of: bearer) }
+        if let bearer { leaveBondIdentity(of: bearer) }
         memoryLinkSecurity.withLock { _ = $0.removeValue(forKey: connectionHandle) }
         guard let bearer else { return }
         bearer.requests.finish()

@@ -3,8 +3,10 @@ import BluetoothCore
 /// Something that happened on this device's GATT server, for whoever listens to
 /// ``GATTServer/events()``.
 public enum GATTServerEvent: Sendable, Hashable {
-    /// A client changed its Client Characteristic Configuration of a characteristic, or its
-    /// connection ended (then the configuration is empty).
+    /// A client changed its Client Characteristic Configuration of a characteristic, its
+    /// connection ended (then the configuration is empty), or a bonded client's link was
+    /// encrypted with its bond's key and got back the configuration it left
+    /// (``GATTSubscription/isRestored``).
     case subscriptionChanged(GATTSubscription)
     /// A client exchanged the ATT MTU (Core 6.0, Vol 3, Part F, 3.4.2).
     case mtuExchanged(connectionHandle: UInt16, mtu: UInt16)
@@ -19,14 +21,23 @@ public struct GATTSubscription: Sendable, Hashable, CustomStringConvertible {
     public var valueHandle: UInt16
     public var characteristicUUID: BluetoothUUID
     public var configuration: ClientCharacteristicConfiguration
+    /// The configuration was not written on this link: it is the one the client, bonded, left on
+    /// an earlier connection (Core 6.0, Vol 3, Part G, 3.3.3.3), restored once this link was
+    /// encrypted with its bond's key.
+    public var isRestored: Bool
+    /// The identity of the bond whose state the client took up (its link is encrypted with that
+    /// bond's key); `nil` for a client not known to be bonded.
+    public var bondIdentity: DeviceAddress?
 
     public init(connectionHandle: UInt16, peer: DeviceAddress?, valueHandle: UInt16, characteristicUUID: BluetoothUUID,
-                configuration: ClientCharacteristicConfiguration) {
+                configuration: ClientCharacteristicConfiguration, isRestored: Bool = false, bondIdentity: DeviceAddress? = nil) {
         self.connectionHandle = connectionHandle
         self.peer = peer
         self.valueHandle = valueHandle
         self.characteristicUUID = characteristicUUID
         self.configuration = configuration
+        self.isRestored = isRestored
+        self.bondIdentity = bondIdentity
     }
 
     public var isNotifying: Bool { configuration.contains(.notification) }
@@ -36,7 +47,7 @@ public struct GATTSubscription: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let what = isNotifying && isIndicating ? "notifications and indications"
             : isNotifying ? "notifications" : isIndicating ? "indications" : "nothing"
-        return "connection \(Hex.format(connectionHandle, digits: 4)) wants \(what) of \(characteristicUUID)"
+        return "connection \(Hex.format(connectionHandle, digits: 4)) wants \(what) of \(characteristicUUID)\(isRestored ? " (restored from its bond)" : "")"
     }
 }
 
@@ -66,12 +77,21 @@ public struct GATTValueUpdate: Sendable, Hashable {
     /// the value now (Core 6.0, Vol 3, Part C, 10.3.1): retrying does not help until the link
     /// is secure enough.
     public var withheld: [Withheld] = []
+    /// Bonded clients (by bond identity) subscribed to the characteristic but away (no link
+    /// encrypted with their bond's key) that get the value when they come back: an indication
+    /// queued (``GATTServerSettings/maximumDeferredIndications``), or a notification of the
+    /// latest value where the characteristic asks for it
+    /// (``GATTCharacteristicDefinition/notifiesLatestValueOnReconnection``). Not counted in
+    /// ``hasSubscribers``.
+    public var deferred: [DeviceAddress] = []
 
-    public init(notified: [UInt16] = [], indicated: [UInt16] = [], queueFull: [UInt16] = [], withheld: [Withheld] = []) {
+    public init(notified: [UInt16] = [], indicated: [UInt16] = [], queueFull: [UInt16] = [], withheld: [Withheld] = [],
+                deferred: [DeviceAddress] = []) {
         self.notified = notified
         self.indicated = indicated
         self.queueFull = queueFull
         self.withheld = withheld
+        self.deferred = deferred
     }
 
     /// Whether any connection subscribed to the characteristic.

@@ -6,6 +6,11 @@ public struct GATTServerSettings: Sendable, Hashable {
     public var maximumPendingNotifications = 16
     /// Indications per connection waiting behind the one awaiting its confirmation.
     public var maximumQueuedIndications = 32
+    /// Indications kept for each bonded client that subscribed to them and is away (no link
+    /// encrypted with its bond's key), delivered in order once it is back. Past this the oldest
+    /// is dropped and counted (``GATTServer/droppedDeferredIndicationCount``); 0 keeps none. Kept
+    /// in memory only: a restart loses them.
+    public var maximumDeferredIndications = 16
     /// Prepare Write Requests one client may queue before Prepare Queue Full
     /// (Core 6.0, Vol 3, Part F, 3.4.6.1).
     public var maximumPreparedWrites = 64

@@ -34,6 +34,19 @@ public struct GATTCharacteristicDefinition: Sendable {
     /// encryption or authentication accept; a shorter one is refused with Encryption Key
     /// Size Too Short. 16 asks for a 128-bit key. Accesses that need no encryption ignore it.
     public var minimumKeySize: Int
+    /// The reads and writes that need encryption or authentication need security level 4
+    /// (Core 6.0, Vol 3, Part C, 10.2.1): a link encrypted with a key from LE Secure Connections
+    /// pairing with MITM protection, of 16 octets. A link short of it is refused with Insufficient
+    /// Encryption or Insufficient Authentication (not encrypted; a key without MITM protection, or
+    /// from legacy pairing) or Encryption Key Size Too Short, and gets no notification or
+    /// indication of the value. Like ``minimumKeySize``, one per characteristic.
+    public var requiresSecureConnections: Bool
+    /// A bonded client subscribed to notifications of this value that was away when it was
+    /// updated (no link encrypted with its bond's key) is notified of the latest value once it is
+    /// back. Off by default: notifications are not kept for away clients (Core 6.0, Vol 3, Part G,
+    /// 3.3.3.3 keeps only the configuration); indications are, within
+    /// ``GATTServerSettings/maximumDeferredIndications``.
+    public var notifiesLatestValueOnReconnection: Bool
     /// Who may write the Client Characteristic Configuration descriptor the server adds
     /// with `notify` or `indicate`: its write requirements (encryption, authentication,
     /// authorization) apply, with ``minimumKeySize``; it is always readable, with no
@@ -70,10 +83,14 @@ public struct GATTCharacteristicDefinition: Sendable {
     ///     ``AttributePermissions/init(properties:)``).
     ///   - minimumKeySize: the shortest encryption key (7–16 octets) that reads and writes
     ///     needing encryption accept.
+    ///   - requiresSecureConnections: reads and writes needing encryption need security level 4.
+    ///   - notifiesLatestValueOnReconnection: a bonded subscriber that was away when the value
+    ///     changed is notified of the latest value on its return.
     ///   - clientConfigurationPermissions: the permissions of the Client Characteristic
     ///     Configuration descriptor, when the characteristic notifies or indicates.
     public init(uuid: BluetoothUUID, properties: CharacteristicProperties, permissions: AttributePermissions? = nil,
                 minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
+                requiresSecureConnections: Bool = false, notifiesLatestValueOnReconnection: Bool = false,
                 clientConfigurationPermissions: AttributePermissions = .readWrite,
                 value: [UInt8] = [], maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                 userDescription: String? = nil, presentationFormat: GATTPresentationFormat? = nil,
@@ -83,6 +100,8 @@ public struct GATTCharacteristicDefinition: Sendable {
         self.properties = properties
         self.permissions = permissions ?? AttributePermissions(properties: properties)
         self.minimumKeySize = minimumKeySize
+        self.requiresSecureConnections = requiresSecureConnections
+        self.notifiesLatestValueOnReconnection = notifiesLatestValueOnReconnection
         self.clientConfigurationPermissions = clientConfigurationPermissions
         self.value = value
         self.maximumValueLength = maximumValueLength
@@ -117,18 +136,22 @@ public struct GATTDescriptorDefinition: Sendable {
     /// As ``GATTCharacteristicDefinition/minimumKeySize``: the shortest encryption key, in
     /// octets (7…16), for the accesses that need encryption or authentication.
     public var minimumKeySize: Int
+    /// As ``GATTCharacteristicDefinition/requiresSecureConnections``: security level 4 for the
+    /// accesses that need encryption or authentication.
+    public var requiresSecureConnections: Bool
     public var value: [UInt8]
     public var maximumValueLength: Int
     public var onRead: GATTReadHandler?
     public var onWrite: GATTWriteHandler?
 
     public init(uuid: BluetoothUUID, permissions: AttributePermissions = .readable,
-                minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound, value: [UInt8] = [],
-                maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
+                minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound, requiresSecureConnections: Bool = false,
+                value: [UInt8] = [], maximumValueLength: Int = GATTCharacteristicDefinition.maximumAttributeValueLength,
                 onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) {
         self.uuid = uuid
         self.permissions = permissions
         self.minimumKeySize = minimumKeySize
+        self.requiresSecureConnections = requiresSecureConnections
         self.value = value
         self.maximumValueLength = maximumValueLength
         self.onRead = onRead

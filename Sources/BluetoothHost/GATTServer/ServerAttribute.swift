@@ -24,11 +24,18 @@ struct ServerAttribute: Sendable {
     let maximumLength: Int
     /// The shortest encryption key, in octets, for the accesses that need encryption.
     let minimumKeySize: Int
+    /// The accesses that need encryption need security level 4 (LE Secure Connections,
+    /// authenticated, a 128-bit key).
+    let requiresSecureConnections: Bool
+    /// A characteristic value: a bonded client subscribed to notifications gets the latest value
+    /// on its return when it changed while the client was away.
+    let notifiesLatestValueOnReconnection: Bool
     let onRead: GATTReadHandler?
     let onWrite: GATTWriteHandler?
 
     init(handle: UInt16, type: BluetoothUUID, kind: Kind, permissions: AttributePermissions, value: [UInt8],
          maximumLength: Int? = nil, minimumKeySize: Int = GATTCharacteristicDefinition.encryptionKeySizes.lowerBound,
+         requiresSecureConnections: Bool = false, notifiesLatestValueOnReconnection: Bool = false,
          onRead: GATTReadHandler? = nil, onWrite: GATTWriteHandler? = nil) {
         self.handle = handle
         self.type = type
@@ -37,18 +44,22 @@ struct ServerAttribute: Sendable {
         self.value = value
         self.maximumLength = maximumLength ?? value.count
         self.minimumKeySize = minimumKeySize
+        self.requiresSecureConnections = requiresSecureConnections
+        self.notifiesLatestValueOnReconnection = notifiesLatestValueOnReconnection
         self.onRead = onRead
         self.onWrite = onWrite
     }
 
     /// What a read of the attribute asks of the link.
     var readRequirement: AttributeSecurityRequirement {
-        AttributeSecurityRequirement(permissions: permissions, minimumKeySize: minimumKeySize, write: false)
+        AttributeSecurityRequirement(permissions: permissions, minimumKeySize: minimumKeySize, secureConnections: requiresSecureConnections,
+                                     write: false)
     }
 
     /// What a write of the attribute asks of the link.
     var writeRequirement: AttributeSecurityRequirement {
-        AttributeSecurityRequirement(permissions: permissions, minimumKeySize: minimumKeySize, write: true)
+        AttributeSecurityRequirement(permissions: permissions, minimumKeySize: minimumKeySize, secureConnections: requiresSecureConnections,
+                                     write: true)
     }
 
     /// The end of the group of a grouping attribute, else the handle itself (Core 6.0, Vol 3,

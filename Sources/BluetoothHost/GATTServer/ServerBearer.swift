@@ -9,18 +9,21 @@ struct ServerLink: Sendable {
     let bearer: ATTBearer?
 }
 
-/// A request or command as it arrived: its bytes and the link's security at that moment,
-/// which its permission checks use (a request sent before encryption started is not served
-/// as if it had been encrypted).
-struct ServerRequest: Sendable {
-    let bytes: [UInt8]
-    let security: LinkSecurity
+/// What a connection's bearer serves, one at a time in the link's order.
+enum ServerRequest: Sendable {
+    /// A request or command as it arrived: its bytes and the link's security at that moment,
+    /// which its permission checks use (a request sent before encryption started is not served
+    /// as if it had been encrypted).
+    case pdu([UInt8], security: LinkSecurity)
+    /// The link was encrypted with a bond's key: the client takes up the bond's state before
+    /// the PDUs that came after.
+    case encrypted(LinkSecurity)
 }
 
 /// What the server keeps for one connected client: the bearer's MTU, the client's
-/// Client Characteristic Configurations (for as long as the connection lasts; those of a
-/// bonded client are not kept across connections yet, Core 6.0, Vol 3, Part G, 3.3.3.3),
-/// its prepare queue, its indications and its notifications on their way to the controller.
+/// Client Characteristic Configurations (a bonded client's also outlast the connection, with
+/// its bond: GATTServer+BondedClients.swift), its prepare queue, its indications and its
+/// notifications on their way to the controller.
 struct ServerBearer: Sendable {
     typealias Ticket = CheckedContinuation<Void, any Error>
 
@@ -32,6 +35,8 @@ struct ServerBearer: Sendable {
     var hasExchangedMTU = false
     /// By characteristic value handle; empty configurations are removed.
     var configurations: [UInt16: ClientCharacteristicConfiguration] = [:]
+    /// The configurations the client wrote on this link: a bond's stored ones do not replace them.
+    var configuredOnLink: Set<UInt16> = []
     var prepareQueue: PreparedWriteQueue
     var indications: IndicationQueue<Ticket>
     var indicationTimer: Task<Void, Never>?
@@ -49,7 +54,8 @@ struct ServerBearer: Sendable {
     /// The client became change-aware on this link by its own doing (read the Database Hash,
     /// confirmed Service Changed, was told Database Out Of Sync) since the database last changed.
     var hasLearnedDatabase = false
-    /// The bond whose state this client took up (``GATTServer/adoptBondIdentity(_:bearerID:connectionHandle:)``).
+    /// The bond whose state this client took up (``GATTServer/adoptBondIdentity(_:bearerID:connectionHandle:)``):
+    /// what it changes is kept for that bond while the link stays encrypted with its key.
     var cachingIdentity: DeviceAddress?
     /// Requests and commands, served one at a time in arrival order (Vol 3, Part F, 3.3.2).
     let requests: AsyncStream<ServerRequest>.Continuation

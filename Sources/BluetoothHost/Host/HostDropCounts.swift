@@ -7,12 +7,15 @@ public struct HostDropCounts: Sendable, Equatable {
     public var droppedHostItems: Int
     /// ATT PDUs the GATT server dropped because their connection had too many waiting.
     public var droppedServerPDUs: Int
+    /// Indications the GATT server kept for away bonded clients and dropped
+    /// (``GATTServerSettings/maximumDeferredIndications``).
+    public var droppedDeferredIndications: Int
 }
 
 extension LEHost {
     /// What the host refused or dropped at its limits so far.
     public nonisolated var dropCounts: HostDropCounts {
         HostDropCounts(refusedACLPDUs: controller.refusedACLCount, droppedHostItems: l2cap.droppedHostItemCount,
-                       droppedServerPDUs: server.droppedPDUCount)
+                       droppedServerPDUs: server.droppedPDUCount, droppedDeferredIndications: server.droppedDeferredIndicationCount)
     }
 }

@@ -79,6 +79,9 @@ public actor LEHost {
     /// Out-of-band pairing data: this device's, and the peers' by address.
     var localOutOfBand: LocalOutOfBand?
     var peerOutOfBand: [BluetoothAddress: OutOfBandData] = [:]
+    /// LE legacy OOB: this device's TK (``makeLegacyOutOfBandData()``) and the peers'.
+    var localLegacyOutOfBand: LegacyOutOfBandData?
+    var peerLegacyOutOfBand: [BluetoothAddress: LegacyOutOfBandData] = [:]
     /// One read-modify-write of a stored bond at a time: a signed write's counter reservation or
     /// check (SMP/LEHost+Signing.swift), the GATT server's client state (LEHost+BondedClientState.swift).
     nonisolated let signingGate = AsyncSerialGate()

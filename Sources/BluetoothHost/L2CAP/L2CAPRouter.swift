@@ -283,13 +283,13 @@ final class L2CAPRouter: Sendable {
     private func track(_ event: HCIEvent) {
         switch event {
         case let .encryptionChange(change):
-            bearer(for: change.connectionHandle)?.encryptionChanged(success: change.status.isSuccess,
-                                                                    enabled: change.encryptionEnabled.isEncrypted, keySize: nil)
+            encryptionChanged(change.connectionHandle, success: change.status.isSuccess, enabled: change.encryptionEnabled.isEncrypted,
+                              keySize: nil)
         case let .encryptionChangeV2(change):
-            bearer(for: change.connectionHandle)?.encryptionChanged(success: change.status.isSuccess, enabled: change.encryptionEnabled.isEncrypted,
-                                                                    keySize: Int(change.encryptionKeySize))
+            encryptionChanged(change.connectionHandle, success: change.status.isSuccess, enabled: change.encryptionEnabled.isEncrypted,
+                              keySize: Int(change.encryptionKeySize))
         case let .encryptionKeyRefreshComplete(refresh):
-            bearer(for: refresh.connectionHandle)?.encryptionChanged(success: refresh.status.isSuccess, enabled: true, keySize: nil)
+            encryptionChanged(refresh.connectionHandle, success: refresh.status.isSuccess, enabled: true, keySize: nil)
         case let .le(.connectionComplete(complete)) where complete.status.isSuccess:
             openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
         case let .le(.enhancedConnectionComplete(complete)) where complete.status.isSuccess:
@@ -301,6 +301,15 @@ final class L2CAPRouter: Sendable {
         default:
             break
         }
+    }
+
+    /// The link's bearer takes the new security; a link now encrypted with a bond's key tells the
+    /// GATT server, in order with the PDUs that follow, so that a bonded client gets back its
+    /// subscriptions before anything else it sends (or without sending anything).
+    private func encryptionChanged(_ connectionHandle: UInt16, success: Bool, enabled: Bool, keySize: Int?) {
+        guard let bearer = bearer(for: connectionHandle) else { return }
+        let security = bearer.encryptionChanged(success: success, enabled: enabled, keySize: keySize)
+        if success, security.bondIdentity != nil { server.linkEncrypted(bearer) }
     }
 
     /// Routes one L2CAP PDU; returns whether it was a value a GATT server pushed.

@@ -149,7 +149,7 @@ extension LEHost {
         // A bonded peer at a private address has a key too (resolved with its IRK).
         await server.setKeyAvailability { peer in known.contains(peer) || resolver.identity(of: peer).map(known.contains) == true }
         await installSigning()
-        await installClientStateStorage()
+        await installClientStateStorage(bonds)
     }
 }
 

@@ -11,12 +11,25 @@ extension LEHost {
     /// With `authenticated`, MITM protection is asked for (the MITM flag of AuthReq): a
     /// pairing that cannot give it (Just Works) fails, and a link that ends up encrypted
     /// without it throws ``PairingFailure/authenticationRequired``; no bond is replaced by it.
-    public func pair(_ connection: Connection, authenticated: Bool = false) async throws -> LinkSecurity {
+    ///
+    /// With `minimumKeySize` (central), a pairing that cannot agree on a key at least that long
+    /// fails with Encryption Key Size (``PairingFailure/keySizeTooSmall(_:)``) before any key is
+    /// made, as when a peer's server refused a shorter key (Encryption Key Size Too Short). It
+    /// must be within this device's ``SecurityManagerSettings/maximumKeySize``.
+    public func pair(_ connection: Connection, authenticated: Bool = false, minimumKeySize: Int? = nil) async throws -> LinkSecurity {
         try requireLink(connection)
+        if let minimumKeySize, !(Bond.keySizes.contains(minimumKeySize) && minimumKeySize <= configuration.security.effectiveMaximumKeySize) {
+            throw HostError.invalidArgument("""
+                a key of at least \(minimumKeySize) octets: this device offers \(configuration.security.effectiveMinimumKeySize) \
+                to \(configuration.security.effectiveMaximumKeySize) (SecurityManagerSettings.maximumKeySize)
+                """)
+        }
         let security: LinkSecurity
         switch connection.role {
         case .central:
-            if let refused = startPairing(on: connection, authenticated: authenticated) { throw HostError.pairingFailed(refused) }
+            if let refused = startPairing(on: connection, authenticated: authenticated, minimumKeySize: minimumKeySize) {
+                throw HostError.pairingFailed(refused)
+            }
             security = try await waitForSecurity(connection)
         case .peripheral:
             requestSecurity(on: connection, authenticated: authenticated)

@@ -1,9 +1,10 @@
 import BluetoothCore
 import BluetoothCrypto
 
-/// Out-of-band pairing data (Core 6.0, Vol 3, Part H, 2.3.5.6.4): make this device's, to
-/// hand over by NFC or a QR code, and take the peer's. With either side holding the other's
-/// data, an LE Secure Connections pairing uses the OOB method: authenticated, no passkey.
+/// Out-of-band pairing data: make this device's, to hand over by NFC or a QR code, and take the
+/// peer's. LE Secure Connections (Core 6.0, Vol 3, Part H, 2.3.5.6.4): with either side holding
+/// the other's r and C, the pairing uses the OOB method. LE legacy pairing (2.3.5.4): with both
+/// sides holding the same TK, it does. Either way authenticated, no passkey.
 extension LEHost {
     /// Makes this device's OOB data (a fresh P-256 key pair and random value; pairings use that
     /// key pair from now on) and returns what to give the peer.
@@ -21,9 +22,31 @@ extension LEHost {
         }
     }
 
-    /// Forgets this device's OOB data and the peers'.
+    /// Makes a Temporary Key for LE legacy out-of-band pairing (Core 6.0, Vol 3, Part H,
+    /// 2.3.5.4: 128 random bits) and returns it to give the peer out of band. The next legacy
+    /// pairing in which the peer also says it has OOB data uses it (unless the peer's own TK was
+    /// set with ``setPeerLegacyOutOfBandData(_:)``), once: make new data for another.
+    public func makeLegacyOutOfBandData() -> LegacyOutOfBandData {
+        var generator = SystemRandomNumberGenerator()
+        let data = LegacyOutOfBandData(address: localAddress, temporaryKey: UInt128.random(in: 1...UInt128.max, using: &generator))
+        localLegacyOutOfBand = data
+        return data
+    }
+
+    /// The TK a peer gave out of band for LE legacy pairing, used when pairing with it (the
+    /// OOB flag then says this device has data for that peer).
+    public func setPeerLegacyOutOfBandData(_ data: LegacyOutOfBandData) {
+        peerLegacyOutOfBand[data.address.address] = data
+        if peerLegacyOutOfBand.count > 64, let any = peerLegacyOutOfBand.keys.first(where: { $0 != data.address.address }) {
+            peerLegacyOutOfBand[any] = nil
+        }
+    }
+
+    /// Forgets this device's OOB data and the peers', LE Secure Connections and legacy.
     public func clearOutOfBandData() {
         localOutOfBand = nil
         peerOutOfBand = [:]
+        localLegacyOutOfBand = nil
+        peerLegacyOutOfBand = [:]
     }
 }

@@ -126,13 +126,14 @@ extension LEHost {
     /// Repeated Attempts back-off (Part H, 2.3.6, which binds the initiator too). The Pairing
     /// Request leaves once the bond the peer's address names, if any, is looked up.
     @discardableResult
-    func startPairing(on connection: Connection, authenticated: Bool = false) -> PairingFailure? {
+    func startPairing(on connection: Connection, authenticated: Bool = false, minimumKeySize: Int? = nil) -> PairingFailure? {
         if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return nil }
         if let wait = pairingAttemptWait(connection) {
             logger.info("not pairing with \(connection.peer): a pairing failed recently (\(wait) left)")
             return .repeatedAttempts(retryAfter: wait)
         }
-        let id = beginProcedure(makeProcedure(role: .initiator, on: connection, authenticated: authenticated), on: connection)
+        let id = beginProcedure(makeProcedure(role: .initiator, on: connection, authenticated: authenticated, minimumKeySize: minimumKeySize),
+                                on: connection)
         askAgent(on: connection) {
             let bonded = await self.bond(for: connection)
             await self.answer(id: id, on: connection) { procedure in
@@ -171,7 +172,8 @@ extension LEHost {
         return procedure
     }
 
-    func makeProcedure(role: PairingProcedure.Role, on connection: Connection, authenticated: Bool = false) -> PairingProcedure {
+    func makeProcedure(role: PairingProcedure.Role, on connection: Connection, authenticated: Bool = false,
+                       minimumKeySize: Int? = nil) -> PairingProcedure {
         // c1 and f5/f6 take the addresses over the air; the identity distributed is the identity
         // address (public, or static random on a controller without a public address).
         let local = connection.local
@@ -179,11 +181,14 @@ extension LEHost {
         // MITM protection when the caller asked for it, or (peripheral) the app's Security
         // Request did: the AuthReq says so, and a pairing without it fails.
         let requested = authenticated || securitySessions[connection.handle]?.requestedAuthentication == true
-        return PairingProcedure(role: role, settings: configuration.security.requiringAuthentication(requested),
+        var settings = configuration.security.requiringAuthentication(requested)
+        if let minimumKeySize { settings.minimumKeySize = min(max(settings.minimumKeySize, minimumKeySize), settings.maximumKeySize) }
+        return PairingProcedure(role: role, settings: settings,
                                 initiatorAddress: role == .initiator ? local : peer,
                                 responderAddress: role == .initiator ? peer : local,
                                 localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
-                                localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address])
+                                localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address],
+                                legacyOutOfBandKey: (peerLegacyOutOfBand[connection.peer.address] ?? localLegacyOutOfBand)?.temporaryKey)
     }
 
     /// This device's identity: ``LEHost/identityAddress``, the controller's public address or
@@ -209,6 +214,11 @@ extension LEHost {
             logger.info("this device's OOB data is used by the pairing with \(connection.peer); make new data for another")
             localOutOfBand = nil
         }
+        if let procedure = session.procedure, procedure.usedLegacyOutOfBand, let local = localLegacyOutOfBand,
+           procedure.legacyOutOfBandKey == local.temporaryKey {
+            logger.info("this device's legacy OOB data is used by the pairing with \(connection.peer); make new data for another")
+            localLegacyOutOfBand = nil
+        }
         for action in actions {
             switch action {
             case let .send(pdu):
@@ -230,6 +240,8 @@ extension LEHost {
                 pairingSucceeded(outcome, checkedBeforeKeys: securitySessions[connection.handle]?.procedure?.replacement, on: connection)
             case let .fail(failure):
                 pairingFailed(failure, on: connection)
+            case let .keypress(type):
+                deliverKeypress(type, id: id, on: connection)
             }
         }
     }
@@ -252,6 +264,21 @@ extension LEHost {
                 await self.answer(id: id, on: connection) { $0.numberConfirmed(matches) }
             }
         }
+    }
+
+    /// A Keypress Notification for the agent, in the order they came: each waits for the one
+    /// before (at most ``PairingProcedure/maximumKeypresses`` per pairing, ended with it).
+    private func deliverKeypress(_ type: SMPKeypressNotificationType, id: UInt64, on connection: Connection) {
+        let (agent, peer) = (pairingAgent, connection.peer)
+        let previous = securitySessions[connection.handle]?.lastKeypress
+        logger.debug("\(peer): \(type)")
+        let task = Task {
+            await previous?.value
+            guard !Task.isCancelled else { return }
+            await agent.keypress(type, for: peer)
+        }
+        securitySessions[connection.handle]?.lastKeypress = task
+        securitySessions[connection.handle]?.agentTasks.append(task)
     }
 
     /// Runs a question to the agent for the link's pairing in a task that ends with it: when
@@ -342,6 +369,10 @@ extension LEHost {
         }
         pendingBondSave = save
         rememberBond(bond)
+        // A new bond starts with no GATT client state: what the server kept for an earlier bond
+        // under this identity (its subscriptions, what waited for it) is not this peer's to take.
+        // (After the save is pending: a link that loads the state meanwhile reads the new bond.)
+        await server.forgetClient(bond.peerIdentity)
         if let replacement {
             logger.notice("\(connection.peer) replaced the bond with \(replacement.identity): \(replacement.bonded) → \(replacement.proposed)")
             broadcast(.bondReplaced(connection, replacement))
@@ -359,6 +390,8 @@ extension LEHost {
         var security = outcome.security
         security.bondIdentity = bond.map { DeviceAddress($0.peerIdentity.address, type: $0.peerIdentity.type.base) }
         connection.gatt.bearer.setSecurity(security)
+        // The GATT client on the link is the bond's peer now: the server keeps its state with the bond.
+        if bond != nil { server.linkEncrypted(connection.gatt.bearer) }
         securitySessions[handle]?.announcedSecurity = security
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
         broadcast(.securityChanged(connection, security))

@@ -21,6 +21,11 @@ public protocol PairingAgent: Sendable {
     func passkey(for peer: DeviceAddress) async -> UInt32?
     /// Whether the user sees the same six-digit number on the peer.
     func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool
+    /// The peer's user pressed a key while typing the passkey this device displays (a Keypress
+    /// Notification, Core 6.0, Vol 3, Part H, 3.5.8), in the order they came: to show progress
+    /// (digits typed, erased, cleared, done). Only when both devices asked for them
+    /// (``SecurityManagerSettings/keypressNotifications``), at most 64 per pairing.
+    func keypress(_ type: SMPKeypressNotificationType, for peer: DeviceAddress) async
     /// A pairing would replace the bond with `peer` by a weaker key (unauthenticated over
     /// authenticated, legacy over LE Secure Connections, or shorter): return `true` to allow it,
     /// as a phone asks "pair again?". Asked before the keys are exchanged when the peer's
@@ -41,6 +46,7 @@ extension PairingAgent {
     public func display(passkey: UInt32, for peer: DeviceAddress) async {}
     public func passkey(for peer: DeviceAddress) async -> UInt32? { nil }
     public func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool { false }
+    public func keypress(_ type: SMPKeypressNotificationType, for peer: DeviceAddress) async {}
     public func shouldReplaceBond(_ replacement: BondReplacement, for peer: DeviceAddress) async -> Bool { false }
     public func bondReplaced(_ replacement: BondReplacement, for peer: DeviceAddress) async {}
     public func pairingFinished(with peer: DeviceAddress, result: Result<PairingOutcome, PairingFailure>) async {}

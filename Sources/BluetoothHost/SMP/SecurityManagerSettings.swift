@@ -46,6 +46,12 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     /// any while the previous one is being answered (Vol 3, Part H, 2.4.6), so a peripheral
     /// cannot make the host ask its agent over and over.
     public var securityRequestInterval: Duration
+    /// Ask for Keypress Notifications (the Keypress flag of AuthReq, Vol 3, Part H, 3.5.1): when
+    /// the peer asks too, its user's key presses while typing the passkey this device displays
+    /// reach the ``PairingAgent`` (``PairingAgent/keypress(_:for:)``), and when this device's
+    /// user types, the peer hears that entry started and completed. They never restart the
+    /// Security Manager Timer on this side.
+    public var keypressNotifications: Bool
     /// Offer LE Secure Connections (the SC flag). Off only to test legacy pairing.
     var offersSecureConnections = true
 
@@ -54,7 +60,7 @@ public struct SecurityManagerSettings: Sendable, Hashable {
                 distributesIdentity: Bool = true, distributesSigningKey: Bool = true, timeout: Duration = .seconds(30),
                 initialRetryInterval: Duration = .seconds(2), maximumRetryInterval: Duration = .seconds(64),
                 failedPairingBudget: Int = 16, failedPairingWindow: Duration = .seconds(60),
-                securityRequestInterval: Duration = .seconds(1)) {
+                securityRequestInterval: Duration = .seconds(1), keypressNotifications: Bool = false) {
         self.ioCapability = ioCapability
         self.bondable = bondable
         self.requiresMITM = requiresMITM
@@ -69,14 +75,16 @@ public struct SecurityManagerSettings: Sendable, Hashable {
         self.failedPairingBudget = max(failedPairingBudget, 0)
         self.failedPairingWindow = failedPairingWindow
         self.securityRequestInterval = securityRequestInterval
+        self.keypressNotifications = keypressNotifications
     }
 
-    /// The AuthReq this device sends: bonding, MITM, Secure Connections and CT2 (Vol 3,
-    /// Part H, 3.5.1). Keypress notifications are not offered.
+    /// The AuthReq this device sends: bonding, MITM, Secure Connections, Keypress and CT2 (Vol 3,
+    /// Part H, 3.5.1).
     var authenticationRequirements: SMPAuthenticationRequirements {
         var authReq: SMPAuthenticationRequirements = offersSecureConnections ? [.secureConnections, .ct2] : []
         if bondable { authReq.insert(.bonding) }
         if requiresAuthentication { authReq.insert(.mitm) }
+        if keypressNotifications { authReq.insert(.keypress) }
         return authReq
     }
 

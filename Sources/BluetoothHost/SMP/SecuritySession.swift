@@ -25,6 +25,8 @@ struct SecuritySession {
     /// The tasks asking the pairing agent for this link's pairing, cancelled when it ends so
     /// that no question outlives the Security Manager Timer.
     var agentTasks: [Task<Void, Never>] = []
+    /// The latest Keypress Notification on its way to the agent, which the next one follows.
+    var lastKeypress: Task<Void, Never>?
     /// Peripheral: the app asked for MITM protection (a Security Request with MITM), so the
     /// central's pairing must give it.
     var requestedAuthentication = false

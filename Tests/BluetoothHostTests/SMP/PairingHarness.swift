@@ -28,6 +28,9 @@ struct PairingHarness {
     var initiatorReplacements: [BondReplacement] = []
     var responderReplacements: [BondReplacement] = []
     var encryptionKeys: (initiator: UInt128?, responder: UInt128?) = (nil, nil)
+    /// The Keypress Notifications each side passed on to its agent.
+    var initiatorKeypresses: [SMPKeypressNotificationType] = []
+    var responderKeypresses: [SMPKeypressNotificationType] = []
 
     static let central = DeviceAddress(BluetoothAddress(rawValue: 0xC0_11_22_33_44_55), type: .public)
     static let peripheral = DeviceAddress(BluetoothAddress(rawValue: 0xF0_66_77_88_99_AA), type: .random)
@@ -37,18 +40,19 @@ struct PairingHarness {
     ///     ``central`` and ``peripheral``); each side distributes its identity.
     init(initiator initiatorSettings: SecurityManagerSettings, responder responderSettings: SecurityManagerSettings, seed: UInt64 = 1,
          outOfBand: (initiator: (local: LocalOutOfBand?, peer: OutOfBandData?), responder: (local: LocalOutOfBand?, peer: OutOfBandData?))? = nil,
+         legacyOutOfBand: (initiator: UInt128?, responder: UInt128?) = (nil, nil),
          bonds: (initiator: Bond?, responder: Bond?) = (nil, nil),
          addresses: (initiator: DeviceAddress, responder: DeviceAddress) = (Self.central, Self.peripheral)) {
         initiator = PairingProcedure(role: .initiator, settings: initiatorSettings, initiatorAddress: addresses.initiator,
                                      responderAddress: addresses.responder, localIdentity: Self.central, localIdentityResolvingKey: 0x1111,
                                      random: PairingRandom(SeededRandomNumberGenerator(seed: seed)),
                                      localOutOfBand: outOfBand?.initiator.local, peerOutOfBand: outOfBand?.initiator.peer,
-                                     bonded: bonds.initiator)
+                                     legacyOutOfBandKey: legacyOutOfBand.initiator, bonded: bonds.initiator)
         responder = PairingProcedure(role: .responder, settings: responderSettings, initiatorAddress: addresses.initiator,
                                      responderAddress: addresses.responder, localIdentity: Self.peripheral, localIdentityResolvingKey: 0x2222,
                                      random: PairingRandom(SeededRandomNumberGenerator(seed: seed &+ 1)),
                                      localOutOfBand: outOfBand?.responder.local, peerOutOfBand: outOfBand?.responder.peer,
-                                     bonded: bonds.responder)
+                                     legacyOutOfBandKey: legacyOutOfBand.responder, bonded: bonds.responder)
     }
 
     /// Runs the pairing to its end (or until nothing moves).
@@ -101,6 +105,9 @@ struct PairingHarness {
             return []
         case let .fail(failure):
             if atInitiator { initiatorResult = .failure(failure) } else { responderResult = .failure(failure) }
+            return []
+        case let .keypress(type):
+            if atInitiator { initiatorKeypresses.append(type) } else { responderKeypresses.append(type) }
             return []
         }
     }

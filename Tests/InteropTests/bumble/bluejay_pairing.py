@@ -15,9 +15,13 @@
 #                   comparison answer), accept (accept incoming pairing), key_size (the maximum
 #                   encryption key size offered, 7..16), identity (an address "AA:BB:..." this
 #                   side distributes in Identity Address Information instead of its own: a device
-#                   claiming another's identity; null for its own), identity_type (random|public).
+#                   claiming another's identity; null for its own), identity_type (random|public),
 #                   irk (hex, as sent; peripheral role): the IRK the device distributes (Bumble's default
-#                   is all zeros, which Bluejay takes as no IRK).
+#                   is all zeros, which Bluejay takes as no IRK),
+#                   keypress (set the Keypress flag of AuthReq; when this side types a passkey it
+#                   then sends Keypress Notifications: started, 3 digits, 1 erased, 4 digits,
+#                   completed, and emits keypresses_sent), legacy_tk (hex, the 128-bit value most
+#                   significant octet first: LE legacy OOB with this TK; needs sc false; null: none).
 #                   With "peripheral": k (peripheral role) only that device's settings change
 #                   (a copy of the shared ones, made at its first such command). Unknown keys
 #                   refused.
@@ -55,7 +59,7 @@ import copy
 from bumble import gatt, hci, smp
 from bumble.keys import MemoryKeyStore
 from bumble.pairing import PairingConfig, PairingDelegate
-from bumble.smp import OobContext, OobSharedData
+from bumble.smp import OobContext, OobLegacyContext, OobSharedData
 
 import peer
 
@@ -97,6 +101,15 @@ class Settings:
         # LE Secure Connections OOB: this side's context and the peer's data.
         self.oob_context: OobContext | None = None
         self.oob_peer: OobSharedData | None = None
+        # LE legacy pairing: the Keypress flag, and an OOB TK (hex, most significant octet first).
+        self.keypress = False
+        self.legacy_tk: str | None = None
+
+
+# The Keypress Notifications a typing Bumble sends (Core 6.0, Vol 3, Part H, 3.5.8), after
+# "entry started": a user who types three digits, erases one, types four and is done.
+TYPED_KEYS = ([smp.KeypressNotificationType.PASSKEY_DIGIT_ENTERED] * 3 + [smp.KeypressNotificationType.PASSKEY_DIGIT_ERASED]
+              + [smp.KeypressNotificationType.PASSKEY_DIGIT_ENTERED] * 4 + [smp.KeypressNotificationType.PASSKEY_ENTRY_COMPLETED])
 
 
 class Delegate(PairingDelegate):
@@ -160,10 +173,41 @@ def claim_identity() -> None:
     smp.Session.send_identity_address_command = send_identity_address_command
 
 
+def keypress_notifications() -> None:
+    '''Bumble 0.0.236 never sets the Keypress flag nor sends Keypress Notifications (and logs the
+    peer's as not handled): where a device's settings ask, its sessions set the flag, and its user
+    "types" with notifications before the passkey goes on.'''
+    original_init = smp.Session.__init__
+    original_prompt = smp.Session.prompt_user_for_number
+
+    def init(session, manager, *args, **kwargs) -> None:
+        original_init(session, manager, *args, **kwargs)
+        if settings_of(manager.device).keypress:
+            session.keypress = True
+
+    def prompt_user_for_number(session, next_steps) -> None:
+        if not settings_of(session.manager.device).keypress:
+            return original_prompt(session, next_steps)
+        kinds = [smp.KeypressNotificationType.PASSKEY_ENTRY_STARTED] + TYPED_KEYS
+
+        def typed(passkey: int) -> None:
+            for kind in kinds[1:]:
+                session.send_command(smp.SMP_Pairing_Keypress_Notification_Command(notification_type=kind))
+            emit('keypresses_sent', types=[int(kind) for kind in kinds])
+            next_steps(passkey)
+
+        session.send_command(smp.SMP_Pairing_Keypress_Notification_Command(notification_type=kinds[0]))
+        return original_prompt(session, typed)
+
+    smp.Session.__init__ = init
+    smp.Session.prompt_user_for_number = prompt_user_for_number
+
+
 def install(role, rig) -> None:
     settings = Settings()
     SHARED.append(settings)
     claim_identity()
+    keypress_notifications()
     devices = [p.device for p in getattr(role, 'peripherals', [])]
     if hasattr(role, 'device'):
         devices.append(role.device)
@@ -172,10 +216,12 @@ def install(role, rig) -> None:
 
     def pairing_config(device) -> PairingConfig:
         own = settings_of(device)
+        # Bumble keeps the TK least significant octet first.
+        legacy = OobLegacyContext(tk=bytes.fromhex(own.legacy_tk)[::-1]) if own.legacy_tk is not None else None
         return PairingConfig(
             sc=own.sc, mitm=own.mitm, bonding=own.bonding, delegate=Delegate(own),
-            oob=PairingConfig.OobConfig(our_context=own.oob_context, peer_data=own.oob_peer, legacy_context=None)
-            if own.oob_context is not None else None)
+            oob=PairingConfig.OobConfig(our_context=own.oob_context, peer_data=own.oob_peer, legacy_context=legacy)
+            if own.oob_context is not None or legacy is not None else None)
 
     for device in devices:
         device.keystore = MemoryKeyStore()
@@ -198,7 +244,7 @@ def install(role, rig) -> None:
 
     async def cmd_pairing_config(command: dict[str, Any]):
         known = {'cmd', 'id', 'io', 'sc', 'mitm', 'bonding', 'passkey', 'typed', 'confirm', 'accept', 'key_size', 'identity',
-                 'identity_type', 'peripheral', 'irk'}
+                 'identity_type', 'peripheral', 'irk', 'keypress', 'legacy_tk'}
         unknown = set(command) - known
         if unknown:
             raise CommandError(f'unknown pairing_config keys {sorted(unknown)}')
@@ -206,6 +252,8 @@ def install(role, rig) -> None:
             raise CommandError(f'io must be one of {sorted(IO)}')
         if 'key_size' in command and not 7 <= int(command['key_size']) <= 16:
             raise CommandError('key_size must be 7..16')
+        if command.get('legacy_tk') is not None and len(bytes.fromhex(command['legacy_tk'])) != 16:
+            raise CommandError('legacy_tk must be 16 octets of hex')
         if command.get('identity_type', 'random') not in ('random', 'public'):
             raise CommandError('identity_type must be random or public')
         if 'irk' in command:

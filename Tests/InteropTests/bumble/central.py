@@ -28,6 +28,9 @@
 #                                            (a refused subscription still reports what arrives; subscribing
 #                                            again reports each value once)
 #   unsubscribe {handle}
+#   listen {handle}                          "value" events (listened: true) for notifications and indications of
+#                                            that handle on this link, with no CCCD write: what a bonded central
+#                                            whose subscription the server kept receives
 #   confirmation_delay {ms}                  confirm indications only after this delay
 #   disconnect {reason}
 #   advertise {data, interval_ms}            the central advertises too (legacy PDUs, not connectable nor scannable)
@@ -148,6 +151,7 @@ class Central:
             'write_long': self.cmd_write_long,
             'subscribe': self.cmd_subscribe,
             'unsubscribe': self.cmd_unsubscribe,
+            'listen': self.cmd_listen,
             'confirmation_delay': self.cmd_confirmation_delay,
             'disconnect': self.cmd_disconnect,
             'advertise': self.cmd_advertise,
@@ -337,6 +341,22 @@ class Central:
             return {}
 
         return await self.att(subscribe)
+
+    async def cmd_listen(self, command):
+        handle = int(rig.require(command, 'handle'))
+        client = self.client()
+
+        def on_value(indication: bool):
+            def emit(value: bytes) -> None:
+                rig.emit('value', handle=handle, value=bytes(value).hex(), indication=indication, listened=True,
+                         t=round(time.monotonic() - self.started, 4))
+            return emit
+
+        # Bumble's client calls these for each Handle Value Notification or Indication of the
+        # handle (and confirms indications): no Write Request leaves.
+        client.notification_subscribers.setdefault(handle, set()).add(on_value(False))
+        client.indication_subscribers.setdefault(handle, set()).add(on_value(True))
+        return {}
 
     async def cmd_unsubscribe(self, command):
         characteristic = self.characteristic(int(rig.require(command, 'handle')))

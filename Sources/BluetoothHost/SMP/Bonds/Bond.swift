@@ -21,18 +21,19 @@ public struct Bond: Sendable, Hashable, Codable {
     public var localKeys: BondKeys
     /// When the bond was made, in seconds since 1970-01-01 UTC.
     public var createdAt: Int64
-    /// What this device's GATT server keeps of the peer as a client between connections (its
-    /// Client Supported Features and the database it last knew, Core 6.0, Vol 3, Part G,
-    /// 2.5.2.1); `nil` until a connection of the peer encrypted with this bond's key ends.
-    /// Kept with the bond so that it lasts across runs and goes with the bond.
-    public var clientCachingState: GATTClientCachingState?
+    /// What this device's GATT server keeps of the peer as a client between connections: its
+    /// Client Characteristic Configurations (Core 6.0, Vol 3, Part G, 3.3.3.3), its Client
+    /// Supported Features and the database it last knew (Part G, 2.5.2.1); `nil` until a link of
+    /// the peer encrypted with this bond's key subscribes or ends. Kept with the bond so that it
+    /// lasts across runs and goes with the bond. (Stored under the key `clientCachingState`.)
+    public var clientState: GATTBondedClientState?
 
     /// The key sizes a pairing can agree on (Core 6.0, Vol 3, Part H, 2.3.4).
     public static let keySizes = 7...16
 
     public init(localIdentity: DeviceAddress, peerIdentity: DeviceAddress, keySize: Int = 16, isAuthenticated: Bool = false,
                 isSecureConnections: Bool = false, peerKeys: BondKeys = BondKeys(), localKeys: BondKeys = BondKeys(),
-                createdAt: Int64 = 0, clientCachingState: GATTClientCachingState? = nil) {
+                createdAt: Int64 = 0, clientState: GATTBondedClientState? = nil) {
         self.localIdentity = localIdentity
         self.peerIdentity = peerIdentity
         self.keySize = keySize
@@ -41,7 +42,30 @@ public struct Bond: Sendable, Hashable, Codable {
         self.peerKeys = peerKeys
         self.localKeys = localKeys
         self.createdAt = createdAt
-        self.clientCachingState = clientCachingState
+        self.clientState = clientState
+    }
+
+    /// The earlier form of ``init(localIdentity:peerIdentity:keySize:isAuthenticated:isSecureConnections:peerKeys:localKeys:createdAt:clientState:)``.
+    @available(*, deprecated, renamed: "init(localIdentity:peerIdentity:keySize:isAuthenticated:isSecureConnections:peerKeys:localKeys:createdAt:clientState:)")
+    public init(localIdentity: DeviceAddress, peerIdentity: DeviceAddress, keySize: Int = 16, isAuthenticated: Bool = false,
+                isSecureConnections: Bool = false, peerKeys: BondKeys = BondKeys(), localKeys: BondKeys = BondKeys(),
+                createdAt: Int64 = 0, clientCachingState: GATTBondedClientState?) {
+        self.init(localIdentity: localIdentity, peerIdentity: peerIdentity, keySize: keySize, isAuthenticated: isAuthenticated,
+                  isSecureConnections: isSecureConnections, peerKeys: peerKeys, localKeys: localKeys, createdAt: createdAt,
+                  clientState: clientCachingState)
+    }
+
+    /// The earlier name of ``clientState``.
+    @available(*, deprecated, renamed: "clientState")
+    public var clientCachingState: GATTBondedClientState? {
+        get { clientState }
+        set { clientState = newValue }
+    }
+
+    // The bond file keeps the key it had before the state held subscriptions.
+    private enum CodingKeys: String, CodingKey {
+        case localIdentity, peerIdentity, keySize, isAuthenticated, isSecureConnections, peerKeys, localKeys, createdAt
+        case clientState = "clientCachingState"
     }
 
     /// The pair of identities the bond is stored under.

@@ -3,10 +3,15 @@ import BluetoothCrypto
 /// Phase 2 of LE legacy pairing (Core 6.0, Vol 3, Part H, 2.3.5.5): both sides commit to a
 /// random value with c1 under the TK, reveal it, and encrypt with STK = s1(TK, Srand, Mrand).
 extension PairingProcedure {
-    /// The Temporary Key: 0 for Just Works, the passkey for Passkey Entry (Vol 3, Part H,
-    /// 2.3.5.2 and 2.3.5.3); `nil` while the passkey is not known.
+    /// The Temporary Key: 0 for Just Works, the passkey for Passkey Entry, the 128-bit value
+    /// exchanged out of band for OOB (Vol 3, Part H, 2.3.5.2 to 2.3.5.4); `nil` while the passkey
+    /// is not known.
     var legacyTemporaryKey: UInt128? {
-        method == .justWorks ? 0 : passkey.map { UInt128($0) }
+        switch method {
+        case .justWorks: return 0
+        case .outOfBand: return legacyOutOfBandKey
+        case .passkeyEntry, .numericComparison: return passkey.map { UInt128($0) }
+        }
     }
 
     mutating func legacyBegin() -> [Action] {

@@ -25,6 +25,10 @@ struct PairingProcedure {
         case complete(PairingOutcome)
         /// Pairing failed (a Pairing Failed to the peer, if any, is among the actions before).
         case fail(PairingFailure)
+        /// The peer's user pressed a key while typing the passkey this side displays (a Keypress
+        /// Notification, Vol 3, Part H, 3.5.8): tell the agent. Never restarts the Security
+        /// Manager Timer.
+        case keypress(SMPKeypressNotificationType)
     }
 
     enum Phase: Equatable {
@@ -64,6 +68,9 @@ struct PairingProcedure {
     /// the data) and the peer's.
     let localOutOfBand: LocalOutOfBand?
     let peerOutOfBand: OutOfBandData?
+    /// LE legacy out-of-band pairing: the 128-bit TK both sides got out of band (Vol 3, Part H,
+    /// 2.3.5.4), the peer's (``LegacyOutOfBandData``) or this device's.
+    let legacyOutOfBandKey: UInt128?
     /// The bond with the peer as known before the keys are exchanged (its address is the
     /// bond's identity or resolves to it): a bonding pairing weaker than it waits for the
     /// agent's consent (see ``BondReplacement``).
@@ -74,6 +81,14 @@ struct PairingProcedure {
     /// makes no further pairing with it (Core 6.0, Vol 3, Part H, 2.3.5.6.4 commits it to one
     /// peer's pairing).
     var usedLocalOutOfBand = false
+    /// The pairing used ``legacyOutOfBandKey`` as its TK: the host makes no further pairing with
+    /// it (a TK, once used, is known to anyone who saw that pairing's confirm values).
+    var usedLegacyOutOfBand: Bool { method == .outOfBand && !isSecureConnections && legacyOutOfBandKey != nil }
+    /// Keypress Notifications taken from the peer in this pairing: past ``maximumKeypresses`` the
+    /// rest are ignored (a user types six digits, erases some; a peer that sends thousands is
+    /// not typing).
+    var keypressCount = 0
+    static let maximumKeypresses = 64
 
     private(set) var phase: Phase = .idle
     var request: SMPPairingFeatures?
@@ -124,7 +139,7 @@ struct PairingProcedure {
     init(role: Role, settings: SecurityManagerSettings, initiatorAddress: DeviceAddress, responderAddress: DeviceAddress,
          localIdentity: DeviceAddress, localIdentityResolvingKey: UInt128, random: PairingRandom = PairingRandom(),
          keyPair: SecureConnectionsKeyPair? = nil, localOutOfBand: LocalOutOfBand? = nil, peerOutOfBand: OutOfBandData? = nil,
-         bonded: Bond? = nil) {
+         legacyOutOfBandKey: UInt128? = nil, bonded: Bond? = nil) {
         self.role = role
         self.settings = settings
         self.initiatorAddress = initiatorAddress
@@ -134,21 +149,47 @@ struct PairingProcedure {
         self.random = random
         self.localOutOfBand = localOutOfBand
         self.peerOutOfBand = peerOutOfBand
+        self.legacyOutOfBandKey = legacyOutOfBandKey
         self.bonded = bonded
         self.keyPair = keyPair
     }
 
     var isFinished: Bool { phase == .complete || phase == .failed }
 
-    /// The features this device offers.
-    var localFeatures: SMPPairingFeatures {
-        // The OOB flag says "I have the peer's OOB data" (Vol 3, Part H, 3.5.1); only LE Secure
-        // Connections OOB is offered.
-        SMPPairingFeatures(ioCapability: settings.ioCapability, oobDataPresent: peerOutOfBand != nil && settings.offersSecureConnections,
+    /// The features this device offers; a responder answers `request`.
+    func localFeatures(answering request: SMPPairingFeatures? = nil) -> SMPPairingFeatures {
+        SMPPairingFeatures(ioCapability: settings.ioCapability, oobDataPresent: hasOutOfBandData(answering: request),
                            authenticationRequirements: settings.authenticationRequirements,
                            maximumEncryptionKeySize: UInt8(settings.effectiveMaximumKeySize),
                            initiatorKeyDistribution: role == .initiator ? settings.keysToDistribute : settings.keysToAccept,
                            responderKeyDistribution: role == .initiator ? settings.keysToAccept : settings.keysToDistribute)
+    }
+
+    /// The OOB data flag: "OOB authentication data from the remote device present" (Vol 3,
+    /// Part H, 3.5.1), for the kind of pairing this one will be. LE Secure Connections needs the
+    /// peer's r and C; LE legacy pairing needs a TK both sides have. The responder knows which
+    /// it will be from the request; the initiator does not yet, and says it has data when it has
+    /// either (a legacy TK alone, with a peer that turns out to do LE Secure Connections, then
+    /// fails with OOB Not Available: that TK was for a legacy peer).
+    private func hasOutOfBandData(answering request: SMPPairingFeatures?) -> Bool {
+        let secureConnections = peerOutOfBand != nil && settings.offersSecureConnections
+        let legacy = legacyOutOfBandKey != nil
+        guard let request else { return secureConnections || legacy }
+        let willUseSecureConnections = settings.offersSecureConnections && request.authenticationRequirements.contains(.secureConnections)
+        return willUseSecureConnections ? secureConnections : legacy
+    }
+
+    /// Both sides set the Keypress flag: Keypress Notifications are generated and processed in
+    /// Passkey Entry (Vol 3, Part H, 3.5.1).
+    var keypressAgreed: Bool {
+        guard let request, let response else { return false }
+        return request.authenticationRequirements.contains(.keypress) && response.authenticationRequirements.contains(.keypress)
+    }
+
+    /// Whether the peer's user types the passkey in this pairing.
+    var peerTypesPasskey: Bool {
+        guard case let .passkeyEntry(initiatorDisplays, responderDisplays) = method else { return false }
+        return role == .initiator ? !responderDisplays : !initiatorDisplays
     }
 
     // MARK: Phase 1
@@ -156,7 +197,7 @@ struct PairingProcedure {
     /// Initiator: sends the Pairing Request (Vol 3, Part H, 2.3.5.1).
     mutating func start() -> [Action] {
         guard role == .initiator, phase == .idle else { return [] }
-        let features = localFeatures
+        let features = localFeatures()
         request = features
         phase = .awaitingResponse
         return [.send(.pairingRequest(features))]
@@ -169,7 +210,7 @@ struct PairingProcedure {
             phase = .failed
             return [.fail(.peerFailed(reason))]
         }
-        if case .keypressNotification = pdu { return [] }
+        if case let .keypressNotification(type) = pdu { return receiveKeypress(type) }
         switch (phase, pdu) {
         case let (.idle, .pairingRequest(features)) where role == .responder:
             return respond(to: features)
@@ -200,7 +241,7 @@ struct PairingProcedure {
         guard (7...16).contains(features.maximumEncryptionKeySize) else {
             return fail(.invalidParameters, .invalidFeatures("maximum key size \(features.maximumEncryptionKeySize)"))
         }
-        var answer = localFeatures
+        var answer = localFeatures(answering: features)
         // Distribute only what both want (Vol 3, Part H, 3.6.1): the responder's fields are
         // the final ones.
         answer.initiatorKeyDistribution = features.initiatorKeyDistribution.intersection(answer.initiatorKeyDistribution)
@@ -250,10 +291,16 @@ struct PairingProcedure {
         }
         method = PairingMethod.select(request: request, response: response, secureConnections: isSecureConnections)
         if method == .outOfBand {
-            // Legacy OOB needs a TK exchanged out of band, which is not offered; with LE Secure
-            // Connections, a peer that says it has our data needs us to have made some.
+            // Legacy OOB needs the TK both sides got out of band (Vol 3, Part H, 2.3.5.4). With LE
+            // Secure Connections, a peer that says it has our data needs us to have made some,
+            // and our flag must have meant the peer's r and C, not a legacy TK (2.3.5.6.4).
             let peerHasOurs = (role == .initiator ? response : request).oobDataPresent
-            if !isSecureConnections || (peerHasOurs && localOutOfBand == nil) {
+            let weHaveTheirs = (role == .initiator ? request : response).oobDataPresent
+            if isSecureConnections {
+                if (peerHasOurs && localOutOfBand == nil) || (weHaveTheirs && peerOutOfBand == nil) {
+                    return fail(.oobNotAvailable, .outOfBandUnavailable)
+                }
+            } else if legacyOutOfBandKey == nil {
                 return fail(.oobNotAvailable, .outOfBandUnavailable)
             }
         }
@@ -312,12 +359,24 @@ struct PairingProcedure {
 
     // MARK: User answers
 
-    /// The user typed a passkey (`nil`: the user cancelled).
+    /// The user typed a passkey (`nil`: the user cancelled). With Keypress Notifications agreed,
+    /// the peer hears that entry completed before the pairing goes on.
     mutating func passkeyEntered(_ value: UInt32?) -> [Action] {
         guard !isFinished, passkey == nil, awaitsPasskeyEntry else { return [] }
         guard let value, value <= 999_999 else { return fail(.passkeyEntryFailed, .userRejected) }
         passkey = value
-        return isSecureConnections ? scPasskeyKnown() : legacyPasskeyKnown()
+        let completed: [Action] = keypressAgreed ? [.send(.keypressNotification(.passkeyEntryCompleted))] : []
+        return completed + (isSecureConnections ? scPasskeyKnown() : legacyPasskeyKnown())
+    }
+
+    /// A Keypress Notification from the peer (Vol 3, Part H, 3.5.8): passed on while the peer's
+    /// user types the passkey this side shows, when both sides asked for them, at most
+    /// ``maximumKeypresses`` per pairing; otherwise ignored (never a failure, and never a reason
+    /// to restart the Security Manager Timer: only this device's PDUs restart it, 3.4).
+    private mutating func receiveKeypress(_ type: SMPKeypressNotificationType) -> [Action] {
+        guard keypressAgreed, peerTypesPasskey, keypressCount < Self.maximumKeypresses else { return [] }
+        keypressCount += 1
+        return [.keypress(type)]
     }
 
     /// The user answered a Numeric Comparison.
@@ -336,7 +395,10 @@ struct PairingProcedure {
 
     /// For Passkey Entry: the displayed passkey (this side displays) or a prompt to type one.
     mutating func passkeyPrompt() -> [Action] {
-        if awaitsPasskeyEntry { return [.prompt(.enterPasskey)] }
+        if awaitsPasskeyEntry {
+            let started: [Action] = keypressAgreed ? [.send(.keypressNotification(.passkeyEntryStarted))] : []
+            return started + [.prompt(.enterPasskey)]
+        }
         let value = random.passkey()
         passkey = value
         return [.prompt(.displayPasskey(value))]
