@@ -1,4 +1,5 @@
 import Bluejay
+import BluetoothBlueZ
 import BluetoothCore
 import BluetoothHost
 import BluetoothTransport
@@ -45,6 +46,37 @@ enum HostSession {
         }
     }
 
+    /// Runs a central-role command on the backend the transport names: our host (as
+    /// ``run(_:security:_:)``), or BlueZ for `bluez` and `bluez:hciN` (with the terminal's
+    /// pairing agent registered as BlueZ's agent).
+    static func runCentral<T: Sendable>(_ options: CommonOptions, security: SecurityOptions? = nil,
+                                        _ body: @escaping @Sendable (any CentralBackend) async throws -> T) async throws -> T {
+        let text = try options.transport()
+        guard case let .bluez(adapter)? = try? TransportSpecification(parsing: text) else {
+            return try await run(options, security: security) { host in try await body(host) }
+        }
+        bootstrapLogging(verbose: options.verbose)
+        let logger = Logger(label: "bluejay")
+        if options.capture.path != nil {
+            throw CLIError.usage("--capture records our own host's HCI traffic; over BlueZ run btmon (btmon -w FILE) instead")
+        }
+        let capability = security?.configuration(logger: logger).security.ioCapability ?? .keyboardDisplay
+        let backend = BlueZCentral(adapter: adapter, ioCapability: capability, logger: logger)
+        do {
+            try await backend.start()
+            if let security {
+                await backend.setPairingAgent(TerminalPairingAgent(passkey: security.passkey, alwaysConfirm: security.yes,
+                                                                   allowsReplacement: security.replaceBond))
+            }
+            let result = try await cancellingOnInterrupt { try await body(backend) }
+            await backend.shutdown()
+            return result
+        } catch {
+            await backend.shutdown()
+            throw error
+        }
+    }
+
     /// Runs `body` in a task that Ctrl-C or SIGTERM cancels, so the command can still clean up.
     private static func cancellingOnInterrupt<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let task = Task { try await body() }
@@ -84,6 +116,10 @@ enum TransportOpener {
             specification = try TransportSpecification(parsing: text)
         } catch {
             throw CLIError.transport(error)
+        }
+        if case .bluez = specification {
+            throw CLIError.usage("this command needs our own host on an HCI transport (hciN, tcp:…, serial:…); "
+                + "\(text) runs on BlueZ, which only scan, gatt, read, write, listen, pair and adapters use")
         }
         if case let .virtual(name) = specification {
             do {
