@@ -28,8 +28,11 @@ final class BlueZAgent: Sendable {
         .errorReply(name: "org.bluez.Error.Rejected", message: why)
     }
 
-    /// The interface, answering from `agent`; `peer` finds a device's address in BlueZ's objects.
-    static func interface(agent: any PairingAgent, peer: @escaping @Sendable (DBusObjectPath) -> DeviceAddress?) -> DBusInterface {
+    /// The interface, answering from `agent`; `peer` finds a device's address in BlueZ's objects;
+    /// `authenticated` hears of each pairing the user took part in (a passkey or a comparison:
+    /// MITM protection, which BlueZ does not report otherwise).
+    static func interface(agent: any PairingAgent, peer: @escaping @Sendable (DBusObjectPath) -> DeviceAddress?,
+                          authenticated: @escaping @Sendable (DeviceAddress) -> Void) -> DBusInterface {
         @Sendable func device(_ call: DBusMethodCall) throws -> DeviceAddress {
             guard let path = call.arguments.first?.objectPathValue, let address = peer(path) else {
                 throw rejected("unknown device")
@@ -48,12 +51,14 @@ final class BlueZAgent: Sendable {
             DBusMethod("RequestPasskey", inputs: [.init("device", .objectPath)], outputs: [.init("passkey", .uint32)]) { call in
                 let peer = try device(call)
                 guard let passkey = await agent.passkey(for: peer), passkey <= 999_999 else { throw rejected("no passkey was given") }
+                authenticated(peer)
                 return [.uint32(passkey)]
             },
             DBusMethod("DisplayPasskey", inputs: [.init("device", .objectPath), .init("passkey", .uint32), .init("entered", .uint16)]) { call in
                 let peer = try device(call)
                 // BlueZ calls again as the peer types each digit; show the passkey once.
                 if call.arguments.count >= 3, call.arguments[2].uint16Value == 0, let passkey = call.arguments[1].uint32Value {
+                    authenticated(peer)
                     await agent.display(passkey: passkey, for: peer)
                 }
                 return []
@@ -63,6 +68,7 @@ final class BlueZAgent: Sendable {
                 guard let number = call.arguments[1].uint32Value, await agent.confirm(number: number, for: peer) else {
                     throw rejected("the numbers were not confirmed")
                 }
+                authenticated(peer)
                 return []
             },
             DBusMethod("RequestAuthorization", inputs: [.init("device", .objectPath)]) { call in
@@ -94,9 +100,11 @@ extension BlueZCentral {
         if old != nil {
             await old?.unregister()
         }
-        let interface = BlueZAgent.interface(agent: agent) { [weak self] path in
+        let interface = BlueZAgent.interface(agent: agent, peer: { [weak self] path in
             self?.tree().properties(path, BlueZ.device).flatMap(BlueZObjectTree.address(of:))
-        }
+        }, authenticated: { [weak self] peer in
+            _ = self?.state.withLock { $0.authenticatedPeers.insert(peer.address) }
+        })
         do {
             try await bus.export([interface], at: BlueZAgent.path)
         } catch {

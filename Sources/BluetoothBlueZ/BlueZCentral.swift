@@ -48,6 +48,8 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         var watchers: [Task<Void, Never>] = []
         var agent: (any PairingAgent)?
         var agentExport: BlueZAgent?
+        /// Peers this process paired with through a passkey or a comparison (MITM protection).
+        var authenticatedPeers: Set<BluetoothAddress> = []
         var nextID: UInt64 = 0
         var isShutDown = false
     }
@@ -150,19 +152,13 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
 
     private func watchSignals(on bus: DBusConnection) async throws {
         do {
-            let added = try await bus.interfacesAdded(sender: BlueZ.service)
-            let removed = try await bus.interfacesRemoved(sender: BlueZ.service)
-            let changed = try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: BlueZ.root)
+            // One stream for every signal of BlueZ's, so that they apply in the order sent: a
+            // device's ServicesResolved must come after its GATT objects' InterfacesAdded.
+            let signals = try await bus.signals(matching: DBusMatchRule(sender: BlueZ.service))
             let owners = try await bus.nameOwnerChanges(BlueZ.service)
             let tasks = [
                 Task { [weak self] in
-                    do { for try await signal in added { self?.interfacesAdded(signal.path, signal.interfaces) } } catch {}
-                },
-                Task { [weak self] in
-                    do { for try await signal in removed { self?.interfacesRemoved(signal.path, signal.interfaces) } } catch {}
-                },
-                Task { [weak self] in
-                    do { for try await signal in changed { self?.propertiesChanged(signal) } } catch {}
+                    do { for try await signal in signals { self?.handle(signal) } } catch {}
                 },
                 Task { [weak self] in
                     do { for try await change in owners { await self?.daemonOwnerChanged(newOwner: change.newOwner) } } catch {}
@@ -171,6 +167,29 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             state.withLock { $0.watchers += tasks }
         } catch {
             throw BlueZError.from(error, operation: "watching BlueZ's signals (AddMatch)")
+        }
+    }
+
+    /// One signal of BlueZ's: the object manager's, a property change, or a device's `Disconnected`.
+    private func handle(_ message: DBusMessage) {
+        guard let path = message.path else { return }
+        switch (message.interface, message.member) {
+        case (DBusConnection.objectManagerInterface, "InterfacesAdded"):
+            guard let (object, interfaces) = try? message.decode(DBusObjectPath.self, [String: [String: DBusValue]].self) else { return }
+            interfacesAdded(object, interfaces)
+        case (DBusConnection.objectManagerInterface, "InterfacesRemoved"):
+            guard let (object, interfaces) = try? message.decode(DBusObjectPath.self, [String].self) else { return }
+            interfacesRemoved(object, interfaces)
+        case (DBusConnection.propertiesInterface, "PropertiesChanged"):
+            guard let (interface, changed, invalidated) = try? message.decode(String.self, [String: DBusValue].self, [String].self) else { return }
+            propertiesChanged(path, interface: interface, changed: changed, invalidated: invalidated)
+        case (BlueZ.device, "Disconnected"):
+            // BlueZ 5.67 and later say why a link ended; 5.66 does not send it.
+            if let reason = message.body.first?.stringValue, let connection = state.withLock({ $0.connections[path] }) {
+                connection.disconnectedSignal(reason: reason)
+            }
+        default:
+            return
         }
     }
 
@@ -192,7 +211,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         }
         waiters.forEach { $0.resume(returning: path) }
         if let device, let scan { report(device, to: scan) }
-        if let connection, interfaces[BlueZ.gattService] != nil { connection.gattObjectsChanged(added: path) }
+        if let connection, path != connection.path { connection.gattObjectsChanged(added: path, isService: interfaces[BlueZ.gattService] != nil) }
     }
 
     private func interfacesRemoved(_ path: DBusObjectPath, _ interfaces: [String]) {
@@ -205,16 +224,27 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         if let connection, interfaces.contains(BlueZ.device) { connection.linkDidEnd(reason: nil) }
     }
 
-    private func propertiesChanged(_ signal: DBusPropertiesChanged) {
-        let (device, scan, connection) = state.withLock { state -> ([String: DBusValue]?, ScanRegistration?, BlueZConnection?) in
-            state.tree.change(signal.path, interface: signal.interface, changed: signal.changed, invalidated: signal.invalidated)
-            let connection = state.connections.first { signal.path.isWithin($0.key) }?.value
-            guard signal.interface == BlueZ.device, signal.path.parent == state.adapter,
-                  !BlueZAdvertisement.advertisedProperties.isDisjoint(with: signal.changed.keys) else { return (nil, nil, connection) }
-            return (state.tree.properties(signal.path, BlueZ.device), state.scan, connection)
+    private func propertiesChanged(_ path: DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String]) {
+        let (device, scan, connection, waiters) = state.withLock { state
+            -> ([String: DBusValue]?, ScanRegistration?, BlueZConnection?, [CheckedContinuation<DBusObjectPath, Never>]) in
+            state.tree.change(path, interface: interface, changed: changed, invalidated: invalidated)
+            let connection = state.connections.first { path.isWithin($0.key) }?.value
+            guard interface == BlueZ.device, path.parent == state.adapter,
+                  !BlueZAdvertisement.advertisedProperties.isDisjoint(with: changed.keys) else { return (nil, nil, connection, []) }
+            let device = state.tree.properties(path, BlueZ.device)
+            // A device heard again (its RSSI): whoever waits to connect to it may go on.
+            var waiters: [CheckedContinuation<DBusObjectPath, Never>] = []
+            if changed["RSSI"] != nil, let address = device.flatMap(BlueZObjectTree.address(of:)) {
+                for (id, waiter) in state.deviceWaiters where waiter.0 == address.address {
+                    waiters.append(waiter.1)
+                    state.deviceWaiters[id] = nil
+                }
+            }
+            return (device, state.scan, connection, waiters)
         }
+        waiters.forEach { $0.resume(returning: path) }
         if let device, let scan { report(device, to: scan) }
-        connection?.propertiesChanged(signal)
+        connection?.propertiesChanged(path, interface: interface, changed: changed)
     }
 
     private func report(_ device: [String: DBusValue], to scan: ScanRegistration) {
@@ -379,12 +409,11 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
     public func openConnection(to peer: DeviceAddress, timeout: Duration?) async throws -> any CentralConnection {
         let (_, adapter) = try requireAdapter()
         let deadline = timeout.map { clock.now + $0 }
-        let path: DBusObjectPath
-        if let known = state.withLock({ $0.tree.device(peer.address, on: adapter) }) {
-            path = known
-        } else {
-            path = try await findDevice(peer, on: adapter, deadline: deadline)
-        }
+        // BlueZ connects to an LE device by scanning for it first, and gives up after a few
+        // seconds (le-connection-abort-by-local) if it does not hear it: so discover until the
+        // device is heard now, and connect while still discovering.
+        let path = try await findDevice(peer, on: adapter, deadline: deadline)
+        defer { Task { await self.endDiscovery(adapter) } }
         let connection = state.withLock { state -> BlueZConnection in
             if let existing = state.connections[path], existing.isConnected { return existing }
             let connection = BlueZConnection(central: self, path: path, peer: peer)
@@ -414,6 +443,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             throw HostError.cancelled
         } catch let error as BlueZError {
             forget(connection)
+            logger.notice("connecting to \(peer): \(error)")
             if case let .refused(_, name, message) = error, name.hasSuffix(".Failed") || name.hasSuffix(".AbortedByLocal") || name.hasSuffix(".ConnectionAttemptFailed") {
                 throw HostError.connectionFailed(peer, BlueZDisconnection.status(forConnectFailure: message))
             }
@@ -429,9 +459,10 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         }
     }
 
-    /// Discovers until BlueZ has heard `peer` (BlueZ connects only to devices it knows).
+    /// Discovers until BlueZ hears `peer` (a new device, or a known one's RSSI); the discovery
+    /// session stays open for the caller to end.
     private func findDevice(_ peer: DeviceAddress, on adapter: DBusObjectPath, deadline: BluetoothClock.Instant?) async throws -> DBusObjectPath {
-        logger.info("\(peer) is not known to BlueZ yet: discovering it")
+        logger.info("discovering \(peer) before connecting")
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
@@ -440,21 +471,23 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         let found = try await BlueZDeadline.run(until: deadline, clock: clock) { [self] in
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<DBusObjectPath, Never>) in
-                    let known = state.withLock { state -> DBusObjectPath? in
-                        if let path = state.tree.device(peer.address, on: adapter) { return path }
-                        state.deviceWaiters[id] = (peer.address, continuation)
-                        return nil
-                    }
-                    if let known { continuation.resume(returning: known) }
+                    state.withLock { $0.deviceWaiters[id] = (peer.address, continuation) }
                 }
             } onCancel: {
                 state.withLock { $0.deviceWaiters.removeValue(forKey: id) }?.1.resume(returning: .root)
             }
         }
         state.withLock { $0.deviceWaiters.removeValue(forKey: id) }?.1.resume(returning: .root)
-        await endDiscovery(adapter)
-        try Task.checkCancellation()
-        guard let found, found != .root else { throw HostError.connectionTimeout(peer) }
+        do {
+            try Task.checkCancellation()
+        } catch {
+            await endDiscovery(adapter)
+            throw HostError.cancelled
+        }
+        guard let found, found != .root else {
+            await endDiscovery(adapter)
+            throw HostError.connectionTimeout(peer)
+        }
         return found
     }
 
@@ -509,6 +542,11 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
 
     public func removeCachedDatabase(for peer: DeviceAddress) async {
         logger.debug("removeCachedDatabase has no effect over BlueZ: removing the bond removes bluetoothd's cache")
+    }
+
+    /// Whether this process saw a pairing with `peer` that had MITM protection.
+    func pairedWithAuthentication(_ peer: BluetoothAddress) -> Bool {
+        state.withLock { $0.authenticatedPeers.contains(peer) }
     }
 
     /// The adapter's path, once started.

@@ -61,13 +61,15 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     var attMTU: UInt16 { state.withLock { $0.mtu } }
 
     /// What BlueZ says: a paired (bonded) device's link is encrypted, since bluetoothd raises a
-    /// bonded LE link to medium security when it attaches ATT; BlueZ does not say whether the key
-    /// was authenticated or its size.
+    /// bonded LE link to medium security when it attaches ATT. BlueZ does not say whether the key
+    /// was authenticated, nor its size: authenticated only when this process's agent took part
+    /// in the pairing (a passkey or a comparison); the key size is unknown (0).
     var security: LinkSecurity {
-        guard isConnected, let device = central?.tree().properties(path, BlueZ.device) else { return .unencrypted }
+        guard isConnected, let central, let device = central.tree().properties(path, BlueZ.device) else { return .unencrypted }
         let paired = device["Paired"]?.boolValue ?? false
         let bonded = device["Bonded"]?.boolValue ?? paired
-        return LinkSecurity(isEncrypted: paired, isBonded: bonded, bondIdentity: bonded ? peer : nil)
+        return LinkSecurity(isEncrypted: paired, isAuthenticated: paired && central.pairedWithAuthentication(peer.address),
+                            keySize: 0, isBonded: bonded, bondIdentity: bonded ? peer : nil)
     }
 
     /// BlueZ does not report the PHY: the LE 1M default (what it is unless someone changed it).
@@ -87,16 +89,16 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
 
     // MARK: Signals (from the central)
 
-    func propertiesChanged(_ signal: DBusPropertiesChanged) {
-        if signal.path == path, signal.interface == BlueZ.device {
-            if signal.changed["ServicesResolved"]?.unwrapped.boolValue == true { refreshDatabase() }
-            if signal.changed["Connected"]?.unwrapped.boolValue == false { linkDidEnd(reason: nil) }
+    func propertiesChanged(_ object: DBusObjectPath, interface: String, changed: [String: DBusValue]) {
+        if object == path, interface == BlueZ.device {
+            if changed["ServicesResolved"]?.unwrapped.boolValue == true { refreshDatabase() }
+            if changed["Connected"]?.unwrapped.boolValue == false { linkDidEnd(reason: nil) }
             return
         }
-        guard signal.interface == BlueZ.gattCharacteristic else { return }
-        if let mtu = signal.changed["MTU"]?.unwrapped.uint16Value { state.withLock { $0.mtu = max($0.mtu, mtu) } }
-        guard let value = signal.changed["Value"]?.unwrapped.bytesValue,
-              let subscription = state.withLock({ $0.subscriptions[signal.path] }), subscription.socket == nil else { return }
+        guard interface == BlueZ.gattCharacteristic else { return }
+        if let mtu = changed["MTU"]?.unwrapped.uint16Value { state.withLock { $0.mtu = max($0.mtu, mtu) } }
+        guard let value = changed["Value"]?.unwrapped.bytesValue,
+              let subscription = state.withLock({ $0.subscriptions[object] }), subscription.socket == nil else { return }
         subscription.handler([GATTValue(handle: subscription.valueHandle, value: value[...], isIndication: subscription.isIndication)])
     }
 
@@ -157,14 +159,13 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
 
     /// A GATT service appeared after discovery: the peer's database changed (BlueZ handled
     /// its Service Changed indication).
-    func gattObjectsChanged(added service: DBusObjectPath) {
+    func gattObjectsChanged(added service: DBusObjectPath, isService: Bool) {
         guard state.withLock({ $0.database != nil }) else { return }
-        let before = state.withLock { $0.database }
         refreshDatabase()
+        guard isService else { return }
         guard let tree = central?.tree(), let start = tree.properties(service, BlueZ.gattService)?["Handle"]?.uint16Value
                 ?? BlueZGATTDatabase.handle(in: service),
               let added = state.withLock({ $0.database })?.services.first(where: { $0.service.handleRange.lowerBound == start }) else { return }
-        _ = before
         publish(GATTServiceChange(affectedHandles: added.service.handleRange, invalidatedServices: []))
     }
 

@@ -60,14 +60,15 @@ enum HostSession {
         if options.capture.path != nil {
             throw CLIError.usage("--capture records our own host's HCI traffic; over BlueZ run btmon (btmon -w FILE) instead")
         }
-        let capability = security?.configuration(logger: logger).security.ioCapability ?? .keyboardDisplay
+        // Without security options: no input or output, as our host's default (Just Works).
+        let capability = security?.configuration(logger: logger).security.ioCapability ?? .noInputNoOutput
         let backend = BlueZCentral(adapter: adapter, ioCapability: capability, logger: logger)
         do {
             try await backend.start()
-            if let security {
-                await backend.setPairingAgent(TerminalPairingAgent(passkey: security.passkey, alwaysConfirm: security.yes,
-                                                                   allowsReplacement: security.replaceBond))
-            }
+            // Always an agent: bluetoothd pairs on its own when a peer refuses a read for lack of
+            // encryption, and without an agent that pairing waits for one.
+            await backend.setPairingAgent(TerminalPairingAgent(passkey: security?.passkey, alwaysConfirm: security?.yes ?? false,
+                                                               allowsReplacement: security?.replaceBond ?? false))
             let result = try await cancellingOnInterrupt { try await body(backend) }
             await backend.shutdown()
             return result
