@@ -409,11 +409,24 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
     public func openConnection(to peer: DeviceAddress, timeout: Duration?) async throws -> any CentralConnection {
         let (_, adapter) = try requireAdapter()
         let deadline = timeout.map { clock.now + $0 }
-        // BlueZ connects to an LE device by scanning for it first, and gives up after a few
-        // seconds (le-connection-abort-by-local) if it does not hear it: so discover until the
-        // device is heard now, and connect while still discovering.
-        let path = try await findDevice(peer, on: adapter, deadline: deadline)
-        defer { Task { await self.endDiscovery(adapter) } }
+        // A device BlueZ is connected to already (bluetoothd reconnects bonded devices on its
+        // own) is used as it is: it does not advertise, so discovery would not hear it.
+        let linked = state.withLock { state -> DBusObjectPath? in
+            guard let path = state.tree.device(peer.address, on: adapter),
+                  state.tree.properties(path, BlueZ.device)?["Connected"]?.boolValue == true else { return nil }
+            return path
+        }
+        // Else: BlueZ connects to an LE device by scanning for it first, and gives up after a
+        // few seconds (le-connection-abort-by-local) if it does not hear it: so discover until
+        // the device is heard now, and connect while still discovering.
+        let path: DBusObjectPath
+        if let linked {
+            logger.info("\(peer) is connected to BlueZ already")
+            path = linked
+        } else {
+            path = try await findDevice(peer, on: adapter, deadline: deadline)
+        }
+        defer { if linked == nil { Task { await self.endDiscovery(adapter) } } }
         let connection = state.withLock { state -> BlueZConnection in
             if let existing = state.connections[path], existing.isConnected { return existing }
             let connection = BlueZConnection(central: self, path: path, peer: peer)
@@ -441,6 +454,8 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             _ = try? await call(path, BlueZ.device, "Disconnect", operation: "cancelling the connection to \(peer)")
             forget(connection)
             throw HostError.cancelled
+        } catch let error as BlueZError where error.isAlreadyConnected {
+            logger.info("\(peer) was connected already")
         } catch let error as BlueZError {
             forget(connection)
             logger.notice("connecting to \(peer): \(error)")

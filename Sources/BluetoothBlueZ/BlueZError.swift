@@ -79,13 +79,23 @@ public enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension BlueZError {
+    /// `org.bluez.Error.AlreadyConnected`: for a connect, the link is there, as asked.
+    var isAlreadyConnected: Bool {
+        if case let .refused(_, name, _) = self { return name == "org.bluez.Error.AlreadyConnected" }
+        return false
+    }
+
     /// The error a failed call to BlueZ means: ``BluetoothHost/HostError`` where our host has the same
     /// meaning (ATT refusals, the link gone, a timeout, cancellation), else a ``BlueZError``.
     static func from(_ error: DBusError, operation: String) -> any Error {
         switch error {
         case let .errorReply(name, message):
             if name == .accessDenied { return BlueZError.accessDenied(operation: operation, message: message) }
-            if name == .serviceUnknown || name == .nameHasNoOwner {
+            // No bluetoothd: the bus has no owner for org.bluez, or tried to start one (bus
+            // activation) and failed: Spawn.* from the bus's launch helper, systemd's errors
+            // when the unit is missing or masked.
+            if name == .serviceUnknown || name == .nameHasNoOwner || name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
+                || name.rawValue == "org.freedesktop.systemd1.NoSuchUnit" || name.rawValue == "org.freedesktop.systemd1.UnitMasked" {
                 return BlueZError.daemonUnavailable("\(operation): \(name.rawValue)")
             }
             if name == .unknownObject || name == .unknownMethod && message.contains("/org/bluez/hci") {

@@ -39,7 +39,13 @@ struct BlueZErrorTests {
 
     @Test("bluetoothd missing or gone: says so and how to start it")
     func daemonMissing() {
+        // Without bluetoothd the bus tries to start it (activation): where that fails, the bus
+        // answers Spawn.* (the guest: "Launch helper exited with unknown return code 1"), or
+        // systemd's errors when the unit is missing or masked.
         for error in [BlueZError.from(Self.reply("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided"), operation: "x"),
+                      BlueZError.from(Self.reply("org.freedesktop.DBus.Error.Spawn.ChildExited", "Launch helper exited with unknown return code 1"), operation: "x"),
+                      BlueZError.from(Self.reply("org.freedesktop.systemd1.NoSuchUnit", "Unit dbus-org.bluez.service not found."), operation: "x"),
+                      BlueZError.from(Self.reply("org.freedesktop.systemd1.UnitMasked", "Unit bluetooth.service is masked."), operation: "x"),
                       BlueZError.from(.connectionClosed(reason: "EOF"), operation: "x")] {
             guard case BlueZError.daemonUnavailable = error else {
                 Issue.record("expected daemonUnavailable, got \(error)")
