@@ -217,6 +217,52 @@ extension InteropSuites {
             #expect(device.stdout.contains("Paired: no"), "\(device)")
         }
 
+        /// CPU time per read and per notification of one Bluejay app, through BlueZ (the app,
+        /// bluetoothd and dbus-daemon: the work BlueZ does for it counts) and through our own
+        /// host on the kernel's user channel (the app, with the same two daemons counted, idle),
+        /// in one guest run against the same peripheral. The figures go to the test's output;
+        /// docs/BLUEZ.md keeps them. What is asserted: every read and notification arrived, on
+        /// both, and each figure is a positive CPU time.
+        @Test("Speed: CPU per read and per notification through BlueZ against our own host")
+        func speed() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            // Few enough for the suite's three minutes under TCG (each read is a round trip on the
+            // emulated link); enough that the 10 ms ticks of /proc/PID/stat do not matter.
+            let (reads, notifications) = (60, 150)
+            let pids = "$(pidof bluetoothd),$(pidof dbus-daemon | tr ' ' ',')"
+
+            func measure(_ transport: String) async throws -> (read: Double, notification: Double) {
+                async let app = guest.run("BluejayGuestApp --hci \(transport) --name 'Bluejay Peer 2' --measure --reads \(reads) "
+                    + "--notifications \(notifications) --pids \(pids)", timeout: .seconds(170))
+                _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true },
+                                               timeout: .seconds(170))
+                try await rig.request(.notify(uuid: "2A37", count: notifications, peripheral: 2))
+                let result = try await app
+                try await Self.release(2, on: bench)
+                #expect(result.status == 0, "\(transport): \(result)")
+                let steps = try result.jsonObjects()
+                let readStep = try #require(steps.first { $0["step"] as? String == "reads" }, "\(result)")
+                let notificationStep = try #require(steps.first { $0["step"] as? String == "notifications" }, "\(result)")
+                #expect(readStep["count"] as? Int == reads && notificationStep["count"] as? Int == notifications, "\(result)")
+                let readCPU = try #require(readStep["cpu_us"] as? Int), notificationCPU = try #require(notificationStep["cpu_us"] as? Int)
+                #expect(readCPU > 0 && notificationCPU > 0, "\(result)")
+                print("speed \(transport): \(reads) reads \(readCPU) µs CPU, \(notifications) notifications \(notificationCPU) µs CPU")
+                return (Double(readCPU) / Double(reads), Double(notificationCPU) / Double(notifications))
+            }
+
+            let bluez = try await measure("bluez")
+            // Our host: bluetoothd lets the adapter go (it keeps running, idle).
+            let off = try await guest.run("btmgmt --index 0 power off")
+            #expect(off.status == 0, "\(off)")
+            let ours = try await measure("hci0")
+            _ = try await guest.run("btmgmt --index 0 power on")
+            let line = String(format: "speed (CPU µs, guest under TCG): read BlueZ %.0f, ours %.0f, ratio %.2f; notification BlueZ %.0f, ours %.0f, ratio %.2f",
+                              bluez.read, ours.read, bluez.read / ours.read, bluez.notification, ours.notification, bluez.notification / ours.notification)
+            print(line)
+        }
+
         @Test("bluetoothd missing, a D-Bus policy refusal, and what BlueZ cannot give: each a clear error that says what to do")
         func errors() async throws {
             let bench = try GuestBench.require()
