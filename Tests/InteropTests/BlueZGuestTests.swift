@@ -194,7 +194,7 @@ extension InteropSuites {
             _ = try await rig.request("pairing_config", ["io": "yesno", "mitm": true, "confirm": true, "peripheral": 4])
             let compared = try await Self.run("bluejay pair --hci bluez --address \(Self.peripheral4) --random --io yesno --yes --json",
                                               on: bench, releasing: 4)
-            #expect(compared.status == 0, "\(compared)")
+            #expect(compared.status == 0, "\(compared)\n\(rig.diagnostics)")
             let comparison = try await rig.waitForEvent(named: "pairing_compare")
             let number = String(format: "%06d", comparison.int("number") ?? -1)
             #expect(compared.stderr.contains("Confirming \(number)"), "our agent was asked to confirm the same number: \(compared)")
