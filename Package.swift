@@ -8,6 +8,7 @@ import PackageDescription
 ///     GATTProfiles (serde, SIG profiles)       BluetoothHost, GATTProfiles ← Bluejay (app API) ←┘
 ///     BluetoothCore ← BluetoothCrypto (the SMP security toolbox, on swift-crypto) ← BluetoothHost, BluetoothVirtual ← BluetoothVirtual
 ///     DBus (a D-Bus client in pure Swift, for the BlueZ backend; on no Bluetooth module)
+///     DBus, BluetoothHost (the value types and the CentralBackend seam) ← BluetoothBlueZ (the BlueZ backend) ← Bluejay, bluejay
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let deque = Target.Dependency.product(name: "DequeModule", package: "swift-collections")
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
@@ -28,6 +29,7 @@ let package = Package(
         .library(name: "BluetoothCrypto", targets: ["BluetoothCrypto"]),
         .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "BluetoothBlueZ", targets: ["BluetoothBlueZ"]),
         .executable(name: "bluejay", targets: ["BluejayCLI"]),
         .executable(name: "bluejay-soak", targets: ["BluejaySoak"]),
     ],
@@ -48,6 +50,8 @@ let package = Package(
         .target(name: "BluetoothVirtual", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", logging, deque]),
         .target(name: "GATTProfiles", dependencies: ["BluetoothCore"]),
         .target(name: "DBus", dependencies: [logging, deque]),
+        // The BlueZ backend: the central (and later peripheral) role on bluetoothd over D-Bus, with our host's value types.
+        .target(name: "BluetoothBlueZ", dependencies: ["DBus", "BluetoothCore", "BluetoothHCI", "BluetoothHost", logging]),
         .target(
             name: "BluetoothPeripheral",
             dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "GATTProfiles", logging]
@@ -61,13 +65,16 @@ let package = Package(
         ),
         .target(
             name: "Bluejay",
-            dependencies: ["BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "BluetoothVirtual", "GATTProfiles", logging, deque]
+            dependencies: [
+                "BluetoothCore", "BluetoothTransport", "BluetoothHCI", "BluetoothHost", "BluetoothBlueZ", "BluetoothVirtual", "GATTProfiles", logging,
+                deque,
+            ]
         ),
         .executableTarget(
             name: "BluejayCLI",
             dependencies: [
-                "Bluejay", "BluetoothCore", "BluetoothHost", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothVirtual",
-                "GATTProfiles", "BluetoothTransport",
+                "Bluejay", "BluetoothCore", "BluetoothHost", "BluetoothBlueZ", "BluetoothPeripheral", "BluetoothSimulator", "BluetoothVirtual",
+                "GATTProfiles", "BluetoothTransport", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging,
             ]
@@ -96,6 +103,7 @@ let package = Package(
         .testTarget(name: "GATTProfilesTests", dependencies: ["BluetoothCore", "GATTProfiles"]),
         // BluetoothCore only for ManualClock (the call timeouts on simulated time).
         .testTarget(name: "DBusTests", dependencies: ["DBus", "BluetoothCore"]),
+        .testTarget(name: "BluetoothBlueZTests", dependencies: ["BluetoothBlueZ", "DBus", "BluetoothCore", "BluetoothHCI", "BluetoothHost"]),
         .testTarget(
             name: "BluetoothPeripheralTests",
             dependencies: ["BluetoothCore", "BluetoothHCI", "BluetoothHost", "BluetoothPeripheral", "BluetoothVirtual", "TestSupport"]

@@ -1,3 +1,4 @@
+import BluetoothBlueZ
 import BluetoothHost
 import BluetoothTransport
 import Foundation
@@ -53,31 +54,20 @@ extension Bluejay {
     }
 
     private func bringUp(_ mode: StartMode, generation: UInt64) async {
-        let host: LEHost
+        let host: any CentralBackend
         var adopted: Connection?
         let owns: Bool
         do {
             switch mode {
             case let .new(options):
-                var configuration = options.hostConfiguration
-                if configuration.capture == nil { configuration.capture = try options.capture.open() }
-                let transport: any HCITransport
-                do {
-                    transport = try options.transport.open()
-                } catch {
-                    configuration.capture?.close()
-                    throw error
-                }
-                var hostLogger = logger
-                hostLogger[metadataKey: "part"] = "host"
-                host = LEHost(transport: transport, configuration: configuration, logger: hostLogger)
+                host = try makeBackend(options)
                 owns = true
             case let .use(existing, connection, _):
                 host = existing
                 adopted = connection
                 owns = false
             }
-            try await host.powerOn()
+            try await host.start()
         } catch {
             let failure = BluejayError(error)
             let (alert, current) = state.withLock { state in
@@ -94,10 +84,10 @@ extension Bluejay {
             return
         }
         if let agent = state.withLock({ $0.pairingAgent }) { await host.setPairingAgent(agent) }
-        let events = await host.events()
+        let events = await host.backendEvents()
         let accepted = state.withLock { state -> Bool in
             guard state.generation == generation, state.lifecycle == .running else { return false }
-            state.host = host
+            state.backend = host
             state.ownsHost = owns
             state.isBluetoothAvailable = true
             state.isBluetoothStateUpdateImminent = false
@@ -111,9 +101,9 @@ extension Bluejay {
         let watcher = Task { [weak self] in
             for await event in events {
                 switch event {
-                case let .transportClosed(reason): self?.transportDidClose(reason, generation: generation)
+                case let .unavailable(reason): self?.backendBecameUnavailable(reason, generation: generation)
+                case .available: self?.backendBecameAvailable(generation: generation)
                 case let .identityResolved(connection, identity): self?.identityResolved(connection, identity)
-                default: break
                 }
             }
         }
@@ -125,6 +115,27 @@ extension Bluejay {
         }
         beginRestoration()
         runner.resume()
+    }
+
+    /// Opens what ``StartMode/new(_:)``'s options name: our host on a transport, or BlueZ.
+    private func makeBackend(_ options: StartOptions) throws -> any CentralBackend {
+        var configuration = options.hostConfiguration
+        var backendLogger = logger
+        backendLogger[metadataKey: "part"] = "host"
+        switch try options.transport.backend() {
+        case let .blueZ(adapter):
+            backendLogger[metadataKey: "part"] = "bluez"
+            return BlueZCentral(adapter: adapter, ioCapability: configuration.security.ioCapability, clock: configuration.clock,
+                                logger: backendLogger)
+        case let .transport(transport):
+            do {
+                if configuration.capture == nil { configuration.capture = try options.capture.open() }
+            } catch {
+                transport.close()
+                throw error
+            }
+            return LEHost(transport: transport, configuration: configuration, logger: backendLogger)
+        }
     }
 
     /// Takes over a connection made by someone else (``StartMode/use(host:peripheral:options:)``).
@@ -142,16 +153,31 @@ extension Bluejay {
         broadcast(.bluetoothAvailable(available))
     }
 
-    private func transportDidClose(_ reason: TransportError?, generation: UInt64) {
+    private func backendBecameUnavailable(_ reason: String, generation: UInt64) {
         let wasAvailable = state.withLock { state -> Bool in
             guard state.generation == generation, state.isBluetoothAvailable else { return false }
             state.isBluetoothAvailable = false
-            state.unavailableReason = reason.map { "\($0)" } ?? "the HCI transport closed"
+            state.unavailableReason = reason
             return true
         }
         guard wasAvailable else { return }
-        log(.error, "the controller is gone: \(reason.map { "\($0)" } ?? "transport closed")")
+        log(.error, "the controller is gone: \(reason)")
         notifyAvailability(false)
+    }
+
+    /// BlueZ came back (bluetoothd restarted): usable again; auto-reconnect resumes from the
+    /// disconnection the restart caused.
+    private func backendBecameAvailable(generation: UInt64) {
+        let becameAvailable = state.withLock { state -> Bool in
+            guard state.generation == generation, state.lifecycle == .running, !state.isBluetoothAvailable else { return false }
+            state.isBluetoothAvailable = true
+            state.unavailableReason = ""
+            return true
+        }
+        guard becameAvailable else { return }
+        log(.notice, "the controller is usable again")
+        notifyAvailability(true)
+        runner.resume()
     }
 
     // MARK: Stopping
@@ -173,7 +199,7 @@ extension Bluejay {
         failListenHandlers(listens, with: .stopped)
         if let link {
             log(.info, "disconnecting from \(link.identifier) (expected: Bluejay is stopping)")
-            try? await link.connection.disconnect()
+            try? await link.connection.disconnect(reason: .remoteUserTerminatedConnection)
         }
         if owns, let host { await host.shutdown() }
         saveRestoration(RestorationRecord())
@@ -187,16 +213,17 @@ extension Bluejay {
     /// owner starts clean); restoration state is left as it is. ``start(mode:)`` with ``StartMode/use(host:peripheral:options:)``
     /// takes them back.
     public func stopAndExtractBluetoothState() -> (host: LEHost?, peripheral: Connection?) {
-        guard let (host, _, link, scan, listens) = tearDown() else { return (nil, nil) }
+        guard let (backend, _, link, scan, listens) = tearDown() else { return (nil, nil) }
+        let host = backend as? LEHost
         scan?.requestStop(error: .stopped)
         failListenHandlers(listens, with: .stopped)
         log(.info, "stopped; the host\(link.map { " and the connection to \($0.identifier)" } ?? "") handed over")
-        return (host, link?.connection)
+        return (host, link?.hostConnection)
     }
 
     /// Marks Bluejay stopped and collects what the caller must shut down.
-    private func tearDown() -> (LEHost?, Bool, PeripheralLink?, ScanSession?, [ListenRegistry.Record])? {
-        let collected = state.withLock { state -> (LEHost?, Bool, PeripheralLink?, ScanSession?, [ListenRegistry.Record], [Task<Void, Never>])? in
+    private func tearDown() -> ((any CentralBackend)?, Bool, PeripheralLink?, ScanSession?, [ListenRegistry.Record])? {
+        let collected = state.withLock { state -> ((any CentralBackend)?, Bool, PeripheralLink?, ScanSession?, [ListenRegistry.Record], [Task<Void, Never>])? in
             guard state.lifecycle == .running else { return nil }
             state.lifecycle = .stopped
             state.generation += 1
@@ -212,7 +239,7 @@ extension Bluejay {
             state.isBluetoothAvailable = false
             state.isBluetoothStateUpdateImminent = false
             state.unavailableReason = "Bluejay was stopped"
-            return (state.host, state.ownsHost, link, scan, listens, tasks)
+            return (state.backend, state.ownsHost, link, scan, listens, tasks)
         }
         guard let (host, owns, link, scan, listens, tasks) = collected else { return nil }
         tasks.forEach { $0.cancel() }

@@ -91,7 +91,7 @@ public final class Bluejay: Sendable {
     }
 
     /// The host Bluejay runs on, once started.
-    public var host: LEHost? { state.withLock { $0.host } }
+    public var host: LEHost? { state.withLock { $0.backend as? LEHost } }
 
     // MARK: Observers
 
@@ -183,12 +183,12 @@ public final class Bluejay: Sendable {
         }
     }
 
-    /// The host, or why there is none.
-    func requireHost() throws(BluejayError) -> LEHost {
-        try state.withLock { state throws(BluejayError) -> LEHost in
+    /// The backend (our host or BlueZ), or why there is none.
+    func requireBackend() throws(BluejayError) -> any CentralBackend {
+        try state.withLock { state throws(BluejayError) -> any CentralBackend in
             guard state.lifecycle == .running else { throw .notStarted }
-            guard let host = state.host, state.isBluetoothAvailable else { throw .bluetoothUnavailable(state.unavailableReason) }
-            return host
+            guard let backend = state.backend, state.isBluetoothAvailable else { throw .bluetoothUnavailable(state.unavailableReason) }
+            return backend
         }
     }
 
@@ -207,7 +207,7 @@ public final class Bluejay: Sendable {
     /// The clock of Bluejay's timers (operation limits, scan durations and expiry, flush
     /// windows, reconnect delays): the host's, so that the whole stack keeps one time.
     var clock: BluetoothClock {
-        state.withLock { $0.host?.configuration.clock ?? $0.options.hostConfiguration.clock }
+        state.withLock { $0.backend?.clock ?? $0.options.hostConfiguration.clock }
     }
 
     /// Queues a GATT operation on the connected link, with the operation time limit (or the

@@ -49,7 +49,8 @@ struct EngineState: Sendable {
 
     var lifecycle: Lifecycle = .idle
     var generation: UInt64 = 0
-    var host: LEHost?
+    /// What Bluejay runs on: our host or BlueZ.
+    var backend: (any CentralBackend)?
     var ownsHost = false
     var hostEvents: Task<Void, Never>?
     var options = StartOptions.default

@@ -48,7 +48,22 @@ public enum HCIUserChannelTransport {
             let held = code == EBUSY ? HCIAdapters.managementIndexes().map { !$0.contains(index) } : nil
             throw .openFailed(name, errno: code, hint: hint(for: code, index: index, userChannelInUse: held))
         }
+        enlargeReceiveBuffer(socket)
         return try FileDescriptorTransport(name: name, fileDescriptor: socket, framing: .datagram)
+    }
+
+    /// What the user channel's socket may queue for us: 4 MiB (the kernel doubles it for its
+    /// bookkeeping). The kernel drops a packet it cannot queue (`hci_send_to_sock` in hci_sock.c: no
+    /// flow control towards the socket), so a peer's burst of notifications while the process
+    /// is busy would be lost with the default (`net.core.rmem_default`, about 200 KiB, a few
+    /// hundred ACL packets). `SO_RCVBUFFORCE` passes `rmem_max` with `CAP_NET_ADMIN`, which the
+    /// user channel needs anyway; without it `SO_RCVBUF` gets what `rmem_max` allows.
+    static func enlargeReceiveBuffer(_ socket: Int32) {
+        var size: Int32 = 4 << 20
+        let length = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(socket, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0 {
+            _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, length)
+        }
     }
 
     /// What to do about `code` from socket(2) or bind(2); for EBUSY, `userChannelInUse` says

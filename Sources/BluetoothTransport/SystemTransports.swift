@@ -29,6 +29,8 @@ public enum SystemTransports {
                 specification.description,
                 reason: "the in-process virtual controller is opened by the Bluejay layer or the CLI, not by BluetoothTransport"
             )
+        case .bluez:
+            throw Self.blueZIsNoTransport(specification)
         }
         #else
         if case .virtual = specification {
@@ -37,8 +39,17 @@ public enum SystemTransports {
                 reason: "the in-process virtual controller is opened by the Bluejay layer or the CLI, not by BluetoothTransport"
             )
         }
+        if case .bluez = specification { throw Self.blueZIsNoTransport(specification) }
         throw .openFailed(specification.description, errno: ENOSYS, hint: "Operating-system transports are implemented for Linux only")
         #endif
+    }
+
+    /// `bluez` names a backend, not a controller: the error says where it is opened.
+    static func blueZIsNoTransport(_ specification: TransportSpecification) -> TransportError {
+        .invalidSpecification(
+            specification.description,
+            reason: "BlueZ keeps that adapter: it is not an HCI transport; use the BlueZ backend (Bluejay's StartOptions, BluejayCentral.open, "
+                + "or the CLI's --hci \(specification)), or for our own host take the adapter from BlueZ and use hciN")
     }
 
     /// Parses `text` (see ``TransportSpecification``) and opens it.

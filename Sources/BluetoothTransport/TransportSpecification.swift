@@ -9,12 +9,16 @@ import Foundation
 /// | `serial:DEVICE[@BAUD]` | H4 over a UART, e.g. an nRF/Zephyr `hci_uart` dongle (default 1000000 baud, RTS/CTS) |
 /// | `hciN` | the Linux HCI user channel of adapter N (adapter down in BlueZ, CAP_NET_ADMIN) |
 /// | `virtual` or `virtual:NAME` | an in-process virtual controller (opened by a higher layer) |
+/// | `bluez` or `bluez:hciN` | not a controller: BlueZ's bluetoothd keeps the adapter (the default one, or `hciN`) and Bluejay talks to it over D-Bus (the BlueZ backend, opened by a higher layer) |
 public enum TransportSpecification: Equatable, Sendable, CustomStringConvertible {
     case tcp(host: String, port: UInt16)
     case unix(path: String)
     case serial(path: String, baudRate: Int)
     case hciUserChannel(index: UInt16)
     case virtual(name: String?)
+    /// The BlueZ backend: bluetoothd's adapter `hciN`, or its default adapter (`nil`). Not an
+    /// HCI transport: the layers above run on BlueZ's D-Bus API instead of our host.
+    case bluez(adapter: String?)
 
     public static let defaultSerialBaudRate = 1_000_000
 
@@ -26,6 +30,10 @@ public enum TransportSpecification: Equatable, Sendable, CustomStringConvertible
         }
         if trimmed == "virtual" {
             self = .virtual(name: nil)
+            return
+        }
+        if trimmed == "bluez" {
+            self = .bluez(adapter: nil)
             return
         }
         guard let colon = trimmed.firstIndex(of: ":") else {
@@ -61,6 +69,12 @@ public enum TransportSpecification: Equatable, Sendable, CustomStringConvertible
             self = .serial(path: String(path), baudRate: baud)
         case "virtual":
             self = .virtual(name: rest.isEmpty ? nil : rest)
+        case "bluez":
+            // An adapter is named as BlueZ names it: hci0, hci1, ...
+            guard rest.hasPrefix("hci"), UInt16(rest.dropFirst(3)) != nil else {
+                throw .invalidSpecification(text, reason: "expected bluez or bluez:hciN (the adapter as BlueZ names it, e.g. bluez:hci0)")
+            }
+            self = .bluez(adapter: rest)
         default:
             throw .invalidSpecification(text, reason: "unknown scheme \"\(scheme)\"")
         }
@@ -77,6 +91,13 @@ public enum TransportSpecification: Equatable, Sendable, CustomStringConvertible
         case let .serial(path, baud): return baud == Self.defaultSerialBaudRate ? "serial:\(path)" : "serial:\(path)@\(baud)"
         case let .hciUserChannel(index): return "hci\(index)"
         case let .virtual(name): return name.map { "virtual:\($0)" } ?? "virtual"
+        case let .bluez(adapter): return adapter.map { "bluez:\($0)" } ?? "bluez"
         }
+    }
+
+    /// Whether this names the BlueZ backend rather than an HCI transport.
+    public var isBlueZ: Bool {
+        if case .bluez = self { return true }
+        return false
     }
 }

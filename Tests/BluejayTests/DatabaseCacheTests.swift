@@ -11,7 +11,7 @@ import Testing
 struct DatabaseCacheTests {
     /// Discovery requests sent on the current link.
     private func discoveryRequests(_ bluejay: Bluejay) -> Int? {
-        bluejay.state.withLock { $0.link.link?.connection.gatt.discoveryRequestCount }
+        bluejay.state.withLock { $0.link.link?.hostConnection?.gatt.discoveryRequestCount }
     }
 
     private func reconnectAndRead(_ bluejay: Bluejay, _ peripheral: VirtualPeripheral) async throws -> Int? {
@@ -60,7 +60,7 @@ struct DatabaseCacheTests {
         try await bluejay.connect(peripheral.identifier, timeout: .seconds(10))
         let first: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
         #expect(first == .success(1))
-        let connection = try #require(bluejay.state.withLock { $0.link.link?.connection })
+        let connection = try #require(bluejay.state.withLock { $0.link.link?.hostConnection })
         // Service Changed off, so that the change reaches the client only as Database Out Of Sync.
         try await connection.gatt.writeValue([0x00, 0x00], handle: 0x0009)
         let server = await peripheral.host.server

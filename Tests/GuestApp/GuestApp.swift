@@ -9,6 +9,11 @@ import Foundation
 // prints `{"step": "error", "message": …}` and exits 1.
 //
 //     BluejayGuestApp --hci hci0 --name "Bluejay Peer 1" --notifications 3
+//
+// `--measure` (the speed test in BlueZGuestTests) reads the serial number `--reads` more times
+// and prints one `reads` and one `notifications` step with the CPU time they took instead of a
+// step per notification: this process's, plus that of the processes in `--pids` (bluetoothd
+// and dbus-daemon, which do part of the work over BlueZ).
 
 let heartRateService = ServiceIdentifier(uuid: "180D")
 let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRateService)
@@ -20,6 +25,23 @@ func emit(_ step: String, _ fields: [String: Any] = [:]) {
     object["step"] = step
     let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
     FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+/// CPU time (user and system) of this process and of `pids`, in microseconds. Another
+/// process's comes from /proc/PID/stat (fields 14 and 15, in clock ticks).
+func cpuMicroseconds(pids: [Int]) -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    var total = (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000 + Int(usage.ru_utime.tv_usec) + Int(usage.ru_stime.tv_usec)
+    let ticksPerSecond = max(1, sysconf(Int32(_SC_CLK_TCK)))
+    for pid in pids {
+        // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { continue }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+        total += (user + system) * 1_000_000 / ticksPerSecond
+    }
+    return total
 }
 
 func option(_ name: String, default value: String) -> String {
@@ -35,6 +57,9 @@ struct AppFailure: Error, CustomStringConvertible {
 func run(_ bluejay: Bluejay) async throws {
     let name = option("--name", default: "Bluejay Peer 1")
     let notificationCount = Int(option("--notifications", default: "3")) ?? 3
+    let measuring = CommandLine.arguments.contains("--measure")
+    let readCount = Int(option("--reads", default: "0")) ?? 0
+    let pids = option("--pids", default: "").split(separator: ",").compactMap { Int($0) }
 
     try await bluejay.waitUntilReady()
     emit("ready")
@@ -54,6 +79,14 @@ func run(_ bluejay: Bluejay) async throws {
 
     let serial: String = try await bluejay.read(from: serialNumber)
     emit("read", ["serial": serial])
+    if measuring {
+        let before = cpuMicroseconds(pids: pids)
+        for _ in 0..<readCount {
+            let again: String = try await bluejay.read(from: serialNumber)
+            guard again == serial else { throw AppFailure(description: "read \(again) after \(serial)") }
+        }
+        emit("reads", ["count": readCount, "cpu_us": cpuMicroseconds(pids: pids) - before])
+    }
 
     try await bluejay.write(to: bodySensorLocation, value: UInt8(3))
     let location: UInt8 = try await bluejay.read(from: bodySensorLocation)
@@ -61,12 +94,14 @@ func run(_ bluejay: Bluejay) async throws {
 
     let values: ValueStream<Data> = try await bluejay.listen(to: heartRate)
     emit("listening")
+    let before = cpuMicroseconds(pids: pids)
     var received = 0
     for try await value in values {
-        emit("notification", ["value": value.map { String(format: "%02x", $0) }.joined()])
+        if !measuring { emit("notification", ["value": value.map { String(format: "%02x", $0) }.joined()]) }
         received += 1
         if received == notificationCount { break }
     }
+    if measuring { emit("notifications", ["count": received, "cpu_us": cpuMicroseconds(pids: pids) - before]) }
     guard received == notificationCount else {
         throw AppFailure(description: "the listen ended after \(received) of \(notificationCount) notifications")
     }

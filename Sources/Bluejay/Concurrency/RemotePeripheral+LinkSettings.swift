@@ -27,7 +27,7 @@ extension RemotePeripheral {
     /// Asks for longer LL data PDUs; `nil` asks for the controller's maximum.
     public func setDataLength(octets: UInt16? = nil) async throws(BluejayError) -> DataLength {
         try await perform("set data length") { link in
-            try await link.linkSetting("setting the data length") { try await $0.setDataLength(octets: octets) }
+            try await link.linkSetting("setting the data length") { try await $0.setDataLength(octets: octets, time: nil) }
         }
     }
 

@@ -19,6 +19,8 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
         return PeripheralIdentifier(address: identity, name: connected.name)
     }
     let link: PeripheralLink
+    /// The backend the link runs on (bonds are the backend's).
+    let backend: any CentralBackend
     private let runner: OperationRunner
     private let limit: Duration?
     private let clock: BluetoothClock
@@ -27,8 +29,9 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     private let logger: Logger
     let stateWatchers = RemotePeripheralStateWatchers()
 
-    init(link: PeripheralLink, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, clock: BluetoothClock, logger: Logger) {
+    init(link: PeripheralLink, backend: any CentralBackend, changes: AsyncStream<GATTServiceChange>, operationTimeout: Timeout, clock: BluetoothClock, logger: Logger) {
         self.link = link
+        self.backend = backend
         limit = operationTimeout.duration
         self.clock = clock
         self.logger = logger
@@ -76,8 +79,9 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
     public var attMTU: Int { link.mtu }
     /// The longest value one write of `type` carries.
     public func maximumWriteValueLength(for type: WriteType) -> Int { link.maximumWriteValueLength(for: type) }
-    /// The underlying connection.
-    public var connection: Connection { link.connection }
+    /// The underlying connection: our host's `Connection`, or BlueZ's link (cast it to
+    /// `Connection` for what only our host offers).
+    public var connection: any CentralConnection { link.connection }
 
     public var description: String { "\(identifier)" }
 
@@ -141,7 +145,7 @@ public final class RemotePeripheral: Sendable, CustomStringConvertible {
         let stateWatchers = self.stateWatchers
         try await runner.perform("disconnect", kind: .disconnect) {
             if connection.isConnected { stateWatchers.publish(.disconnecting) }
-            try await connection.disconnect()
+            try await connection.disconnect(reason: .remoteUserTerminatedConnection)
         }
     }
 

@@ -80,10 +80,10 @@ extension Bluejay {
 
     /// What every new link needs before use: its MTU, the cached database of a bonded or
     /// trusted peer, and Service Changed indications for the ServiceObserver (subscribed to before they are enabled, so none is missed).
-    func prepareLink(_ connection: Connection, identifier: PeripheralIdentifier) async -> (PeripheralLink, AsyncStream<GATTServiceChange>) {
+    func prepareLink(_ connection: any CentralConnection, identifier: PeripheralIdentifier) async -> (PeripheralLink, AsyncStream<GATTServiceChange>) {
         let raisesSecurity = state.withLock { $0.options.raisesSecurityAutomatically }
         let link = PeripheralLink(connection: connection, identifier: identifier, raisesSecurity: raisesSecurity)
-        let changes = connection.gatt.serviceChanges()
+        let changes = connection.serviceChanges()
         switch await connection.prepareCachedDatabase(timeLimit: operationTimeLimit, clock: clock) {
         case .success(.notEligible): break
         case let .success(outcome): log(.info, "database of \(identifier): \(outcome)")
@@ -91,7 +91,7 @@ extension Bluejay {
         }
         do {
             try await withTimeLimit(operationTimeLimit, clock: clock, operation: "enabling Service Changed indications") {
-                _ = try await connection.gatt.enableServiceChangedIndications()
+                _ = try await connection.enableServiceChangedIndications()
             }
         } catch {
             log(.info, "Service Changed indications of \(identifier) not enabled: \(error)")
@@ -101,17 +101,17 @@ extension Bluejay {
 
     private func performConnection(to peripheral: PeripheralIdentifier, timeout: Timeout, purpose: ConnectPurpose,
                                    operationID: UInt64) async throws -> PeripheralIdentifier {
-        let host = try requireHost()
+        let backend = try requireBackend()
         var peripheral = peripheral
         log(.info, "connecting to \(peripheral) (\(purpose.logDescription), \(timeout))")
-        let connection = try await host.connect(to: peripheral, timeout: timeout)
+        let connection = try await backend.connect(to: peripheral, timeout: timeout)
         let stillWanted = state.withLock { state -> Bool in
             if case let .connecting(_, id) = state.link, id == operationID { return true }
             return false
         }
         guard stillWanted, !Task.isCancelled else {
             log(.info, "connected to \(peripheral) after the attempt was abandoned; disconnecting")
-            try? await connection.disconnect()
+            try? await connection.disconnect(reason: .remoteUserTerminatedConnection)
             throw BluejayError.cancelled
         }
         // A bonded peer reached at a private address is known by its identity from now on.
@@ -139,7 +139,7 @@ extension Bluejay {
             // The app refused the connection: an expected disconnection, no auto-reconnect.
             log(.warning, "\(error); disconnecting from \(peripheral)")
             state.withLock { $0.reconnect.disconnectionWasRequested() }
-            try? await connection.disconnect()
+            try? await connection.disconnect(reason: .remoteUserTerminatedConnection)
             throw error
         }
         guard state.withLock({ $0.link.link === link }) else {
@@ -391,7 +391,7 @@ extension Bluejay {
         }
         log(.info, "disconnecting from \(link.identifier) (an expected disconnection)")
         do {
-            try await link.connection.disconnect()
+            try await link.connection.disconnect(reason: .remoteUserTerminatedConnection)
         } catch {
             let failure = BluejayError(error, peripheral: link.identifier, operation: "disconnecting")
             if link.connection.isConnected {

@@ -15,29 +15,29 @@ extension Bluejay {
     /// where the app runs; a bonded peripheral needs no trust (see
     /// ``LEHost/setDatabaseTrusted(_:for:)``).
     public func setDatabaseTrusted(_ trusted: Bool, for peripheral: PeripheralIdentifier) throws(BluejayError) {
-        try requireHost().setDatabaseTrusted(trusted, for: peripheral.address)
+        try requireBackend().setDatabaseTrusted(trusted, for: peripheral.address)
     }
 
     /// Forgets the cached database of a peripheral: the next connection discovers again.
     /// (Removing its bond does this too.)
     public func removeCachedDatabase(of peripheral: PeripheralIdentifier) async throws(BluejayError) {
-        await (try requireHost()).gattDatabaseCache.removeDatabase(for: peripheral.address)
+        await (try requireBackend()).removeCachedDatabase(for: peripheral.address)
     }
 }
 
 extension BluejayCentral {
     /// As ``Bluejay/setDatabaseTrusted(_:for:)``.
     public func setDatabaseTrusted(_ trusted: Bool, for peripheral: PeripheralIdentifier) {
-        host.setDatabaseTrusted(trusted, for: peripheral.address)
+        backend.setDatabaseTrusted(trusted, for: peripheral.address)
     }
 
     /// As ``Bluejay/removeCachedDatabase(of:)``.
     public func removeCachedDatabase(of peripheral: PeripheralIdentifier) async {
-        await host.gattDatabaseCache.removeDatabase(for: peripheral.address)
+        await backend.removeCachedDatabase(for: peripheral.address)
     }
 }
 
-extension Connection {
+extension CentralConnection {
     /// Readies the peer's cached database before anything is discovered on a new link
     /// (``LEHost/prepareDatabase(of:)``): nothing for a peer neither bonded nor trusted; for a
     /// bonded one, the link is encrypted with the bond's key first, and a peer that cannot
@@ -46,7 +46,7 @@ extension Connection {
     func prepareCachedDatabase(timeLimit: Duration?, clock: BluetoothClock) async -> Result<GATTDatabasePreparation, any Error> {
         do {
             return .success(try await withTimeLimit(timeLimit, clock: clock, operation: "checking the cached database") {
-                try await host.prepareDatabase(of: self)
+                try await prepareDatabase()
             })
         } catch {
             return .failure(error)

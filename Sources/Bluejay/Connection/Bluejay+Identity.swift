@@ -6,7 +6,7 @@ extension Bluejay {
     /// When it is Bluejay's link, the peripheral is known by its identity from now on: the
     /// link, ``peripheralState``, auto-reconnection; observers and ``connectionEvents()`` are
     /// told. The link stays the same object, so queued operations and listens carry on.
-    func identityResolved(_ connection: Connection, _ identity: DeviceAddress) {
+    func identityResolved(_ connection: any CentralConnection, _ identity: DeviceAddress) {
         let change = state.withLock { state -> (previous: PeripheralIdentifier, identity: PeripheralIdentifier)? in
             guard let link = state.link.link, link.connection === connection, let previous = link.learn(identity: identity) else { return nil }
             if state.lastPeripheral == previous { state.lastPeripheral = link.identifier }

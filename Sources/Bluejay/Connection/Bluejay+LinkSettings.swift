@@ -20,7 +20,7 @@ extension Bluejay {
     /// maximum. `completion` gets the data length in effect.
     public func setDataLength(octets: UInt16? = nil, completion: @escaping @Sendable (Result<DataLength, BluejayError>) -> Void) {
         submitGATT("set data length", work: { link in
-            try await link.linkSetting("setting the data length") { try await $0.setDataLength(octets: octets) }
+            try await link.linkSetting("setting the data length") { try await $0.setDataLength(octets: octets, time: nil) }
         }, deliver: onCallbackQueue(completion))
     }
 

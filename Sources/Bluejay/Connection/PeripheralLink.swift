@@ -10,7 +10,7 @@ import Synchronization
 /// Operations on one link are serialized by the FIFO queue that owns it; a lock protects
 /// the caches. Not an actor: a read runs in its caller's task, so it costs no extra hop.
 final class PeripheralLink: Sendable {
-    let connection: Connection
+    let connection: any CentralConnection
     /// Who the peripheral is: its identity once known (see ``learn(identity:)``).
     var identifier: PeripheralIdentifier { currentIdentifier.withLock { $0 } }
     private let currentIdentifier: Mutex<PeripheralIdentifier>
@@ -26,7 +26,7 @@ final class PeripheralLink: Sendable {
     /// Raise the link's security and retry once after a security refusal.
     let raisesSecurity: Bool
 
-    init(connection: Connection, identifier: PeripheralIdentifier, raisesSecurity: Bool = true) {
+    init(connection: any CentralConnection, identifier: PeripheralIdentifier, raisesSecurity: Bool = true) {
         self.connection = connection
         currentIdentifier = Mutex(identifier)
         self.raisesSecurity = raisesSecurity
@@ -44,7 +44,10 @@ final class PeripheralLink: Sendable {
     }
 
     /// The ATT MTU negotiated with the peripheral (the bearer's).
-    var mtu: Int { Int(connection.gatt.mtu) }
+    var mtu: Int { Int(connection.attMTU) }
+
+    /// Our host's connection, when the link runs on it.
+    var hostConnection: Connection? { connection as? Connection }
 
     /// The longest value one write of `type` carries: MTU - 3 without response, MTU - 15
     /// signed; 512 with response (a long write, Core 6.0, Vol 3, Part F, 3.2.9).
@@ -62,7 +65,7 @@ final class PeripheralLink: Sendable {
         if let service = caches.withLock({ $0.services[id] }) { return service }
         let uuid = try id.requireUUID()
         let found = try await mapErrors("discovering service \(id)") {
-            try await connection.gatt.discoverPrimaryServices(uuid: uuid)
+            try await connection.discoverPrimaryServices(uuid: uuid)
         }
         guard let service = found.first else { throw BluejayError.missingService(id) }
         caches.withLock { $0.services[id] = service }
@@ -74,7 +77,7 @@ final class PeripheralLink: Sendable {
         if let known = caches.withLock({ $0.characteristics[id.service]?.first { $0.uuid == uuid } }) { return known }
         let container = try await service(id.service)
         let found = try await mapErrors("discovering the characteristics of \(id.service)") {
-            try await connection.gatt.discoverCharacteristics(of: container)
+            try await connection.discoverCharacteristics(of: container)
         }
         caches.withLock { $0.characteristics[id.service] = found }
         guard let characteristic = found.first(where: { $0.uuid == uuid }) else { throw BluejayError.missingCharacteristic(id) }
@@ -86,7 +89,7 @@ final class PeripheralLink: Sendable {
         if let known = caches.withLock({ $0.descriptors[id.characteristic]?.first { $0.uuid == uuid } }) { return known }
         let owner = try await characteristic(id.characteristic)
         let found = try await mapErrors("discovering the descriptors of \(id.characteristic)") {
-            try await connection.gatt.discoverDescriptors(of: owner)
+            try await connection.discoverDescriptors(of: owner)
         }
         caches.withLock { $0.descriptors[id.characteristic] = found }
         guard let descriptor = found.first(where: { $0.uuid == uuid }) else { throw BluejayError.missingDescriptor(id) }
@@ -99,7 +102,7 @@ final class PeripheralLink: Sendable {
     func read(_ id: CharacteristicIdentifier) async throws -> Data {
         try await resyncing {
             let found = try await characteristic(id)
-            return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+            return Data(try await mapErrors("reading \(id)") { try await connection.read(found) })
         }
     }
 
@@ -114,7 +117,7 @@ final class PeripheralLink: Sendable {
             guard value.count <= GATTClient.maximumAttributeValueLength else {
                 throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
             }
-            try await mapErrors("writing \(id)") { try await connection.gatt.write(Array(value), to: target) }
+            try await mapErrors("writing \(id)") { try await connection.write(Array(value), to: target) }
         case .withoutResponse:
             guard target.properties.contains(.writeWithoutResponse) else {
                 throw BluejayError.notSupported("\(id) does not accept writes without response (its properties: \(target.properties))")
@@ -122,7 +125,7 @@ final class PeripheralLink: Sendable {
             let maximum = maximumWriteValueLength(for: .withoutResponse)
             guard value.count <= maximum else { throw BluejayError.valueTooLong(length: value.count, maximum: maximum) }
             try await mapErrors("writing \(id) without response") {
-                try await connection.gatt.writeWithoutResponse(Array(value), handle: target.valueHandle)
+                try await connection.writeWithoutResponse(Array(value), to: target)
             }
         case .signed:
             guard target.properties.contains(.authenticatedSignedWrites) else {
@@ -130,14 +133,14 @@ final class PeripheralLink: Sendable {
             }
             let maximum = maximumWriteValueLength(for: .signed)
             guard value.count <= maximum else { throw BluejayError.valueTooLong(length: value.count, maximum: maximum) }
-            try await mapErrors("writing \(id) signed") { try await connection.gatt.writeSigned(Array(value), to: target) }
+            try await mapErrors("writing \(id) signed") { try await connection.writeSigned(Array(value), to: target) }
         }
     }
 
     func read(_ id: DescriptorIdentifier) async throws -> Data {
         try await resyncing {
             let found = try await descriptor(id)
-            return Data(try await mapErrors("reading \(id)") { try await connection.gatt.read(found) })
+            return Data(try await mapErrors("reading \(id)") { try await connection.read(found) })
         }
     }
 
@@ -147,7 +150,7 @@ final class PeripheralLink: Sendable {
             guard value.count <= GATTClient.maximumAttributeValueLength else {
                 throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
             }
-            try await mapErrors("writing \(id)") { try await connection.gatt.write(Array(value), to: target) }
+            try await mapErrors("writing \(id)") { try await connection.write(Array(value), to: target) }
         }
     }
 
@@ -155,11 +158,11 @@ final class PeripheralLink: Sendable {
     /// on the transport's reader thread, until the subscription is cancelled; `ended` runs
     /// once when it ends (with the error when the link dropped).
     func subscribe(_ id: CharacteristicIdentifier, ended: @escaping @Sendable (HostError?) -> Void = { _ in },
-                   handler: @escaping @Sendable ([GATTValue]) -> Void) async throws -> GATTNotificationSubscription {
+                   handler: @escaping @Sendable ([GATTValue]) -> Void) async throws -> any CentralSubscription {
         try await resyncing {
             let (target, cccd) = try await notifying(id)
             return try await mapErrors("enabling notifications of \(id)") {
-                try await connection.gatt.subscribe(to: target, clientConfigurationHandle: cccd, ended: ended, handler: handler)
+                try await connection.subscribeValues(to: target, clientConfigurationHandle: cccd, ended: ended, handler: handler)
             }
         }
     }
@@ -177,7 +180,7 @@ final class PeripheralLink: Sendable {
     /// Turns notifications off. A characteristic that cannot be found has none on.
     func unsubscribe(_ id: CharacteristicIdentifier) async throws {
         guard let uuid = id.uuid, let target = caches.withLock({ $0.characteristics[id.service]?.first { $0.uuid == uuid } }) else { return }
-        try await mapErrors("disabling notifications of \(id)") { try await connection.gatt.unsubscribe(from: target) }
+        try await mapErrors("disabling notifications of \(id)") { try await connection.unsubscribe(from: target) }
     }
 
     func readRSSI() async throws -> Int {
@@ -212,7 +215,7 @@ final class PeripheralLink: Sendable {
         } catch BluejayError.attError(code: .databaseOutOfSync, _, _) {
             caches.withLock { $0 = Caches() }
             do {
-                _ = try await connection.host.prepareDatabase(of: connection)
+                _ = try await connection.prepareDatabase()
             } catch {
                 // The next request is answered anyway (the server counts this client change-aware
                 // after its Database Out Of Sync): discovery by UUID finds the handles again.
@@ -225,7 +228,7 @@ final class PeripheralLink: Sendable {
     /// read would otherwise pay for the string every time).
     private func mapErrors<T: Sendable>(_ operation: @autoclosure () -> String, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await raisesSecurity ? connection.raisingSecurity(body) : body()
+            return try await raisesSecurity ? connection.raisingSecurity(body, willRaise: { _ in }) : body()
         } catch {
             throw BluejayError(error, peripheral: identifier, operation: operation())
         }
@@ -235,7 +238,7 @@ final class PeripheralLink: Sendable {
 
     func pair(authenticated: Bool = false) async throws -> LinkSecurity {
         do {
-            return try await connection.host.pair(connection, authenticated: authenticated)
+            return try await connection.pair(authenticated: authenticated)
         } catch {
             throw BluejayError(error, peripheral: identifier, operation: "pairing")
         }
@@ -243,11 +246,9 @@ final class PeripheralLink: Sendable {
 
     func secure(authenticated: Bool) async throws -> LinkSecurity {
         do {
-            return try await connection.host.secure(connection, authenticated: authenticated)
+            return try await connection.secure(authenticated: authenticated)
         } catch {
             throw BluejayError(error, peripheral: identifier, operation: "securing the link")
         }
     }
 }
-
-extension GATTNotificationSubscription: ListenSubscription {}

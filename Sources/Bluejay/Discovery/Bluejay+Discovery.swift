@@ -8,7 +8,7 @@ extension Bluejay {
     public func discoverServices(naming registry: ProfileRegistry = .standard, timeout: Timeout? = nil,
                                  completion: @escaping @Sendable (ReadResult<[DiscoveredService]>) -> Void) {
         submitGATT("discover services", timeout: timeout, work: { link in
-            try await link.connection.gatt.discoverDatabase().named(by: registry)
+            try await link.connection.discoverDatabase().named(by: registry)
         }, deliver: onCallbackQueue(completion))
     }
 
@@ -17,7 +17,7 @@ extension Bluejay {
     public func discoverServices(naming registry: ProfileRegistry = .standard,
                                  timeout: Timeout? = nil) async throws(BluejayError) -> [DiscoveredService] {
         try await performGATT("discover services", timeout: timeout) { link in
-            try await link.connection.gatt.discoverDatabase().named(by: registry)
+            try await link.connection.discoverDatabase().named(by: registry)
         }
     }
 }
@@ -28,7 +28,7 @@ extension RemotePeripheral {
     public func discoverServices(naming registry: ProfileRegistry = .standard,
                                  timeout: Timeout? = nil) async throws(BluejayError) -> [DiscoveredService] {
         try await perform("discover services", timeout: timeout) { link in
-            try await link.connection.gatt.discoverDatabase().named(by: registry)
+            try await link.connection.discoverDatabase().named(by: registry)
         }
     }
 }

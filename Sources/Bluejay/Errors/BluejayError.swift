@@ -1,3 +1,4 @@
+import BluetoothBlueZ
 import BluetoothCore
 import BluetoothHCI
 import BluetoothHost
@@ -188,6 +189,15 @@ extension BluejayError {
             }
         case let error as TransportError:
             self = .bluetoothUnavailable("\(error)")
+        case let error as BlueZError:
+            switch error {
+            case .busUnavailable, .daemonUnavailable, .accessDenied, .adapterNotFound:
+                self = .bluetoothUnavailable("\(error)")
+            case .unsupported:
+                self = .notSupported("\(error)")
+            case .refused, .unexpectedAnswer:
+                self = .host(.protocolViolation("\(error)"))
+            }
         case is CancellationError:
             self = .cancelled
         default:

@@ -17,9 +17,7 @@ enum ListenReceiver: Sendable {
 }
 
 /// What keeps a listen's values coming; cancelling it stops them at once.
-protocol ListenSubscription: Sendable {
-    func cancel()
-}
+typealias ListenSubscription = CentralSubscription
 
 /// Which characteristics Bluejay listens to, and who receives their values: the
 /// bookkeeping of listens, without I/O. One record per characteristic (one subscription),

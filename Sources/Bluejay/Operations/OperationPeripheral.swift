@@ -8,8 +8,9 @@ public struct OperationPeripheral: Sendable, CustomStringConvertible {
 
     /// The peripheral.
     public var identifier: PeripheralIdentifier { link.identifier }
-    /// The underlying connection, for what this type does not offer.
-    public var connection: Connection { link.connection }
+    /// The underlying connection, for what this type does not offer: our host's `Connection`,
+    /// or BlueZ's link.
+    public var connection: any CentralConnection { link.connection }
     /// The ATT MTU negotiated with the peripheral.
     public var attMTU: Int { link.mtu }
     /// The longest value one write of `type` carries.

@@ -17,6 +17,30 @@ public enum TransportProvider: Sendable {
     /// The environment variable ``environment`` reads.
     public static let environmentVariable = "BLUEJAY_HCI"
 
+    /// What Bluejay runs on: an HCI transport for our host, or BlueZ's adapter.
+    enum Backend {
+        case transport(any HCITransport)
+        /// `bluez` or `bluez:hciN`: BlueZ keeps the adapter.
+        case blueZ(adapter: String?)
+    }
+
+    /// The backend this provider names: `bluez` and `bluez:hciN` name BlueZ, anything else a
+    /// transport that is opened here (see ``open(environment:virtualController:)``).
+    func backend(environment: [String: String] = ProcessInfo.processInfo.environment,
+                 virtualController: (String?) throws(BluejayError) -> any HCITransport = InProcessRadio.openTransport
+    ) throws(BluejayError) -> Backend {
+        let text: String?
+        switch self {
+        case let .specification(specification): text = specification
+        case .environment: text = environment[Self.environmentVariable]?.trimmingCharacters(in: .whitespaces)
+        case .transport, .factory: text = nil
+        }
+        if let text, let specification = try? TransportSpecification(parsing: text), case let .bluez(adapter) = specification {
+            return .blueZ(adapter: adapter)
+        }
+        return .transport(try open(environment: environment, virtualController: virtualController))
+    }
+
     /// Opens the transport. `virtualController` opens the in-process virtual controller
     /// (`virtual` or `virtual:NAME`).
     func open(environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -43,6 +67,9 @@ public enum TransportProvider: Sendable {
             throw .bluetoothUnavailable("\(error)")
         }
         if case let .virtual(name) = specification { return try virtualController(name) }
+        if case .bluez = specification {
+            throw .bluetoothUnavailable("\(text) names the BlueZ backend, not an HCI transport: Bluejay and BluejayCentral.open run on it themselves")
+        }
         do {
             return try SystemTransports.open(specification)
         } catch {

@@ -108,9 +108,9 @@ extension Bluejay {
         let description = "scan\(uuids.isEmpty ? "" : " for \(uuids.map(\.description).joined(separator: ", "))")"
             + "\(allowDuplicates ? " with duplicates" : "")"
         let operation = QueuedOperation.make(id: id, name: description, kind: .scan, work: { [self] in
-            let host = try self.requireHost()
+            let backend = try self.requireBackend()
             self.log(.info, "\(description) started")
-            let (discoveries, error, connect) = await session.run(host: host)
+            let (discoveries, error, connect) = await session.run(backend: backend)
             if let forgotten = session.forgottenSummary { self.log(.warning, forgotten) }
             self.endScan(session, discoveries: discoveries, error: error)
             if let connect {

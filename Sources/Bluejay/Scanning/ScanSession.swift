@@ -100,8 +100,8 @@ final class ScanSession: Sendable {
 
     /// Scans until stopped; returns the discoveries and why it ended, and the `.connect`
     /// request if the app asked for one.
-    func run(host: LEHost) async -> (discoveries: [ScanDiscovery], error: BluejayError?, connect: ConnectRequest?) {
-        let clock = host.configuration.clock
+    func run(backend: any CentralBackend) async -> (discoveries: [ScanDiscovery], error: BluejayError?, connect: ConnectRequest?) {
+        let clock = backend.clock
         let alreadyStopped = state.withLock { state -> BluejayError?? in
             state.hasStarted = true
             state.deadline = request.duration.map { clock.now + $0 }
@@ -113,7 +113,7 @@ final class ScanSession: Sendable {
             var options = ScanOptions(active: request.tracker.active, filterDuplicates: !request.tracker.allowDuplicates,
                                       serviceUUIDs: request.serviceUUIDs)
             options.peerLimit = request.tracker.peripheralLimit
-            try await host.scan(options, handler: { [self] advertisements in
+            try await backend.startScanning(options, handler: { [self] advertisements in
                 deliver { self.receive(advertisements, at: clock.now) }
             }, onEnd: { [self] error in
                 end(Ending(error: error.map { BluejayError($0, operation: "scanning") }))
@@ -136,7 +136,7 @@ final class ScanSession: Sendable {
             end(Ending(error: .cancelled))
         }
         ticker.cancel()
-        await host.stopScanning()
+        await backend.stopScanning()
         return (state.withLock { $0.tracker.discoveries }, ending.error, ending.connect)
     }
 

@@ -21,9 +21,9 @@ extension Bluejay {
 
     /// Sets the host's `PairingAgent` (the `async` form of ``PairingDelegate``).
     public func setPairingAgent(_ agent: any PairingAgent) {
-        let host = state.withLock { state -> LEHost? in
+        let host = state.withLock { state -> (any CentralBackend)? in
             state.pairingAgent = agent
-            return state.host
+            return state.backend
         }
         if let host { Task { await host.setPairingAgent(agent) } }
     }
@@ -56,13 +56,13 @@ extension Bluejay {
 
     /// The bonds of this device's host.
     public func bonds() async throws(BluejayError) -> [Bond] {
-        await (try requireHost()).bonds()
+        await (try requireBackend()).bonds()
     }
 
     /// Forgets the bond with a peripheral. Returns whether there was one.
     @discardableResult
     public func removeBond(_ peripheral: PeripheralIdentifier) async throws(BluejayError) -> Bool {
-        let host = try requireHost()
+        let host = try requireBackend()
         do {
             return try await host.removeBond(with: peripheral.address)
         } catch {

@@ -24,7 +24,7 @@ extension RemotePeripheral {
     @discardableResult
     public func removeBond() async throws(BluejayError) -> Bool {
         do {
-            return try await connection.host.removeBond(with: identifier.address)
+            return try await backend.removeBond(with: identifier.address)
         } catch {
             throw BluejayError(error, peripheral: identifier, operation: "removing the bond")
         }
@@ -34,19 +34,19 @@ extension RemotePeripheral {
 extension BluejayCentral {
     /// Sets who answers pairing questions (passkeys, numeric comparison, consent).
     public func setPairingAgent(_ agent: any PairingAgent) async {
-        await host.setPairingAgent(agent)
+        await backend.setPairingAgent(agent)
     }
 
     /// The bonds of this central's host.
     public func bonds() async -> [Bond] {
-        await host.bonds()
+        await backend.bonds()
     }
 
     /// Forgets the bond with a peripheral. Returns whether there was one.
     @discardableResult
     public func removeBond(_ peripheral: PeripheralIdentifier) async throws(BluejayError) -> Bool {
         do {
-            return try await host.removeBond(with: peripheral.address)
+            return try await backend.removeBond(with: peripheral.address)
         } catch {
             throw BluejayError(error, peripheral: peripheral, operation: "removing the bond")
         }

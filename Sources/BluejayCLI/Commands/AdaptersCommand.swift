@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothBlueZ
 import BluetoothCore
 import BluetoothHCI
 import BluetoothHost
@@ -19,7 +20,8 @@ struct AdaptersCommand: AsyncParsableCommand {
         For each adapter: its index (open it with --hci hciN), address, bus, whether it is up \
         (held by BlueZ, or by a program through its HCI user channel) and what to do next. Needs \
         no BlueZ and no privilege. With no adapter, or no Bluetooth in the kernel, it says so and \
-        exits 0. An adapter without a public address (00:00:00:00:00:00) gets a static random \
+        exits 0. When bluetoothd runs, each adapter also says whether BlueZ keeps it: \
+        Bluejay runs on BlueZ with --hci bluez:hciN (or bluez, its default adapter). An adapter without a public address (00:00:00:00:00:00) gets a static random \
         address as identity: the one kept for it, else one made when it is first opened.
 
         With --hci TRANSPORT, opens that controller instead (it must be free: see above) and \
@@ -50,6 +52,17 @@ struct AdaptersCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         let output = Output(json: json)
+        let blueZ: Result<[BlueZAdapterInfo], BlueZError> = await Self.blueZAdapters()
+        if let hci, case let .bluez(name)? = try? TransportSpecification(parsing: hci) {
+            try await runReportingErrors {
+                let kept = try blueZ.get()
+                guard let adapter = name.map({ name in kept.first { $0.name == name } }) ?? kept.first else {
+                    throw BlueZError.adapterNotFound(name ?? "at all")
+                }
+                output.emit(Self.record(adapter), line: Self.describe(adapter))
+            }
+            return
+        }
         if let hci {
             let (directory, verbose) = (stateDirectory, verbose)
             try await runReportingErrors { try await Self.report(hci, directory: directory, verbose: verbose, output: output) }
@@ -69,6 +82,10 @@ struct AdaptersCommand: AsyncParsableCommand {
             throw ExitCode(CLIError.transport(error).exitCode)
         }
         guard !adapters.isEmpty else {
+            if case let .success(kept) = blueZ, !kept.isEmpty {
+                for adapter in kept { output.emit(Self.record(adapter), line: Self.describe(adapter)) }
+                return
+            }
             output.emit(["adapters": .int(0), "reason": .string("no adapter")],
                         line: "no adapters: the kernel has Bluetooth but sees no controller. Plug one in (see `dmesg | grep -i bluetooth`), "
                             + "or use --hci virtual, or a UART controller with --hci serial:/dev/ttyACM0.")
@@ -95,12 +112,49 @@ struct AdaptersCommand: AsyncParsableCommand {
                 record["identityType"] = .string("random")
                 record["identityGenerated"] = .bool(true)
             }
-            output.emit(record, line: Self.describe(adapter, advice, userChannel: userChannel == true, keptStaticAddress: kept))
+            var line = Self.describe(adapter, advice, userChannel: userChannel == true, keptStaticAddress: kept)
+            switch blueZ {
+            case let .success(kept):
+                let held = kept.first { $0.name == adapter.name }
+                record["bluez"] = .bool(held != nil)
+                record["bluez_powered"] = held.map { .bool($0.isPowered) } ?? .null
+                if let held {
+                    line += "\n  → BlueZ keeps it (\(held.isPowered ? "powered" : "off")): use it through BlueZ with --hci bluez:\(adapter.name)"
+                }
+            case let .failure(error):
+                record["bluez"] = .null
+                record["bluez_error"] = .string("\(error)")
+            }
+            output.emit(record, line: line)
         }
         #else
         output.emit(["adapters": .int(0), "reason": .string("not Linux")],
                     line: "no adapters: listing adapters uses Linux HCI sockets. Use --hci tcp:HOST:PORT, serial:DEVICE or virtual.")
         #endif
+    }
+
+    /// The adapters BlueZ keeps, asked through org.bluez on the system bus (bounded: a bus
+    /// that does not answer counts as none).
+    static func blueZAdapters() async -> Result<[BlueZAdapterInfo], BlueZError> {
+        let task = Task { () -> Result<[BlueZAdapterInfo], BlueZError> in
+            do throws(BlueZError) { return .success(try await BlueZCentral.adapters()) } catch { return .failure(error) }
+        }
+        let timer = Task {
+            try await Task.sleep(for: .seconds(3))
+            task.cancel()
+        }
+        defer { timer.cancel() }
+        return await task.value
+    }
+
+    static func record(_ adapter: BlueZAdapterInfo) -> [String: JSONValue] {
+        ["name": .string(adapter.name), "address": .optional(adapter.address?.description), "bluez": .bool(true),
+         "bluez_powered": .bool(adapter.isPowered), "next": .array([.string("use it through BlueZ with --hci bluez:\(adapter.name)")])]
+    }
+
+    static func describe(_ adapter: BlueZAdapterInfo) -> String {
+        "\(adapter.name)  \(adapter.address?.description ?? "?")  kept by BlueZ (\(adapter.isPowered ? "powered" : "off"))\n"
+            + "  → use it through BlueZ with --hci bluez:\(adapter.name)"
     }
 
     static func describe(_ adapter: HCIDeviceInfo, _ advice: AdapterAdvice, userChannel: Bool = false,

@@ -16,9 +16,9 @@ struct GATTCommand: AsyncParsableCommand {
         let output = Output(json: common.json)
         let peripheral = peripheral
         try await runReportingErrors {
-            try await HostSession.run(common) { host in
+            try await HostSession.runCentral(common) { host in
                 let connection = try await host.connect(peripheral)
-                let database = try await connection.gatt.discoverDatabase()
+                let database = try await connection.discoverDatabase()
                 // Named by the shipped profiles first (the TI SensorTag's vendor UUIDs), then the SIG's tables.
                 let registry = ProfileRegistry.standard
                 for entry in database {
@@ -45,7 +45,7 @@ struct GATTCommand: AsyncParsableCommand {
                         var valueText = ""
                         if characteristic.properties.contains(.read) {
                             do {
-                                let value = try await connection.gatt.read(characteristic)
+                                let value = try await connection.read(characteristic)
                                 fields["value"] = .hex(value)
                                 valueText = "  value \(describe(value))"
                             } catch let HostError.att(error) {
@@ -65,7 +65,7 @@ struct GATTCommand: AsyncParsableCommand {
                         }
                     }
                 }
-                try await connection.disconnect()
+                try await connection.disconnect(reason: .remoteUserTerminatedConnection)
             }
         }
     }
@@ -74,11 +74,11 @@ struct GATTCommand: AsyncParsableCommand {
 /// Reads a descriptor (the declaration does not say whether it is readable, so a refusal
 /// is shown, not an error) and decodes it: User Description text, Presentation Format
 /// fields, CCCD bits. Returns the text for the line; adds `value`, `decoded` or `error`.
-private func readDescriptor(_ descriptor: GATTDescriptor, on connection: Connection,
+private func readDescriptor(_ descriptor: GATTDescriptor, on connection: any CentralConnection,
                             into fields: inout [String: JSONValue]) async throws -> String {
     let value: [UInt8]
     do {
-        value = try await connection.gatt.read(descriptor)
+        value = try await connection.read(descriptor)
     } catch let HostError.att(error) {
         fields["error"] = .string("\(error.code)")
         return "  (read refused: \(error.code))"

@@ -26,15 +26,15 @@ struct ListenCommand: AsyncParsableCommand {
             if let count, count < 1 { throw CLIError.usage("--count must be at least 1") }
             let output = Output(json: common.json)
             let (peripheral, count, timeout, format) = (peripheral, count, timeout, format)
-            let received = try await HostSession.run(common, security: security) { host in
+            let received = try await HostSession.runCentral(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
-                let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
-                let values = try await connection.raisingSecurityWithNotice { try await connection.gatt.subscribe(to: target) }
+                let target = try await connection.findCharacteristic(characteristicUUID, inService: serviceUUID)
+                let values = try await connection.raisingSecurityWithNotice { try await connection.valueStream(of: target) }
                 let indicates = !target.properties.contains(.notify)
                 let timer = timeout.map { seconds in
                     Task {
                         try? await Task.sleep(for: seconds.duration)
-                        try? await connection.gatt.unsubscribe(from: target)
+                        try? await connection.unsubscribe(from: target)
                     }
                 }
                 defer { timer?.cancel() }
@@ -62,7 +62,7 @@ struct ListenCommand: AsyncParsableCommand {
                     if let count, received >= count { break }
                 }
                 // Stopped by a signal, the host's shutdown disconnects.
-                if connection.isConnected, !Task.isCancelled { try await connection.disconnect() }
+                if connection.isConnected, !Task.isCancelled { try await connection.disconnect(reason: .remoteUserTerminatedConnection) }
                 return received
             }
             if let count, received < count {

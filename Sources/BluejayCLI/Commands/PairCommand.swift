@@ -22,10 +22,10 @@ struct PairCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let output = Output(json: common.json)
             let (peripheral, security) = (peripheral, security)
-            let (peer, result) = try await HostSession.run(common, security: security) { host in
+            let (peer, result) = try await HostSession.runCentral(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
-                let result = try await host.pair(connection, authenticated: security.mitm)
-                try await connection.disconnect()
+                let result = try await connection.pair(authenticated: security.mitm)
+                try await connection.disconnect(reason: .remoteUserTerminatedConnection)
                 return (connection.peer, result)
             }
             output.emit(["peripheral": .string(peer.description), "encrypted": .bool(result.isEncrypted),

@@ -18,11 +18,11 @@ struct ReadCommand: AsyncParsableCommand {
             let characteristicUUID = try parseUUID(characteristic, what: "characteristic")
             let output = Output(json: common.json)
             let (peripheral, format) = (peripheral, format)
-            let value = try await HostSession.run(common, security: security) { host in
+            let value = try await HostSession.runCentral(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
-                let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
-                let value = try await connection.raisingSecurityWithNotice { try await connection.gatt.read(target) }
-                try await connection.disconnect()
+                let target = try await connection.findCharacteristic(characteristicUUID, inService: serviceUUID)
+                let value = try await connection.raisingSecurityWithNotice { try await connection.read(target) }
+                try await connection.disconnect(reason: .remoteUserTerminatedConnection)
                 return value
             }
             let formatted = try format.format(value)

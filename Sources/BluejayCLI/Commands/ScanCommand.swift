@@ -40,8 +40,8 @@ struct ScanCommand: AsyncParsableCommand {
             let duration = duration
             let streamEach = common.json || duplicates
             let wanted = find
-            let found = try await HostSession.run(common) { host in
-                let discoveries = try await host.scan(options)
+            let found = try await HostSession.runCentral(common) { host in
+                let discoveries = try await host.advertisements(options)
                 let timer = Task {
                     try? await Task.sleep(for: duration.duration)
                     await host.stopScanning()

@@ -23,15 +23,15 @@ struct WriteCommand: AsyncParsableCommand {
             guard let bytes = Hex.decode(value) else { throw CLIError.usage("\"\(value)\" is not hex (e.g. 0102ff)") }
             let output = Output(json: common.json)
             let (peripheral, withoutResponse) = (peripheral, withoutResponse)
-            try await HostSession.run(common, security: security) { host in
+            try await HostSession.runCentral(common, security: security) { host in
                 let connection = try await host.connect(peripheral)
-                let target = try await connection.gatt.characteristic(characteristicUUID, inService: serviceUUID)
+                let target = try await connection.findCharacteristic(characteristicUUID, inService: serviceUUID)
                 if withoutResponse {
-                    try await connection.raisingSecurityWithNotice { try await connection.gatt.writeWithoutResponse(bytes, handle: target.valueHandle) }
+                    try await connection.raisingSecurityWithNotice { try await connection.writeWithoutResponse(bytes, to: target) }
                 } else {
-                    try await connection.raisingSecurityWithNotice { try await connection.gatt.write(bytes, to: target) }
+                    try await connection.raisingSecurityWithNotice { try await connection.write(bytes, to: target) }
                 }
-                try await connection.disconnect()
+                try await connection.disconnect(reason: .remoteUserTerminatedConnection)
             }
             output.emit(["characteristic": .string(characteristicUUID.description), "written": .int(bytes.count),
                          "with_response": .bool(!withoutResponse)],

@@ -1,4 +1,5 @@
 import Bluejay
+import BluetoothBlueZ
 import BluetoothCore
 import BluetoothHost
 import BluetoothTransport
@@ -49,6 +50,40 @@ enum HostSession {
         }
     }
 
+    /// Runs a central-role command on the backend the transport names: our host (as
+    /// ``run(_:security:_:)``), or BlueZ for `bluez` and `bluez:hciN` (with the terminal's
+    /// pairing agent registered as BlueZ's agent).
+    static func runCentral<T: Sendable>(_ options: CommonOptions, security: SecurityOptions? = nil,
+                                        _ body: @escaping @Sendable (any CentralBackend) async throws -> T) async throws -> T {
+        let text = try options.transport()
+        guard case let .bluez(adapter)? = try? TransportSpecification(parsing: text) else {
+            return try await run(options, security: security) { host in try await body(host) }
+        }
+        bootstrapLogging(verbose: options.verbose)
+        // Handled from here on, as in ``run(_:security:_:)``.
+        let interrupt = TerminationSignal()
+        let logger = Logger(label: "bluejay")
+        if options.capture.path != nil {
+            throw CLIError.usage("--capture records our own host's HCI traffic; over BlueZ run btmon (btmon -w FILE) instead")
+        }
+        // Without security options: no input or output, as our host's default (Just Works).
+        let capability = security?.configuration(logger: logger).security.ioCapability ?? .noInputNoOutput
+        let backend = BlueZCentral(adapter: adapter, ioCapability: capability, logger: logger)
+        do {
+            try await backend.start()
+            // Always an agent: bluetoothd pairs on its own when a peer refuses a read for lack of
+            // encryption, and without an agent that pairing waits for one.
+            await backend.setPairingAgent(TerminalPairingAgent(passkey: security?.passkey, alwaysConfirm: security?.yes ?? false,
+                                                               allowsReplacement: security?.replaceBond ?? false))
+            let result = try await cancelling(on: interrupt) { try await body(backend) }
+            await backend.shutdown()
+            return result
+        } catch {
+            await backend.shutdown()
+            throw error
+        }
+    }
+
     /// Runs `body` in a task that Ctrl-C or SIGTERM cancels, so the command can still clean up.
     /// The signals stay handled (and ignored) after it, through the shutdown.
     private static func cancelling<T: Sendable>(on interrupt: TerminationSignal,
@@ -80,6 +115,10 @@ enum TransportOpener {
             specification = try TransportSpecification(parsing: text)
         } catch {
             throw CLIError.transport(error)
+        }
+        if case .bluez = specification {
+            throw CLIError.usage("this command needs our own host on an HCI transport (hciN, tcp:…, serial:…); "
+                + "\(text) runs on BlueZ, which only scan, gatt, read, write, listen, pair and adapters use")
         }
         if case let .virtual(name) = specification {
             do {

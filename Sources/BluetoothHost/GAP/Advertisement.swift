@@ -94,6 +94,9 @@ public struct ScanOptions: Sendable, Equatable {
     public var filterDuplicates = true
     /// Report only peers that advertise at least one of these services (empty: all).
     public var serviceUUIDs: [BluetoothUUID] = []
+    /// Report only advertisements heard at least this strong (dBm); `nil` (the default): all.
+    /// On BlueZ it is the discovery filter's `RSSI`.
+    public var minimumRSSI: Int8?
     /// The primary PHYs to scan when the controller scans with the extended commands: LE 1M
     /// and/or LE Coded (long range). Legacy scanning is LE 1M only (Core 6.0, Vol 4, Part E,
     /// 7.8.64).

@@ -175,6 +175,7 @@ struct AdvertisementAssembler {
         state.latest.txPower = report.txPower ?? state.latest.txPowerLevel ?? state.latest.txPower
         state.latest.timestamp = report.time
 
+        if let minimum = options.minimumRSSI, let rssi = state.latest.rssi, rssi < minimum { return nil }
         if !options.serviceUUIDs.isEmpty {
             let advertised = Set(state.latest.serviceUUIDs)
             guard options.serviceUUIDs.contains(where: advertised.contains) else { return nil }

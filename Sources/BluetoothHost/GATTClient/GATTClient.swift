@@ -22,6 +22,11 @@ public struct GATTServiceChange: Sendable, Equatable {
     public var affectedHandles: ClosedRange<UInt16>
     /// Services this client had discovered in that range, now dropped from its cache.
     public var invalidatedServices: [GATTService]
+
+    public init(affectedHandles: ClosedRange<UInt16>, invalidatedServices: [GATTService]) {
+        self.affectedHandles = affectedHandles
+        self.invalidatedServices = invalidatedServices
+    }
 }
 
 /// The GATT client of one connection: the procedures of Core 6.0, Vol 3, Part G, 4 over the

@@ -1,0 +1,558 @@
+import BluetoothCore
+import BluetoothHCI
+import BluetoothHost
+import DBus
+import Synchronization
+
+/// A link to a peripheral through BlueZ (`org.bluez.Device1` and the GATT objects below it).
+///
+/// BlueZ discovers the whole database itself once connected (`ServicesResolved`), handles
+/// Service Changed, raises security for a bonded peer and caches bonded peers' databases; this
+/// connection maps its objects onto our GATT value types (``BlueZGATTDatabase``) and its calls
+/// onto the procedures. What BlueZ's API does not give (PHY, data length and parameter
+/// control, signed writes, L2CAP channels through this API, RSSI of a connected device) throws
+/// ``BluetoothHost/HostError/unsupported(_:)`` saying so.
+final class BlueZConnection: CentralConnection, @unchecked Sendable {
+    // @unchecked: the mutable state is behind `state` (a Mutex); `central` is weak and only read.
+    weak var central: BlueZCentral?
+    let path: DBusObjectPath
+    let peer: DeviceAddress
+    private let state = Mutex(State())
+
+    struct Subscription: Sendable {
+        var id: UInt64
+        var valueHandle: UInt16
+        var isIndication: Bool
+        var handler: @Sendable ([GATTValue]) -> Void
+        var ended: @Sendable (HostError?) -> Void
+        var socket: BlueZNotifySocket?
+    }
+
+    struct State: Sendable {
+        var isConnected = false
+        var disconnectReason: HCIStatus?
+        var disconnectWaiters: [UInt64: CheckedContinuation<HCIStatus, any Error>] = [:]
+        var resolveWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        var database: BlueZGATTDatabase?
+        var mtu: UInt16 = 23
+        /// Subscriptions by the characteristic's object path.
+        var subscriptions: [DBusObjectPath: Subscription] = [:]
+        var writeSockets: [DBusObjectPath: BlueZWriteSocket] = [:]
+        var serviceChangeListeners: [UInt64: AsyncStream<GATTServiceChange>.Continuation] = [:]
+        var nextID: UInt64 = 0
+        /// Why BlueZ said the link ended (`Disconnected` signal, BlueZ 5.67 and later).
+        var reportedReason: HCIStatus?
+    }
+
+    init(central: BlueZCentral, path: DBusObjectPath, peer: DeviceAddress) {
+        self.central = central
+        self.path = path
+        self.peer = peer
+    }
+
+    var description: String { "BlueZ link to \(peer) (\(path))" }
+
+    // MARK: State
+
+    var identity: DeviceAddress? { nil }
+    var peerIdentity: DeviceAddress { peer }
+    var isConnected: Bool { state.withLock { $0.isConnected } }
+    var disconnectReason: HCIStatus? { state.withLock { $0.disconnectReason } }
+    var attMTU: UInt16 { state.withLock { $0.mtu } }
+
+    /// What BlueZ says: a paired (bonded) device's link is encrypted, since bluetoothd raises a
+    /// bonded LE link to medium security when it attaches ATT. BlueZ does not say whether the key
+    /// was authenticated, nor its size: authenticated only when this process's agent took part
+    /// in the pairing (a passkey or a comparison); the key size is unknown (0).
+    var security: LinkSecurity {
+        guard isConnected, let central, let device = central.tree().properties(path, BlueZ.device) else { return .unencrypted }
+        let paired = device["Paired"]?.boolValue ?? false
+        let bonded = device["Bonded"]?.boolValue ?? paired
+        return LinkSecurity(isEncrypted: paired, isAuthenticated: paired && central.pairedWithAuthentication(peer.address),
+                            keySize: 0, isBonded: bonded, bondIdentity: bonded ? peer : nil)
+    }
+
+    /// BlueZ does not report the PHY: the LE 1M default (what it is unless someone changed it).
+    var phy: ConnectionPHY { .le1M }
+    /// BlueZ does not report the data length: the initial one.
+    var dataLength: DataLength { .initial }
+    /// BlueZ does not report the connection parameters: all zero (no real link has them).
+    var parameters: ConnectionParameters { ConnectionParameters(interval: 0, peripheralLatency: 0, supervisionTimeout: 0) }
+
+    func didConnect() {
+        state.withLock { state in
+            state.isConnected = true
+            state.disconnectReason = nil
+        }
+        refreshDatabase()
+    }
+
+    // MARK: Signals (from the central)
+
+    func propertiesChanged(_ object: DBusObjectPath, interface: String, changed: [String: DBusValue]) {
+        if object == path, interface == BlueZ.device {
+            if changed["ServicesResolved"]?.unwrapped.boolValue == true { refreshDatabase() }
+            if changed["Connected"]?.unwrapped.boolValue == false { linkDidEnd(reason: nil) }
+            return
+        }
+        guard interface == BlueZ.gattCharacteristic else { return }
+        if let mtu = changed["MTU"]?.unwrapped.uint16Value { state.withLock { $0.mtu = max($0.mtu, mtu) } }
+        guard let value = changed["Value"]?.unwrapped.bytesValue,
+              let subscription = state.withLock({ $0.subscriptions[object] }), subscription.socket == nil else { return }
+        subscription.handler([GATTValue(handle: subscription.valueHandle, value: value[...], isIndication: subscription.isIndication)])
+    }
+
+    /// BlueZ's `Disconnected(reason, message)` signal, where it sends one.
+    func disconnectedSignal(reason: String) {
+        state.withLock { $0.reportedReason = BlueZDisconnection.status(forReason: reason) }
+    }
+
+    /// The link is down: every waiter and subscription hears it once.
+    func linkDidEnd(reason given: HCIStatus?) {
+        let ended = state.withLock { state -> (HCIStatus, [CheckedContinuation<HCIStatus, any Error>], [CheckedContinuation<Void, any Error>],
+                                              [Subscription], [BlueZWriteSocket])? in
+            guard state.isConnected || !state.disconnectWaiters.isEmpty else { return nil }
+            // BlueZ 5.66 does not say why a link ended; without its word the reason is unknown.
+            let reason = given ?? state.reportedReason ?? .unspecifiedError
+            state.isConnected = false
+            state.disconnectReason = reason
+            defer {
+                state.disconnectWaiters = [:]
+                state.resolveWaiters = [:]
+                state.subscriptions = [:]
+                state.writeSockets = [:]
+            }
+            return (reason, Array(state.disconnectWaiters.values), Array(state.resolveWaiters.values), Array(state.subscriptions.values),
+                    Array(state.writeSockets.values))
+        }
+        guard let (reason, waiters, resolvers, subscriptions, sockets) = ended else { return }
+        waiters.forEach { $0.resume(returning: reason) }
+        resolvers.forEach { $0.resume(throwing: HostError.disconnected(reason: reason)) }
+        for subscription in subscriptions {
+            subscription.socket?.close()
+            subscription.ended(.disconnected(reason: reason))
+        }
+        sockets.forEach { $0.close() }
+        let listeners = state.withLock { state in
+            defer { state.serviceChangeListeners = [:] }
+            return Array(state.serviceChangeListeners.values)
+        }
+        listeners.forEach { $0.finish() }
+        central?.connectionDidEnd(self)
+    }
+
+    /// Rebuilds the database from BlueZ's objects once it has resolved the services.
+    private func refreshDatabase() {
+        guard let central else { return }
+        let tree = central.tree()
+        guard tree.properties(path, BlueZ.device)?["ServicesResolved"]?.boolValue == true else { return }
+        let database = BlueZGATTDatabase(tree: tree, device: path)
+        let mtu = tree.gattObjects(of: path).compactMap { $0.properties["MTU"]?.uint16Value }.max()
+        let waiters = state.withLock { state in
+            state.database = database
+            if let mtu { state.mtu = mtu }
+            defer { state.resolveWaiters = [:] }
+            return Array(state.resolveWaiters.values)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// A GATT service appeared after discovery: the peer's database changed (BlueZ handled
+    /// its Service Changed indication).
+    func gattObjectsChanged(added service: DBusObjectPath, isService: Bool) {
+        guard state.withLock({ $0.database != nil }) else { return }
+        refreshDatabase()
+        guard isService else { return }
+        guard let tree = central?.tree(), let start = tree.properties(service, BlueZ.gattService)?["Handle"]?.uint16Value
+                ?? BlueZGATTDatabase.handle(in: service),
+              let added = state.withLock({ $0.database })?.services.first(where: { $0.service.handleRange.lowerBound == start }) else { return }
+        publish(GATTServiceChange(affectedHandles: added.service.handleRange, invalidatedServices: []))
+    }
+
+    /// A GATT service is about to go (its InterfacesRemoved), with the tree as it still is.
+    func gattServiceWillBeRemoved(_ service: DBusObjectPath, tree: BlueZObjectTree) {
+        guard let database = state.withLock({ $0.database }),
+              let start = tree.properties(service, BlueZ.gattService)?["Handle"]?.uint16Value ?? BlueZGATTDatabase.handle(in: service),
+              let removed = database.services.first(where: { $0.service.handleRange.lowerBound == start }) else { return }
+        publish(GATTServiceChange(affectedHandles: removed.service.handleRange, invalidatedServices: [removed.service]))
+    }
+
+    private func publish(_ change: GATTServiceChange) {
+        let listeners = state.withLock { Array($0.serviceChangeListeners.values) }
+        listeners.forEach { $0.yield(change) }
+    }
+
+    // MARK: GAP
+
+    func disconnect(reason: HCIStatus) async throws {
+        guard isConnected, let central else { return }
+        try await central.call(path, BlueZ.device, "Disconnect", operation: "disconnecting from \(peer)")
+        linkDidEnd(reason: .connectionTerminatedByLocalHost)
+    }
+
+    func waitForDisconnection() async throws -> HCIStatus {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let reason = state.withLock { state -> HCIStatus? in
+                    if !state.isConnected, let reason = state.disconnectReason { return reason }
+                    state.disconnectWaiters[id] = continuation
+                    return nil
+                }
+                if let reason { continuation.resume(returning: reason) }
+            }
+        } onCancel: {
+            state.withLock { $0.disconnectWaiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// BlueZ has the RSSI of a device only while it discovers (`Device1.RSSI`); for a connected
+    /// device without it there is no D-Bus call that reads it.
+    func readRSSI() async throws -> Int8 {
+        try requireConnected()
+        if let rssi = central?.tree().properties(path, BlueZ.device)?["RSSI"]?.int16Value { return Int8(clamping: rssi) }
+        throw HostError.unsupported("BlueZ reports a device's RSSI only while it discovers (Device1.RSSI); it has no D-Bus call that "
+            + "reads the RSSI of a connection (btmgmt conn-info or hcitool rssi read it from the kernel)")
+    }
+
+    func setPHY(_ preference: PHYPreference) async throws -> ConnectionPHY {
+        throw HostError.unsupported("PHY control: BlueZ's D-Bus API has no call for LE Set PHY (btmgmt phy sets the adapter's defaults)")
+    }
+
+    func setDataLength(octets: UInt16?, time: UInt16?) async throws -> DataLength {
+        throw HostError.unsupported("data length control: BlueZ's D-Bus API has no call for LE Set Data Length (the kernel sets it)")
+    }
+
+    func updateParameters(_ preference: ConnectionParameterPreference) async throws -> ConnectionParameters {
+        throw HostError.unsupported("connection parameter requests: BlueZ's D-Bus API has no call for them "
+            + "(the kernel's defaults are in /sys/kernel/debug/bluetooth/hciN/conn_min_interval and conn_max_interval)")
+    }
+
+    func linkUpdates() -> AsyncStream<LinkChange> {
+        // BlueZ does not report PHY, data length or parameter changes.
+        AsyncStream { $0.finish() }
+    }
+
+    func openChannel(psm: UInt16, parameters: L2CAPChannelParameters) async throws(L2CAPChannelError) -> L2CAPChannel {
+        throw .host(.unsupported("L2CAP channels through Bluejay's channel API: over BlueZ the kernel owns the channels; open an "
+            + "AF_BLUETOOTH L2CAP socket (BTPROTO_L2CAP, SOCK_SEQPACKET, PSM \(psm)) to the device yourself"))
+    }
+
+    // MARK: Security
+
+    func pair(authenticated: Bool) async throws -> LinkSecurity {
+        try requireConnected()
+        guard let central else { throw HostError.notPoweredOn }
+        // Pairing waits for the user at both ends: bounded by BlueZ's own timeouts, not the call's.
+        try await central.call(path, BlueZ.device, "Pair", timeout: .seconds(120), operation: "pairing with \(peer)")
+        try? await central.setProperty("Trusted", to: .boolean(true), interface: BlueZ.device, at: path, operation: "trusting \(peer)")
+        let security = await settledSecurity()
+        if authenticated, !security.isAuthenticated {
+            // BlueZ pairs with what both sides' IO capabilities allow and does not say which method ran.
+            central.logger.notice("BlueZ does not say whether the pairing with \(peer) was authenticated")
+        }
+        return security
+    }
+
+    func secure(authenticated: Bool) async throws -> LinkSecurity {
+        try requireConnected()
+        let current = security
+        if current.isEncrypted { return current }
+        return try await pair(authenticated: authenticated)
+    }
+
+    /// The security once BlueZ's Paired property has caught up with a Pair that returned.
+    private func settledSecurity() async -> LinkSecurity {
+        for _ in 0..<50 where !security.isEncrypted {
+            guard let central else { break }
+            try? await central.clock.sleep(for: .milliseconds(20))
+        }
+        return security
+    }
+
+    func raisingSecurity<T: Sendable>(_ body: () async throws -> T, willRaise: (ATTErrorCode) -> Void) async throws -> T {
+        do {
+            return try await body()
+        } catch let HostError.att(error) where error.code == .insufficientAuthentication || error.code == .insufficientEncryption {
+            willRaise(error.code)
+            _ = try await pair(authenticated: error.code == .insufficientAuthentication && security.isEncrypted)
+            return try await body()
+        }
+    }
+
+    /// bluetoothd keeps (and checks) the databases of bonded devices itself.
+    func prepareDatabase() async throws -> GATTDatabasePreparation { .notEligible }
+
+    // MARK: GATT
+
+    private func requireConnected() throws {
+        if let reason = state.withLock({ $0.isConnected ? nil : ($0.disconnectReason ?? .unknownConnectionIdentifier) }) {
+            throw HostError.disconnected(reason: reason)
+        }
+    }
+
+    /// The database once BlueZ has resolved the services (bounded by the caller's deadline).
+    func database() async throws -> BlueZGATTDatabase {
+        try requireConnected()
+        if let database = state.withLock({ $0.database }) { return database }
+        refreshDatabase()
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.database != nil { return true }
+                    state.resolveWaiters[id] = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.resolveWaiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+        }
+        try requireConnected()
+        guard let database = state.withLock({ $0.database }) else { throw HostError.disconnected(reason: .unspecifiedError) }
+        return database
+    }
+
+    func discoverDatabase() async throws -> [GATTDiscoveredService] {
+        try await database().services
+    }
+
+    func discoverAllPrimaryServices() async throws -> [GATTService] {
+        try await database().services.map(\.service).filter(\.isPrimary)
+    }
+
+    func discoverPrimaryServices(uuid: BluetoothUUID) async throws -> [GATTService] {
+        try await discoverAllPrimaryServices().filter { $0.uuid == uuid }
+    }
+
+    func discoverCharacteristics(of service: GATTService) async throws -> [GATTCharacteristic] {
+        try await database().services.first { $0.service.handleRange == service.handleRange }?.characteristics.map(\.characteristic) ?? []
+    }
+
+    func discoverDescriptors(of characteristic: GATTCharacteristic) async throws -> [GATTDescriptor] {
+        try await database().services.lazy.flatMap(\.characteristics)
+            .first { $0.characteristic.valueHandle == characteristic.valueHandle }?.descriptors ?? []
+    }
+
+    private func objectPath(of characteristic: GATTCharacteristic) async throws -> DBusObjectPath {
+        guard let path = try await database().characteristicPaths[characteristic.valueHandle] else {
+            throw HostError.notFound("characteristic \(characteristic.uuid) (handle \(Hex.format(characteristic.valueHandle))) in BlueZ's objects")
+        }
+        return path
+    }
+
+    private func objectPath(of descriptor: GATTDescriptor) async throws -> DBusObjectPath {
+        guard let path = try await database().descriptorPaths[descriptor.handle] else {
+            throw HostError.notFound("descriptor \(descriptor.uuid) (handle \(Hex.format(descriptor.handle))) in BlueZ's objects")
+        }
+        return path
+    }
+
+    /// Calls a GATT object; an ATT refusal names the handle.
+    private func gattCall(_ object: DBusObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue],
+                          handle: UInt16, operation: String) async throws -> [DBusValue] {
+        guard let central else { throw HostError.notPoweredOn }
+        do {
+            return try await central.call(object, interface, member, arguments, operation: operation)
+        } catch HostError.att(var error) {
+            error.handle = handle
+            throw HostError.att(error)
+        } catch let error as BlueZError {
+            // The link went while BlueZ worked on it.
+            if !isConnected, let reason = disconnectReason { throw HostError.disconnected(reason: reason) }
+            throw error
+        }
+    }
+
+    func read(_ characteristic: GATTCharacteristic) async throws -> [UInt8] {
+        let object = try await objectPath(of: characteristic)
+        let reply = try await gattCall(object, BlueZ.gattCharacteristic, "ReadValue", [DBusValue([String: DBusValue]())],
+                                       handle: characteristic.valueHandle, operation: "reading \(characteristic.uuid)")
+        guard let bytes = reply.first?.bytesValue else { throw BlueZError.unexpectedAnswer("ReadValue answered \(reply)") }
+        return bytes
+    }
+
+    func read(_ descriptor: GATTDescriptor) async throws -> [UInt8] {
+        let object = try await objectPath(of: descriptor)
+        let reply = try await gattCall(object, BlueZ.gattDescriptor, "ReadValue", [DBusValue([String: DBusValue]())],
+                                       handle: descriptor.handle, operation: "reading \(descriptor.uuid)")
+        guard let bytes = reply.first?.bytesValue else { throw BlueZError.unexpectedAnswer("ReadValue answered \(reply)") }
+        return bytes
+    }
+
+    /// BlueZ writes a value longer than one PDU as a long write (Prepare and Execute Write).
+    func write(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws {
+        let object = try await objectPath(of: characteristic)
+        _ = try await gattCall(object, BlueZ.gattCharacteristic, "WriteValue", [.bytes(value), DBusValue(["type": DBusValue.string("request")])],
+                               handle: characteristic.valueHandle, operation: "writing \(characteristic.uuid)")
+    }
+
+    func write(_ value: [UInt8], to descriptor: GATTDescriptor) async throws {
+        let object = try await objectPath(of: descriptor)
+        _ = try await gattCall(object, BlueZ.gattDescriptor, "WriteValue", [.bytes(value), DBusValue([String: DBusValue]())],
+                               handle: descriptor.handle, operation: "writing \(descriptor.uuid)")
+    }
+
+    /// Through the socket of `AcquireWrite` where BlueZ offers it (one write, one Write Command;
+    /// no D-Bus round trip), else `WriteValue` with type `command`.
+    func writeWithoutResponse(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws {
+        let object = try await objectPath(of: characteristic)
+        if let socket = try await writeSocket(for: object, characteristic: characteristic) {
+            guard value.count <= socket.mtu - 3 else {
+                throw HostError.invalidArgument("a write without response carries at most \(socket.mtu - 3) bytes (ATT MTU \(socket.mtu) - 3)")
+            }
+            if try socket.write(value) { return }
+            state.withLock { $0.writeSockets[object] = nil }
+        }
+        _ = try await gattCall(object, BlueZ.gattCharacteristic, "WriteValue", [.bytes(value), DBusValue(["type": DBusValue.string("command")])],
+                               handle: characteristic.valueHandle, operation: "writing \(characteristic.uuid) without response")
+    }
+
+    private func writeSocket(for object: DBusObjectPath, characteristic: GATTCharacteristic) async throws -> BlueZWriteSocket? {
+        if let socket = state.withLock({ $0.writeSockets[object] }) { return socket }
+        guard let central, central.tree().properties(object, BlueZ.gattCharacteristic)?["WriteAcquired"] != nil else { return nil }
+        guard let reply = try? await central.call(object, BlueZ.gattCharacteristic, "AcquireWrite", [DBusValue([String: DBusValue]())],
+                                                  operation: "acquiring the write socket of \(characteristic.uuid)"),
+              reply.count == 2, let fd = reply[0].fileDescriptor?.take(), let mtu = reply[1].uint16Value else { return nil }
+        let socket = BlueZWriteSocket(descriptor: fd, mtu: Int(mtu))
+        state.withLock { state in
+            state.writeSockets[object]?.close()
+            state.writeSockets[object] = socket
+            state.mtu = max(state.mtu, mtu)
+        }
+        return socket
+    }
+
+    func writeSigned(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws {
+        throw HostError.unsupported("signed writes: BlueZ's WriteValue has no signed type for a client (bluetoothd signs only with a CSRK it holds)")
+    }
+
+    /// Notifications through `AcquireNotify` (a socket: each value one datagram, no D-Bus
+    /// message) where BlueZ offers it, else `StartNotify` and the Value's PropertiesChanged.
+    func subscribeValues(to characteristic: GATTCharacteristic, clientConfigurationHandle: UInt16?,
+                         ended: @escaping @Sendable (HostError?) -> Void,
+                         handler: @escaping @Sendable ([GATTValue]) -> Void) async throws -> any CentralSubscription {
+        guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
+            throw HostError.unsupported("characteristic \(characteristic.uuid) neither notifies nor indicates")
+        }
+        guard let central else { throw HostError.notPoweredOn }
+        let object = try await objectPath(of: characteristic)
+        let isIndication = !characteristic.properties.contains(.notify)
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        if let old = state.withLock({ $0.subscriptions.removeValue(forKey: object) }) {
+            old.socket?.close()
+            old.ended(nil)
+        }
+        var subscription = Subscription(id: id, valueHandle: characteristic.valueHandle, isIndication: isIndication, handler: handler, ended: ended)
+        let offersSocket = central.tree().properties(object, BlueZ.gattCharacteristic)?["NotifyAcquired"] != nil
+        if offersSocket, !isIndication,
+           let reply = try? await central.call(object, BlueZ.gattCharacteristic, "AcquireNotify", [DBusValue([String: DBusValue]())],
+                                               operation: "acquiring the notification socket of \(characteristic.uuid)"),
+           reply.count == 2, let fd = reply[0].fileDescriptor?.take(), let mtu = reply[1].uint16Value {
+            state.withLock { $0.mtu = max($0.mtu, mtu) }
+            let handle = characteristic.valueHandle
+            subscription.socket = BlueZNotifySocket(descriptor: fd, mtu: Int(mtu), deliver: { values in
+                handler(values.map { GATTValue(handle: handle, value: $0[...], isIndication: false) })
+            }, closed: { [weak self] in
+                // BlueZ closes the socket when the link drops or notifications stop.
+                self?.subscriptionSocketClosed(object, id: id)
+            })
+            state.withLock { $0.subscriptions[object] = subscription }
+            subscription.socket?.start()
+        } else {
+            state.withLock { $0.subscriptions[object] = subscription }
+            do {
+                _ = try await gattCall(object, BlueZ.gattCharacteristic, "StartNotify", [], handle: characteristic.valueHandle,
+                                       operation: "enabling notifications of \(characteristic.uuid)")
+            } catch {
+                state.withLock { state in
+                    if state.subscriptions[object]?.id == id { state.subscriptions[object] = nil }
+                }
+                throw error
+            }
+        }
+        return BlueZSubscription { [weak self] in self?.endSubscription(object, id: id) }
+    }
+
+    private func subscriptionSocketClosed(_ object: DBusObjectPath, id: UInt64) {
+        guard let subscription = state.withLock({ state -> Subscription? in
+            guard state.subscriptions[object]?.id == id else { return nil }
+            return state.subscriptions.removeValue(forKey: object)
+        }) else { return }
+        let reason = disconnectReason
+        subscription.ended(reason.map { .disconnected(reason: $0) })
+    }
+
+    private func endSubscription(_ object: DBusObjectPath, id: UInt64) {
+        guard let subscription = state.withLock({ state -> Subscription? in
+            guard state.subscriptions[object]?.id == id else { return nil }
+            return state.subscriptions.removeValue(forKey: object)
+        }) else { return }
+        subscription.ended(nil)
+        if let socket = subscription.socket {
+            // Closing the acquired socket is how notifications stop (doc/gatt-api.txt).
+            socket.close()
+        } else if isConnected, let central {
+            Task.detached { _ = try? await central.call(object, BlueZ.gattCharacteristic, "StopNotify", operation: "disabling notifications") }
+        }
+    }
+
+    func unsubscribe(from characteristic: GATTCharacteristic) async throws {
+        guard let object = state.withLock({ $0.database?.characteristicPaths[characteristic.valueHandle] }),
+              let id = state.withLock({ $0.subscriptions[object]?.id }) else { return }
+        endSubscription(object, id: id)
+    }
+
+    func serviceChanges() -> AsyncStream<GATTServiceChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: GATTServiceChange.self, bufferingPolicy: .bufferingNewest(64))
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.serviceChangeListeners[state.nextID] = continuation
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.serviceChangeListeners.removeValue(forKey: id) } }
+        if !isConnected, disconnectReason != nil { continuation.finish() }
+        return stream
+    }
+
+    /// bluetoothd subscribes to Service Changed itself and updates its objects.
+    func enableServiceChangedIndications() async throws -> Bool { true }
+}
+
+/// A subscription that runs `end` once when cancelled.
+struct BlueZSubscription: CentralSubscription {
+    private let once: OnceAction
+
+    init(_ end: @escaping @Sendable () -> Void) {
+        once = OnceAction(end)
+    }
+
+    func cancel() { once.run() }
+}
+
+/// An action that runs at most once.
+final class OnceAction: Sendable {
+    private let action: Mutex<(@Sendable () -> Void)?>
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        self.action = Mutex(action)
+    }
+
+    func run() {
+        let action = self.action.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+}

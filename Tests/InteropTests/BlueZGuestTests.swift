@@ -1,0 +1,304 @@
+import Foundation
+import Testing
+
+extension InteropSuites {
+    /// Bluejay on BlueZ, for real: in the Linux guest, bluetoothd (BlueZ 5.66) and the system
+    /// bus run (`start-bluez`), bluetoothd keeps hci0 (the rig's controller A through hci_vhci),
+    /// and our `bluejay --hci bluez` and a Bluejay app talk to it over D-Bus, against Bumble
+    /// peripherals on the host side of the link. One boot for the whole suite; the tests run
+    /// one at a time, since they share bluetoothd.
+    ///
+    /// Peripherals: B1 the CLI's GATT operations, B2 the Bluejay app, B3 passkey pairing, B4
+    /// numeric comparison.
+    @Suite(
+        "BlueZ in a Linux guest",
+        .serialized,
+        .enabled(if: LinuxGuest.shouldRun, "the Linux guest is not built: `bash scripts/linux-guest.sh build` (make test builds it)"),
+        .linuxGuest(peripherals: 4, rigArguments: ["--plugin", "bluejay_pairing"])
+    )
+    struct BlueZGuestTests {
+        static let peripheral1 = "F0:00:00:00:00:01"
+        static let peripheral3 = "F0:00:00:00:00:03"
+        static let peripheral4 = "F0:00:00:00:00:04"
+        static let customService = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
+
+        /// Runs a command that connects to peripheral `index` and ends its link if it outlived
+        /// the command. In the guest (kernel 6.1), BlueZ's `Device1.Disconnect` makes the kernel
+        /// send LE Create Connection Cancel rather than Disconnect for the link (btmon shows it);
+        /// the controller refuses it and the kernel forgets the link while controller A keeps
+        /// it, so the peripheral would stay connected and stop advertising. What Bluejay did is
+        /// checked through BlueZ (`bluetoothctl info`: Connected: no).
+        static func run(_ command: String, on bench: GuestBench, releasing index: Int, timeout: Duration = .seconds(120)) async throws -> CLIResult {
+            let result = try await bench.guest.run(command, timeout: timeout)
+            try await release(index, on: bench)
+            return result
+        }
+
+        static func release(_ index: Int, on bench: GuestBench) async throws {
+            let address = "F0:00:00:00:00:0\(index)"
+            let state = try await bench.rig.request("host_controller")
+            let linked = state["connections"]?.arrayValue?.contains { $0.objectValue?["peer_address"]?.stringValue == address } == true
+            if linked { _ = try await bench.rig.request(.disconnect(peripheral: index)) }
+        }
+
+        /// bluetoothd running and hci0 powered (bluetoothd powers it when asked; Bluejay does too).
+        static func startBlueZ(_ guest: LinuxGuest) async throws {
+            let started = try await guest.run("start-bluez && btmgmt --index 0 power on > /dev/null")
+            #expect(started.status == 0, "\(started)")
+        }
+
+        @Test("bluejay adapters says BlueZ keeps hci0; scan over BlueZ finds every peripheral with its name")
+        func adaptersAndScan() async throws {
+            let bench = try GuestBench.require()
+            let guest = bench.guest
+            try await Self.startBlueZ(guest)
+            let listed = try await guest.run("bluejay adapters --json")
+            #expect(listed.status == 0, "\(listed)")
+            let adapter = try #require(try listed.jsonObjects().first, "\(listed)")
+            #expect(adapter["bluez"] as? Bool == true && adapter["bluez_powered"] as? Bool == true, "\(listed)")
+            let text = try await guest.run("bluejay adapters")
+            #expect(text.stdout.contains("--hci bluez:hci0"), "\(text)")
+            let named = try await guest.run("bluejay adapters --hci bluez:hci0 --json")
+            let namedName = try named.jsonObjects().first?["name"] as? String
+            #expect(named.status == 0 && namedName == "hci0", "\(named)")
+
+            let scan = try await guest.run("bluejay scan --hci bluez --duration 4 --json")
+            #expect(scan.status == 0, "\(scan)")
+            let seen = try scan.jsonObjects()
+            for index in 1...4 {
+                #expect(seen.contains { $0["name"] as? String == "Bluejay Peer \(index)" && $0["address"] as? String == "F0:00:00:00:00:0\(index)"
+                    && $0["address_type"] as? String == "random" && $0["rssi"] is Int },
+                        "peripheral \(index) not seen: \(scan)")
+            }
+            let filtered = try await guest.run("bluejay scan --hci bluez:hci0 --duration 3 --service 180D --json")
+            let filteredSeen = try filtered.jsonObjects()
+            #expect(filtered.status == 0 && !filteredSeen.isEmpty, "\(filtered)")
+            #expect(filteredSeen.allSatisfy { ($0["services"] as? [String])?.contains("180D") == true }, "\(filtered)")
+        }
+
+        @Test("gatt, read (long values too), write with and without response, over BlueZ")
+        func cliGATT() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            let peer = "--hci bluez --address \(Self.peripheral1) --random"
+
+            let database = try await Self.run("bluejay gatt \(peer) --json", on: bench, releasing: 1)
+            #expect(database.status == 0, "\(database)")
+            let services = try database.jsonObjects()
+            #expect(services.contains { ($0["uuid"] as? String) == "180D" }, "\(database)")
+
+            let read = try await Self.run("bluejay read \(peer) --service 180A --characteristic 2A25 --format utf8", on: bench, releasing: 1)
+            #expect(read.status == 0 && read.stdout == "SN-0001\n", "\(read)")
+
+            let long = try await Self.run("bluejay read \(peer) --json --service \(Self.customService) --characteristic 6E400004-B5A3-F393-E0A9-E50E24DCCA9E", on: bench, releasing: 1)
+            #expect(long.status == 0, "\(long)")
+            // The rig's value has 600 octets, past the 512 an attribute may hold (Core 6.0, Vol 3,
+            // Part F, 3.2.9); BlueZ stops its long read there (BT_ATT_MAX_VALUE_LEN), where our
+            // host reads on.
+            let expected = (0..<512).map { String(format: "%02x", $0 % 256) }.joined()
+            #expect(try long.jsonObjects().first?["value"] as? String == expected, "\(long)")
+
+            let write = try await Self.run("bluejay write \(peer) --service 180D --characteristic 2A38 --value 02", on: bench, releasing: 1)
+            #expect(write.status == 0, "\(write)")
+            let written = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A38" })
+            #expect(written.bytes("value") == [0x02] && written.bool("with_response") == true)
+
+            // 300 octets in one write. BlueZ exchanges an ATT MTU of 517, so any value an attribute
+            // may hold (512) goes in one Write Request: a long write (Prepare and Execute Write)
+            // never happens over BlueZ here, and the rig says so (prepared: false).
+            let longValue = (0..<300).map { String(format: "%02x", $0 % 251) }.joined()
+            let longWrite = try await Self.run("bluejay write \(peer) --service \(Self.customService) --characteristic 6E400004-B5A3-F393-E0A9-E50E24DCCA9E --value \(longValue)", on: bench, releasing: 1)
+            #expect(longWrite.status == 0, "\(longWrite)")
+            let longWritten = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "6E400004-B5A3-F393-E0A9-E50E24DCCA9E" })
+            #expect(longWritten.string("value") == longValue && longWritten.bool("prepared") == false, "\(longWritten)")
+
+            let command = try await Self.run("bluejay write \(peer) --service \(Self.customService) --characteristic 6E400002-B5A3-F393-E0A9-E50E24DCCA9E --value 68690a --without-response", on: bench, releasing: 1)
+            #expect(command.status == 0, "\(command)")
+            let uart = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "6E400002-B5A3-F393-E0A9-E50E24DCCA9E" })
+            #expect(uart.bytes("value") == [0x68, 0x69, 0x0A] && uart.bool("with_response") == false, "\(uart)")
+
+            // Bluejay disconnected through BlueZ: bluetoothd holds no link for it any more.
+            let device = try await guest.run("bluetoothctl info \(Self.peripheral1)")
+            #expect(device.stdout.contains("Connected: no"), "\(device)")
+        }
+
+        @Test("listen to notifications (AcquireNotify) and indications (StartNotify) over BlueZ")
+        func cliListen() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            async let listen = guest.run("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 --count 3 --json")
+            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }, timeout: .seconds(120))
+            try await rig.request(.notify(uuid: "2A37", count: 3, start: 70, peripheral: 1))
+            let listened = try await listen
+            #expect(listened.status == 0, "\(listened)")
+            #expect(try listened.jsonObjects().compactMap { $0["value"] as? String } == ["014600", "014700", "014800"], "\(listened)")
+            try await Self.release(1, on: bench)
+
+            async let indications = guest.run("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service \(Self.customService) "
+                + "--characteristic 6E400005-B5A3-F393-E0A9-E50E24DCCA9E --count 2 --json")
+            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "6E400005-B5A3-F393-E0A9-E50E24DCCA9E" && $0.bool("indicate") == true }, timeout: .seconds(120))
+            try await rig.request(.indicate(uuid: "6E400005-B5A3-F393-E0A9-E50E24DCCA9E", count: 2, start: 5, peripheral: 1))
+            let indicated = try await indications
+            #expect(indicated.status == 0, "\(indicated)")
+            let values = try indicated.jsonObjects()
+            #expect(values.compactMap { $0["value"] as? String } == ["05000000", "06000000"], "\(indicated)")
+            #expect(values.allSatisfy { $0["indication"] as? Bool == true }, "\(indicated)")
+            try await Self.release(1, on: bench)
+        }
+
+        @Test("A Bluejay app scans, connects, reads, writes and listens over BlueZ")
+        func bluejayApp() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            async let app = guest.run("BluejayGuestApp --hci bluez --name 'Bluejay Peer 2' --notifications 3")
+            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }, timeout: .seconds(120))
+            try await rig.request(.notify(uuid: "2A37", count: 3, start: 1, peripheral: 2))
+            let result = try await app
+            #expect(result.status == 0, "\(result)")
+            let steps = try result.jsonObjects()
+            #expect(steps.compactMap { $0["step"] as? String }
+                == ["ready", "found", "connected", "read", "written", "listening", "notification", "notification", "notification", "disconnected", "stopped"],
+                "\(result)")
+            #expect(steps.first { $0["step"] as? String == "read" }?["serial"] as? String == "SN-0002", "\(result)")
+            #expect(steps.filter { $0["step"] as? String == "notification" }.compactMap { $0["value"] as? String } == ["010100", "010200", "010300"])
+            try await Self.release(2, on: bench)
+        }
+        @Test("Pairing through our agent: passkey entry, then a new process re-encrypts with BlueZ's bond; numeric comparison")
+        func pairing() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            _ = try await rig.request("pairing_config", ["io": "display", "mitm": true, "passkey": 123_456, "peripheral": 3])
+            let paired = try await Self.run("bluejay pair --hci bluez --address \(Self.peripheral3) --random --io keyboard --passkey 123456 --json",
+                                            on: bench, releasing: 3)
+            #expect(paired.status == 0, "\(paired)")
+            let result = try #require(try paired.jsonObjects().first, "\(paired)")
+            #expect(result["encrypted"] as? Bool == true && result["authenticated"] as? Bool == true && result["bonded"] as? Bool == true, "\(paired)")
+            let done = try await rig.waitForEvent(named: "pairing_done", matching: { $0.string("device") == Self.peripheral3 })
+            #expect(done.bool("ok") == true, "\(done)")
+
+            // A new process: bluetoothd encrypts with the bond's key as the link comes up, and the
+            // characteristic that needs an authenticated link answers without a new pairing.
+            let read = try await Self.run("bluejay read --hci bluez --address \(Self.peripheral3) --random "
+                + "--service 6E400301-B5A3-F393-E0A9-E50E24DCCA9E --characteristic 6E400303-B5A3-F393-E0A9-E50E24DCCA9E --format utf8",
+                                          on: bench, releasing: 3)
+            #expect(read.status == 0 && read.stdout == "top secret\n", "\(read)")
+            #expect(rig.receivedEvents.filter { $0.name == "pairing_done" && $0.string("device") == Self.peripheral3 }.count == 1,
+                    "one pairing only: the read used the bond")
+            let bonds = try await guest.run("bluetoothctl info \(Self.peripheral3) | grep -E 'Paired|Bonded'")
+            #expect(bonds.stdout.contains("Paired: yes") && bonds.stdout.contains("Bonded: yes"), "\(bonds)")
+
+            _ = try await rig.request("pairing_config", ["io": "yesno", "mitm": true, "confirm": true, "peripheral": 4])
+            let compared = try await Self.run("bluejay pair --hci bluez --address \(Self.peripheral4) --random --io yesno --yes --json",
+                                              on: bench, releasing: 4)
+            #expect(compared.status == 0, "\(compared)\n\(rig.diagnostics)")
+            let comparison = try await rig.waitForEvent(named: "pairing_compare")
+            let number = String(format: "%06d", comparison.int("number") ?? -1)
+            #expect(compared.stderr.contains("Confirming \(number)"), "our agent was asked to confirm the same number: \(compared)")
+            let outcome = try #require(try compared.jsonObjects().first, "\(compared)")
+            #expect(outcome["authenticated"] as? Bool == true && outcome["bonded"] as? Bool == true, "\(compared)")
+        }
+
+        @Test("A wrong passkey fails the pairing with a typed error, and no bond is kept")
+        func wrongPasskey() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            _ = try await guest.run("bluetoothctl remove \(Self.peripheral4)")
+            _ = try await rig.request("pairing_config", ["io": "display", "mitm": true, "passkey": 111_111, "peripheral": 4])
+            let refused = try await Self.run("bluejay pair --hci bluez --address \(Self.peripheral4) --random --io keyboard --passkey 222222",
+                                             on: bench, releasing: 4)
+            #expect(refused.status != 0, "\(refused)")
+            #expect(refused.stderr.contains("AuthenticationFailed") && refused.stderr.contains("check the passkey"), "\(refused)")
+            let device = try await guest.run("bluetoothctl info \(Self.peripheral4) | grep Paired")
+            #expect(device.stdout.contains("Paired: no"), "\(device)")
+        }
+
+        /// CPU time per read and per notification of one Bluejay app, through BlueZ (the app,
+        /// bluetoothd and dbus-daemon: the work BlueZ does for it counts) and through our own
+        /// host on the kernel's user channel (the app, with the same two daemons counted, idle),
+        /// in one guest run against the same peripheral. The figures go to the test's output;
+        /// docs/BLUEZ.md keeps them. What is asserted: every read and notification arrived, on
+        /// both, and each figure is a positive CPU time.
+        @Test("Speed: CPU per read and per notification through BlueZ against our own host")
+        func speed() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            // Few enough for the suite's three minutes under TCG (a read through BlueZ takes about
+            // half a second there); enough that the 10 ms ticks of /proc/PID/stat matter little.
+            let (reads, notifications) = (50, 300)
+            let pids = "$(pidof bluetoothd),$(pidof dbus-daemon | tr ' ' ',')"
+
+            func measure(_ transport: String) async throws -> (read: Double, notification: Double) {
+                async let app = guest.run("BluejayGuestApp --hci \(transport) --name 'Bluejay Peer 2' --measure --reads \(reads) "
+                    + "--notifications \(notifications) --pids \(pids)", timeout: .seconds(85))
+                _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true },
+                                               timeout: .seconds(170))
+                try await rig.request(.notify(uuid: "2A37", count: notifications, peripheral: 2))
+                let result = try await app
+                try await Self.release(2, on: bench)
+                #expect(result.status == 0, "\(transport): \(result)")
+                let steps = try result.jsonObjects()
+                let readStep = try #require(steps.first { $0["step"] as? String == "reads" }, "\(result)")
+                let notificationStep = try #require(steps.first { $0["step"] as? String == "notifications" }, "\(result)")
+                #expect(readStep["count"] as? Int == reads && notificationStep["count"] as? Int == notifications, "\(result)")
+                let readCPU = try #require(readStep["cpu_us"] as? Int), notificationCPU = try #require(notificationStep["cpu_us"] as? Int)
+                #expect(readCPU > 0 && notificationCPU > 0, "\(result)")
+                print("speed \(transport): \(reads) reads \(readCPU) µs CPU, \(notifications) notifications \(notificationCPU) µs CPU")
+                return (Double(readCPU) / Double(reads), Double(notificationCPU) / Double(notifications))
+            }
+
+            let bluez = try await measure("bluez")
+            // Our host: bluetoothd lets the adapter go (it keeps running, idle).
+            let off = try await guest.run("btmgmt --index 0 power off")
+            #expect(off.status == 0, "\(off)")
+            let ours = try await measure("hci0")
+            _ = try await guest.run("btmgmt --index 0 power on")
+            let line = String(format: "speed (CPU µs, guest under TCG): read BlueZ %.0f, ours %.0f, ratio %.2f; notification BlueZ %.0f, ours %.0f, ratio %.2f",
+                              bluez.read, ours.read, bluez.read / ours.read, bluez.notification, ours.notification, bluez.notification / ours.notification)
+            print(line)
+        }
+
+        @Test("bluetoothd missing, a D-Bus policy refusal, and what BlueZ cannot give: each a clear error that says what to do")
+        func errors() async throws {
+            let bench = try GuestBench.require()
+            let guest = bench.guest
+            try await Self.startBlueZ(guest)
+            // A user the system bus's policy does not let talk to org.bluez (Debian's
+            // bluetooth.conf lets anyone: a policy for nobody denies it, as a distribution's
+            // stricter one would). dbus-daemon reloads its configuration when asked.
+            let denied = try await guest.run("""
+                cat > /etc/dbus-1/system.d/zz-bluejay-deny.conf <<'POLICY'
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig><policy user="nobody"><deny send_destination="org.bluez"/></policy></busconfig>
+                POLICY
+                dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null || exit 99
+                setpriv --reuid=65534 --regid=65534 --clear-groups bluejay scan --hci bluez --duration 1
+                status=$?
+                rm /etc/dbus-1/system.d/zz-bluejay-deny.conf
+                dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null
+                exit $status
+                """)
+            #expect(denied.status != 0, "\(denied)")
+            #expect(denied.stderr.contains("D-Bus policy refused") && denied.stderr.contains("/etc/dbus-1/system.d/bluetooth.conf"), "\(denied)")
+
+            let link = try await guest.run("bluejay link --hci bluez --address \(Self.peripheral1) --random --phy 2m")
+            #expect(link.status != 0 && link.stderr.contains("runs on BlueZ"), "\(link)")
+            let capture = try await guest.run("bluejay scan --hci bluez --duration 1 --capture /tmp/x.snoop")
+            #expect(capture.status != 0 && capture.stderr.contains("btmon"), "\(capture)")
+
+            let stopped = try await guest.run("""
+                kill $(pidof bluetoothd); for _ in $(seq 50); do pidof bluetoothd > /dev/null || break; sleep 0.1; done
+                bluejay scan --hci bluez --duration 1
+                """)
+            #expect(stopped.status != 0, "\(stopped)")
+            #expect(stopped.stderr.contains("bluetoothd") && stopped.stderr.contains("systemctl start bluetooth"), "\(stopped)")
+            try await Self.startBlueZ(guest)
+        }
+    }
+}
