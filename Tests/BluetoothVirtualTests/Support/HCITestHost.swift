@@ -323,12 +323,6 @@ extension VirtualLink {
     }
 }
 
-enum TestAddresses {
-    static let central = BluetoothAddress("C0:00:00:00:00:01") ?? .zero
-    static let peripheral = BluetoothAddress("C0:00:00:00:00:02") ?? .zero
-    static let third = BluetoothAddress("C0:00:00:00:00:03") ?? .zero
-}
-
 extension Duration {
     var milliseconds: Double {
         let (seconds, attoseconds) = components
