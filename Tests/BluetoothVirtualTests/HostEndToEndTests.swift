@@ -31,13 +31,13 @@ struct HostEndToEndTests {
     }
 
     @Test func centralScansConnectsTalksAndDisconnects() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 5, y: 0))
-        var configuration = HostConfiguration()
-        configuration.attTransactionTimeout = .seconds(5)
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
+        var options = TwoDevices.Options(powersOn: false)
+        options.configuration.attTransactionTimeout = .seconds(5)
+        options.peripheral.position = .init(x: 5, y: 0)
+        let devices = try await TwoDevices(options)
+        let central = devices.central
+        let peripheral = devices.peripheral
+        let peripheralController = devices.peripheralController
         try await central.powerOn()
         let peripheralInfo = try await peripheral.powerOn()
         #expect(peripheralInfo.address == TestAddresses.peripheral)
