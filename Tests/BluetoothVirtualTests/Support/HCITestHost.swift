@@ -284,6 +284,7 @@ final class HCITestHost: Sendable {
 }
 
 /// Two initialized hosts on one link, `peripheral` advertising, then connected.
+/// Not a ``TwoDevices``: these are raw HCI hosts for testing the virtual controller itself, with no `LEHost` above them.
 struct ConnectedPair {
     let link: VirtualLink
     let central: HCITestHost
