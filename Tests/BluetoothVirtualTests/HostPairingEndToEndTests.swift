@@ -190,7 +190,7 @@ struct HostPair {
 
     static func make(central centralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
                      peripheral peripheralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
-                     peripheralConfirms: Bool = true, link: VirtualLink = VirtualLink(),
+                     peripheralConfirms: Bool = true,
                      centralController centralControllerConfiguration: VirtualController.Configuration = .init(),
                      peripheralController peripheralControllerConfiguration: VirtualController.Configuration = .init()) async throws -> HostPair {
         let board = PasskeyBoard()
@@ -209,7 +209,7 @@ struct HostPair {
         options.peripheral.bondStore = peripheralStore
         options.peripheral.pairingAgent = peripheralAgent
         options.peripheral.isFiltered = true
-        let devices = try await TwoDevices(on: link, options)
+        let devices = try await TwoDevices(options)
         let peripheralFilter = try #require(devices.peripheralFilter)
         return HostPair(devices: devices, centralStore: centralStore, peripheralStore: peripheralStore,
                         centralAgent: centralAgent, peripheralAgent: peripheralAgent, peripheralFilter: peripheralFilter)
