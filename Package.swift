@@ -88,7 +88,11 @@ let package = Package(
                 logging, deque,
             ]
         ),
-        .target(name: "TestSupport", dependencies: ["Bluejay", "BluetoothPeripheral"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: ["Bluejay", "BluetoothCore", "BluetoothHCI", "BluetoothHost", "BluetoothPeripheral", "BluetoothTransport", "BluetoothVirtual"],
+            path: "Tests/TestSupport"
+        ),
         // A small app on the Bluejay API that the Linux guest tests run inside the guest over hci0.
         .executableTarget(name: "BluejayGuestApp", dependencies: ["Bluejay"], path: "Tests/GuestApp"),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"]),
@@ -98,7 +102,7 @@ let package = Package(
         .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothHCI", "BluetoothHost", "TestSupport"]),
         .testTarget(
             name: "BluetoothVirtualTests",
-            dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", "BluetoothVirtual", "BluetoothHost", logging]
+            dependencies: ["BluetoothCore", "BluetoothCrypto", "BluetoothTransport", "BluetoothHCI", "BluetoothVirtual", "BluetoothHost", "TestSupport", logging]
         ),
         .testTarget(name: "GATTProfilesTests", dependencies: ["BluetoothCore", "GATTProfiles"]),
         // BluetoothCore only for ManualClock (the call timeouts on simulated time).

@@ -6,6 +6,7 @@ import Testing
 
 /// Wires this device's GATT server to in-memory clients, with no controller: our own
 /// `GATTClient`s, or raw bearers that send bytes and record every PDU the server answers.
+/// Not a `TwoDevices`: it drives the GATT server's ATT in memory, with no host, controller or link.
 final class ServerHarness: Sendable {
     let server: GATTServer
     private let state = Mutex(State())

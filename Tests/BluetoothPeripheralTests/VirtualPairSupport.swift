@@ -5,30 +5,30 @@ import BluetoothVirtual
 import Synchronization
 import Testing
 
-/// Our central host and our peripheral manager, each on its own controller of one in-process
-/// virtual link.
+/// Our central host and our peripheral manager (on the peripheral host of ``TwoDevices``), each
+/// on its own controller of one in-process virtual link.
 struct VirtualPair {
-    static let centralAddress = BluetoothAddress("C0:00:00:00:00:01")!
-    static let peripheralAddress = BluetoothAddress("C0:00:00:00:00:02")!
+    static let centralAddress = TestAddresses.central
+    static let peripheralAddress = TestAddresses.peripheral
 
-    let link: VirtualLink
-    let centralController: VirtualController
-    let peripheralController: VirtualController
-    let central: LEHost
+    let devices: TwoDevices
     let manager: PeripheralManager
+    var link: VirtualLink { devices.link }
+    var centralController: VirtualController { devices.centralController }
+    var peripheralController: VirtualController { devices.peripheralController }
+    var central: LEHost { devices.central }
 
     /// `centralConfiguration`: the central's, when it differs from the peripheral's `configuration`.
     init(timeScale: Double = 4, configuration: HostConfiguration = HostConfiguration(),
          centralConfiguration: HostConfiguration? = nil) async throws {
-        link = VirtualLink(configuration: .init(timeScale: timeScale, seed: 7))
-        centralController = link.addController(name: "central", address: Self.centralAddress)
-        peripheralController = link.addController(name: "peripheral", address: Self.peripheralAddress, position: .init(x: 1, y: 0))
-        var peripheralConfiguration = configuration
-        peripheralConfiguration.deviceName = "Bluejay Peripheral"
-        manager = PeripheralManager(transport: peripheralController.makeTransport(), configuration: peripheralConfiguration)
-        central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration ?? configuration)
+        var options = TwoDevices.Options(link: .init(timeScale: timeScale, seed: 7), configuration: configuration, powersOn: false)
+        options.peripheral.position = .init(x: 1, y: 0)
+        options.peripheral.configure = { $0.deviceName = "Bluejay Peripheral" }
+        if let centralConfiguration { options.central.configure = { $0 = centralConfiguration } }
+        devices = try await TwoDevices(options)
+        manager = PeripheralManager(host: devices.peripheral)
         try await manager.powerOn()
-        try await central.powerOn()
+        try await devices.central.powerOn()
     }
 
     var peripheralDeviceAddress: DeviceAddress { DeviceAddress(Self.peripheralAddress, type: .public) }

@@ -128,10 +128,13 @@ struct ReadmeAPIExamplesTests {
 
     @Test("The peripheral-role example: a service from a profile, advertising, write requests, notifications")
     func peripheralRole() async throws {
-        let link = VirtualLink()
-        let deviceController = link.addController(name: "pi", address: BluetoothAddress("C0:00:00:00:00:51") ?? .zero)
-        let centralController = link.addController(name: "phone", address: BluetoothAddress("C0:00:00:00:00:52") ?? .zero)
-        let host = LEHost(transport: deviceController.makeTransport())
+        // The device is the peripheral of TwoDevices; its host powers on through the example's manager.
+        var options = TwoDevices.Options(powersOn: false)
+        options.peripheral = .init(name: "pi", address: BluetoothAddress("C0:00:00:00:00:51") ?? .zero)
+        options.central = .init(name: "phone", address: BluetoothAddress("C0:00:00:00:00:52") ?? .zero)
+        let devices = try await TwoDevices(options)
+        let link = devices.link
+        let host = devices.peripheral
 
         // --- docs/PERIPHERAL.md ---
         let manager = PeripheralManager(host: host)
@@ -150,7 +153,7 @@ struct ReadmeAPIExamplesTests {
         // --- end (the updateValue line runs below, once a central listens) ---
         defer { responder.cancel() }
 
-        let central = LEHost(transport: centralController.makeTransport())
+        let central = devices.central
         try await central.powerOn()
         var found: Advertisement?
         for try await advertisement in try await central.scan(ScanOptions(serviceUUIDs: ["180D"])) where advertisement.localName == "Pi Sensor" {

@@ -13,18 +13,23 @@ struct CommandFamilyTests {
     static let data = AdvertisingData([.flags(.leOnlyGeneralDiscoverable), .completeLocalName("Legacy API")])
 
     /// A host on a virtual controller, with the commands it sends recorded.
+    /// One of the ``TwoDevices``, with the filter that records its host's commands.
     struct Device {
         let controller: VirtualController
         let transport: FilteringTransport
         let host: LEHost
 
-        static func make(on link: VirtualLink, name: String, address: BluetoothAddress,
-                         configuration: VirtualController.Configuration = .init(), position: VirtualPosition = .origin) async throws -> Device {
-            let controller = link.addController(name: name, address: address, configuration: configuration, position: position)
-            let transport = FilteringTransport(controller.makeTransport())
-            let host = LEHost(transport: transport)
-            try await host.powerOn()
-            return Device(controller: controller, transport: transport, host: host)
+        /// Both devices filtered, of one controller configuration: the peripheral at the
+        /// origin, the central 2 m away.
+        static func pair(_ configuration: VirtualController.Configuration = .init(), peripheral peripheralName: String = "peripheral",
+                         central centralName: String = "central") async throws -> (peripheral: Device, central: Device) {
+            var options = TwoDevices.Options()
+            options.peripheral = .init(name: peripheralName, address: TestAddresses.peripheral, controller: configuration, isFiltered: true)
+            options.central = .init(name: centralName, address: TestAddresses.central, position: .init(x: 2, y: 0), controller: configuration,
+                                    isFiltered: true)
+            let devices = try await TwoDevices(options)
+            return (Device(controller: devices.peripheralController, transport: try #require(devices.peripheralFilter), host: devices.peripheral),
+                    Device(controller: devices.centralController, transport: try #require(devices.centralFilter), host: devices.central))
         }
 
         /// The families of the commands sent so far.
@@ -42,9 +47,7 @@ struct CommandFamilyTests {
     }
 
     @Test func legacyAdvertisingRunsOnALegacyPDUSetBesideExtendedScanningAndConnecting() async throws {
-        let link = VirtualLink()
-        let peripheral = try await Device.make(on: link, name: "peripheral", address: TestAddresses.peripheral)
-        let central = try await Device.make(on: link, name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
+        let (peripheral, central) = try await Device.pair()
         #expect(await peripheral.host.controllerInfo?.commandFamily == .extended)
 
         // The legacy API, then scanning on the same controller.
@@ -86,9 +89,7 @@ struct CommandFamilyTests {
     }
 
     @Test func anIBeaconRunsBesideAnAppSetAndStopAllLeavesIt() async throws {
-        let link = VirtualLink()
-        let beacon = try await Device.make(on: link, name: "beacon", address: TestAddresses.peripheral)
-        let scanner = try await Device.make(on: link, name: "scanner", address: TestAddresses.central, position: .init(x: 2, y: 0))
+        let (beacon, scanner) = try await Device.pair(peripheral: "beacon", central: "scanner")
         let region = IBeacon(proximityUUID: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 2, measuredPower: -59)
         try await beacon.host.startAdvertising(beacon: region)
         let set = try await beacon.host.startAdvertisingSet(AdvertisingData([.completeLocalName("App Set")]),
@@ -112,10 +113,7 @@ struct CommandFamilyTests {
     @Test func aControllerWithoutExtendedAdvertisingGetsOnlyLegacyCommands() async throws {
         var legacy = VirtualController.Configuration()
         legacy.leFeatures.remove(.extendedAdvertising)
-        let link = VirtualLink()
-        let peripheral = try await Device.make(on: link, name: "peripheral", address: TestAddresses.peripheral, configuration: legacy)
-        let central = try await Device.make(on: link, name: "central", address: TestAddresses.central, configuration: legacy,
-                                            position: .init(x: 2, y: 0))
+        let (peripheral, central) = try await Device.pair(legacy)
         #expect(await central.host.controllerInfo?.commandFamily == .legacy)
         #expect(await central.host.controllerInfo?.adaptations.contains(.legacyCommandsOnly) == true)
         // Extended scanning and connecting are in the controller's bitmap, but its advertising

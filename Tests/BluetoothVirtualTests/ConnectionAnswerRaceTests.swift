@@ -13,17 +13,8 @@ import Testing
 struct ConnectionAnswerRaceTests {
     @Test("LE Connection Complete handled before LE Create Connection's Command Status reached its caller: the caller gets the link")
     func completionBeforeTheCommandStatus() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        let filter = FilteringTransport(centralController.makeTransport())
-        var configuration = HostConfiguration()
-        configuration.exchangesMTUOnConnect = false
-        let host = LEHost(transport: filter, configuration: configuration)
-        let peripheral = HCITestHost(peripheralController)
-        try await host.powerOn()
-        try await peripheral.initialize()
-        try await peripheral.advertise()
+        let rig = try await CentralHostRig.unconnected()
+        let (filter, host, peripheral) = (rig.filter, rig.host, rig.peripheral)
 
         // The host's event loop can handle the LE Connection Complete before the caller's task
         // is back from the Command Status (it needs one more hop through the global executor):

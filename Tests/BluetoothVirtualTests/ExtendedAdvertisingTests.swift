@@ -23,22 +23,13 @@ struct ExtendedAdvertisingTests {
         return data
     }
 
-    struct Pair {
-        let link: VirtualLink
-        let central: LEHost
-        let peripheral: LEHost
-    }
-
-    static func makePair(link: VirtualLink = VirtualLink(),
-                         peripheralConfiguration: VirtualController.Configuration = .init()) async throws -> Pair {
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral,
-                                                      configuration: peripheralConfiguration, position: .init(x: 3, y: 0))
-        let central = LEHost(transport: centralController.makeTransport())
-        let peripheral = LEHost(transport: peripheralController.makeTransport())
-        try await central.powerOn()
-        try await peripheral.powerOn()
-        return Pair(link: link, central: central, peripheral: peripheral)
+    /// Our two hosts, the peripheral 3 m away.
+    static func makePair(link: VirtualLink.Configuration = .init(),
+                         peripheralConfiguration: VirtualController.Configuration = .init()) async throws -> TwoDevices {
+        var options = TwoDevices.Options(link: link)
+        options.peripheral.controller = peripheralConfiguration
+        options.peripheral.position = .init(x: 3, y: 0)
+        return try await TwoDevices(options)
     }
 
     /// The first advertisement of the peripheral that `accept` takes.
@@ -140,7 +131,7 @@ struct ExtendedAdvertisingTests {
 
     @Test func theDurationEndsTheSetWithATerminatedEvent() async throws {
         let clock = ManualClock()
-        let pair = try await Self.makePair(link: VirtualLink(configuration: .init(manualClock: clock)))
+        let pair = try await Self.makePair(link: .init(manualClock: clock))
         let terminations = await pair.peripheral.advertisingSetTerminations()
         var parameters = ExtendedAdvertisingParameters(intervalRange: 0xA0...0xA0)
         parameters.duration = .seconds(1)
@@ -161,7 +152,7 @@ struct ExtendedAdvertisingTests {
 
     @Test func theEventLimitEndsTheSet() async throws {
         let clock = ManualClock()
-        let pair = try await Self.makePair(link: VirtualLink(configuration: .init(manualClock: clock)))
+        let pair = try await Self.makePair(link: .init(manualClock: clock))
         let terminations = await pair.peripheral.advertisingSetTerminations()
         var parameters = ExtendedAdvertisingParameters(intervalRange: 0x20...0x20)
         parameters.maximumEvents = 5

@@ -93,6 +93,7 @@ struct GATTCachingEndToEndTests {
     /// nor replaces the peer's cached database on its link; the real peer, back, gets its own
     /// database from the cache, over a link encrypted with the bond's key.
     @Test func aDeviceAtABondedPeersAddressWithoutItsKeyNeitherUsesNorChangesTheCache() async throws {
+        // Not a TwoDevices: three hosts take the peripheral's controller one after another.
         let link = VirtualLink()
         let centralController = link.addController(name: "central", address: TestAddresses.central)
         let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))

@@ -31,13 +31,13 @@ struct HostEndToEndTests {
     }
 
     @Test func centralScansConnectsTalksAndDisconnects() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 5, y: 0))
-        var configuration = HostConfiguration()
-        configuration.attTransactionTimeout = .seconds(5)
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
+        var options = TwoDevices.Options(powersOn: false)
+        options.configuration.attTransactionTimeout = .seconds(5)
+        options.peripheral.position = .init(x: 5, y: 0)
+        let devices = try await TwoDevices(options)
+        let central = devices.central
+        let peripheral = devices.peripheral
+        let peripheralController = devices.peripheralController
         try await central.powerOn()
         let peripheralInfo = try await peripheral.powerOn()
         #expect(peripheralInfo.address == TestAddresses.peripheral)
@@ -99,17 +99,8 @@ struct HostEndToEndTests {
     }
 
     @Test func supervisionTimeoutReachesTheHost() async throws {
-        let link = VirtualLink(configuration: .init(timeScale: 5))
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        // The raw peripheral has no ATT server: no MTU exchange.
-        var configuration = HostConfiguration()
-        configuration.exchangesMTUOnConnect = false
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = HCITestHost(peripheralController)
-        try await central.powerOn()
-        try await peripheral.initialize()
-        try await peripheral.advertise()
+        let rig = try await CentralHostRig.unconnected(link: .init(timeScale: 5))
+        let (central, peripheral, peripheralController) = (rig.host, rig.peripheral, rig.peripheralController)
         var request = ConnectionRequest()
         request.supervisionTimeout = 100
         let connection = try await central.connect(to: peripheral.publicAddress, request: request, timeout: .seconds(5))
@@ -120,16 +111,9 @@ struct HostEndToEndTests {
     }
 
     @Test func afterAHardwareErrorTheHostEndsWhatTheControllerLostAndInitializesItAgain() async throws {
-        let link = VirtualLink(configuration: .init(timeScale: 5))
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        var configuration = HostConfiguration()
-        configuration.exchangesMTUOnConnect = false
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = HCITestHost(peripheralController)
-        try await central.powerOn()
-        try await peripheral.initialize()
-        try await peripheral.advertise()
+        let rig = try await CentralHostRig.unconnected(link: .init(timeScale: 5))
+        let (central, peripheral) = (rig.host, rig.peripheral)
+        let (centralController, peripheralController) = (rig.centralController, rig.peripheralController)
         let connection = try await central.connect(to: peripheral.publicAddress, timeout: .seconds(5))
         let peripheralHandle = try #require(peripheralController.connectionHandles.first)
         let (scanEnds, scanEnd) = AsyncStream.makeStream(of: HostError?.self)
@@ -152,18 +136,9 @@ struct HostEndToEndTests {
     }
 
     @Test func connectTimesOutAgainstAnAdvertiserThatIgnoresUs() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        peripheralController.setConnectionAcceptance(.ignore)
-        // The raw peripheral has no ATT server: no MTU exchange.
-        var configuration = HostConfiguration()
-        configuration.exchangesMTUOnConnect = false
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = HCITestHost(peripheralController)
-        try await central.powerOn()
-        try await peripheral.initialize()
-        try await peripheral.advertise()
+        let rig = try await CentralHostRig.unconnected()
+        let (central, peripheral, centralController) = (rig.host, rig.peripheral, rig.centralController)
+        rig.peripheralController.setConnectionAcceptance(.ignore)
         await #expect(throws: HostError.self) {
             _ = try await central.connect(to: peripheral.publicAddress, timeout: .milliseconds(300))
         }

@@ -8,7 +8,7 @@ import Testing
 @Suite("Host: PHY, data length and connection parameters", .timeLimit(.minutes(1)))
 struct HostLinkSettingsTests {
     @Test func aPHYUpdateTo2MReachesBothHosts() async throws {
-        let pair = try await LinkSettingsPair.make()
+        let pair = try await TwoDevices.linkSettings()
         let (connection, incoming) = try await pair.connect()
         #expect(connection.phy == .le1M)
         let peripheralChanges = incoming.linkUpdates()
@@ -30,7 +30,7 @@ struct HostLinkSettingsTests {
     @Test func aPeerWithout2MOrCodedRefusesThePHYUpdate() async throws {
         var features = VirtualController.defaultLEFeatures
         features.remove(.le2MPHY)
-        let pair = try await LinkSettingsPair.make(peripheralFeatures: features)
+        let pair = try await TwoDevices.linkSettings(peripheralFeatures: features)
         let (connection, incoming) = try await pair.connect()
         let refusal = LinkProcedureRefusal(procedure: .phyUpdate, refusedBy: .peer, status: .unsupportedRemoteFeature)
         await #expect(throws: HostError.linkProcedureRefused(refusal)) { _ = try await connection.setPHY(.le2M) }
@@ -43,7 +43,7 @@ struct HostLinkSettingsTests {
     @Test func aControllerWithout2MRefusesLESetPHY() async throws {
         var features = VirtualController.defaultLEFeatures
         features.remove(.le2MPHY)
-        let pair = try await LinkSettingsPair.make(centralFeatures: features)
+        let pair = try await TwoDevices.linkSettings(centralFeatures: features)
         let (connection, _) = try await pair.connect()
         let refusal = LinkProcedureRefusal(procedure: .phyUpdate, refusedBy: .controller, status: .unsupportedFeatureOrParameter)
         await #expect(throws: HostError.linkProcedureRefused(refusal)) { _ = try await connection.setPHY(.le2M) }
@@ -55,7 +55,7 @@ struct HostLinkSettingsTests {
     }
 
     @Test func theDefaultPHYOfThePeerBoundsTheUpdate() async throws {
-        let pair = try await LinkSettingsPair.make()
+        let pair = try await TwoDevices.linkSettings()
         try await pair.peripheral.setDefaultPHY(.le1M)
         let (connection, _) = try await pair.connect()
         #expect(try await connection.setPHY(.le2M) == .le1M, "the peripheral's host prefers 1M only: no change, and no error")
@@ -67,7 +67,7 @@ struct HostLinkSettingsTests {
     }
 
     @Test func theDataLengthGoesToTheControllersMaximumAndThePeersLimit() async throws {
-        let pair = try await LinkSettingsPair.make(peripheralMaximumDataLength: 100, requestsDataLength: false)
+        let pair = try await TwoDevices.linkSettings(peripheralMaximumDataLength: 100, requestsDataLength: false)
         let (connection, incoming) = try await pair.connect()
         #expect(connection.dataLength == .initial)
         let changes = incoming.linkUpdates()
@@ -89,7 +89,7 @@ struct HostLinkSettingsTests {
     }
 
     @Test func theHostAsksForTheLongestPDUsAfterConnectingWhenConfigured() async throws {
-        let pair = try await LinkSettingsPair.make(requestsDataLength: true)
+        let pair = try await TwoDevices.linkSettings(requestsDataLength: true)
         let (connection, incoming) = try await pair.connect()
         try await waitUntil("the automatic data length update") { connection.dataLength.maxTxOctets == 251 }
         try await waitUntil("the peripheral heard it") { incoming.dataLength.maxRxOctets == 251 }
@@ -97,7 +97,7 @@ struct HostLinkSettingsTests {
     }
 
     @Test func presetsChangeTheParametersFromEitherRole() async throws {
-        let pair = try await LinkSettingsPair.make()
+        let pair = try await TwoDevices.linkSettings()
         let (connection, incoming) = try await pair.connect()
         let changes = incoming.linkUpdates()
         // As the central: LE Connection Update.
@@ -156,52 +156,26 @@ struct HostPHYWaitTests {
     }
 }
 
-/// Our central host and our peripheral host on one virtual link, with controllers of chosen
-/// features.
-struct LinkSettingsPair {
-    let central: LEHost
-    let peripheral: LEHost
-
-    static func make(centralFeatures: LEFeatures = VirtualController.defaultLEFeatures,
-                     peripheralFeatures: LEFeatures = VirtualController.defaultLEFeatures,
-                     peripheralMaximumDataLength: UInt16 = 251, requestsDataLength: Bool = false) async throws -> LinkSettingsPair {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central,
-                                                   configuration: .init(leFeatures: centralFeatures))
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral,
-                                                      configuration: .init(leFeatures: peripheralFeatures, maximumDataLength: peripheralMaximumDataLength),
-                                                      position: .init(x: 2, y: 0))
-        var configuration = HostConfiguration()
-        configuration.attTransactionTimeout = .seconds(5)
-        configuration.exchangesMTUOnConnect = false
-        configuration.requestsDataLengthExtension = requestsDataLength
-        configuration.dataLengthChangeWait = .milliseconds(500)
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
-        try await central.powerOn()
-        try await peripheral.powerOn()
+extension TwoDevices {
+    /// Our central host and our peripheral host with controllers of chosen features, data
+    /// length exchanged only when asked for.
+    static func linkSettings(centralFeatures: LEFeatures = VirtualController.defaultLEFeatures,
+                             peripheralFeatures: LEFeatures = VirtualController.defaultLEFeatures,
+                             peripheralMaximumDataLength: UInt16 = 251, requestsDataLength: Bool = false) async throws -> TwoDevices {
+        var options = TwoDevices.Options()
+        options.central.controller = .init(leFeatures: centralFeatures)
+        options.peripheral.controller = .init(leFeatures: peripheralFeatures, maximumDataLength: peripheralMaximumDataLength)
+        options.configuration.attTransactionTimeout = .seconds(5)
+        options.configuration.exchangesMTUOnConnect = false
+        options.configuration.requestsDataLengthExtension = requestsDataLength
+        options.configuration.dataLengthChangeWait = .milliseconds(500)
+        let devices = try await TwoDevices(options)
         // The hosts suggested the longest PDUs as the default when they powered on, and the
         // controllers would update the data length on their own: back to 27 octets, so that
         // only what a test asks for changes it.
-        for host in [central, peripheral] {
+        for host in [devices.central, devices.peripheral] {
             _ = try await host.controller.send(LEWriteSuggestedDefaultDataLengthCommand(suggestedMaxTxOctets: 27, suggestedMaxTxTime: 328))
         }
-        return LinkSettingsPair(central: central, peripheral: peripheral)
-    }
-
-    func connect() async throws -> (central: Connection, peripheral: Connection) {
-        let events = await peripheral.events()
-        try await peripheral.startAdvertising(AdvertisingData())
-        let connection = try await central.connect(to: DeviceAddress(TestAddresses.peripheral, type: .public), timeout: .seconds(5))
-        let incoming = try await withTimeout("the peripheral's connected event") {
-            for await event in events { if case let .connected(incoming) = event { return incoming } }
-            throw WaitTimeout(description: "events ended")
-        }
-        return (connection, incoming)
-    }
-
-    func shutdown() async {
-        await central.shutdown()
-        await peripheral.shutdown()
+        return devices
     }
 }

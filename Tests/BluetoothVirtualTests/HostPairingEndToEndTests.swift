@@ -173,12 +173,11 @@ struct HostPairingEndToEndTests {
     }
 }
 
-/// Our central host and our peripheral host on one virtual link, each with its own bond store
-/// and scripted pairing agent.
+/// ``TwoDevices`` with its own bond store and a scripted pairing agent on each side (the two
+/// agents share one passkey board).
+@dynamicMemberLookup
 struct HostPair {
-    let link: VirtualLink
-    let central: LEHost
-    let peripheral: LEHost
+    let devices: TwoDevices
     let centralStore: InMemoryBondStore
     let peripheralStore: InMemoryBondStore
     let centralAgent: ScriptedPairingAgent
@@ -186,60 +185,43 @@ struct HostPair {
     /// Between the peripheral's host and its controller.
     let peripheralFilter: FilteringTransport
 
+    /// The devices' link and hosts: `pair.link`, `pair.central`.
+    subscript<Value>(dynamicMember keyPath: KeyPath<TwoDevices, Value>) -> Value { devices[keyPath: keyPath] }
+
     static func make(central centralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
                      peripheral peripheralSecurity: SecurityManagerSettings = SecurityManagerSettings(),
-                     peripheralConfirms: Bool = true, link: VirtualLink = VirtualLink(),
+                     peripheralConfirms: Bool = true,
                      centralController centralControllerConfiguration: VirtualController.Configuration = .init(),
                      peripheralController peripheralControllerConfiguration: VirtualController.Configuration = .init()) async throws -> HostPair {
-        let centralController = link.addController(name: "central", address: TestAddresses.central, configuration: centralControllerConfiguration)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral,
-                                                      configuration: peripheralControllerConfiguration, position: .init(x: 2, y: 0))
         let board = PasskeyBoard()
         let centralStore = InMemoryBondStore()
         let peripheralStore = InMemoryBondStore()
-        var configuration = HostConfiguration()
-        configuration.attTransactionTimeout = .seconds(5)
-        configuration.security = centralSecurity
-        configuration.bondStore = centralStore
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        configuration.security = peripheralSecurity
-        configuration.bondStore = peripheralStore
-        let peripheralFilter = FilteringTransport(peripheralController.makeTransport())
-        let peripheral = LEHost(transport: peripheralFilter, configuration: configuration)
         let centralAgent = ScriptedPairingAgent(board: board, confirms: true)
         let peripheralAgent = ScriptedPairingAgent(board: board, confirms: peripheralConfirms)
-        await central.setPairingAgent(centralAgent)
-        await peripheral.setPairingAgent(peripheralAgent)
-        try await central.powerOn()
-        try await peripheral.powerOn()
-        return HostPair(link: link, central: central, peripheral: peripheral, centralStore: centralStore, peripheralStore: peripheralStore,
+        var options = TwoDevices.Options()
+        options.configuration.attTransactionTimeout = .seconds(5)
+        options.central.controller = centralControllerConfiguration
+        options.central.security = centralSecurity
+        options.central.bondStore = centralStore
+        options.central.pairingAgent = centralAgent
+        options.peripheral.controller = peripheralControllerConfiguration
+        options.peripheral.security = peripheralSecurity
+        options.peripheral.bondStore = peripheralStore
+        options.peripheral.pairingAgent = peripheralAgent
+        options.peripheral.isFiltered = true
+        let devices = try await TwoDevices(options)
+        let peripheralFilter = try #require(devices.peripheralFilter)
+        return HostPair(devices: devices, centralStore: centralStore, peripheralStore: peripheralStore,
                         centralAgent: centralAgent, peripheralAgent: peripheralAgent, peripheralFilter: peripheralFilter)
     }
 
     /// The peripheral advertises and the central connects: both ends of the new link.
-    func connect() async throws -> (central: Connection, peripheral: Connection) {
-        let events = await peripheral.events()
-        try await peripheral.startAdvertising(AdvertisingData())
-        // The peripheral's identity: its public address, or its static random address.
-        let address = await peripheral.identityAddress ?? DeviceAddress(TestAddresses.peripheral, type: .public)
-        let connection = try await central.connect(to: address, timeout: .seconds(5))
-        let incoming = try await withTimeout("the peripheral's connected event") {
-            for await event in events { if case let .connected(incoming) = event { return incoming } }
-            throw WaitTimeout(description: "events ended")
-        }
-        return (connection, incoming)
-    }
+    func connect() async throws -> (central: Connection, peripheral: Connection) { try await devices.connect() }
 
     /// Ends the link and waits until the peripheral's host saw it end.
-    func disconnect(_ connection: Connection, _ incoming: Connection) async throws {
-        try await connection.disconnect()
-        _ = try await incoming.waitForDisconnection()
-    }
+    func disconnect(_ connection: Connection, _ incoming: Connection) async throws { try await devices.disconnect(connection, incoming) }
 
-    func shutdown() async {
-        await central.shutdown()
-        await peripheral.shutdown()
-    }
+    func shutdown() async { await devices.shutdown() }
 }
 
 /// Where the agent that displays posts its number and the agent that types reads it.

@@ -39,8 +39,8 @@ struct HostPairingSecurityTests {
     /// central refuses to replace the passkey bond, drops the link, and the real peripheral
     /// still re-encrypts with the bond.
     @Test func aDeviceClaimingABondedIdentityDoesNotTakeTheBondOver() async throws {
-        let link = VirtualLink()
-        let pair = try await HostPair.make(central: Self.keyboard, peripheral: Self.display, link: link)
+        let pair = try await HostPair.make(central: Self.keyboard, peripheral: Self.display)
+        let link = pair.link
         let recorder = await ReplacementRecorder(pair.central)
         let (first, incoming) = try await pair.connect()
         let security = try await pair.central.pair(first, authenticated: true)

@@ -16,6 +16,7 @@ struct HostPeerFloodTests {
     }
 
     @Test func aSignallingFloodOnOneLinkLeavesAnotherLinksChannelAndPairingAlone() async throws {
+        // Not a TwoDevices: three devices (a raw HCI flooder besides our two hosts), the central behind a HoldingTransport.
         let link = VirtualLink()
         let centralController = link.addController(name: "central", address: TestAddresses.central)
         let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))

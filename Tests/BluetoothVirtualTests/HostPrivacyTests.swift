@@ -35,19 +35,15 @@ struct HostPrivacyTests {
     }
 
     @Test func aBondedPeerRotatingItsPrivateAddressKeepsItsIdentity() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
         // The central has a bond with the peripheral's identity and IRK, as pairing leaves it.
         let store = InMemoryBondStore()
         await store.save(Bond(localIdentity: DeviceAddress(TestAddresses.central, type: .public), peerIdentity: Self.identity,
                                   peerKeys: BondKeys(longTermKey: 0x42, identityResolvingKey: Self.peripheralIRK, identityAddress: Self.identity)))
-        var configuration = HostConfiguration()
-        configuration.bondStore = store
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = LEHost(transport: peripheralController.makeTransport())
-        try await central.powerOn()
-        try await peripheral.powerOn()
+        var options = TwoDevices.Options()
+        options.central.bondStore = store
+        let devices = try await TwoDevices(options)
+        let central = devices.central
+        let peripheral = devices.peripheral
 
         var rng = SystemRandomNumberGenerator()
         var identifiers: [PeripheralIdentifier] = []
@@ -83,15 +79,11 @@ struct HostPrivacyTests {
     /// Pairing with a peer met at a private address: the link learns the identity the peer
     /// distributes, and the IRK distributed with it resolves the peer's next address.
     @Test func bondingAtAPrivateAddressTeachesTheIdentityAndTheIRK() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        let central = LEHost(transport: centralController.makeTransport())
-        var peripheralConfiguration = HostConfiguration()
-        peripheralConfiguration.identityResolvingKey = Self.peripheralIRK
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: peripheralConfiguration)
-        try await central.powerOn()
-        try await peripheral.powerOn()
+        var options = TwoDevices.Options()
+        options.peripheral.configure = { $0.identityResolvingKey = Self.peripheralIRK }
+        let devices = try await TwoDevices(options)
+        let central = devices.central
+        let peripheral = devices.peripheral
 
         var rng = SystemRandomNumberGenerator()
         let first = BluetoothAddress(rawValue: ResolvablePrivateAddress.generate(irk: Self.peripheralIRK, using: &rng))
@@ -125,21 +117,17 @@ struct HostPrivacyTests {
 
     /// A private address of a stranger costs one `ah` per bond however often it is heard.
     @Test func anUnbondedPrivateAddressIsResolvedOnce() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
         let store = InMemoryBondStore()
         for index in 0..<200 as Range<UInt64> {
             let peer = DeviceAddress(BluetoothAddress(rawValue: 0xD000_0000_0000 | index), type: .random)
             await store.save(Bond(localIdentity: DeviceAddress(TestAddresses.central, type: .public), peerIdentity: peer,
                                       peerKeys: BondKeys(identityResolvingKey: UInt128(index + 1), identityAddress: peer)))
         }
-        var configuration = HostConfiguration()
-        configuration.bondStore = store
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        let peripheral = LEHost(transport: peripheralController.makeTransport())
-        try await central.powerOn()
-        try await peripheral.powerOn()
+        var setup = TwoDevices.Options()
+        setup.central.bondStore = store
+        let devices = try await TwoDevices(setup)
+        let central = devices.central
+        let peripheral = devices.peripheral
         let rpa = BluetoothAddress(rawValue: ResolvablePrivateAddress.generate(irk: Self.peripheralIRK))
         try await advertise(peripheral, from: rpa)
         let options = ScanOptions(filterDuplicates: false)

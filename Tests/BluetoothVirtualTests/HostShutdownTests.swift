@@ -12,6 +12,7 @@ struct HostShutdownTests {
     /// a reset controller never sends), 21 s with three centrals.
     @Test("Shutdown disconnects every link at once: a controller that reset reports no end, and one wait after another would add up")
     func shutdownDisconnectsEveryLinkAtOnce() async throws {
+        // Not a TwoDevices: one host against two raw HCI peripherals.
         let link = VirtualLink()
         let clock = ManualClock()
         let controller = link.addController(name: "central", address: TestAddresses.central)

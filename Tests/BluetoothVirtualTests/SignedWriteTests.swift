@@ -96,34 +96,21 @@ struct SignedWriteTests {
 
     @Test("Bonded hosts write signed both ways on a link that is not encrypted")
     func bothRoles() async throws {
-        let link = VirtualLink()
-        let centralController = link.addController(name: "central", address: TestAddresses.central)
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        var configuration = HostConfiguration()
-        configuration.attTransactionTimeout = .seconds(5)
-        configuration.bondStore = InMemoryBondStore()
-        let centralStore = configuration.bondStore
-        let central = LEHost(transport: centralController.makeTransport(), configuration: configuration)
-        configuration.bondStore = InMemoryBondStore()
-        let peripheralStore = configuration.bondStore
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: configuration)
-        try await central.powerOn()
-        try await peripheral.powerOn()
+        let centralStore: any BondStore = InMemoryBondStore()
+        let peripheralStore: any BondStore = InMemoryBondStore()
+        var options = TwoDevices.Options()
+        options.configuration.attTransactionTimeout = .seconds(5)
+        options.central.bondStore = centralStore
+        options.peripheral.bondStore = peripheralStore
+        let devices = try await TwoDevices(options)
+        let central = devices.central
+        let peripheral = devices.peripheral
         let onPeripheral = try await peripheral.server.addService(Self.definition)
         let onCentral = try await central.server.addService(Self.definition)
         let peripheralAddress = DeviceAddress(TestAddresses.peripheral, type: .public)
         let centralAddress = DeviceAddress(TestAddresses.central, type: .public)
 
-        func connect() async throws -> (Connection, Connection) {
-            let events = await peripheral.events()
-            try await peripheral.startAdvertising(AdvertisingData())
-            let connection = try await central.connect(to: peripheralAddress, timeout: .seconds(5))
-            let incoming = try await withTimeout("the peripheral's connected event") {
-                for await event in events { if case let .connected(connection) = event { return connection } }
-                throw WaitTimeout(description: "events ended")
-            }
-            return (connection, incoming)
-        }
+        func connect() async throws -> (Connection, Connection) { try await devices.connect() }
 
         // Bond (Just Works, both sides distribute a CSRK), then reconnect without encrypting.
         var (connection, incoming) = try await connect()

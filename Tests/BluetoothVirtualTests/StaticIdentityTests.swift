@@ -148,13 +148,12 @@ struct StaticIdentityTests {
     }
 
     @Test func anExtendedAdvertisingSetAdvertisesFromTheStaticIdentity() async throws {
-        let link = VirtualLink()
-        let advertiser = LEHost(transport: link.addController(name: "nrf", address: TestAddresses.peripheral, configuration: Self.noPublicAddress)
-            .makeTransport())
-        let scanner = LEHost(transport: link.addController(name: "scanner", address: TestAddresses.central, position: .init(x: 2, y: 0))
-            .makeTransport())
-        _ = try await advertiser.powerOn()
-        _ = try await scanner.powerOn()
+        var options = TwoDevices.Options()
+        options.central = .init(name: "scanner", address: TestAddresses.central, position: .init(x: 2, y: 0))
+        options.peripheral = .init(name: "nrf", address: TestAddresses.peripheral, controller: Self.noPublicAddress)
+        let devices = try await TwoDevices(options)
+        let advertiser = devices.peripheral
+        let scanner = devices.central
         let identity = try #require(await advertiser.identityAddress)
         // A set asking for the public address gets the static one (the set's random address).
         _ = try await advertiser.startAdvertisingSet(AdvertisingData([.completeLocalName("Set")]),

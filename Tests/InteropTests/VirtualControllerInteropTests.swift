@@ -19,6 +19,7 @@ extension InteropSuites {
         static let longUUID: BluetoothUUID = "6E40A002-B5A3-F393-E0A9-E50E24DCCA9E"
 
         @Test func bumbleHostOnAVirtualControllerServesOurHost() async throws {
+            // Not a TwoDevices: one end is Bumble's host, on a virtual controller served over TCP.
             let link = VirtualLink()
             let bumbleController = link.addController(name: "bumble", address: try #require(BluetoothAddress("F0:F1:F2:F3:F4:F5")))
             let ourController = link.addController(name: "bluejay", address: try #require(BluetoothAddress("C0:B1:00:00:00:01")),

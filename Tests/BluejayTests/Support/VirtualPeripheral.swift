@@ -20,6 +20,8 @@ enum HeartRate {
 
 /// A heart-rate peripheral on a virtual controller: a host of our own stack with a GATT
 /// server, advertising until a central connects and again after it leaves.
+/// Not a `TwoDevices`: the central is a Bluejay app, which makes its own host on a transport
+/// (``startBluejay(on:name:options:)``), and a link may carry several of these peripherals.
 final class VirtualPeripheral: Sendable {
     let host: LEHost
     let controller: VirtualController

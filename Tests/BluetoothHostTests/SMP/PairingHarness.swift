@@ -4,6 +4,7 @@ import BluetoothCore
 /// Two pairing procedures wired together with no I/O: PDUs go through encode/decode, prompts
 /// are answered from a script, and "encryption" succeeds when the central's key equals the
 /// key the peripheral answers the LTK request with, as a controller would check.
+/// Not a `TwoDevices`: it runs the SMP state machines alone, with no host, controller or link.
 struct PairingHarness {
     var initiator: PairingProcedure
     var responder: PairingProcedure

@@ -8,6 +8,7 @@ import Testing
 /// `simulatorClock` runs the peripherals' timers (notification rates, response delays) and
 /// `bluejayClock` Bluejay's and its host's (operation limits, ATT and connect timeouts): a
 /// test whose subject is one of those moves a manual clock instead of waiting.
+/// Not a `TwoDevices`: the subject is the Bluejay app API (which owns its host) against the simulator's devices.
 func withSimulator(timeScale: Double = 1, operationTimeout: TimeInterval = 15,
                    simulatorClock: BluetoothClock = .continuous, bluejayClock: BluetoothClock = .continuous,
                    configure: (inout StartOptions) -> Void = { _ in },

@@ -5,8 +5,9 @@ import BluetoothTransport
 @testable import BluetoothVirtual
 import Synchronization
 
-/// A central host on a manual clock, connected over a real-time virtual link to a raw
-/// peripheral; `filter` sits between the central's host and its controller.
+/// One of our hosts (the central, behind a ``FilteringTransport``) against a raw HCI peripheral
+/// (`HCITestHost`) that a test scripts packet by packet, as a broken or hostile peer. Not a
+/// ``TwoDevices``: there both ends are our hosts, here one end is no host at all.
 struct CentralHostRig {
     let clock: ManualClock
     let filter: FilteringTransport
@@ -14,24 +15,44 @@ struct CentralHostRig {
     let peripheral: HCITestHost
     let connection: Connection
 
+    /// A central host on a manual clock, connected over a real-time virtual link to the raw
+    /// peripheral.
     static func make(supervisionTimeout: UInt16 = 100) async throws -> CentralHostRig {
-        let link = VirtualLink()
+        let clock = ManualClock()
+        let rig = try await unconnected(clock: clock)
+        var request = ConnectionRequest()
+        request.supervisionTimeout = supervisionTimeout
+        let connection = try await rig.host.connect(to: rig.peripheral.publicAddress, request: request, timeout: .seconds(5))
+        return CentralHostRig(clock: clock, filter: rig.filter, host: rig.host, peripheral: rig.peripheral, connection: connection)
+    }
+
+    /// The rig before the central connects: the host powered on, the raw peripheral advertising.
+    struct Unconnected {
+        let link: VirtualLink
+        let centralController: VirtualController
+        let peripheralController: VirtualController
+        let filter: FilteringTransport
+        let host: LEHost
+        let peripheral: HCITestHost
+    }
+
+    /// The host's timers run on `clock` when given, else on the continuous clock.
+    static func unconnected(link configuration: VirtualLink.Configuration = .init(), clock: ManualClock? = nil) async throws -> Unconnected {
+        let link = VirtualLink(configuration: configuration)
         let centralController = link.addController(name: "central", address: TestAddresses.central)
         let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        let clock = ManualClock()
-        var configuration = HostConfiguration()
-        configuration.exchangesMTUOnConnect = false
-        configuration.clock = .manual(clock)
+        var hostConfiguration = HostConfiguration()
+        // The raw peripheral has no ATT server: no MTU exchange.
+        hostConfiguration.exchangesMTUOnConnect = false
+        if let clock { hostConfiguration.clock = .manual(clock) }
         let filter = FilteringTransport(centralController.makeTransport())
-        let host = LEHost(transport: filter, configuration: configuration)
+        let host = LEHost(transport: filter, configuration: hostConfiguration)
         let peripheral = HCITestHost(peripheralController)
         try await host.powerOn()
         try await peripheral.initialize()
         try await peripheral.advertise()
-        var request = ConnectionRequest()
-        request.supervisionTimeout = supervisionTimeout
-        let connection = try await host.connect(to: peripheral.publicAddress, request: request, timeout: .seconds(5))
-        return CentralHostRig(clock: clock, filter: filter, host: host, peripheral: peripheral, connection: connection)
+        return Unconnected(link: link, centralController: centralController, peripheralController: peripheralController, filter: filter,
+                           host: host, peripheral: peripheral)
     }
 
     private init(clock: ManualClock, filter: FilteringTransport, host: LEHost, peripheral: HCITestHost, connection: Connection) {
@@ -45,122 +66,5 @@ struct CentralHostRig {
     /// Waits until a host task sleeps until `deadline` on the manual clock.
     func waitForTimer(at deadline: Duration) async throws {
         try await waitUntil("a timer at \(deadline)") { clock.nextDeadline == deadline }
-    }
-}
-
-/// Sits between a host and its transport: records the commands the host sends and drops the
-/// controller's events a test chooses.
-final class FilteringTransport: HCITransport {
-    /// A command the host sent or an event it received, in the order they passed.
-    enum Traffic: Sendable {
-        case sent(HCIOpcode)
-        case received(HCIEvent)
-        /// The host closed the transport.
-        case closed
-    }
-
-    private struct State {
-        var dropsIncoming: @Sendable (HCIEvent) -> Bool = { _ in false }
-        var holdsIncoming: @Sendable (HCIEvent) -> Bool = { _ in false }
-        /// From the first event it matches on, everything (events and data) is held.
-        var holdsFrom: @Sendable (HCIEvent) -> Bool = { _ in false }
-        var holdsEverything = false
-        var held: [H4Packet] = []
-        var receiver: (@Sendable (TransportEvent) -> Void)?
-        var traffic: [Traffic] = []
-    }
-
-    private let inner: any HCITransport
-    private let state = Mutex(State())
-
-    init(_ inner: any HCITransport) { self.inner = inner }
-
-    var name: String { inner.name }
-
-    /// The commands sent and the events delivered so far, in order.
-    var traffic: [Traffic] { state.withLock { $0.traffic } }
-
-    /// The opcodes of the commands sent so far, in order.
-    var sentCommands: [HCIOpcode] {
-        traffic.compactMap { if case let .sent(opcode) = $0 { return opcode } else { return nil } }
-    }
-
-    /// From now on, events for which `drops` is true never reach the host.
-    func dropIncoming(_ drops: @escaping @Sendable (HCIEvent) -> Bool) {
-        state.withLock { $0.dropsIncoming = drops }
-    }
-
-    /// From now on, events for which `holds` is true wait until ``releaseHeld()``.
-    func holdIncoming(_ holds: @escaping @Sendable (HCIEvent) -> Bool) {
-        state.withLock { $0.holdsIncoming = holds }
-    }
-
-    /// From the first event for which `holds` is true, everything the controller sends (events
-    /// and ACL data, in order) waits until ``releaseHeld()``, which hands it all over as one
-    /// batch, as a transport reads what arrived meanwhile.
-    func holdEverything(from holds: @escaping @Sendable (HCIEvent) -> Bool) {
-        state.withLock { $0.holdsFrom = holds }
-    }
-
-    /// The packets held so far, in order.
-    var held: [H4Packet] { state.withLock { $0.held } }
-
-    /// Delivers the held events, in order, and holds no more.
-    func releaseHeld() {
-        let (held, receiver) = state.withLock { state in
-            defer {
-                state.held = []
-                state.holdsIncoming = { _ in false }
-                state.holdsFrom = { _ in false }
-                state.holdsEverything = false
-            }
-            for packet in state.held { if let event = try? HCIEvent.decode(packet.bytes) { state.traffic.append(.received(event)) } }
-            return (state.held, state.receiver)
-        }
-        if !held.isEmpty { receiver?(.packets(held)) }
-    }
-
-    /// Whether the host closed the transport.
-    var isClosed: Bool { traffic.contains { if case .closed = $0 { return true } else { return false } } }
-
-    func start(receiver: @escaping @Sendable (TransportEvent) -> Void) {
-        state.withLock { $0.receiver = receiver }
-        inner.start { [self] event in
-            guard case let .packets(packets) = event else { return receiver(event) }
-            let kept = state.withLock { state in
-                packets.filter { packet in
-                    if !state.holdsEverything, packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes),
-                       state.holdsFrom(event) {
-                        state.holdsEverything = true
-                    }
-                    if state.holdsEverything {
-                        state.held.append(packet)
-                        return false
-                    }
-                    guard packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes) else { return true }
-                    if state.dropsIncoming(event) { return false }
-                    if state.holdsIncoming(event) {
-                        state.held.append(packet)
-                        return false
-                    }
-                    state.traffic.append(.received(event))
-                    return true
-                }
-            }
-            if !kept.isEmpty { receiver(.packets(kept)) }
-        }
-    }
-
-    func send(_ packet: H4Packet) throws(TransportError) {
-        if packet.indicator == .command, packet.bytes.count >= 2 {
-            let opcode = HCIOpcode(rawValue: UInt16(packet.bytes[0]) | UInt16(packet.bytes[1]) << 8)
-            state.withLock { $0.traffic.append(.sent(opcode)) }
-        }
-        try inner.send(packet)
-    }
-
-    func close() {
-        state.withLock { $0.traffic.append(.closed) }
-        inner.close()
     }
 }

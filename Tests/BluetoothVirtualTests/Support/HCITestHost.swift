@@ -284,6 +284,7 @@ final class HCITestHost: Sendable {
 }
 
 /// Two initialized hosts on one link, `peripheral` advertising, then connected.
+/// Not a ``TwoDevices``: these are raw HCI hosts for testing the virtual controller itself, with no `LEHost` above them.
 struct ConnectedPair {
     let link: VirtualLink
     let central: HCITestHost
@@ -321,12 +322,6 @@ extension VirtualLink {
     static func manual(seed: UInt64 = 1) -> VirtualLink {
         VirtualLink(configuration: .init(seed: seed, manualClock: ManualClock()))
     }
-}
-
-enum TestAddresses {
-    static let central = BluetoothAddress("C0:00:00:00:00:01") ?? .zero
-    static let peripheral = BluetoothAddress("C0:00:00:00:00:02") ?? .zero
-    static let third = BluetoothAddress("C0:00:00:00:00:03") ?? .zero
 }
 
 extension Duration {

@@ -1,0 +1,2 @@
+// The shared test helpers (TwoDevices, FilteringTransport, TestAddresses, the waits) for every file here.
+@_exported import TestSupport
