@@ -62,6 +62,8 @@ struct Side {
     /// A replacement the agent was asked about and has not answered; whether it allowed one.
     var pendingReplacement: BondReplacement?
     var allowedReplacement = false
+    /// Keypress Notifications handed to the agent.
+    var keypresses = 0
 
     /// Carries out `actions` from one call and checks the invariants on them.
     mutating func take(_ actions: [PairingProcedure.Action], wasFinished: Bool, what: String) {
@@ -83,6 +85,10 @@ struct Side {
                 fuzzCheck(replacement.isWeaker && pendingReplacement == nil, "\(name): asked about \(replacement)")
                 fuzzCheck(procedure.bonded?.peerIdentity == replacement.identity, "\(name): asked about a bond it does not hold")
                 pendingReplacement = replacement
+            case .keypress:
+                keypresses += 1
+                fuzzCheck(procedure.keypressAgreed, "\(name): a keypress passed on without both Keypress flags, on \(what)")
+                fuzzCheck(keypresses <= PairingProcedure.maximumKeypresses, "\(name): \(keypresses) keypresses passed on")
             case .complete, .fail:
                 fuzzCheck(terminal == nil, "\(name): a second outcome \(action) after \(String(describing: terminal)), on \(what)")
                 terminal = action
@@ -99,7 +105,7 @@ struct Side {
     }
 }
 
-func settings(_ input: inout FuzzInput) -> (SecurityManagerSettings, flags: UInt8) {
+func settings(_ input: inout FuzzInput) -> (SecurityManagerSettings, flags: UInt8, legacyOutOfBandKey: UInt128?) {
     var settings = SecurityManagerSettings(ioCapability: SMPIOCapability(rawValue: input.byte() % 5) ?? .noInputNoOutput)
     let flags = input.byte()
     settings.bondable = flags & 0x01 != 0
@@ -111,7 +117,11 @@ func settings(_ input: inout FuzzInput) -> (SecurityManagerSettings, flags: UInt
     let minimum = 7 + Int(input.byte() % 10)
     settings.minimumKeySize = minimum
     settings.maximumKeySize = max(minimum, 7 + Int(input.byte() % 10))
-    return (settings, flags)
+    let more = input.byte()
+    settings.keypressNotifications = more & 0x01 != 0
+    // A legacy out-of-band TK: the same on both sides, or (0x04) one the other side does not share.
+    let legacyOutOfBandKey: UInt128? = more & 0x02 == 0 ? nil : (more & 0x04 == 0 ? 0x5445_4D50_4B45_59 : UInt128(more))
+    return (settings, flags, legacyOutOfBandKey)
 }
 
 /// The identity of a third, bonded device that the attacker may claim.
@@ -140,8 +150,8 @@ func corrupted(_ pdu: SMPPDU, _ input: inout FuzzInput) -> SMPPDU? {
 func run(_ input: inout FuzzInput) {
     let initiatorAddress = DeviceAddress(BluetoothAddress(rawValue: 0xC000_0000_0001), type: .public)
     let responderAddress = DeviceAddress(BluetoothAddress(rawValue: 0xC000_0000_0002), type: .random)
-    let (initiatorSettings, initiatorFlags) = settings(&input)
-    let (responderSettings, responderFlags) = settings(&input)
+    let (initiatorSettings, initiatorFlags, initiatorTK) = settings(&input)
+    let (responderSettings, responderFlags, responderTK) = settings(&input)
     let seed = UInt64(input.byte())
     // The attacker role: a bond with the peer's address (known before the keys) or with a third
     // identity the peer may claim (known only from the identity it distributes).
@@ -155,11 +165,11 @@ func run(_ input: inout FuzzInput) {
         Side(procedure: PairingProcedure(role: .initiator, settings: initiatorSettings, initiatorAddress: initiatorAddress,
                                          responderAddress: responderAddress, localIdentity: initiatorAddress, localIdentityResolvingKey: 1,
                                          random: PairingRandom(SeededGenerator(state: seed)), keyPair: initiatorKeys,
-                                         bonded: initiatorBond?.peerIdentity == responderAddress ? initiatorBond : nil), name: "initiator"),
+                                         legacyOutOfBandKey: initiatorTK, bonded: initiatorBond?.peerIdentity == responderAddress ? initiatorBond : nil), name: "initiator"),
         Side(procedure: PairingProcedure(role: .responder, settings: responderSettings, initiatorAddress: initiatorAddress,
                                          responderAddress: responderAddress, localIdentity: responderAddress, localIdentityResolvingKey: 2,
                                          random: PairingRandom(SeededGenerator(state: ~seed)), keyPair: responderKeys,
-                                         bonded: responderBond?.peerIdentity == initiatorAddress ? responderBond : nil), name: "responder"),
+                                         legacyOutOfBandKey: responderTK, bonded: responderBond?.peerIdentity == initiatorAddress ? responderBond : nil), name: "responder"),
     ]
     if let initiatorBond { sides[0].store[initiatorBond.peerIdentity] = initiatorBond }
     if let responderBond { sides[1].store[responderBond.peerIdentity] = responderBond }
