@@ -21,6 +21,9 @@ struct GATTServerSecurityTests {
     static let writeAuthorized = BluetoothUUID(UInt16(0xAB07))
     /// Reads and writes need security level 4: LE Secure Connections, authenticated, 128-bit key.
     static let levelFour = BluetoothUUID(UInt16(0xAB08))
+    /// Level 4 asked with `requiresSecureConnections` alone, no permission: it needs encryption all
+    /// the same (it was served on any link).
+    static let levelFourOnly = BluetoothUUID(UInt16(0xAB09))
 
     static let peerWithKey = DeviceAddress(BluetoothAddress(rawValue: 0xF0_0000_0000_01), type: .random)
     static let peerWithoutKey = DeviceAddress(BluetoothAddress(rawValue: 0xF0_0000_0000_02), type: .random)
@@ -53,6 +56,7 @@ struct GATTServerSecurityTests {
                                          permissions: [.readable, .writeAuthorizationRequired], value: [0x07]),
             GATTCharacteristicDefinition(uuid: levelFour, properties: properties, permissions: [.readEncryptionRequired, .writeEncryptionRequired],
                                          requiresSecureConnections: true, value: [0x08]),
+            GATTCharacteristicDefinition(uuid: levelFourOnly, properties: properties, requiresSecureConnections: true, value: [0x09]),
         ])
     }
 
@@ -120,6 +124,9 @@ struct GATTServerSecurityTests {
         Case(attribute: levelFour, security: legacyAuthenticated16, peer: peerWithKey, expected: .insufficientAuthentication),
         Case(attribute: levelFour, security: authenticated15, peer: peerWithKey, expected: .encryptionKeySizeTooShort),
         Case(attribute: levelFour, security: authenticated16, peer: peerWithoutKey, expected: nil),
+        Case(attribute: levelFourOnly, security: unencrypted, peer: peerWithoutKey, expected: .insufficientAuthentication),
+        Case(attribute: levelFourOnly, security: justWorks16, peer: peerWithKey, expected: .insufficientAuthentication),
+        Case(attribute: levelFourOnly, security: authenticated16, peer: peerWithoutKey, expected: nil),
     ]
 
     @Test("Each refusal of each request that reads or writes a value", arguments: RequestKind.allCases)

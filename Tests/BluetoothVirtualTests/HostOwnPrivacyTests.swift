@@ -280,4 +280,64 @@ struct HostOwnPrivacyTests {
         await peripheral.shutdown()
         await central.shutdown()
     }
+
+    /// A user who never answers: the question ends only when the pairing does.
+    struct SilentAgent: PairingAgent {
+        func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    Self.waiting.withLock { $0.append(continuation) }
+                }
+            } onCancel: {
+                Self.waiting.withLock { waiting in
+                    waiting.forEach { $0.resume() }
+                    waiting = []
+                }
+            }
+            return false
+        }
+
+        static let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
+    }
+
+    /// A change that came due while a pairing ran is made once that pairing ends, whichever way
+    /// it ends: before, no timer was armed and only the end of a connection attempt let it
+    /// through, so one pairing across the deadline (a peer's, left to time out) kept the
+    /// address for good.
+    @Test func aChangeHeldBackByAPairingIsMadeWhenThePairingFails() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
+        let centralController = link.addController(name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
+        var peripheralConfiguration = Self.privateConfiguration(clock)
+        peripheralConfiguration.security = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
+        // The Security Manager Timer outlasts the address: the pairing is still running at the deadline.
+        peripheralConfiguration.security.timeout = Self.lifetime * 2
+        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: peripheralConfiguration)
+        await peripheral.setPairingAgent(SilentAgent())
+        var centralConfiguration = HostConfiguration()
+        centralConfiguration.security = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
+        let central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration)
+        try await peripheral.powerOn()
+        try await central.powerOn()
+        try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
+                                              parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
+        let first = try #require(peripheralController.randomAddress)
+        let connection = try await central.connect(to: DeviceAddress(first, type: .random), timeout: .seconds(10))
+        let pairing = Task { try await central.pair(connection) }
+        try await waitUntil("the peripheral's user is asked") { !SilentAgent.waiting.withLock { $0.isEmpty } }
+
+        clock.advance(by: Self.lifetime)
+        try await waitUntilTrue("the host to see the deadline") { await peripheral.addressRotation?.isDue == true }
+        #expect(await peripheral.privateAddressGeneration == 1, "no change while the pairing runs")
+        // The pairing times out on the peripheral's clock.
+        clock.advance(by: Self.lifetime)
+        try await waitUntilTrue("the change once the pairing ended") { await peripheral.privateAddressGeneration == 2 }
+        #expect(Self.isOurs(peripheralController.randomAddress))
+        #expect(peripheralController.randomAddress != first)
+        pairing.cancel()
+        _ = try? await pairing.value
+        await peripheral.shutdown()
+        await central.shutdown()
+    }
 }

@@ -81,6 +81,39 @@ struct HostPairingSecurityTests {
         await pair.shutdown()
     }
 
+    /// A bond replaced while a link encrypted with its old key is still up: that link is
+    /// trusted no more, as after ``LEHost/removeBond(with:)`` (before, it kept naming the
+    /// identity, and took up the new bond's GATT state with the old key).
+    @Test func aLinkEncryptedWithAReplacedBondsKeyIsTrustedNoMore() async throws {
+        let pair = try await HostPair.make()
+        let link = pair.link
+        let (first, incoming) = try await pair.connect()
+        let security = try await pair.central.pair(first)
+        #expect(security.isBonded)
+        try await waitUntil("the peripheral's pairing finished") { pair.peripheralAgent.outcomes.count == 1 }
+        #expect(first.security.bondIdentity == DeviceAddress(TestAddresses.peripheral, type: .public))
+        try await pair.peripheral.stopAdvertising()
+
+        // Another device distributes the same identity with a key as strong (no consent needed):
+        // the bond is replaced while the first link is up.
+        let otherController = link.addController(name: "other", address: TestAddresses.peripheral, position: .init(x: 0, y: 2))
+        let other = LEHost(transport: otherController.makeTransport())
+        try await other.powerOn()
+        try await other.setRandomAddress(Self.impostorAddress)
+        var parameters = AdvertisingParameters()
+        parameters.ownAddressType = .random
+        try await other.startAdvertising(AdvertisingData(), parameters: parameters)
+        let second = try await pair.central.connect(to: DeviceAddress(Self.impostorAddress, type: .random), timeout: .seconds(5))
+        let replaced = try await pair.central.pair(second)
+        #expect(replaced.isBonded)
+        #expect(first.isConnected)
+        #expect(first.security.isBondRemoved, "the old key stands for the identity no more")
+        #expect(!second.security.isBondRemoved)
+        await other.shutdown()
+        _ = incoming
+        await pair.shutdown()
+    }
+
     /// The central's address names the peripheral's authenticated bond; it pairs again with
     /// Just Works. The peripheral refuses before the keys (Authentication Requirements) unless
     /// its agent allows it; allowed, the app sees the replacement.

@@ -23,9 +23,9 @@ struct AttributeSecurityRequirement: Sendable, Hashable {
         self.secureConnections = secureConnections
     }
 
-    /// The link must be encrypted: authentication is about the encryption key, so it needs
-    /// encryption too.
-    var needsEncryption: Bool { encryption || authentication }
+    /// The link must be encrypted: authentication and level 4 are about the encryption key, so
+    /// they need encryption too.
+    var needsEncryption: Bool { encryption || authentication || secureConnections }
 
     /// What the link lacks, if it does not meet the requirements; authorization is not part of
     /// it (the application decides it). In the order of Core 6.0, Vol 3, Part C, 10.3.1: a link

@@ -285,5 +285,7 @@ extension LEHost {
             Task { await agent.pairingFinished(with: connection.peer, result: .failure(.disconnected)) }
         }
         for waiter in session.waiters.values { waiter.resume(throwing: HostError.disconnected(reason: reason)) }
+        // An address change held back by this link's pairing may go now.
+        addressingBlockerEnded()
     }
 }

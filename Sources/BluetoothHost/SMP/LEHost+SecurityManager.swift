@@ -369,6 +369,13 @@ extension LEHost {
         }
         pendingBondSave = save
         rememberBond(bond)
+        // Links still encrypted with the replaced bond's key stand for the identity no more, as
+        // after removeBond: the key that identity is known by is this pairing's now.
+        if existing != nil {
+            for other in connectionsByHandle.values where other !== connection && other.gatt.bearer.bondRemoved(bond.peerIdentity) != nil {
+                announceSecurity(of: other)
+            }
+        }
         // A new bond starts with no GATT client state: what the server kept for an earlier bond
         // under this identity (its subscriptions, what waited for it) is not this peer's to take.
         // (After the save is pending: a link that loads the state meanwhile reads the new bond.)
@@ -406,6 +413,7 @@ extension LEHost {
         }
         let agent = pairingAgent
         Task { await agent.pairingFinished(with: connection.peer, result: .success(outcome)) }
+        addressingBlockerEnded()
     }
 
     private func refuseReplacement(_ replacement: BondReplacement, on connection: Connection) {
@@ -433,6 +441,8 @@ extension LEHost {
         resolveSecurityWaiters(handle, with: .failure(.pairingFailed(failure)))
         let agent = pairingAgent
         Task { await agent.pairingFinished(with: connection.peer, result: .failure(failure)) }
+        // An address change held back by this pairing may go now.
+        addressingBlockerEnded()
     }
 
     /// The agent's answer to a question asked outside a running pairing (a Security Request,
