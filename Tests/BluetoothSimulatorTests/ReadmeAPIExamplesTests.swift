@@ -53,7 +53,7 @@ struct ReadmeAPIExamplesTests {
         )
         // --- end ---
 
-        #expect(await eventually(timeout: .seconds(10)) {
+        #expect(await eventually(timeout: .seconds(30)) {
             print.lines.contains { $0.hasPrefix("background task") } && print.lines.contains { $0.hasSuffix(" bpm") }
         }, "\(print.lines)")
         let printed = print.lines
