@@ -30,10 +30,15 @@ final class BlueZAgent: Sendable {
 
     /// The interface, answering from `agent`; `peer` finds a device's address in BlueZ's objects;
     /// `authenticated` hears of each pairing the user took part in (a passkey or a comparison:
-    /// MITM protection, which BlueZ does not report otherwise).
+    /// MITM protection, which BlueZ does not report otherwise); `isBlueZ` tells whether a
+    /// caller's unique name is bluetoothd's. Only bluetoothd is answered: another client of the
+    /// bus that may call us (the bus's policy decides who may) could otherwise put prompts of its
+    /// own before the user, or have a device counted as authenticated.
     static func interface(agent: any PairingAgent, peer: @escaping @Sendable (DBusObjectPath) -> DeviceAddress?,
-                          authenticated: @escaping @Sendable (DeviceAddress) -> Void) -> DBusInterface {
-        @Sendable func device(_ call: DBusMethodCall) throws -> DeviceAddress {
+                          authenticated: @escaping @Sendable (DeviceAddress) -> Void,
+                          isBlueZ: @escaping @Sendable (String?) async -> Bool) -> DBusInterface {
+        @Sendable func device(_ call: DBusMethodCall) async throws -> DeviceAddress {
+            guard await isBlueZ(call.sender) else { throw rejected("only bluetoothd asks this agent") }
             guard let path = call.arguments.first?.objectPathValue, let address = peer(path) else {
                 throw rejected("unknown device")
             }
@@ -49,13 +54,13 @@ final class BlueZAgent: Sendable {
                 throw rejected("PIN codes are BR/EDR legacy pairing; Bluejay pairs LE only")
             },
             DBusMethod("RequestPasskey", inputs: [.init("device", .objectPath)], outputs: [.init("passkey", .uint32)]) { call in
-                let peer = try device(call)
+                let peer = try await device(call)
                 guard let passkey = await agent.passkey(for: peer), passkey <= 999_999 else { throw rejected("no passkey was given") }
                 authenticated(peer)
                 return [.uint32(passkey)]
             },
             DBusMethod("DisplayPasskey", inputs: [.init("device", .objectPath), .init("passkey", .uint32), .init("entered", .uint16)]) { call in
-                let peer = try device(call)
+                let peer = try await device(call)
                 // BlueZ calls again as the peer types each digit; show the passkey once.
                 if call.arguments.count >= 3, call.arguments[2].uint16Value == 0, let passkey = call.arguments[1].uint32Value {
                     authenticated(peer)
@@ -64,7 +69,7 @@ final class BlueZAgent: Sendable {
                 return []
             },
             DBusMethod("RequestConfirmation", inputs: [.init("device", .objectPath), .init("passkey", .uint32)]) { call in
-                let peer = try device(call)
+                let peer = try await device(call)
                 guard let number = call.arguments[1].uint32Value, await agent.confirm(number: number, for: peer) else {
                     throw rejected("the numbers were not confirmed")
                 }
@@ -72,11 +77,11 @@ final class BlueZAgent: Sendable {
                 return []
             },
             DBusMethod("RequestAuthorization", inputs: [.init("device", .objectPath)]) { call in
-                guard await agent.shouldAcceptPairing(with: try device(call)) else { throw rejected("pairing refused") }
+                guard await agent.shouldAcceptPairing(with: try await device(call)) else { throw rejected("pairing refused") }
                 return []
             },
             DBusMethod("AuthorizeService", inputs: [.init("device", .objectPath), .init("uuid", .string)]) { call in
-                guard await agent.shouldAcceptPairing(with: try device(call)) else { throw rejected("service refused") }
+                guard await agent.shouldAcceptPairing(with: try await device(call)) else { throw rejected("service refused") }
                 return []
             },
         ])
@@ -104,6 +109,9 @@ extension BlueZCentral {
             self?.tree().properties(path, BlueZ.device).flatMap(BlueZObjectTree.address(of:))
         }, authenticated: { [weak self] peer in
             _ = self?.state.withLock { $0.authenticatedPeers.insert(peer.address) }
+        }, isBlueZ: { [weak bus] sender in
+            guard let sender, let bus, let owner = (try? await bus.nameOwner(BlueZ.service)) ?? nil else { return false }
+            return owner == sender
         })
         do {
             try await bus.export([interface], at: BlueZAgent.path)

@@ -546,6 +546,8 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             return device?["Bonded"]?.boolValue ?? device?["Paired"]?.boolValue ?? false
         }
         try await call(adapter, BlueZ.adapter, "RemoveDevice", [.objectPath(path)], operation: "removing the bond with \(peer)")
+        // A later pairing with that address earns its own authentication, or none.
+        _ = state.withLock { $0.authenticatedPeers.remove(peer.address) }
         return wasBonded
     }
 
