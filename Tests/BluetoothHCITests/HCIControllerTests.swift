@@ -102,7 +102,7 @@ import Testing
         let (controller, _) = makeController { _ in [] }
         for _ in 0..<100 {
             await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) {
-                try await withTestTimeout(.seconds(2)) { try await controller.send(ResetCommand(), timeout: .zero) }
+                try await withTestTimeout(.seconds(10)) { try await controller.send(ResetCommand(), timeout: .zero) }
             }
         }
     }

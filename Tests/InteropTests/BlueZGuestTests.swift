@@ -29,6 +29,10 @@ extension InteropSuites {
         /// it, so the peripheral would stay connected and stop advertising. What Bluejay did is
         /// checked through BlueZ (`bluetoothctl info`: Connected: no).
         static func run(_ command: String, on bench: GuestBench, releasing index: Int, timeout: Duration = .seconds(120)) async throws -> CLIResult {
+            // The guest is emulated (TCG) on a shared host: bluetoothd's discovery and connection
+            // take many times a real machine's (over 10 s, the CLI's default, in a loaded run).
+            // 60 s bounds a hang; the speed is not what these tests assert.
+            let command = command.contains("--address") && !command.contains("--connect-timeout") ? command + " --connect-timeout 60" : command
             let result = try await bench.guest.run(command, timeout: timeout)
             try await release(index, on: bench)
             return result
