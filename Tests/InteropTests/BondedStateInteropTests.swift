@@ -74,8 +74,11 @@ extension InteropSuites {
                     let changes = await SubscriptionRecorder(manager)
                     defer { changes.stop() }
                     try await reconnect(manager, feed: feed.valueHandle, alert: alert.valueHandle)
-                    try await waitUntil("both subscriptions restored") { changes.all.count == 2 }
-                    #expect(changes.all.allSatisfy { $0.isRestored && $0.isSubscribed && $0.bondIdentity == identity }, "\(changes.all)")
+                    // The ends of the last link's subscriptions may still be on their way to the
+                    // recorder (they are told after the link is gone): the restored ones are counted.
+                    try await waitUntil("both subscriptions restored") { changes.all.filter(\.isRestored).count == 2 }
+                    #expect(changes.all.filter(\.isRestored).allSatisfy { $0.isSubscribed && $0.bondIdentity == identity }, "\(changes.all)")
+                    #expect(changes.all.allSatisfy { $0.isRestored || !$0.isSubscribed }, "nothing subscribed but by restoration: \(changes.all)")
                     try await central.waitForEvent(named: "value") { $0.bool("listened") == true && $0.int("handle") == Int(alert.valueHandle) }
                     #expect(listened(alert.valueHandle) == [[0xA1]], "the indication kept while it was away, once")
                     #expect(try await manager.updateValue([0x02], for: feed).delivered.count == 1)
