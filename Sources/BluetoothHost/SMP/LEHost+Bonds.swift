@@ -28,14 +28,21 @@ extension LEHost {
             resolvingList?.remove(identity: identity)
             resolvingListNeedsUpdate()
         }
-        for connection in connectionsByHandle.values where connection.gatt.bearer.bondRemoved(identity) != nil {
-            announceSecurity(of: connection)
-        }
+        untrustLinks(encryptedWith: identity)
         // What was kept because of the bond goes with it: the peer's cached database, and its
         // features and awareness in this device's server.
         await gattCaching.cache.removeDatabase(for: identity)
         await server.forgetClient(identity)
         return removed
+    }
+
+    /// Links still encrypted with the key of `identity`'s bond, removed or replaced, stand for
+    /// that identity no more (``LinkSecurity/isBondRemoved``); `except` keeps the link whose
+    /// pairing made the new bond.
+    func untrustLinks(encryptedWith identity: DeviceAddress, except kept: Connection? = nil) {
+        for connection in connectionsByHandle.values where connection !== kept && connection.gatt.bearer.bondRemoved(identity) != nil {
+            announceSecurity(of: connection)
+        }
     }
 
     /// The bond with a connection's peer: by its identity when known (resolved by the host or

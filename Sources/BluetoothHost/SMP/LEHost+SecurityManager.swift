@@ -371,11 +371,7 @@ extension LEHost {
         rememberBond(bond)
         // Links still encrypted with the replaced bond's key stand for the identity no more, as
         // after removeBond: the key that identity is known by is this pairing's now.
-        if existing != nil {
-            for other in connectionsByHandle.values where other !== connection && other.gatt.bearer.bondRemoved(bond.peerIdentity) != nil {
-                announceSecurity(of: other)
-            }
-        }
+        if existing != nil { untrustLinks(encryptedWith: bond.peerIdentity, except: connection) }
         // A new bond starts with no GATT client state: what the server kept for an earlier bond
         // under this identity (its subscriptions, what waited for it) is not this peer's to take.
         // (After the save is pending: a link that loads the state meanwhile reads the new bond.)
