@@ -3,6 +3,7 @@ import BluetoothCore
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Records what the operations of a test did.
 final class Journal: Sendable {
@@ -34,7 +35,7 @@ struct OperationRunnerTests {
     /// An operation that records its steps; it holds at `gate` (when given) until the test
     /// opens it, and otherwise yields once, so that nothing depends on how long it sleeps.
     private func operation(_ runner: OperationRunner, _ name: String, journal: Journal, gate: TestGate? = nil,
-                           kind: OperationKind = .gatt) -> QueuedOperation {
+                           kind: OperationKind = .gatt, completions: AwaitableLog<String>? = nil) -> QueuedOperation {
         QueuedOperation.make(id: runner.makeID(), name: name, kind: kind, work: {
             journal.enter()
             journal.add("start \(name)")
@@ -51,6 +52,7 @@ struct OperationRunnerTests {
             case let .success(value): journal.add("done \(value)")
             case let .failure(error): journal.add("failed \(name): \(error)")
             }
+            completions?.append(name)
         })
     }
 
@@ -86,10 +88,21 @@ struct OperationRunnerTests {
     func threadSafety() async throws {
         let runner = OperationRunner()
         let journal = Journal()
-        DispatchQueue.concurrentPerform(iterations: 50) { index in
-            runner.submit(operation(runner, "\(index)", journal: journal))
+        let completions = AwaitableLog<String>()
+        // Ten threads of their own submit five each: the test's task never blocks a thread of
+        // the cooperative pool (which a loaded run shares with every other test), and the wait
+        // below is woken by the fiftieth completion instead of polling.
+        let submitters = (0..<10).map { thread in
+            Thread {
+                for index in 0..<5 {
+                    runner.submit(operation(runner, "\(thread * 5 + index)", journal: journal, completions: completions))
+                }
+            }
         }
-        try await eventually("fifty completions") { journal.all.filter { $0.hasPrefix("done") }.count == 50 }
+        submitters.forEach { $0.start() }
+        let done = try #require(await completions.wait(forCount: 50, timeout: .seconds(50)), "fifty completions")
+        #expect(Set(done).count == 50)
+        #expect(journal.all.filter { $0.hasPrefix("done") }.count == 50)
         #expect(journal.maximumConcurrency == 1)
     }
 

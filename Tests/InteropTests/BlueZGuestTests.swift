@@ -132,6 +132,7 @@ extension InteropSuites {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
             try await Self.startBlueZ(guest)
+            rig.discardEvents(named: "subscribed")
             async let listen = guest.run("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 --count 3 --json")
             _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }, timeout: .seconds(120))
             try await rig.request(.notify(uuid: "2A37", count: 3, start: 70, peripheral: 1))
@@ -140,6 +141,7 @@ extension InteropSuites {
             #expect(try listened.jsonObjects().compactMap { $0["value"] as? String } == ["014600", "014700", "014800"], "\(listened)")
             try await Self.release(1, on: bench)
 
+            rig.discardEvents(named: "subscribed")
             async let indications = guest.run("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service \(Self.customService) "
                 + "--characteristic 6E400005-B5A3-F393-E0A9-E50E24DCCA9E --count 2 --json")
             _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "6E400005-B5A3-F393-E0A9-E50E24DCCA9E" && $0.bool("indicate") == true }, timeout: .seconds(120))
@@ -157,6 +159,7 @@ extension InteropSuites {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
             try await Self.startBlueZ(guest)
+            rig.discardEvents(named: "subscribed")
             async let app = guest.run("BluejayGuestApp --hci bluez --name 'Bluejay Peer 2' --notifications 3")
             _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }, timeout: .seconds(120))
             try await rig.request(.notify(uuid: "2A37", count: 3, start: 1, peripheral: 2))
@@ -196,6 +199,7 @@ extension InteropSuites {
             #expect(bonds.stdout.contains("Paired: yes") && bonds.stdout.contains("Bonded: yes"), "\(bonds)")
 
             _ = try await rig.request("pairing_config", ["io": "yesno", "mitm": true, "confirm": true, "peripheral": 4])
+            rig.discardEvents(named: "pairing_compare")
             let compared = try await Self.run("bluejay pair --hci bluez --address \(Self.peripheral4) --random --io yesno --yes --json",
                                               on: bench, releasing: 4)
             #expect(compared.status == 0, "\(compared)\n\(rig.diagnostics)")
@@ -238,6 +242,7 @@ extension InteropSuites {
             let pids = "$(pidof bluetoothd),$(pidof dbus-daemon | tr ' ' ',')"
 
             func measure(_ transport: String) async throws -> (read: Double, notification: Double) {
+                rig.discardEvents(named: "subscribed")
                 async let app = guest.run("BluejayGuestApp --hci \(transport) --name 'Bluejay Peer 2' --measure --reads \(reads) "
                     + "--notifications \(notifications) --pids \(pids)", timeout: .seconds(85))
                 _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true },

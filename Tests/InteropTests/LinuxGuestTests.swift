@@ -108,6 +108,7 @@ extension InteropSuites {
             let written = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A38" })
             #expect(written.bytes("value") == [0x02])
 
+            rig.discardEvents(named: "subscribed")
             async let listen = guest.run("bluejay listen --hci hci0 --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 --count 3 --json")
             _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.bool("notify") == true }, timeout: .seconds(120))
             try await rig.request(.notify(uuid: "2A37", count: 3, start: 70, peripheral: 1))
@@ -121,6 +122,7 @@ extension InteropSuites {
         func bluejayAppOverHCI0() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
+            rig.discardEvents(named: "subscribed")
             async let app = guest.run("BluejayGuestApp --hci hci0 --name 'Bluejay Peer 2' --notifications 3")
             _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.bool("notify") == true }, timeout: .seconds(120))
             try await rig.request(.notify(uuid: "2A37", count: 3, start: 1, peripheral: 2))
@@ -182,6 +184,7 @@ extension InteropSuites {
         func killedMidConnection() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
+            rig.discardEvents(named: "subscribed")
             async let killed = guest.run("""
                 bluejay listen --hci hci0 --address \(Self.peripheral4) --random --service 180D --characteristic 2A37 > /tmp/listen.log 2>&1 &
                 echo $! > /tmp/listen.pid
@@ -214,6 +217,7 @@ extension InteropSuites {
         func secondProcessWhileTheChannelIsHeld() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
+            rig.discardEvents(named: "subscribed")
             async let holder = guest.run("""
                 bluejay listen --hci hci0 --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 > /tmp/holder.log 2>&1 &
                 echo $! > /tmp/holder.pid

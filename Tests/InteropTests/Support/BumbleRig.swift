@@ -258,6 +258,14 @@ final class BumbleRig: Sendable {
     /// Every event received so far, in order (also those a wait returned).
     var receivedEvents: [RigEvent] { process.lines }
 
+    /// Makes the events named `name` received so far invisible to later waits: a test that is
+    /// about to start what causes such an event waits for the new one, never an older one that
+    /// an earlier step caused (a stale "subscribed" would let the test notify before the app
+    /// listens).
+    func discardEvents(named name: String) {
+        process.discard { $0.name == name }
+    }
+
     /// The last events and the tail of the log, as failure messages end.
     var diagnostics: String { process.context() }
 

@@ -209,6 +209,12 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
     /// Every line received so far, in order (also those a wait returned).
     var lines: [Line] { output.all() }
 
+    /// Makes every line received so far that matches invisible to later consuming waits: a
+    /// wait started after this returns only a line that comes after it.
+    func discard(matching predicate: (Line) -> Bool) {
+        output.discard(matching: predicate)
+    }
+
     /// Whether stdout has ended (the process exited).
     var hasEnded: Bool { output.hasEnded }
 
@@ -402,6 +408,13 @@ final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
 
     /// Whether stdout has ended (the process exited).
     var hasEnded: Bool { state.withLock { $0.ended } }
+
+    /// Takes every line received so far that matches, so that no later consuming wait returns one.
+    func discard(matching: (Line) -> Bool) {
+        state.withLock { state in
+            for index in state.lines.indices where matching(state.lines[index]) { state.taken[index] = true }
+        }
+    }
 
     func waitForEndOfOutput(timeout: Duration) {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
