@@ -24,7 +24,7 @@ extension PeripheralManager {
     public func startAdvertising(name: String, serviceUUIDs: [BluetoothUUID] = [],
                                  options: PeripheralAdvertisingOptions = PeripheralAdvertisingOptions()) async throws(PeripheralError) {
         let (data, scanResponse) = try Self.layout(name: name, serviceUUIDs: serviceUUIDs, options: options)
-        await host.server.setDeviceName(name)
+        await backend.server.setDeviceName(name)
         try await startAdvertising(data, scanResponse: scanResponse, parameters: options.parameters)
     }
 
@@ -32,7 +32,7 @@ extension PeripheralManager {
     public func startAdvertising(_ data: AdvertisingData, scanResponse: AdvertisingData? = nil,
                                  parameters: AdvertisingParameters = AdvertisingParameters()) async throws(PeripheralError) {
         do {
-            try await host.startAdvertising(data, scanResponse: scanResponse, parameters: parameters)
+            try await backend.startAdvertising(data, scanResponse: scanResponse, parameters: parameters)
         } catch {
             throw PeripheralError.wrap(error)
         }
@@ -41,7 +41,7 @@ extension PeripheralManager {
     /// Advertises an iBeacon: non-connectable, the beacon alone.
     public func startAdvertising(region: BeaconRegion) async throws(PeripheralError) {
         do {
-            try await host.startAdvertising(beacon: region.beacon)
+            try await requireHost("iBeacon advertising").startAdvertising(beacon: region.beacon)
         } catch {
             throw PeripheralError.wrap(error)
         }
@@ -49,14 +49,14 @@ extension PeripheralManager {
 
     public func stopAdvertising() async throws(PeripheralError) {
         do {
-            try await host.stopAdvertising()
+            try await backend.stopAdvertising()
         } catch {
             throw PeripheralError.wrap(error)
         }
     }
 
     public var isAdvertising: Bool {
-        get async { await host.isAdvertising }
+        get async { await backend.isAdvertising }
     }
 
     /// Lays out advertising data and scan response for a name and service UUIDs.

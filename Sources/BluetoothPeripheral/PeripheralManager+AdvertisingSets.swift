@@ -9,7 +9,7 @@ extension PeripheralManager {
     public func startAdvertisingSet(_ data: AdvertisingData, scanResponse: AdvertisingData? = nil,
                                     parameters: ExtendedAdvertisingParameters = ExtendedAdvertisingParameters()) async throws(PeripheralError) -> AdvertisingSet {
         do {
-            return try await host.startAdvertisingSet(data, scanResponse: scanResponse, parameters: parameters)
+            return try await requireHost("advertising sets").startAdvertisingSet(data, scanResponse: scanResponse, parameters: parameters)
         } catch {
             throw PeripheralError.wrap(error)
         }
@@ -18,7 +18,7 @@ extension PeripheralManager {
     /// Stops an advertising set and removes it from the controller.
     public func stopAdvertisingSet(_ set: AdvertisingSet) async throws(PeripheralError) {
         do {
-            try await host.stopAdvertisingSet(set)
+            try await requireHost("advertising sets").stopAdvertisingSet(set)
         } catch {
             throw PeripheralError.wrap(error)
         }
@@ -27,7 +27,7 @@ extension PeripheralManager {
     /// Stops every advertising set (legacy advertising is left as it is).
     public func stopAllAdvertisingSets() async throws(PeripheralError) {
         do {
-            try await host.stopAllAdvertisingSets()
+            try await requireHost("advertising sets").stopAllAdvertisingSets()
         } catch {
             throw PeripheralError.wrap(error)
         }
@@ -35,7 +35,7 @@ extension PeripheralManager {
 
     /// The sets advertising now.
     public var activeAdvertisingSets: [AdvertisingSet] {
-        get async { await host.activeAdvertisingSets }
+        get async { await host?.activeAdvertisingSets ?? [] }
     }
 
     /// The most advertising data one set carries: the controller's maximum with extended
@@ -43,7 +43,7 @@ extension PeripheralManager {
     public var maximumAdvertisingDataLength: Int {
         get async throws(PeripheralError) {
             do {
-                return try await host.maximumAdvertisingDataLength()
+                return try await requireHost("the controller's advertising data length").maximumAdvertisingDataLength()
             } catch {
                 throw PeripheralError.wrap(error)
             }
@@ -53,6 +53,7 @@ extension PeripheralManager {
     /// The advertising sets that ended on their own: a central connected (with the
     /// connection), the duration ran out, or the event limit was reached.
     public func advertisingSetTerminations() async -> AsyncStream<AdvertisingSetTermination> {
-        await host.advertisingSetTerminations()
+        guard let host else { return AsyncStream { $0.finish() } }
+        return await host.advertisingSetTerminations()
     }
 }

@@ -13,11 +13,14 @@ extension PeripheralManager {
     public func publishL2CAPChannel(psm: UInt16? = nil, requiresEncryption: Bool = false,
                                     parameters: L2CAPChannelParameters = L2CAPChannelParameters(),
                                     didOpen: @escaping @Sendable (L2CAPChannel) -> Void) async throws(L2CAPChannelError) -> UInt16 {
-        try await host.listen(psm: psm, parameters: parameters, security: requiresEncryption ? .encrypted : .none, accept: didOpen).psm
+        guard let host else {
+            throw .host(.unsupported("L2CAP channels over \(backend.backendName): the kernel's L2CAP sockets serve them outside BlueZ's D-Bus API"))
+        }
+        return try await host.listen(psm: psm, parameters: parameters, security: requiresEncryption ? .encrypted : .none, accept: didOpen).psm
     }
 
     /// Removes a published channel server; channels already open stay open.
     public func unpublishL2CAPChannel(psm: UInt16) async {
-        await host.stopListening(psm: psm)
+        await host?.stopListening(psm: psm)
     }
 }

@@ -9,7 +9,7 @@ import BluetoothHost
 extension PeripheralManager {
     /// Sets who answers pairing questions for this peripheral's host.
     public func setPairingAgent(_ agent: any PairingAgent) async {
-        await host.setPairingAgent(agent)
+        await backend.setPairingAgent(agent)
     }
 
     /// Asks a connected central to pair or to encrypt, and returns the link's security once
@@ -19,7 +19,7 @@ extension PeripheralManager {
     public func pair(_ central: Central, authenticated: Bool = false) async throws(PeripheralError) -> LinkSecurity {
         let connection = try await connection(of: central)
         do {
-            return try await host.pair(connection, authenticated: authenticated)
+            return try await requireHost("pairing started by the peripheral").pair(connection, authenticated: authenticated)
         } catch {
             throw PeripheralError.wrap(error)
         }
@@ -32,21 +32,21 @@ extension PeripheralManager {
 
     /// The bonds of this peripheral's host.
     public func bonds() async -> [Bond] {
-        await host.bonds()
+        await host?.bonds() ?? []
     }
 
     /// Forgets the bond with a central (its identity address). Returns whether there was one.
     @discardableResult
     public func removeBond(with central: DeviceAddress) async throws(PeripheralError) -> Bool {
         do {
-            return try await host.removeBond(with: central)
+            return try await requireHost("removing a bond from the peripheral role").removeBond(with: central)
         } catch {
             throw PeripheralError.wrap(error)
         }
     }
 
     func connection(of central: Central) async throws(PeripheralError) -> Connection {
-        guard let connection = await host.connections.first(where: { $0.handle == central.connectionHandle && $0.role == .peripheral }) else {
+        guard let connection = await (try requireHost("link control")).connections.first(where: { $0.handle == central.connectionHandle && $0.role == .peripheral }) else {
             throw .host(.notFound("a connection to \(central)"))
         }
         return connection

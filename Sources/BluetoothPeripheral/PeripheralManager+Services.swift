@@ -11,7 +11,7 @@ extension PeripheralManager {
         await startPumps()
         let published: GATTPublishedService
         do {
-            published = try await host.server.addService(service.definition(router: router))
+            published = try await backend.server.addService(service.definition(router: router))
         } catch {
             throw .server(error)
         }
@@ -20,6 +20,7 @@ extension PeripheralManager {
         for (definition, characteristic) in zip(service.characteristics, published.characteristics) {
             if let profile = definition.profile { profiles[characteristic.valueHandle] = profile }
         }
+        try await servicesDidChange()
         logger.info("added \(service.name ?? GATTNames.name(forService: service.uuid) ?? service.uuid.description) at \(published.handleRange)")
         return published
     }
@@ -35,17 +36,28 @@ extension PeripheralManager {
     /// Removes a published service; its write-request streams end.
     public func remove(_ service: GATTPublishedService) async throws(PeripheralError) {
         do {
-            try await host.server.removeService(service)
+            try await backend.server.removeService(service)
         } catch {
             throw .server(error)
         }
         forget(service)
+        try await servicesDidChange()
     }
 
     /// Removes every published service (the GAP and GATT services stay).
     public func removeAllServices() async {
-        await host.server.removeAllServices()
+        await backend.server.removeAllServices()
         for service in services { forget(service) }
+        try? await servicesDidChange()
+    }
+
+    /// Tells the backend (BlueZ registers the application again).
+    private func servicesDidChange() async throws(PeripheralError) {
+        do {
+            try await backend.servicesDidChange()
+        } catch {
+            throw PeripheralError.wrap(error)
+        }
     }
 
     private func forget(_ service: GATTPublishedService) {

@@ -6,7 +6,7 @@ extension PeripheralManager {
     /// Sets a characteristic's value without telling subscribers; reads return it.
     public func setValue(_ value: [UInt8], for characteristic: GATTPublishedCharacteristic) async throws(PeripheralError) {
         do {
-            try await host.server.setValue(value, forHandle: characteristic.valueHandle)
+            try await backend.server.setValue(value, forHandle: characteristic.valueHandle)
         } catch {
             throw .server(error)
         }
@@ -14,7 +14,7 @@ extension PeripheralManager {
 
     /// A characteristic's stored value.
     public func value(of characteristic: GATTPublishedCharacteristic) async -> [UInt8]? {
-        await host.server.value(forHandle: characteristic.valueHandle)
+        await backend.server.value(forHandle: characteristic.valueHandle)
     }
 
     /// Sets a characteristic's value and pushes it to every subscribed central (an
@@ -33,7 +33,7 @@ extension PeripheralManager {
         }
         let update: GATTValueUpdate
         do {
-            update = try await host.server.updateValue(value, forHandle: characteristic.valueHandle)
+            update = try await backend.pushValue(value, forHandle: characteristic.valueHandle)
         } catch {
             throw .server(error)
         }
@@ -86,17 +86,16 @@ extension PeripheralManager {
 
     /// The centrals subscribed to a characteristic.
     public func subscribers(of characteristic: GATTPublishedCharacteristic) async -> [Central] {
-        await host.server.subscriptions(forHandle: characteristic.valueHandle).map {
-            Central(connectionHandle: $0.connectionHandle, overTheAir: $0.peer, resolver: host.addressResolver)
+        await backend.subscriptions(forHandle: characteristic.valueHandle).map {
+            Central(connectionHandle: $0.connectionHandle, overTheAir: $0.peer, resolver: backend.addressResolver)
         }
     }
 
     /// The centrals on these connections, with their addresses when the host knows them.
     private func centrals(for handles: [UInt16]) async -> [Central] {
-        let connections = await host.connections
+        let connected = await backend.connectedCentrals()
         return handles.map { handle in
-            let connection = connections.first { $0.handle == handle }
-            return Central(connectionHandle: handle, address: connection.map { $0.identity ?? $0.peer })
+            Central(connectionHandle: handle, address: connected.first { $0.handle == handle }?.address)
         }
     }
 }

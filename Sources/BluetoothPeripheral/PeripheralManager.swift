@@ -5,8 +5,8 @@ import BluetoothTransport
 import GATTProfiles
 import Logging
 
-/// The peripheral role, as BlueCap's PeripheralManager offers it, on a Bluejay `LEHost`:
-/// publish services, advertise (a name and service UUIDs, any fields, or an iBeacon), keep
+/// The peripheral role, as BlueCap's PeripheralManager offers it, on a Bluejay `LEHost` or
+/// on BlueZ (``init(backend:logger:)`` with a `BlueZPeripheral`): publish services, advertise (a name and service UUIDs, any fields, or an iBeacon), keep
 /// characteristic values, push them to subscribed centrals, answer reads and writes.
 ///
 /// Every operation has an async form and a callback form (the `completion:` variants in
@@ -27,7 +27,10 @@ import Logging
 /// try await manager.startAdvertising(name: "SensorTag", serviceUUIDs: [service.uuid])
 /// ```
 public actor PeripheralManager {
-    public let host: LEHost
+    /// What this manager runs on: our host, or BlueZ.
+    public nonisolated let backend: any PeripheralBackend
+    /// Our host, when the manager runs on one (`nil` over BlueZ).
+    public nonisolated var host: LEHost? { backend as? LEHost }
     let logger: Logger
     let router: RequestRouter
 
@@ -46,9 +49,23 @@ public actor PeripheralManager {
 
     /// A manager on an existing host; the host's GATT server becomes this manager's.
     public init(host: LEHost, logger: Logger = Logger(label: "bluejay.peripheral")) {
-        self.host = host
+        self.init(backend: host, logger: logger)
+    }
+
+    /// A manager on a backend: an `LEHost`, or a `BlueZPeripheral` when bluetoothd keeps the
+    /// adapter. What the backend cannot do is refused with the reason.
+    public init(backend: any PeripheralBackend, logger: Logger = Logger(label: "bluejay.peripheral")) {
+        self.backend = backend
         self.logger = logger
-        router = RequestRouter(resolver: host.addressResolver)
+        router = RequestRouter(resolver: backend.addressResolver)
+    }
+
+    /// Our host, for what only it can do; over BlueZ, `unsupported` with the reason.
+    func requireHost(_ feature: String) throws(PeripheralError) -> LEHost {
+        guard let host else {
+            throw .host(.unsupported("\(feature) over \(backend.backendName): BlueZ's D-Bus API offers no call for it"))
+        }
+        return host
     }
 
     /// A manager on a new host over `transport`.
@@ -67,18 +84,18 @@ public actor PeripheralManager {
     /// configured device name.
     public func powerOn() async throws(PeripheralError) {
         do {
-            try await host.powerOn()
+            try await backend.start()
         } catch {
             throw PeripheralError.wrap(error)
         }
-        await host.server.setDeviceName(host.configuration.deviceName)
+        await backend.server.setDeviceName(backend.configuredDeviceName)
         await startPumps()
     }
 
     /// Stops advertising, disconnects every central and closes the transport.
     public func powerOff() async {
-        try? await host.stopAdvertising()
-        await host.shutdown()
+        try? await backend.stopAdvertising()
+        await backend.shutdown()
         router.finishAll()
     }
 
@@ -106,14 +123,14 @@ public actor PeripheralManager {
     func startPumps() async {
         guard !pumpsStarted else { return }
         pumpsStarted = true
-        router.attach(await host.server)
-        let serverEvents = await host.server.events()
-        let hostEvents = await host.events()
+        router.attach(backend.server)
+        let serverEvents = await backend.serverEvents()
+        let linkEvents = await backend.peripheralLinkEvents()
         pumps.append(Task { [weak self] in
             for await event in serverEvents { await self?.handle(event) }
         })
         pumps.append(Task { [weak self] in
-            for await event in hostEvents { await self?.handle(event) }
+            for await event in linkEvents { await self?.handle(event) }
         })
     }
 
@@ -122,7 +139,7 @@ public actor PeripheralManager {
         case let .subscriptionChanged(subscription):
             guard let characteristic = publishedCharacteristic(valueHandle: subscription.valueHandle) else { return }
             let change = SubscriptionChange(central: Central(connectionHandle: subscription.connectionHandle, overTheAir: subscription.peer,
-                                                             resolver: host.addressResolver),
+                                                             resolver: backend.addressResolver),
                                             characteristic: characteristic, isNotifying: subscription.isNotifying,
                                             isIndicating: subscription.isIndicating, isRestored: subscription.isRestored,
                                             bondIdentity: subscription.bondIdentity)
@@ -135,31 +152,26 @@ public actor PeripheralManager {
         }
     }
 
-    private func handle(_ event: HostEvent) {
+    private func handle(_ event: PeripheralLinkEvent) {
         switch event {
-        case let .connected(connection) where connection.role == .peripheral:
-            let central = Central(connectionHandle: connection.handle, address: connection.identity ?? connection.peer)
-            connectedCentrals[connection.handle] = central
+        case let .connected(handle, address):
+            let central = Central(connectionHandle: handle, address: address)
+            connectedCentrals[handle] = central
             broadcast(.connected(central))
-        case let .identityResolved(connection, identity) where connection.role == .peripheral:
-            let central = Central(connectionHandle: connection.handle, address: identity)
-            connectedCentrals[connection.handle] = central
+        case let .identityResolved(handle, identity):
+            let central = Central(connectionHandle: handle, address: identity)
+            connectedCentrals[handle] = central
             broadcast(.identityResolved(central))
-        case let .bondReplaced(connection, replacement) where connection.role == .peripheral:
-            let central = connectedCentrals[connection.handle]
-                ?? Central(connectionHandle: connection.handle, address: connection.identity ?? connection.peer)
-            broadcast(.bondReplaced(central, replacement))
-        case let .disconnected(connection, reason) where connection.role == .peripheral:
-            let central = connectedCentrals.removeValue(forKey: connection.handle)
-                ?? Central(connectionHandle: connection.handle, address: connection.identity ?? connection.peer)
+        case let .bondReplaced(handle, address, replacement):
+            broadcast(.bondReplaced(connectedCentrals[handle] ?? Central(connectionHandle: handle, address: address), replacement))
+        case let .disconnected(handle, address, reason):
+            let central = connectedCentrals.removeValue(forKey: handle) ?? Central(connectionHandle: handle, address: address)
             broadcast(.disconnected(central, reason: reason))
-        case .transportClosed:
+        case .closed:
             connectedCentrals.removeAll()
             connectionListeners.finish()
             subscriptionListeners.finish()
             router.finishAll()
-        default:
-            break
         }
     }
 

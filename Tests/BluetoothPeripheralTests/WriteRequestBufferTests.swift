@@ -74,9 +74,9 @@ struct WriteRequestBufferTests {
     func centralSeesInsufficientResources() async throws {
         let pair = try await VirtualPair()
         let characteristic = try await Self.publish(on: pair)
-        var settings = await pair.manager.host.server.settings
+        var settings = await pair.manager.backend.server.settings
         settings.handlerTimeout = .milliseconds(200)
-        await pair.manager.host.server.configure(settings)
+        await pair.manager.backend.server.configure(settings)
         // Nobody reads it: the first write waits there until the server gives up on it.
         let requests = await pair.manager.writeRequests(for: characteristic, bufferLimit: 1)
         try await pair.manager.startAdvertising(name: "Bluejay Peripheral", serviceUUIDs: [Self.service])

@@ -161,7 +161,7 @@ extension InteropSuites {
             let agent = ScriptedPairingAgent()
             try await withBumbleRig(script: .central, arguments: ["--plugin", "bluejay_pairing"]) { central in
                 try await withPeripheral(central, HostConfiguration(), agent: agent) { manager in
-                    let ours = await manager.host.makeLegacyOutOfBandData()
+                    let ours = await (try #require(manager.host)).makeLegacyOutOfBandData()
                     _ = try await central.request("pairing_config", ["sc": false, "legacy_tk": Hex.digits(ours.temporaryKey, count: 32, uppercase: false)])
                     try await manager.startAdvertising(name: "Bluejay OOB")
                     _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
@@ -178,7 +178,7 @@ extension InteropSuites {
                     let identity = try #require(await manager.bonds().first).peerIdentity
                     #expect(try await manager.removeBond(with: identity))
                     _ = try await central.request("forget_keys")
-                    _ = await manager.host.makeLegacyOutOfBandData()
+                    _ = await (try #require(manager.host)).makeLegacyOutOfBandData()
                     _ = try await central.request("pairing_config", ["sc": true, "legacy_tk": NSNull()])
                     try await manager.startAdvertising(name: "Bluejay OOB")
                     _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])

@@ -188,7 +188,7 @@ extension InteropSuites {
                 let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification))
                 do {
                     try await manager.powerOn()
-                    let server = await manager.host.server
+                    let server = manager.backend.server
                     let published = try await server.addService(GATTServiceDefinition(uuid: "FEE0", characteristics: [
                         GATTCharacteristicDefinition(uuid: "FEE1", properties: .read, value: [7]),
                     ]))

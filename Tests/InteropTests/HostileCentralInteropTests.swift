@@ -96,7 +96,7 @@ extension InteropSuites {
                 let total = limit + 40
                 try await central.record(cid: 4, events: false)
                 let prepares = (0..<total).map { index in [0x16] + RawATT.le(database.blob) + RawATT.le(UInt16(index)) + [UInt8(index % 256)] }
-                let droppedBefore = await manager.host.server.droppedPDUCount
+                let droppedBefore = manager.backend.server.droppedPDUCount
                 let sent = try await central.sendRaw(prepares)
                 #expect(sent == total, "the peer sent \(sent) of \(total)")
                 // Sent back to back, they may outrun the server: past its inbound limit it drops
@@ -150,7 +150,7 @@ extension InteropSuites {
             try await withHostileCentral { central, manager, database in
                 let count = 300
                 try await central.record(cid: 4, events: false)
-                let droppedBefore = await manager.host.server.droppedPDUCount
+                let droppedBefore = manager.backend.server.droppedPDUCount
                 // Through Bumble's host and controller (paced by the link), or handed to our host as
                 // fast as Python can, which outruns the server.
                 let sent = try await central.sendRaw([RawATT.readRequest(database.small)], count: count, inject: injected)
@@ -204,7 +204,7 @@ extension InteropSuites {
         /// so at least that many (or every request, when fewer were sent) are answered.
         static func answersOrDrops(_ sent: Int, droppedBefore: Int, central: BumbleRig, manager: PeripheralManager,
                                    timeout: Duration = .seconds(20)) async throws -> [[UInt8]] {
-            let server = await manager.host.server
+            let server = manager.backend.server
             let bound = GATTServerSettings().maximumQueuedPDUs
             let deadline = ContinuousClock.now + timeout
             while true {

@@ -144,7 +144,7 @@ extension InteropSuites {
         func requestDuringConsent() async throws {
             try await withHostileSMPCentral(configuration: Self.noBackoff) { central, manager, small in
                 let (answers, consent) = AsyncStream.makeStream(of: Bool.self)
-                await manager.host.setPairingAgent(SlowConsentAgent(answers: answers))
+                await manager.setPairingAgent(SlowConsentAgent(answers: answers))
                 let sc = RawSMP.pairingRequest(authReq: RawSMP.secureConnections)
                 try await central.sendRaw([sc, sc], cid: 6)
                 #expect(try await central.waitForSMP { _ in true } == RawSMP.failed(0x08))

@@ -72,7 +72,7 @@ extension InteropSuites {
                     }
                     #expect((0x80...0xFF).contains(psm))
                     try await manager.startAdvertising(name: "Bluejay L2CAP")
-                    let address = try await manager.host.publicAddressText
+                    let address = try await #require(manager.host).publicAddressText
                     _ = try await central.request("connect", ["address": address, "address_type": "public", "discover": false])
                     let answer = try await central.request("l2cap_connect", ["psm": Int(psm), "mtu": 300, "mps": 64, "max_credits": 2, "mode": "sink"])
                     #expect(answer.bool("opened") == true && answer.int("peer_mtu") == 256 && answer.int("peer_mps") == 100, "\(answer)")

@@ -93,7 +93,8 @@ extension InteropSuites {
                 let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification))
                 do {
                     try await manager.powerOn()
-                    let identity = try #require(await manager.host.identityAddress)
+                    let ourHost = try #require(manager.host)
+                    let identity = try #require(await ourHost.identityAddress)
                     #expect(identity.type == .random && identity.address.isStaticRandom)
                     try await manager.startAdvertising(name: "Bluejay Static")
                     _ = try await central.request("scan")

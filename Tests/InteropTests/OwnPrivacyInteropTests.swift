@@ -38,7 +38,7 @@ extension InteropSuites {
                 let manager = PeripheralManager(transport: try SystemTransports.open(central.transportSpecification), configuration: configuration)
                 do {
                     try await manager.powerOn()
-                    let identity = try await manager.host.publicAddressText
+                    let identity = try await #require(manager.host).publicAddressText
                     let published = try await manager.add(PeripheralService(uuid: Self.service, characteristics: [
                         PeripheralCharacteristic(uuid: Self.secret, properties: [.read], readSecurity: .encryption, value: Array("secret".utf8)),
                     ]))

@@ -105,7 +105,7 @@ extension InteropSuites {
                 let readiness = ReadinessCounter(await manager.connectionEvents())
 
                 try await manager.startAdvertising(name: "Bluejay GATT", serviceUUIDs: [Self.service])
-                let address = try await manager.host.publicAddressText
+                let address = try await #require(manager.host).publicAddressText
                 let connected = try await central.request("connect", ["address": address, "address_type": "public"])
                 #expect(connected.int("mtu") == 23)
                 let event = await connections.next()

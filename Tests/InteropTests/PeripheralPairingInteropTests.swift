@@ -32,7 +32,7 @@ extension InteropSuites {
             try await withPairingPeripheral(SecurityManagerSettings(), controller: controller) { central, manager in
                 let published = try await manager.add(Self.protectedService)
                 let secret = try #require(published.characteristic(Self.secret)).valueHandle
-                let address = try await manager.host.publicAddressText
+                let address = try await #require(manager.host).publicAddressText
                 try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
                 _ = try await central.request("connect", ["address": address, "address_type": "public"])
                 // No key for this central yet: Insufficient Authentication (Core 6.0, Vol 3, Part C, 10.3.1).

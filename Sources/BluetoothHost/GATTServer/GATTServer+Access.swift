@@ -8,6 +8,7 @@ extension GATTServer {
     /// (Core 6.0, Vol 3, Part F, 4 and Part C, 10.3.1).
     func readSecurityRefusal(_ attribute: ServerAttribute, _ context: RequestContext) -> ATTErrorCode? {
         guard attribute.permissions.allowsReading else { return .readNotPermitted }
+        if context.linkCheckedByStack { return nil }
         return attribute.readRequirement.refusal(on: context.security, peerHasKey: hasKey(for: context))
     }
 
@@ -44,12 +45,15 @@ extension GATTServer {
             guard !properties.isDisjoint(with: declared) else { return .writeNotPermitted }
         }
         let requirement = attribute.writeRequirement
-        if let refusal = requirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) { return refusal }
+        if !context.linkCheckedByStack, let refusal = requirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) {
+            return refusal
+        }
         // Subscribing is reading every later value: a Client Characteristic Configuration write
         // needs what a read of its characteristic's value needs too (Core 6.0, Vol 3, Part C,
         // 10.3.1), link and authorization, whatever the descriptor's own permissions.
         let value = subscribedValue(of: attribute)
-        if let value, let refusal = value.readRequirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) { return refusal }
+        if let value, !context.linkCheckedByStack,
+           let refusal = value.readRequirement.refusal(on: context.security, peerHasKey: hasKey(for: context)) { return refusal }
         if authorizing, requirement.authorization, let refusal = await authorize(attribute, access: .write, context) { return refusal }
         if authorizing, let value, value.readRequirement.authorization, let refusal = await authorize(value, access: .read, context) {
             return refusal

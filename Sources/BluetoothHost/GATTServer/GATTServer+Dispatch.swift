@@ -99,6 +99,10 @@ extension GATTServer {
         let mtu: Int
         /// The link's security when the request arrived: what its permission checks use.
         let security: LinkSecurity
+        /// Another stack's ATT server took the request (BlueZ) and checked the link's
+        /// security against the flags exported from the attribute's permissions before it
+        /// asked: only the application's checks (authorization, length) run here.
+        var linkCheckedByStack = false
     }
 
     static func error(_ opcode: ATTOpcode, _ handle: UInt16, _ code: ATTErrorCode) -> ATTPDU {
