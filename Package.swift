@@ -94,7 +94,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         // A small app on the Bluejay API that the Linux guest tests run inside the guest over hci0.
-        .executableTarget(name: "BluejayGuestApp", dependencies: ["Bluejay"], path: "Tests/GuestApp"),
+        .executableTarget(name: "BluejayGuestApp", dependencies: ["Bluejay", "BluetoothCore", "BluetoothHost", "BluetoothPeripheral", "BluetoothBlueZ", "BluetoothTransport"], path: "Tests/GuestApp"),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"]),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCore", "BluetoothCrypto"]),
         .testTarget(name: "BluetoothTransportTests", dependencies: ["BluetoothCore", "BluetoothTransport"]),

@@ -34,7 +34,31 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         var onEnd: @Sendable (HostError?) -> Void
     }
 
+    /// A connection waiting for BlueZ to hear a device. It is registered before discovery
+    /// starts, so that a device heard at once is not missed: `heard` keeps it until the
+    /// waiter waits.
+    struct DeviceWaiter: Sendable {
+        var address: BluetoothAddress
+        var heard: DBusObjectPath?
+        var continuation: CheckedContinuation<DBusObjectPath, Never>?
+    }
+
     struct State: Sendable {
+        /// Tells the waiters for `address` that BlueZ heard it at `path`: those waiting get it
+        /// (returned, to resume outside the lock), the others keep it.
+        mutating func deviceHeard(_ address: BluetoothAddress, at path: DBusObjectPath) -> [CheckedContinuation<DBusObjectPath, Never>] {
+            var ready: [CheckedContinuation<DBusObjectPath, Never>] = []
+            for (id, waiter) in deviceWaiters where waiter.address == address {
+                if let continuation = waiter.continuation {
+                    ready.append(continuation)
+                    deviceWaiters[id] = nil
+                } else {
+                    deviceWaiters[id]?.heard = path
+                }
+            }
+            return ready
+        }
+
         var bus: DBusConnection?
         var adapter: DBusObjectPath?
         var tree = BlueZObjectTree()
@@ -43,8 +67,8 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         /// Discovery sessions this backend holds open (a scan, connections looking for a device).
         var discoveryUsers = 0
         var connections: [DBusObjectPath: BlueZConnection] = [:]
-        /// Who waits for a device to appear (connecting to one BlueZ has not heard yet).
-        var deviceWaiters: [UInt64: (BluetoothAddress, CheckedContinuation<DBusObjectPath, Never>)] = [:]
+        /// Who waits for a device to be heard (connecting to one BlueZ has not heard yet).
+        var deviceWaiters: [UInt64: DeviceWaiter] = [:]
         var watchers: [Task<Void, Never>] = []
         var agent: (any PairingAgent)?
         var agentExport: BlueZAgent?
@@ -201,12 +225,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
                 return (nil, nil, [], connection)
             }
             var waiters: [CheckedContinuation<DBusObjectPath, Never>] = []
-            if let address = BlueZObjectTree.address(of: device) {
-                for (id, waiter) in state.deviceWaiters where waiter.0 == address.address {
-                    waiters.append(waiter.1)
-                    state.deviceWaiters[id] = nil
-                }
-            }
+            if let address = BlueZObjectTree.address(of: device) { waiters = state.deviceHeard(address.address, at: path) }
             return (device, state.scan, waiters, connection)
         }
         waiters.forEach { $0.resume(returning: path) }
@@ -235,10 +254,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             // A device heard again (its RSSI): whoever waits to connect to it may go on.
             var waiters: [CheckedContinuation<DBusObjectPath, Never>] = []
             if changed["RSSI"] != nil, let address = device.flatMap(BlueZObjectTree.address(of:)) {
-                for (id, waiter) in state.deviceWaiters where waiter.0 == address.address {
-                    waiters.append(waiter.1)
-                    state.deviceWaiters[id] = nil
-                }
+                waiters = state.deviceHeard(address.address, at: path)
             }
             return (device, state.scan, connection, waiters)
         }
@@ -275,7 +291,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             for connection in connections { connection.linkDidEnd(reason: .connectionTerminatedByLocalHost) }
             scan?.onEnd(.transportClosed(nil))
             // Nobody will appear: the waiters' attempts fail on the missing adapter.
-            waiters.forEach { $0.1.resume(returning: .root) }
+            waiters.forEach { $0.continuation?.resume(returning: .root) }
             availabilityListeners.yield(.unavailable(BlueZError.daemonUnavailable("bluetoothd left the system bus").description))
         } else {
             logger.notice("bluetoothd is on the system bus again (\(newOwner))")
@@ -482,17 +498,33 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             state.nextID += 1
             return state.nextID
         }
-        try await beginDiscovery(adapter)
+        // Waiting before discovery starts: BlueZ may report the device as soon as it starts.
+        state.withLock { $0.deviceWaiters[id] = DeviceWaiter(address: peer.address) }
+        do {
+            try await beginDiscovery(adapter)
+        } catch {
+            state.withLock { _ = $0.deviceWaiters.removeValue(forKey: id) }
+            throw error
+        }
         let found = try await BlueZDeadline.run(until: deadline, clock: clock) { [self] in
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<DBusObjectPath, Never>) in
-                    state.withLock { $0.deviceWaiters[id] = (peer.address, continuation) }
+                    let heard = state.withLock { state -> DBusObjectPath? in
+                        guard let waiter = state.deviceWaiters[id] else { return .root }
+                        if let heard = waiter.heard {
+                            state.deviceWaiters[id] = nil
+                            return heard
+                        }
+                        state.deviceWaiters[id]?.continuation = continuation
+                        return nil
+                    }
+                    if let heard { continuation.resume(returning: heard) }
                 }
             } onCancel: {
-                state.withLock { $0.deviceWaiters.removeValue(forKey: id) }?.1.resume(returning: .root)
+                state.withLock { $0.deviceWaiters.removeValue(forKey: id) }?.continuation?.resume(returning: .root)
             }
         }
-        state.withLock { $0.deviceWaiters.removeValue(forKey: id) }?.1.resume(returning: .root)
+        state.withLock { $0.deviceWaiters.removeValue(forKey: id) }?.continuation?.resume(returning: .root)
         do {
             try Task.checkCancellation()
         } catch {

@@ -14,6 +14,8 @@ import Foundation
 // and prints one `reads` and one `notifications` step with the CPU time they took instead of a
 // step per notification: this process's, plus that of the processes in `--pids` (bluetoothd
 // and dbus-daemon, which do part of the work over BlueZ).
+//
+// `--peripheral` runs the peripheral role on BlueZ instead (PeripheralApp.swift).
 
 let heartRateService = ServiceIdentifier(uuid: "180D")
 let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRateService)
@@ -113,6 +115,16 @@ func run(_ bluejay: Bluejay) async throws {
 @main
 enum GuestApp {
     static func main() async {
+        if CommandLine.arguments.contains("--peripheral") {
+            do {
+                try await GuestPeripheral.run()
+                emit("stopped")
+            } catch {
+                emit("error", ["message": "\(error)"])
+                exit(1)
+            }
+            return
+        }
         let bluejay = Bluejay()
         bluejay.start(mode: .new(StartOptions(transport: .specification(option("--hci", default: "hci0")), operationTimeout: .seconds(30))))
         do {

@@ -9,12 +9,13 @@ extension InteropSuites {
     /// one at a time, since they share bluetoothd.
     ///
     /// Peripherals: B1 the CLI's GATT operations, B2 the Bluejay app, B3 passkey pairing, B4
-    /// numeric comparison.
+    /// numeric comparison, and (bluejay_central.py) the central that uses our PeripheralManager
+    /// registered with BlueZ.
     @Suite(
         "BlueZ in a Linux guest",
         .serialized,
         .enabled(if: LinuxGuest.shouldRun, "the Linux guest is not built: `bash scripts/linux-guest.sh build` (make test builds it)"),
-        .linuxGuest(peripherals: 4, rigArguments: ["--plugin", "bluejay_pairing"])
+        .linuxGuest(peripherals: 4, rigArguments: ["--plugin", "bluejay_pairing", "--plugin", "bluejay_central"])
     )
     struct BlueZGuestTests {
         static let peripheral1 = "F0:00:00:00:00:01"
@@ -275,6 +276,80 @@ extension InteropSuites {
             let line = String(format: "speed (CPU µs, guest under TCG): read BlueZ %.0f, ours %.0f, ratio %.2f; notification BlueZ %.0f, ours %.0f, ratio %.2f",
                               bluez.read, ours.read, bluez.read / ours.read, bluez.notification, ours.notification, bluez.notification / ours.notification)
             print(line)
+        }
+
+        @Test("PeripheralManager on BlueZ: a Bumble central reads, writes (the app answers each write), is refused a value that needs encryption, gets notifications and indications")
+        func peripheralRole() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            let service = "6E400010-B5A3-F393-E0A9-E50E24DCCA9E"
+            @Sendable func characteristic(_ last: Int) -> String { "6E4000\(last)-B5A3-F393-E0A9-E50E24DCCA9E" }
+            async let app = guest.run("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Guest Peripheral' | tee /tmp/peripheral.log",
+                                      timeout: .seconds(160))
+
+            // The rig's B4 scans for the advertisement BlueZ sends for us and connects to it.
+            let connected: RigEvent
+            do {
+                connected = try await rig.request("central_connect", ["name": "Guest Peripheral", "timeout_s": 60, "peripheral": 4],
+                                                  timeout: .seconds(90))
+            } catch {
+                let state = try? await guest.run("cat /tmp/peripheral.log; tail -20 /run/bluejay-guest/bluetoothd.log; bluetoothctl show")
+                Issue.record("\(error)\n\(state.map { "\($0)" } ?? "")\n\(rig.diagnostics)")
+                throw error
+            }
+            let services = connected["services"]?.arrayValue?.compactMap(\.objectValue) ?? []
+            let ours = try #require(services.first { $0["uuid"]?.stringValue == service }, "\(connected)")
+            #expect(ours["characteristics"]?.arrayValue?.compactMap(\.stringValue) == (11...16).map(characteristic), "\(connected)")
+
+            let greeting = try await rig.request("central_read", ["uuid": characteristic(11)])
+            #expect(greeting.bytes("value") == Array("hello from the guest".utf8), "\(greeting)")
+            let written = try await rig.request("central_write", ["uuid": characteristic(12), "value": "0102"])
+            #expect(written.string("error") == nil, "\(written)")
+            let command = try await rig.request("central_write", ["uuid": characteristic(12), "value": "03", "with_response": false])
+            #expect(command.string("error") == nil, "\(command)")
+            // The app's answer reaches the central: it refuses a setting of two octets.
+            let refused = try await rig.request("central_write", ["uuid": characteristic(16), "value": "0203"])
+            #expect(refused.string("error")?.contains("INVALID_ATTRIBUTE_LENGTH") == true, "\(refused)")
+            let accepted = try await rig.request("central_write", ["uuid": characteristic(16), "value": "07"])
+            #expect(accepted.string("error") == nil, "\(accepted)")
+            // Its permissions need encryption: BlueZ refuses the unpaired central before it asks us.
+            let secret = try await rig.request("central_read", ["uuid": characteristic(15)])
+            #expect(secret.string("value") == nil && secret.string("error")?.contains("INSUFFICIENT") == true, "\(secret)")
+
+            _ = try await rig.request("central_subscribe", ["uuid": characteristic(13)])
+            var notified: [String] = []
+            for _ in 0..<3 {
+                let value = try await rig.waitForEvent(named: "central_value", matching: { $0.string("uuid") == characteristic(13) }, timeout: .seconds(60))
+                notified.append(value.string("value") ?? "?")
+            }
+            #expect(notified == ["01", "02", "03"])
+            _ = try await rig.request("central_subscribe", ["uuid": characteristic(14), "indicate": true])
+            var indicated: [String] = []
+            for _ in 0..<2 {
+                let value = try await rig.waitForEvent(named: "central_value", matching: { $0.string("uuid") == characteristic(14) }, timeout: .seconds(60))
+                indicated.append(value.string("value") ?? "?")
+            }
+            #expect(indicated == ["a1", "a2"])
+            _ = try await rig.request("central_disconnect")
+
+            let result = try await app
+            #expect(result.status == 0, "\(result)")
+            let steps = try result.jsonObjects()
+            let names = steps.compactMap { $0["step"] as? String }
+            #expect(names.first == "advertising" && names.contains("connected") && names.suffix(2) == ["disconnected", "stopped"], "\(result)")
+            let writes = steps.filter { $0["step"] as? String == "written" }
+            #expect(writes.compactMap { $0["value"] as? String } == ["0102", "03"], "the app saw each write: \(result)")
+            // BlueZ 5.66 answers every write of a characteristic that offers Write Without
+            // Response itself (src/gatt-database.c, chrc_write_cb), so no answer is awaited there;
+            // a characteristic with Write alone waits for the app's.
+            #expect(writes.compactMap { $0["response"] as? Bool } == [false, false], "\(result)")
+            let settings = steps.filter { $0["step"] as? String == "setting" }
+            #expect(settings.compactMap { $0["value"] as? String } == ["0203", "07"], "\(result)")
+            #expect(settings.compactMap { $0["response"] as? Bool } == [true, true], "\(result)")
+            let subscribed = steps.filter { $0["step"] as? String == "subscribed" }.compactMap { $0["uuid"] as? String }
+            #expect(subscribed == [characteristic(13), characteristic(14)], "\(result)")
+            #expect(steps.filter { $0["step"] as? String == "pushed" }.allSatisfy { $0["delivered"] as? Int == 1 }, "\(result)")
         }
 
         @Test("bluetoothd missing, a D-Bus policy refusal, and what BlueZ cannot give: each a clear error that says what to do")
