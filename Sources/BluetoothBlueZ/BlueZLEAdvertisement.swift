@@ -24,8 +24,10 @@ enum BlueZLEAdvertisement {
         for field in data.fields + (scanResponse?.fields ?? []) {
             switch field {
             case .flags:
-                // BlueZ writes the flags (General Discoverable with Discoverable true).
-                properties["Discoverable"] = .boolean(true)
+                // BlueZ writes the flags itself: General Discoverable with Discoverable true,
+                // which it takes only from a connectable ("peripheral") advertisement; a
+                // broadcast one gets BlueZ's own flags.
+                if parameters.isConnectable { properties["Discoverable"] = .boolean(true) }
             case let .serviceUUIDs16(uuids, _): serviceUUIDs += uuids.map { BluetoothUUID($0).uuidString.lowercased() }
             case let .serviceUUIDs32(uuids, _): serviceUUIDs += uuids.map { BluetoothUUID($0).uuidString.lowercased() }
             case let .serviceUUIDs128(uuids, _): serviceUUIDs += uuids.map { $0.uuidString.lowercased() }

@@ -337,7 +337,11 @@ extension InteropSuites {
             #expect(result.status == 0, "\(result)")
             let steps = try result.jsonObjects()
             let names = steps.compactMap { $0["step"] as? String }
-            #expect(names.first == "advertising" && names.contains("connected") && names.suffix(2) == ["disconnected", "stopped"], "\(result)")
+            // The end of the link, then the app's own end (BlueZ's StopNotify for the subscriptions
+            // the link took with it may come before or after the app leaves).
+            let ended = names.firstIndex(of: "disconnected") ?? names.endIndex
+            #expect(names.first == "advertising" && names.contains("connected") && names.last == "stopped", "\(result)")
+            #expect(!names[ended...].contains("pushed") && names.lastIndex(of: "pushed").map { $0 < ended } == true, "\(result)")
             let writes = steps.filter { $0["step"] as? String == "written" }
             #expect(writes.compactMap { $0["value"] as? String } == ["0102", "03"], "the app saw each write: \(result)")
             // BlueZ 5.66 answers every write of a characteristic that offers Write Without
@@ -350,6 +354,35 @@ extension InteropSuites {
             let subscribed = steps.filter { $0["step"] as? String == "subscribed" }.compactMap { $0["uuid"] as? String }
             #expect(subscribed == [characteristic(13), characteristic(14)], "\(result)")
             #expect(steps.filter { $0["step"] as? String == "pushed" }.allSatisfy { $0["delivered"] as? Int == 1 }, "\(result)")
+        }
+
+        @Test("bluejay advertise over BlueZ: LEAdvertisingManager1 sends our name and manufacturer data, and stops with the command")
+        func cliAdvertise() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            async let advertised = guest.run("bluejay advertise --hci bluez --name 'CLI Ad' --manufacturer-data c0ffee --seconds 25 --json --verbose 2> /tmp/advertise.log",
+                                             timeout: .seconds(90))
+            let found: RigEvent
+            do {
+                found = try await rig.request("central_find", ["name": "CLI Ad", "timeout_s": 60, "peripheral": 3], timeout: .seconds(80))
+            } catch {
+                let command: String
+                do { command = "\(try await advertised)" } catch { command = "\(error)" }
+                let logs = try? await guest.run("cat /tmp/advertise.log; tail -20 /run/bluejay-guest/bluetoothd.log")
+                Issue.record("\(error)\n\(command)\n\(logs.map { "\($0)" } ?? "")")
+                throw error
+            }
+            let data = try #require(found.string("data"), "\(found)")
+            // Complete Local Name "CLI Ad", and Manufacturer Specific Data of company 0xFFFF: c0ffee.
+            #expect(data.contains("0709" + Array("CLI Ad".utf8).map { String(format: "%02x", $0) }.joined()), "\(found)")
+            #expect(data.contains("06ffffffc0ffee"), "\(found)")
+            let result = try await advertised
+            #expect(result.status == 0, "\(result)")
+            #expect(try result.jsonObjects().compactMap { $0["event"] as? String } == ["advertising", "stopped"], "\(result)")
+            let left = try await guest.run("dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci0 org.freedesktop.DBus.Properties.Get "
+                + "string:org.bluez.LEAdvertisingManager1 string:ActiveInstances")
+            #expect(left.stdout.contains("byte 0"), "no advertisement left registered: \(left)")
         }
 
         @Test("bluetoothd missing, a D-Bus policy refusal, and what BlueZ cannot give: each a clear error that says what to do")

@@ -73,18 +73,22 @@ struct AdvertiseCommand: AsyncParsableCommand {
             default: throw CLIError.usage("--secondary-phy is 1m, 2m or coded")
             }
             let output = Output(json: common.json)
-            try await HostSession.run(common) { host in
-                guard extended else {
-                    try await host.startAdvertising(data, parameters: AdvertisingParameters(isConnectable: connectable, isScannable: connectable))
+            guard extended else {
+                // Legacy advertising: our host, or BlueZ's advertising manager.
+                try await HostSession.runPeripheral(common, name: name) { backend in
+                    try await backend.startAdvertising(data, scanResponse: nil,
+                                                       parameters: AdvertisingParameters(isConnectable: connectable, isScannable: connectable))
                     output.emit(["event": .string("advertising"), "extended": .bool(false), "octets": .int(data.encodedLength)],
                                 line: "advertising \"\(name)\" (legacy, \(data.encodedLength) octets) for \(seconds) s")
                     Console.flush()
                     try? await Task.sleep(for: seconds.duration)
-                    // Stopped by a signal, the host's shutdown stops advertising.
-                    if !Task.isCancelled { try await host.stopAdvertising() }
+                    // Stopped by a signal, the backend's shutdown stops advertising.
+                    if !Task.isCancelled { try await backend.stopAdvertising() }
                     output.emit(["event": .string("stopped")], line: "stopped")
-                    return
                 }
+                return
+            }
+            try await HostSession.run(common) { host in
                 var parameters = ExtendedAdvertisingParameters(isConnectable: connectable, usesLegacyPDUs: legacyPDUs,
                                                                primaryPHY: coded ? .leCoded : .le1M, secondaryPHY: secondary)
                 parameters.duration = seconds.duration

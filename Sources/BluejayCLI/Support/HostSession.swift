@@ -84,6 +84,32 @@ enum HostSession {
         }
     }
 
+    /// Runs a peripheral-role command on the backend the transport names: our host (as
+    /// ``run(_:security:_:)``), or BlueZ's advertising manager and GATT server for `bluez`
+    /// and `bluez:hciN`.
+    static func runPeripheral<T: Sendable>(_ options: CommonOptions, name: String,
+                                           _ body: @escaping @Sendable (any PeripheralBackend) async throws -> T) async throws -> T {
+        let text = try options.transport()
+        guard case let .bluez(adapter)? = try? TransportSpecification(parsing: text) else {
+            return try await run(options) { host in try await body(host) }
+        }
+        bootstrapLogging(verbose: options.verbose)
+        let interrupt = TerminationSignal()
+        if options.capture.path != nil {
+            throw CLIError.usage("--capture records our own host's HCI traffic; over BlueZ run btmon (btmon -w FILE) instead")
+        }
+        let backend = BlueZPeripheral(adapter: adapter, name: name, logger: Logger(label: "bluejay"))
+        do {
+            try await backend.start()
+            let result = try await cancelling(on: interrupt) { try await body(backend) }
+            await backend.shutdown()
+            return result
+        } catch {
+            await backend.shutdown()
+            throw error
+        }
+    }
+
     /// Runs `body` in a task that Ctrl-C or SIGTERM cancels, so the command can still clean up.
     /// The signals stay handled (and ignored) after it, through the shutdown.
     private static func cancelling<T: Sendable>(on interrupt: TerminationSignal,
@@ -118,7 +144,7 @@ enum TransportOpener {
         }
         if case .bluez = specification {
             throw CLIError.usage("this command needs our own host on an HCI transport (hciN, tcp:…, serial:…); "
-                + "\(text) runs on BlueZ, which only scan, gatt, read, write, listen, pair and adapters use")
+                + "\(text) runs on BlueZ, which scan, gatt, read, write, listen, pair, adapters and advertise (legacy) use")
         }
         if case let .virtual(name) = specification {
             do {

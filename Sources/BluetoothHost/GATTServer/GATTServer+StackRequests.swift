@@ -74,6 +74,14 @@ public struct GATTAccessPolicy: Sendable, Hashable {
         public var secureConnections: Bool
         public var authorization: Bool
         public var minimumKeySize: Int
+
+        public init(encryption: Bool, authentication: Bool, secureConnections: Bool, authorization: Bool, minimumKeySize: Int) {
+            self.encryption = encryption
+            self.authentication = authentication
+            self.secureConnections = secureConnections
+            self.authorization = authorization
+            self.minimumKeySize = minimumKeySize
+        }
     }
 
     public var isReadable: Bool
@@ -82,4 +90,12 @@ public struct GATTAccessPolicy: Sendable, Hashable {
     public var write: Requirement
     /// The longest value a client may write.
     public var maximumLength: Int
+
+    public init(isReadable: Bool, isWritable: Bool, read: Requirement, write: Requirement, maximumLength: Int) {
+        self.isReadable = isReadable
+        self.isWritable = isWritable
+        self.read = read
+        self.write = write
+        self.maximumLength = maximumLength
+    }
 }

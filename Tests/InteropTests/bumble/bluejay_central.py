@@ -4,6 +4,8 @@
 # `peripheral` (default: the last) stops advertising and connects out.
 #
 # Commands:
+#   central_find       name, timeout_s (30), peripheral   scans for an advertisement whose data carries
+#                      `name`; ack: address, data (hex, with the scan response), connectable
 #   central_connect    name, timeout_s (30), peripheral   scans for an advertisement whose data
 #                      carries `name`, connects to its address and discovers every service and
 #                      characteristic; ack: address, address_type, services (uuid, characteristics)
@@ -51,25 +53,35 @@ def install(role, rig) -> None:
                     return found
         raise CommandError(f'no characteristic {uuid}')
 
-    async def cmd_connect(command: dict[str, Any]):
+    async def find(command: dict[str, Any]):
         device = device_of(command)
         name = str(peer.require(command, 'name')).encode()
         found: asyncio.Future = asyncio.get_running_loop().create_future()
 
         def on_advertisement(advertisement) -> None:
             if not found.done() and name in bytes(advertisement.data):
-                found.set_result(advertisement.address)
+                found.set_result(advertisement)
 
         if device.is_advertising:
             await device.stop_advertising()
         device.on('advertisement', on_advertisement)
         try:
             await device.start_scanning(active=True)
-            address = await asyncio.wait_for(found, float(command.get('timeout_s', 30)))
+            advertisement = await asyncio.wait_for(found, float(command.get('timeout_s', 30)))
         finally:
             device.remove_listener('advertisement', on_advertisement)
             if device.scanning:
                 await device.stop_scanning()
+        return device, advertisement
+
+    async def cmd_find(command: dict[str, Any]):
+        _, advertisement = await find(command)
+        return {'address': peer.address_text(advertisement.address), 'data': bytes(advertisement.data).hex(),
+                'connectable': bool(advertisement.is_connectable)}
+
+    async def cmd_connect(command: dict[str, Any]):
+        device, advertisement = await find(command)
+        address = advertisement.address
         connection = await device.connect(address, timeout=float(command.get('timeout_s', 30)))
         state['connection'] = connection
         remote = Peer(connection)
@@ -122,5 +134,5 @@ def install(role, rig) -> None:
             await connection.disconnect()
         return {}
 
-    role.handlers.update({'central_connect': cmd_connect, 'central_read': cmd_read, 'central_write': cmd_write,
+    role.handlers.update({'central_find': cmd_find, 'central_connect': cmd_connect, 'central_read': cmd_read, 'central_write': cmd_write,
                           'central_subscribe': cmd_subscribe, 'central_disconnect': cmd_disconnect})
