@@ -12,7 +12,10 @@ mkdir -p "$logs"
 
 busy=""
 stop_busy() { [[ -n "$busy" ]] && kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null; busy=""; }
-trap stop_busy EXIT INT TERM
+trap stop_busy EXIT
+# Stopped from outside: the busy loop goes too, and so does this script (a trap alone would
+# carry on with the next run).
+trap 'stop_busy; exit 143' INT TERM
 
 passed=0
 status=0

@@ -136,11 +136,32 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             state.isDaemonPresent = true
         }
         if tree.properties(adapter, BlueZ.adapter)?["Powered"]?.boolValue != true {
-            logger.info("powering \(adapter) on")
-            try await setProperty("Powered", to: .boolean(true), interface: BlueZ.adapter, at: adapter, operation: "powering the adapter on")
+            try await powerOn(adapter)
         }
         if let agent = state.withLock({ $0.agent }) { try? await registerAgent(agent) }
         logger.info("BlueZ adapter \(adapter) ready")
+    }
+
+    /// Powers the adapter on. bluetoothd powers adapters itself as it starts (AutoEnable), and
+    /// another client may be at it too: then BlueZ answers Busy, and the adapter is waited for
+    /// (at most 10 s), asking again.
+    private func powerOn(_ adapter: DBusObjectPath) async throws {
+        logger.info("powering \(adapter) on")
+        let deadline = clock.now + .seconds(10)
+        while true {
+            do {
+                try await setProperty("Powered", to: .boolean(true), interface: BlueZ.adapter, at: adapter, operation: "powering the adapter on")
+                return
+            } catch let error as BlueZError where error.isBusy {
+                let bus = try requireBus()
+                if (try? await bus.property("Powered", interface: BlueZ.adapter, of: BlueZ.service, at: adapter))?.unwrapped.boolValue == true {
+                    return
+                }
+                guard clock.now < deadline else { throw error }
+                logger.info("\(adapter) is being powered by another client; asking again")
+                try await clock.sleep(until: clock.now + .milliseconds(200))
+            }
+        }
     }
 
     public func shutdown() async {

@@ -80,6 +80,12 @@ public enum BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
 
 extension BlueZError {
     /// `org.bluez.Error.AlreadyConnected`: for a connect, the link is there, as asked.
+    /// Another client's change of the same thing is under way (`Busy`, `InProgress`).
+    var isBusy: Bool {
+        if case let .refused(_, name, _) = self { return name == "org.bluez.Error.Busy" || name == "org.bluez.Error.InProgress" }
+        return false
+    }
+
     var isAlreadyConnected: Bool {
         if case let .refused(_, name, _) = self { return name == "org.bluez.Error.AlreadyConnected" }
         return false

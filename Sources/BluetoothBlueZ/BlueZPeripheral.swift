@@ -25,9 +25,11 @@ import Synchronization
 ///
 /// Security: each characteristic's flags carry what its permissions need of the link
 /// (`encrypt-read`, `encrypt-authenticated-write`, `secure-notify`…), and BlueZ refuses a
-/// central whose link falls short before it asks. A minimum key size other than 16 has no flag;
-/// BlueZ's own (7) applies. Only bluetoothd is answered: another client of the bus cannot
-/// pose as a central.
+/// central whose link falls short before it asks. What it could not keep is refused when the
+/// service is added (`unsupported`): a minimum key size between 7 and 16 octets (no flag
+/// carries it), and an authorization for a notified or indicated value (BlueZ subscribes
+/// centrals itself). Only bluetoothd is answered: another client of the bus cannot pose as a
+/// central.
 public final class BlueZPeripheral: PeripheralBackend, @unchecked Sendable {
     // @unchecked: every mutable field is behind `state` (a Mutex); the rest is let.
     public let backendName = "bluez"
@@ -40,6 +42,8 @@ public final class BlueZPeripheral: PeripheralBackend, @unchecked Sendable {
     private let linkListeners = AsyncStreamFanOut<PeripheralLinkEvent>()
     private let serverListeners = AsyncStreamFanOut<GATTServerEvent>()
     private let state = Mutex(State())
+    /// The last change of the exported application, which the next one waits for.
+    private let reconciling = Mutex<Task<Void, Never>?>(nil)
 
     /// The central a subscription over BlueZ is reported for: BlueZ does not say which.
     public static let anyCentral = (handle: UInt16(0), address: DeviceAddress?.none)
@@ -79,18 +83,26 @@ public final class BlueZPeripheral: PeripheralBackend, @unchecked Sendable {
         } catch {
             throw BlueZError.from(error, operation: "exporting the GATT application's object manager")
         }
-        let signals: DBusSignalStream
+        let changes: DBusSignalStream
+        let added: DBusSignalStream
         do {
             // A device's Connected changing, or a device object appearing connected (a central
-            // BlueZ had not seen before).
-            signals = try await bus.signals(matching: DBusMatchRule(sender: BlueZ.service))
+            // BlueZ had not seen before); nothing else of BlueZ's, so that a busy scan's
+            // signals cannot crowd out a disconnection.
+            changes = try await bus.signals(matching: DBusMatchRule(sender: BlueZ.service, interface: DBusConnection.propertiesInterface,
+                                                                     member: "PropertiesChanged", arguments: [0: BlueZ.device]))
+            added = try await bus.signals(matching: DBusMatchRule(sender: BlueZ.service, interface: DBusConnection.objectManagerInterface,
+                                                                   member: "InterfacesAdded"))
         } catch {
             throw BlueZError.from(error, operation: "watching BlueZ's devices (AddMatch)")
         }
         let events = await bluez.backendEvents()
         let watchers = [
             Task { [weak self] in
-                do { for try await signal in signals { self?.propertiesChanged(signal) } } catch {}
+                do { for try await signal in changes { self?.propertiesChanged(signal) } } catch {}
+            },
+            Task { [weak self] in
+                do { for try await signal in added { self?.propertiesChanged(signal) } } catch {}
             },
             Task { [weak self] in
                 for await event in events { await self?.backendEvent(event) }
@@ -138,6 +150,27 @@ public final class BlueZPeripheral: PeripheralBackend, @unchecked Sendable {
     /// Exports the published services (not our GAP and GATT services: bluetoothd serves its
     /// own) and registers them with BlueZ, again after each change.
     public func servicesDidChange() async throws {
+        // One change at a time, in order: two overlapping ones would export and withdraw the
+        // same paths under each other.
+        let mine = reconciling.withLock { last -> Task<Result<Void, any Error>, Never> in
+            let previous = last
+            let task = Task<Result<Void, any Error>, Never> { [weak self] in
+                await previous?.value
+                guard let self else { return .success(()) }
+                do {
+                    try await self.reconcile()
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            last = Task { _ = await task.value }
+            return task
+        }
+        try await mine.value.get()
+    }
+
+    private func reconcile() async throws {
         guard state.withLock({ $0.isStarted }), let bus = try? bluez.requireBus() else { return }
         let services = await server.services.filter { ![BluetoothUUID(UInt16(0x1800)), BluetoothUUID(UInt16(0x1801))].contains($0.uuid) }
         var policies: [UInt16: GATTAccessPolicy] = [:]
@@ -149,15 +182,23 @@ public final class BlueZPeripheral: PeripheralBackend, @unchecked Sendable {
                 }
             }
         }
+        try Self.checkExportable(services, policies: policies)
         let application = BlueZGATTApplication(services: services, policy: { policies[$0] })
-        let (old, wasRegistered) = state.withLock { state in
+        let (old, wasRegistered, dropped) = state.withLock { state in
             defer {
                 state.application = application
-                state.notifying = state.notifying.filter { application.characteristicPaths[$0.key] != nil }
+                state.notifying = [:]
             }
-            return (state.application, state.isRegistered)
+            return (state.application, state.isRegistered, state.notifying)
         }
         if wasRegistered { await unregisterApplication() }
+        // Registering again, BlueZ forgets every central's subscription (its CCC states go with
+        // the old application): they end here too.
+        for (handle, _) in dropped.sorted(by: { $0.key < $1.key }) {
+            guard let uuid = services.flatMap(\.characteristics).first(where: { $0.valueHandle == handle })?.uuid else { continue }
+            serverListeners.yield(.subscriptionChanged(GATTSubscription(connectionHandle: Self.anyCentral.handle, peer: nil, valueHandle: handle,
+                                                                        characteristicUUID: uuid, configuration: [])))
+        }
         for object in old.objects.reversed() { try? bus.unexport(object.path) }
         guard !application.objects.isEmpty else { return }
         do {
@@ -168,6 +209,29 @@ public final class BlueZPeripheral: PeripheralBackend, @unchecked Sendable {
             throw BlueZError.from(error, operation: "exporting the GATT application")
         }
         try await registerApplication()
+    }
+
+    /// Refuses what BlueZ would serve with less protection than the permissions ask, rather
+    /// than export it: BlueZ subscribes a central itself (the Client Characteristic
+    /// Configuration is its own, and `StartNotify` does not say who), so an authorization for a
+    /// notified value could never be asked; and its flags carry no key size, so a minimum above
+    /// the 7 octets BlueZ accepts could not be kept (Secure Connections, `secure-`, means 16).
+    static func checkExportable(_ services: [GATTPublishedService], policies: [UInt16: GATTAccessPolicy]) throws {
+        for service in services {
+            for characteristic in service.characteristics {
+                guard let policy = policies[characteristic.valueHandle] else { continue }
+                let what = "characteristic \(characteristic.uuid) over BlueZ"
+                if policy.read.authorization, !characteristic.properties.isDisjoint(with: [.notify, .indicate]) {
+                    throw HostError.unsupported("\(what): it notifies or indicates a value that needs authorization, and BlueZ "
+                        + "subscribes centrals itself without asking the app; drop the authorization or use our host")
+                }
+                for requirement in [policy.read, policy.write] where requirement.encryption && !requirement.secureConnections
+                    && requirement.minimumKeySize > GATTCharacteristicDefinition.encryptionKeySizes.lowerBound {
+                    throw HostError.unsupported("\(what): a minimum key size of \(requirement.minimumKeySize) octets has no BlueZ flag "
+                        + "(BlueZ accepts 7); require Secure Connections (16 octets) or use our host")
+                }
+            }
+        }
     }
 
     private func registerApplication() async throws {
@@ -225,16 +289,16 @@ public final class BlueZPeripheral: PeripheralBackend, @unchecked Sendable {
 
     /// Refuses a caller that is not bluetoothd.
     private func requireBlueZ(_ call: DBusMethodCall) async throws {
-        let known = state.withLock { $0.bluetoothd }
-        var owner = known
-        if owner == nil, let bus = try? bluez.requireBus() {
-            owner = (try? await bus.nameOwner(BlueZ.service)) ?? nil
-            state.withLock { $0.bluetoothd = owner }
-        }
-        guard let sender = call.sender, sender == owner else {
-            throw DBusError.errorReply(name: "org.bluez.Error.NotAuthorized", message: "only bluetoothd calls this application")
-        }
+        guard let sender = call.sender else { throw Self.notBlueZ }
+        if state.withLock({ $0.bluetoothd }) == sender { return }
+        // Not the owner known (none yet, or bluetoothd restarted): ask the bus who owns org.bluez
+        // now. A unique name is never given twice, so an old one cannot be taken over.
+        guard let bus = try? bluez.requireBus(), let owner = (try? await bus.nameOwner(BlueZ.service)) ?? nil else { throw Self.notBlueZ }
+        state.withLock { $0.bluetoothd = owner }
+        guard sender == owner else { throw Self.notBlueZ }
     }
+
+    private static let notBlueZ = DBusError.errorReply(name: "org.bluez.Error.NotAuthorized", message: "only bluetoothd calls this application")
 
     private static func options(_ value: DBusValue?) -> [String: DBusValue] {
         var options: [String: DBusValue] = [:]

@@ -20,7 +20,16 @@ extension PeripheralManager {
         for (definition, characteristic) in zip(service.characteristics, published.characteristics) {
             if let profile = definition.profile { profiles[characteristic.valueHandle] = profile }
         }
-        try await servicesDidChange()
+        do {
+            try await servicesDidChange()
+        } catch {
+            // The backend cannot serve it (BlueZ refused it, or it asks for what BlueZ cannot
+            // keep): not published at all, so that a retry does not add it twice.
+            try? await backend.server.removeService(published)
+            forget(published)
+            try? await servicesDidChange()
+            throw error
+        }
         logger.info("added \(service.name ?? GATTNames.name(forService: service.uuid) ?? service.uuid.description) at \(published.handleRange)")
         return published
     }

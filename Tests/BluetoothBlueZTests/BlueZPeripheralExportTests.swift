@@ -78,6 +78,29 @@ struct BlueZPeripheralExportTests {
         #expect(application.characteristicPaths[12]?.description == "/org/bluejay/app/service0/char0")
     }
 
+    @Test("What BlueZ could not keep is refused: authorization on a notified value, a key size between 7 and 16 octets")
+    func notExportable() throws {
+        let characteristic = GATTPublishedCharacteristic(uuid: BluetoothUUID(UInt16(0x2A37)), properties: [.read, .notify], declarationHandle: 11,
+                                                         valueHandle: 12, clientConfigurationHandle: 13, descriptors: [])
+        let service = GATTPublishedService(uuid: BluetoothUUID(UInt16(0x180D)), isPrimary: true, handleRange: 10...13,
+                                           characteristics: [characteristic])
+        func policy(read: GATTAccessPolicy.Requirement) -> [UInt16: GATTAccessPolicy] {
+            [12: GATTAccessPolicy(isReadable: true, isWritable: false, read: read, write: read, maximumLength: 512)]
+        }
+        let open = GATTAccessPolicy.Requirement(encryption: false, authentication: false, secureConnections: false, authorization: false,
+                                                minimumKeySize: 7)
+        try BlueZPeripheral.checkExportable([service], policies: policy(read: open))
+        var authorized = open
+        authorized.authorization = true
+        #expect(throws: HostError.self) { try BlueZPeripheral.checkExportable([service], policies: policy(read: authorized)) }
+        var longKey = open
+        longKey.encryption = true
+        longKey.minimumKeySize = 12
+        #expect(throws: HostError.self) { try BlueZPeripheral.checkExportable([service], policies: policy(read: longKey)) }
+        longKey.secureConnections = true
+        try BlueZPeripheral.checkExportable([service], policies: policy(read: longKey))
+    }
+
     @Test("ATT errors become the org.bluez.Error names bluetoothd turns back into them")
     func errors() {
         func name(_ code: ATTErrorCode) -> String? {

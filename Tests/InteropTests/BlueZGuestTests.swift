@@ -356,6 +356,40 @@ extension InteropSuites {
             #expect(steps.filter { $0["step"] as? String == "pushed" }.allSatisfy { $0["delivered"] as? Int == 1 }, "\(result)")
         }
 
+        @Test("PeripheralManager on BlueZ survives bluetoothd restarting: the application and the advertisement are registered again")
+        func peripheralAfterRestart() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            async let app = guest.run("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Phoenix' 2>&1 | tee /tmp/phoenix.log",
+                                      timeout: .seconds(160))
+            // Registered once: a scanner hears it.
+            _ = try await rig.request("central_find", ["name": "Phoenix", "timeout_s": 60, "peripheral": 4], timeout: .seconds(80))
+            // bluetoothd goes and comes back (NameOwnerChanged twice); the adapter is powered again.
+            let restarted = try await guest.run("""
+                kill $(pidof bluetoothd); while pidof bluetoothd > /dev/null; do sleep 0.1; done
+                start-bluez > /dev/null && btmgmt --index 0 power on > /dev/null && echo restarted
+                """)
+            #expect(restarted.stdout.contains("restarted"), "\(restarted)")
+            let connected: RigEvent
+            do {
+                connected = try await rig.request("central_connect", ["name": "Phoenix", "timeout_s": 60, "peripheral": 4], timeout: .seconds(80))
+            } catch {
+                let log = try? await guest.run("cat /tmp/phoenix.log; tail -20 /run/bluejay-guest/bluetoothd.log")
+                Issue.record("\(error)\n\(log.map { "\($0)" } ?? "")")
+                throw error
+            }
+            let services = connected["services"]?.arrayValue?.compactMap(\.objectValue) ?? []
+            #expect(services.contains { $0["uuid"]?.stringValue == "6E400010-B5A3-F393-E0A9-E50E24DCCA9E" }, "\(connected)")
+            let greeting = try await rig.request("central_read", ["uuid": "6E400011-B5A3-F393-E0A9-E50E24DCCA9E"])
+            #expect(greeting.bytes("value") == Array("hello from the guest".utf8), "\(greeting)")
+            _ = try await rig.request("central_disconnect")
+            let result = try await app
+            #expect(result.stdout.contains("bluetoothd is back: registering the GATT application and the advertisement again"), "\(result)")
+            #expect(!result.stdout.contains("could not register again"), "\(result)")
+            #expect(result.stdout.contains("\"step\":\"stopped\""), "\(result)")
+        }
+
         @Test("bluejay advertise over BlueZ: LEAdvertisingManager1 sends our name and manufacturer data, and stops with the command")
         func cliAdvertise() async throws {
             let bench = try GuestBench.require()
