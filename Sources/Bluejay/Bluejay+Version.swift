@@ -1,4 +1,4 @@
 extension Bluejay {
     /// This release of Bluejay (what `bluejay --version` prints): the one place it is written.
-    public static let version = "0.12.0"
+    public static let version = "0.13.0"
 }

@@ -50,7 +50,7 @@ public struct PeripheralCharacteristic: Sendable {
     /// initial value.
     public init(profile: CharacteristicProfile) {
         self.init(uuid: profile.uuid, name: profile.name, properties: profile.properties,
-                  permissions: AttributePermissions(rawValue: profile.permissions.rawValue), value: profile.initialValue ?? [])
+                  permissions: profile.permissions, value: profile.initialValue ?? [])
         self.profile = profile
     }
 

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// What one direction (read or write) of an attribute asks of the link, and the check of a
 /// link against it (Core 6.0, Vol 3, Part C, 10.3.1 and Part F, 4). A plain value: the
 /// server supplies the link's ``LinkSecurity`` and whether it has a key for the peer.

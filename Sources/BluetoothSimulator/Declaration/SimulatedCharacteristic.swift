@@ -97,7 +97,7 @@ public struct SimulatedCharacteristic: Sendable {
                                                onRead: SimulatedReadHandler? = nil, onWrite: SimulatedWriteHandler? = nil) {
         let declared = properties ?? profile.properties
         self.init(uuid: profile.uuid, properties: declared,
-                  permissions: properties == nil ? AttributePermissions(rawValue: profile.permissions.rawValue) : nil,
+                  permissions: properties == nil ? profile.permissions : nil,
                   value: value ?? profile.initialValue ?? [], maximumValueLength: maximumValueLength, security: security,
                   responseDelay: responseDelay, onRead: onRead, onWrite: onWrite)
     }

@@ -1,4 +1,3 @@
-import BluetoothCore
 
 /// Who may read or write an attribute value on this device's server (Core 6.0, Vol 3,
 /// Part F, 3.2.5). Properties in a characteristic declaration only tell the client what to
@@ -42,11 +41,11 @@ public struct AttributePermissions: OptionSet, Hashable, Sendable, CustomStringC
         self = permissions
     }
 
-    static let readRequirements: AttributePermissions = [.readEncryptionRequired, .readAuthenticationRequired, .readAuthorizationRequired]
-    static let writeRequirements: AttributePermissions = [.writeEncryptionRequired, .writeAuthenticationRequired, .writeAuthorizationRequired]
+    package static let readRequirements: AttributePermissions = [.readEncryptionRequired, .readAuthenticationRequired, .readAuthorizationRequired]
+    package static let writeRequirements: AttributePermissions = [.writeEncryptionRequired, .writeAuthenticationRequired, .writeAuthorizationRequired]
 
-    var allowsReading: Bool { !isDisjoint(with: AttributePermissions.readable.union(Self.readRequirements)) }
-    var allowsWriting: Bool { !isDisjoint(with: AttributePermissions.writeable.union(Self.writeRequirements)) }
+    package var allowsReading: Bool { !isDisjoint(with: AttributePermissions.readable.union(Self.readRequirements)) }
+    package var allowsWriting: Bool { !isDisjoint(with: AttributePermissions.writeable.union(Self.writeRequirements)) }
 
     public var description: String {
         let names: [(AttributePermissions, String)] = [
