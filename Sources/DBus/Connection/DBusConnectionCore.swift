@@ -26,6 +26,9 @@ final class DBusConnectionCore: Sendable {
         var followedNames: [String: FollowedName] = [:]
         var objects = DBusObjectTree()
         var incomingCalls: [UInt64: Task<Void, Never>] = [:]
+        /// The last call without a reply from each sender to each object, which the next one
+        /// from the same sender to the same object waits for (see `handleIncomingCall`).
+        var unansweredChains: [String: (identifier: UInt64, task: Task<Void, Never>)] = [:]
         var closeReason: DBusError?
         var uniqueName: String?
         var serverGUID = ""
@@ -114,6 +117,7 @@ final class DBusConnectionCore: Sendable {
                 state.pending = [:]
                 state.subscriptions = [:]
                 state.incomingCalls = [:]
+                state.unansweredChains = [:]
                 state.followedNames = [:]
             }
             return (state.pending, state.subscriptions, state.incomingCalls, state.followedNames.values.flatMap(\.waiters))

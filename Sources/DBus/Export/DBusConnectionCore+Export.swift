@@ -35,14 +35,25 @@ extension DBusConnectionCore {
     }
 
     /// A call to us (channel thread): answered in a task of its own, at most
-    /// ``DBusConnection/Options/maximumConcurrentIncomingCalls`` at once.
+    /// ``DBusConnection/Options/maximumConcurrentIncomingCalls`` at once. Calls that want no
+    /// reply, from one sender to one object, are handled in the order they came: the sender
+    /// cannot wait for each, so only this order keeps them in sequence (BlueZ sends a GATT
+    /// application's writes without response that way). Calls that want a reply run side by
+    /// side: a sender that needs them in order waits for each answer, and one that does not
+    /// may cancel a call it is waiting for with another (an agent's `Cancel`).
     func handleIncomingCall(_ message: DBusMessage) {
         let accepted = state.withLock { state -> Bool in
             guard state.closeReason == nil, state.incomingCalls.count < options.maximumConcurrentIncomingCalls else { return false }
             let identifier = state.makeIdentifier()
-            state.incomingCalls[identifier] = Task { [self] in
+            let chain = message.flags.contains(.noReplyExpected) ? "\(message.sender ?? "")|\(message.path.map { "\($0)" } ?? "")" : nil
+            let previous = chain.flatMap { state.unansweredChains[$0]?.task }
+            let task = Task { [self] in
+                await previous?.value
                 let reply = await answer(message)
-                self.state.withLock { _ = $0.incomingCalls.removeValue(forKey: identifier) }
+                self.state.withLock { state in
+                    _ = state.incomingCalls.removeValue(forKey: identifier)
+                    if let chain, state.unansweredChains[chain]?.identifier == identifier { state.unansweredChains[chain] = nil }
+                }
                 guard !message.flags.contains(.noReplyExpected) else { return }
                 do throws(DBusError) {
                     try send(reply)
@@ -50,6 +61,8 @@ extension DBusConnectionCore {
                     logger.warning("cannot answer \(message.summary): \(error)")
                 }
             }
+            state.incomingCalls[identifier] = task
+            if let chain { state.unansweredChains[chain] = (identifier, task) }
             return true
         }
         guard !accepted, closeReason == nil, !message.flags.contains(.noReplyExpected) else { return }

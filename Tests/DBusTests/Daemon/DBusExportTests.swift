@@ -167,4 +167,74 @@ struct DBusExportTests {
         }
         #expect(throws: DBusError.invalidArgument("no object is exported at /y")) { try app.unexport(try DBusObjectPath("/y")) }
     }
+
+    /// BlueZ sends a GATT application's writes without response as calls that want no reply,
+    /// back to back; they are handled in the order sent, even when an earlier one takes longer.
+    /// Calls that want a reply still run side by side (a slow one does not hold a `Cancel`).
+    @Test func callsWithoutReplyFromOneSenderToOneObjectAreHandledInOrder() async throws {
+        let daemon = try suiteDaemon()
+        let app = try await daemon.connect()
+        let caller = try await daemon.connect()
+        defer {
+            app.close()
+            caller.close()
+        }
+        let destination = try #require(app.uniqueName)
+        let handled = Mutex<[UInt32]>([])
+        let gate = Gate()
+        let path = try DBusObjectPath("/org/example/app/char0")
+        try await app.export([DBusInterface("org.bluez.GattCharacteristic1", methods: [
+            DBusMethod("WriteValue", inputs: [.init("value", .uint32)]) { call in
+                let index = call.arguments.first?.uint32Value ?? 0
+                // The first write is slow: the others must wait for it, not pass it. (Without the
+                // order, they pass it in every run: each runs in a task of its own.)
+                if index == 0 { try? await Task.sleep(for: .milliseconds(50)) }
+                handled.withLock { $0.append(index) }
+                return []
+            },
+            DBusMethod("Hold") { _ in
+                await gate.wait()
+                return []
+            },
+            DBusMethod("Release") { _ in
+                gate.open()
+                return []
+            },
+        ])], at: path)
+        for index in 0..<20 as Range<UInt32> {
+            _ = try caller.send(.methodCall(destination: destination, path: path, interface: "org.bluez.GattCharacteristic1",
+                                            member: "WriteValue", body: [.uint32(index)], flags: .noReplyExpected))
+        }
+        try await waitUntil("twenty writes handled") { handled.withLock { $0.count } == 20 }
+        #expect(handled.withLock { $0 } == Array(0..<20))
+
+        // Calls that want replies are not queued behind each other.
+        async let held: [DBusValue] = caller.call(destination: destination, path: path, interface: "org.bluez.GattCharacteristic1", member: "Hold")
+        _ = try await caller.call(destination: destination, path: path, interface: "org.bluez.GattCharacteristic1", member: "Release")
+        _ = try await held
+    }
+
+    /// Holds callers until opened.
+    final class Gate: Sendable {
+        private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let open = state.withLock { state -> Bool in
+                    if !state.open { state.waiters.append(continuation) }
+                    return state.open
+                }
+                if open { continuation.resume() }
+            }
+        }
+
+        func open() {
+            let waiters = state.withLock { state in
+                state.open = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            waiters.forEach { $0.resume() }
+        }
+    }
 }
