@@ -216,7 +216,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
     }
 
     /// One signal of BlueZ's: the object manager's, a property change, or a device's `Disconnected`.
-    private func handle(_ message: DBusMessage) {
+    func handle(_ message: DBusMessage) {
         guard let path = message.path else { return }
         switch (message.interface, message.member) {
         case (DBusConnection.objectManagerInterface, "InterfacesAdded"):
@@ -258,6 +258,9 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         let connection = state.withLock { state -> BlueZConnection? in
             let connection = state.connections.first { path.isWithin($0.key) }?.value
             if let connection, interfaces.contains(BlueZ.gattService) { connection.gattServiceWillBeRemoved(path, tree: state.tree) }
+            if interfaces.contains(BlueZ.device), let address = state.tree.properties(path, BlueZ.device).flatMap(BlueZObjectTree.address(of:)) {
+                state.authenticatedPeers.remove(address.address)
+            }
             state.tree.remove(path, interfaces: interfaces)
             return connection
         }
@@ -268,6 +271,12 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         let (device, scan, connection, waiters) = state.withLock { state
             -> ([String: DBusValue]?, ScanRegistration?, BlueZConnection?, [CheckedContinuation<DBusObjectPath, Never>]) in
             state.tree.change(path, interface: interface, changed: changed, invalidated: invalidated)
+            // A bond BlueZ no longer has (removed with bluetoothctl, or by bluetoothd after a
+            // failed re-encryption) was not authenticated by our agent any more.
+            if interface == BlueZ.device, changed["Paired"]?.unwrapped.boolValue == false,
+               let address = state.tree.properties(path, BlueZ.device).flatMap(BlueZObjectTree.address(of:)) {
+                state.authenticatedPeers.remove(address.address)
+            }
             let connection = state.connections.first { path.isWithin($0.key) }?.value
             guard interface == BlueZ.device, path.parent == state.adapter,
                   !BlueZAdvertisement.advertisedProperties.isDisjoint(with: changed.keys) else { return (nil, nil, connection, []) }
