@@ -333,9 +333,12 @@ struct GATTServerSecurityTests {
         let (harness, published) = try await Self.makeServer()
         let handle = try Self.handle(Self.encrypted, in: published)
         let server = harness.server
-        let bearer = ATTBearer(connectionHandle: 0x0048, peer: Self.peerWithKey, logger: Logger(label: "test.bearer"), send: { _, _ in },
+        // The server answers through the connection's bearer, the one ATT endpoint of both roles.
+        let (sent, sender) = AsyncStream.makeStream(of: [UInt8].self)
+        let bearer = ATTBearer(connectionHandle: 0x0048, peer: Self.peerWithKey, logger: Logger(label: "test.bearer"),
+                               send: { pdu, _ in sender.yield(pdu) },
                                server: { pdu, bearer in server.receive(pdu, from: bearer) })
-        let recorder = harness.recorder(for: 0x0048)
+        var recorder = sent.makeAsyncIterator()
         let read = ATTPDU.readRequest(.init(handle: handle)).encode()
         // Security set for a wired client on the same handle does not count for a bearer.
         server.setSecurity(Self.justWorks16, connectionHandle: 0x0048)
@@ -345,6 +348,7 @@ struct GATTServerSecurityTests {
         bearer.setSecurity(Self.justWorks7)
         server.receive(read, from: bearer)
         #expect(try await recorder.next().map(ATTPDU.decode) == .readResponse(.init(value: [0x02])))
+        #expect(harness.recorder(for: 0x0048).all.isEmpty, "nothing went around the bearer")
     }
 
     @Test("A minimum key size outside 7…16 is an invalid definition")

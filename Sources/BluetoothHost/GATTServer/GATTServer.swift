@@ -231,8 +231,14 @@ public actor GATTServer {
         return nextIdentifier
     }
 
+    /// Sends through the connection's ATT bearer, the one endpoint both roles share (its
+    /// router builds the frame); a client wired in memory gets it from the server's sender.
     func send(_ pdu: ATTPDU, to connectionHandle: UInt16, completion: HCIController.ACLCompletion? = nil) {
-        sendPDU(connectionHandle, pdu.encode(), completion)
+        if let bearer = bearers[connectionHandle]?.link.bearer {
+            bearer.send(pdu.encode(), completion: completion)
+        } else {
+            sendPDU(connectionHandle, pdu.encode(), completion)
+        }
     }
 
     // MARK: Settings

@@ -126,8 +126,12 @@ public actor LEHost {
         self.controller = controller
         var serverLogger = logger
         serverLogger[metadataKey: "layer"] = "gatt-server"
-        let server = GATTServer(preferredMTU: configuration.preferredATTMTU, clock: configuration.clock, logger: serverLogger) { handle, pdu, completion in
-            controller.sendACL(connectionHandle: handle, pdu: L2CAPBasicFrame.encode(channelID: .att, payload: pdu), completion: completion)
+        // The server answers through each connection's ATT bearer (the router frames it); every
+        // link of this host has one, so nothing is sent through this sender.
+        let droppedLogger = serverLogger
+        let server = GATTServer(preferredMTU: configuration.preferredATTMTU, clock: configuration.clock, logger: serverLogger) { handle, _, completion in
+            droppedLogger.warning("an ATT PDU for connection \(Hex.format(handle)), which has no ATT bearer, was dropped")
+            completion?(.failure(.connectionClosed(connectionHandle: handle)))
         }
         self.server = server
         var l2capLogger = logger
