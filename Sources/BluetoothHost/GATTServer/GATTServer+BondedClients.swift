@@ -78,7 +78,7 @@ extension GATTServer {
     /// On the inbox: a Host connection gets its bearer now (its client may send nothing before
     /// it expects its notifications); a client wired in memory is taken up once it has talked.
     func acceptEncryption(_ security: LinkSecurity, from link: ServerLink) {
-        guard link.bearer != nil || bearers[link.connectionHandle] != nil else { return }
+        guard !link.isWiredInMemory || bearers[link.connectionHandle] != nil else { return }
         bearer(for: link).requests.yield(.encrypted(security))
     }
 

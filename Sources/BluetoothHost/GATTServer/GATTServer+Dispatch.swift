@@ -113,23 +113,13 @@ extension GATTServer {
     /// sides then use the smaller of the two, at least 23. Only the first exchange on a
     /// bearer counts; a later one is answered the same way and changes nothing.
     private func exchangeMTU(_ request: ATTExchangeMTURequest, bearerID: UInt64, connectionHandle: UInt16) -> ATTPDU {
-        if var bearer = bearer(id: bearerID, connectionHandle: connectionHandle) {
-            let mtu: UInt16?
-            if let attBearer = bearer.link.bearer {
-                // The bearer's one exchange, whichever role made it.
-                if attBearer.beginMTUExchange() {
-                    attBearer.setExchangedMTU(clientMTU: request.clientRxMTU, serverMTU: preferredMTU)
-                    mtu = attBearer.mtu
-                } else {
-                    mtu = nil
-                }
-            } else if !bearer.hasExchangedMTU {
-                bearer.mtu = max(ATTPDU.defaultLEMTU, min(request.clientRxMTU, preferredMTU))
-                bearer.hasExchangedMTU = true
-                bearers[connectionHandle] = bearer
-                mtu = bearer.mtu
-            } else {
-                mtu = nil
+        if let bearer = bearer(id: bearerID, connectionHandle: connectionHandle) {
+            // The bearer's one exchange, whichever role made it.
+            let attBearer = bearer.link.bearer
+            var mtu: UInt16?
+            if attBearer.beginMTUExchange() {
+                attBearer.setExchangedMTU(clientMTU: request.clientRxMTU, serverMTU: preferredMTU)
+                mtu = attBearer.mtu
             }
             if let mtu {
                 logger.debug("ATT MTU \(mtu) with connection \(connectionHandle)")

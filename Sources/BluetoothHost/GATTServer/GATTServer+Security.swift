@@ -6,8 +6,7 @@ extension GATTServer {
     /// The link's security now, not as it was when a PDU arrived: what a notification or
     /// indication is checked against as it leaves. A Host connection's is its ATT bearer's.
     func currentSecurity(of bearer: ServerBearer) -> LinkSecurity {
-        if let attBearer = bearer.link.bearer { return attBearer.security }
-        return memoryLinkSecurity.withLock { $0[bearer.connectionHandle] } ?? .unencrypted
+        bearer.link.bearer.security
     }
 
     /// Whether this device has a key to encrypt the link with the client (a bond with it).
@@ -56,8 +55,9 @@ extension GATTServer {
     /// (``LinkSecurity/bondIdentity``) a client that has talked takes up that bond's state. A Host
     /// connection's security is its ATT bearer's; this does not change it.
     public nonisolated func setSecurity(_ security: LinkSecurity, connectionHandle: UInt16) {
-        memoryLinkSecurity.withLock { $0[connectionHandle] = security }
+        let bearer = memoryBearer(connectionHandle)
+        bearer.setSecurity(security)
         guard security.bondIdentity != nil else { return }
-        inbox.yield(.encrypted(ServerLink(connectionHandle: connectionHandle, peer: nil, bearer: nil), security))
+        inbox.yield(.encrypted(ServerLink(connectionHandle: connectionHandle, peer: nil, bearer: bearer, isWiredInMemory: true), security))
     }
 }

@@ -67,9 +67,9 @@ public actor GATTServer {
     public internal(set) var rejectedSignedWriteCount = 0
     /// Grants accesses that require authorization (``setAuthorizationHandler(_:)``).
     var authorizationHandler: GATTAuthorizationHandler?
-    /// The security of connections wired in memory (``setSecurity(_:connectionHandle:)``),
-    /// read as their PDUs arrive.
-    nonisolated let memoryLinkSecurity = Mutex<[UInt16: LinkSecurity]>([:])
+    /// The loopback bearers of clients wired in memory, by connection handle: their MTU and
+    /// security (``setSecurity(_:connectionHandle:)``), and the way out to the server's sender.
+    nonisolated let memoryBearers = Mutex<[UInt16: ATTBearer]>([:])
     /// The PDUs each connection has waiting (``GATTServerSettings/maximumQueuedPDUs``).
     nonisolated let inboundLimit = InboundPDULimit(limit: GATTServerSettings().maximumQueuedPDUs)
 
@@ -119,8 +119,20 @@ public actor GATTServer {
     /// `connectionHandle`.
     public nonisolated func receive(_ pdu: [UInt8], connectionHandle: UInt16, peer: DeviceAddress? = nil) {
         guard admit(connectionHandle: connectionHandle) else { return }
-        let security = memoryLinkSecurity.withLock { $0[connectionHandle] } ?? .unencrypted
-        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: nil), security))
+        let bearer = memoryBearer(connectionHandle)
+        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: bearer, isWiredInMemory: true), bearer.security))
+    }
+
+    /// The loopback bearer of a client wired in memory, made on first use.
+    nonisolated func memoryBearer(_ connectionHandle: UInt16) -> ATTBearer {
+        memoryBearers.withLock { bearers in
+            if let bearer = bearers[connectionHandle] { return bearer }
+            let sendPDU = self.sendPDU
+            let bearer = ATTBearer(connectionHandle: connectionHandle, peer: DeviceAddress(.zero, type: .public), clock: clock, logger: logger,
+                                   send: { pdu, completion in sendPDU(connectionHandle, pdu, completion) })
+            bearers[connectionHandle] = bearer
+            return bearer
+        }
     }
 
     /// PDUs dropped so far because their connection had ``GATTServerSettings/maximumQueuedPDUs``
@@ -136,7 +148,12 @@ public actor GATTServer {
     }
 
     /// The connection ended: forget its configurations, prepare queue and indications.
-    public nonisolated func connectionDidClose(handle: UInt16) { inbox.yield(.closed(connectionHandle: handle)) }
+    public nonisolated func connectionDidClose(handle: UInt16) {
+        // A client wired in memory that talks again on this handle is a new link, with a new
+        // loopback bearer, whatever the inbox still holds of the old one.
+        memoryBearers.withLock { _ = $0.removeValue(forKey: handle) }
+        inbox.yield(.closed(connectionHandle: handle))
+    }
 
     private func handle(_ item: InboxItem) {
         switch item {
@@ -191,9 +208,8 @@ public actor GATTServer {
     private func closeBearer(_ connectionHandle: UInt16) {
         inboundLimit.reset(connectionHandle: connectionHandle)
         let bearer = bearers.removeValue(forKey: connectionHandle)
-        // With the link's security as it ends (a wired client's is forgotten just after).
+        // With the link's security as it ends (its bearer, a Host connection's or a loopback one, still holds it).
         if let bearer { leaveBondIdentity(of: bearer) }
-        memoryLinkSecurity.withLock { _ = $0.removeValue(forKey: connectionHandle) }
         guard let bearer else { return }
         bearer.requests.finish()
         bearer.indicationTimer?.cancel()
@@ -214,7 +230,7 @@ public actor GATTServer {
 
     /// The connection's ATT MTU: the bearer's, which both roles share.
     func mtu(of bearer: ServerBearer) -> UInt16 {
-        bearer.link.bearer?.mtu ?? bearer.mtu
+        bearer.link.bearer.mtu
     }
 
     /// The ATT MTU of a connection as this server uses it (23 for an unknown connection).
@@ -231,14 +247,14 @@ public actor GATTServer {
         return nextIdentifier
     }
 
-    /// Sends through the connection's ATT bearer, the one endpoint both roles share (its
-    /// router builds the frame); a client wired in memory gets it from the server's sender.
+    /// Sends through the connection's ATT bearer, the one endpoint both roles share (a Host
+    /// connection's router builds the frame; a loopback bearer hands it to the server's sender).
     func send(_ pdu: ATTPDU, to connectionHandle: UInt16, completion: HCIController.ACLCompletion? = nil) {
-        if let bearer = bearers[connectionHandle]?.link.bearer {
-            bearer.send(pdu.encode(), completion: completion)
-        } else {
-            sendPDU(connectionHandle, pdu.encode(), completion)
+        guard let bearer = bearers[connectionHandle]?.link.bearer else {
+            completion?(.failure(.connectionClosed(connectionHandle: connectionHandle)))
+            return
         }
+        bearer.send(pdu.encode(), completion: completion)
     }
 
     // MARK: Settings

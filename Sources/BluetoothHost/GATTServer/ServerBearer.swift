@@ -5,8 +5,12 @@ struct ServerLink: Sendable {
     let connectionHandle: UInt16
     let peer: DeviceAddress?
     /// The connection's ATT bearer, which owns the MTU both roles share (Core 6.0, Vol 3,
-    /// Part F, 3.4.2); `nil` for a client wired in memory (the server then keeps the MTU).
-    let bearer: ATTBearer?
+    /// Part F, 3.4.2), the link's security, and the way out: a Host connection's, or a loopback
+    /// one for a client wired in memory (its PDUs go to the server's sender).
+    let bearer: ATTBearer
+    /// A client wired in memory (``GATTServer/receive(_:connectionHandle:peer:)``): it is taken
+    /// up by its bond's state only once it has talked.
+    var isWiredInMemory = false
 }
 
 /// What a connection's bearer serves, one at a time in the link's order.
@@ -30,9 +34,6 @@ struct ServerBearer: Sendable {
     /// Tells this bearer from a later one on a reused connection handle.
     let id: UInt64
     let link: ServerLink
-    /// The MTU of a link without an ``ATTBearer`` (wired in memory).
-    var mtu: UInt16 = ATTPDU.defaultLEMTU
-    var hasExchangedMTU = false
     /// By characteristic value handle; empty configurations are removed.
     var configurations: [UInt16: ClientCharacteristicConfiguration] = [:]
     /// The configurations the client wrote on this link: a bond's stored ones do not replace them.
