@@ -76,6 +76,8 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         var authenticatedPeers: Set<BluetoothAddress> = []
         var nextID: UInt64 = 0
         var isShutDown = false
+        /// bluetoothd came back without the adapter: load when an adapter appears.
+        var awaitsAdapter = false
     }
 
     /// A backend on `adapter` (`hci0`; `nil`: BlueZ's default, its first adapter).
@@ -239,6 +241,12 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
     }
 
     private func interfacesAdded(_ path: DBusObjectPath, _ interfaces: [String: [String: DBusValue]]) {
+        if interfaces[BlueZ.adapter] != nil, state.withLock({ state in
+            defer { state.awaitsAdapter = false }
+            return state.awaitsAdapter
+        }) {
+            Task { await self.daemonCameBack() }
+        }
         let (device, scan, waiters, connection) = state.withLock { state -> ([String: DBusValue]?, ScanRegistration?, [CheckedContinuation<DBusObjectPath, Never>], BlueZConnection?) in
             state.tree.add(path, interfaces: interfaces)
             let connection = state.connections.first { path.isWithin($0.key) }?.value
@@ -325,12 +333,23 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             availabilityListeners.yield(.unavailable(BlueZError.daemonUnavailable("bluetoothd left the system bus").description))
         } else {
             logger.notice("bluetoothd is on the system bus again (\(newOwner))")
-            do {
-                try await loadObjects()
-                availabilityListeners.yield(.available)
-            } catch {
-                logger.error("bluetoothd came back but cannot be used: \(error)")
-            }
+            await daemonCameBack()
+        }
+    }
+
+    /// Loads BlueZ's objects again and says the backend is available. bluetoothd takes its
+    /// name on the bus before it has registered its adapters: without ours yet, it is loaded
+    /// when its `Adapter1` appears (``interfacesAdded(_:_:)``).
+    private func daemonCameBack() async {
+        do {
+            try await loadObjects()
+            state.withLock { $0.awaitsAdapter = false }
+            availabilityListeners.yield(.available)
+        } catch BlueZError.adapterNotFound(let which) {
+            state.withLock { $0.awaitsAdapter = true }
+            logger.notice("bluetoothd is back without adapter \(which) yet; waiting for it to appear")
+        } catch {
+            logger.error("bluetoothd came back but cannot be used: \(error)")
         }
     }
 
