@@ -15,7 +15,8 @@ import Foundation
 // step per notification: this process's, plus that of the processes in `--pids` (bluetoothd
 // and dbus-daemon, which do part of the work over BlueZ).
 //
-// `--peripheral` runs the peripheral role on BlueZ instead (PeripheralApp.swift).
+// `--peripheral` runs the peripheral role on BlueZ instead (PeripheralApp.swift), `--reconnect`
+// auto-reconnect and listen restore (ReconnectApp.swift).
 
 let heartRateService = ServiceIdentifier(uuid: "180D")
 let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRateService)
@@ -128,7 +129,11 @@ enum GuestApp {
         let bluejay = Bluejay()
         bluejay.start(mode: .new(StartOptions(transport: .specification(option("--hci", default: "hci0")), operationTimeout: .seconds(30))))
         do {
-            try await run(bluejay)
+            if CommandLine.arguments.contains("--reconnect") {
+                try await GuestReconnect.run(bluejay)
+            } else {
+                try await run(bluejay)
+            }
             await bluejay.stop()
             emit("stopped")
         } catch {

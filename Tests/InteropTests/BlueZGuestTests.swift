@@ -174,6 +174,37 @@ extension InteropSuites {
             #expect(steps.filter { $0["step"] as? String == "notification" }.compactMap { $0["value"] as? String } == ["010100", "010200", "010300"])
             try await Self.release(2, on: bench)
         }
+        @Test("Over BlueZ, Bluejay connects again after the peripheral drops the link and turns its listen on again (auto-reconnect, listen restore)")
+        func reconnectAndRestoreListen() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            let heartRate: @Sendable (RigEvent) -> Bool = { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }
+            rig.discardEvents(named: "subscribed")
+            rig.discardEvents(named: "written")
+            async let app = guest.run("BluejayGuestApp --reconnect --hci bluez --name 'Bluejay Peer 2'", timeout: .seconds(160))
+            _ = try await rig.waitForEvent(named: "subscribed", matching: heartRate, timeout: .seconds(120))
+            try await rig.request(.notify(uuid: "2A37", count: 1, start: 1, peripheral: 2))
+            // The app got it (it writes the body sensor location then); the peripheral drops the link.
+            _ = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A38" },
+                                           timeout: .seconds(60))
+            try await rig.request(.disconnect(peripheral: 2))
+            // Bluejay connects again on its own and subscribes again: no app code does either.
+            _ = try await rig.waitForEvent(named: "subscribed", matching: heartRate, timeout: .seconds(120))
+            try await rig.request(.notify(uuid: "2A37", count: 1, start: 2, peripheral: 2))
+            let result = try await app
+            try await Self.release(2, on: bench)
+            #expect(result.status == 0, "\(result)")
+            let steps = try result.jsonObjects()
+            let names = steps.compactMap { $0["step"] as? String }
+            #expect(steps.filter { $0["step"] as? String == "notification" }.compactMap { $0["value"] as? String } == ["010100", "010200"],
+                    "the same callback, before and after: \(result)")
+            let dropped = try #require(steps.firstIndex { $0["step"] as? String == "disconnected" }, "\(result)")
+            #expect(steps[dropped]["will_reconnect"] as? Bool == true, "\(result)")
+            #expect(names[(dropped + 1)...].contains("connected"), "connected again: \(result)")
+            #expect(names.last == "stopped", "\(result)")
+        }
+
         @Test("Pairing through our agent: passkey entry, then a new process re-encrypts with BlueZ's bond; numeric comparison")
         func pairing() async throws {
             let bench = try GuestBench.require()
