@@ -42,6 +42,10 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         var nextID: UInt64 = 0
         /// Why BlueZ said the link ended (`Disconnected` signal, BlueZ 5.67 and later).
         var reportedReason: HCIStatus?
+        /// Services BlueZ added after discovery, whose change is published once their objects
+        /// have all arrived; and whether the database held each already.
+        var addedServices: [DBusObjectPath: Bool] = [:]
+        var addedServicesFlush: Task<Void, Never>?
     }
 
     init(central: BlueZCentral, path: DBusObjectPath, peer: DeviceAddress) {
@@ -159,14 +163,44 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
 
     /// A GATT service appeared after discovery: the peer's database changed (BlueZ handled
     /// its Service Changed indication).
-    func gattObjectsChanged(added service: DBusObjectPath, isService: Bool) {
-        guard state.withLock({ $0.database != nil }) else { return }
+    func gattObjectsChanged(added object: DBusObjectPath, isService: Bool) {
+        guard let before = state.withLock({ $0.database }) else { return }
         refreshDatabase()
-        guard isService else { return }
-        guard let tree = central?.tree(), let start = tree.properties(service, BlueZ.gattService)?["Handle"]?.uint16Value
-                ?? BlueZGATTDatabase.handle(in: service),
-              let added = state.withLock({ $0.database })?.services.first(where: { $0.service.handleRange.lowerBound == start }) else { return }
-        publish(GATTServiceChange(affectedHandles: added.service.handleRange, invalidatedServices: []))
+        guard let clock = central?.clock else { return }
+        // BlueZ exports a new service's object first and its characteristics' and descriptors'
+        // just after, in one burst: the change is published once the burst is over (no GATT
+        // object of this link for 250 ms), so that what the app reads then is there.
+        let start = isService ? BlueZGATTDatabase.handle(in: object) : nil
+        let known = start.map { start in before.services.contains { $0.service.handleRange.lowerBound == start } } ?? false
+        let flush = Task { [weak self] in
+            do { try await clock.sleep(for: .milliseconds(250)) } catch { return }
+            self?.publishAddedServices()
+        }
+        let previous = state.withLock { state -> Task<Void, Never>? in
+            if isService, state.addedServices[object] == nil { state.addedServices[object] = known }
+            defer { state.addedServicesFlush = flush }
+            return state.addedServicesFlush
+        }
+        previous?.cancel()
+    }
+
+    /// Publishes the services added after discovery that the database did not hold.
+    private func publishAddedServices() {
+        refreshDatabase()
+        let (added, database) = state.withLock { state in
+            defer {
+                state.addedServices = [:]
+                state.addedServicesFlush = nil
+            }
+            return (state.addedServices, state.database)
+        }
+        guard let database, let tree = central?.tree() else { return }
+        for (service, wasKnown) in added.sorted(by: { $0.key.description < $1.key.description }) where !wasKnown {
+            guard let start = tree.properties(service, BlueZ.gattService)?["Handle"]?.uint16Value ?? BlueZGATTDatabase.handle(in: service),
+                  let found = database.services.first(where: { $0.service.handleRange.lowerBound == start }) else { continue }
+            central?.logger.info("\(peer): service \(found.service.uuid) at \(found.service.handleRange) appeared after discovery")
+            publish(GATTServiceChange(affectedHandles: found.service.handleRange, invalidatedServices: []))
+        }
     }
 
     /// A GATT service is about to go (its InterfacesRemoved), with the tree as it still is.

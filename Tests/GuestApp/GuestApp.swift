@@ -16,7 +16,8 @@ import Foundation
 // and dbus-daemon, which do part of the work over BlueZ).
 //
 // `--peripheral` runs the peripheral role on BlueZ instead (PeripheralApp.swift), `--reconnect`
-// auto-reconnect and listen restore (ReconnectApp.swift).
+// auto-reconnect and listen restore (ReconnectApp.swift), `--service-changed` Service Changed
+// (ServiceChangedApp.swift).
 
 let heartRateService = ServiceIdentifier(uuid: "180D")
 let heartRate = CharacteristicIdentifier(uuid: "2A37", service: heartRateService)
@@ -131,6 +132,8 @@ enum GuestApp {
         do {
             if CommandLine.arguments.contains("--reconnect") {
                 try await GuestReconnect.run(bluejay)
+            } else if CommandLine.arguments.contains("--service-changed") {
+                try await GuestServiceChanged.run(bluejay)
             } else {
                 try await run(bluejay)
             }

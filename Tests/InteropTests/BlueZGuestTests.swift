@@ -205,6 +205,26 @@ extension InteropSuites {
             #expect(names.last == "stopped", "\(result)")
         }
 
+        @Test("Over BlueZ, a Service Changed from the peripheral reaches the app (servicesModified) and the new service is read")
+        func serviceChanged() async throws {
+            let bench = try GuestBench.require()
+            let (rig, guest) = (bench.rig, bench.guest)
+            try await Self.startBlueZ(guest)
+            rig.discardEvents(named: "written")
+            async let app = guest.run("BluejayGuestApp --service-changed --hci bluez --name 'Bluejay Peer 1'", timeout: .seconds(160))
+            _ = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A38" },
+                                           timeout: .seconds(120))
+            let added = try await rig.request("add_service", ["peripheral": 1])
+            #expect(added.int("indicated") == 1, "BlueZ subscribed to Service Changed and confirmed: \(added)")
+            let result = try await app
+            _ = try await rig.request("remove_service", ["peripheral": 1])
+            try await Self.release(1, on: bench)
+            #expect(result.status == 0, "\(result)")
+            let steps = try result.jsonObjects()
+            #expect(steps.first { $0["step"] as? String == "read" }?["value"] as? String == "added", "\(result)")
+            #expect(steps.compactMap { $0["step"] as? String }.suffix(3) == ["read", "disconnected", "stopped"], "\(result)")
+        }
+
         @Test("Pairing through our agent: passkey entry, then a new process re-encrypts with BlueZ's bond; numeric comparison")
         func pairing() async throws {
             let bench = try GuestBench.require()
