@@ -41,8 +41,20 @@ async_targets=" FuzzHostChannels FuzzGATTClient FuzzGATTServer "
 echo "==> swift build --package-path Fuzz --scratch-path $scratch (-sanitize=fuzzer,address)"
 build_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-fuzz-build.XXXXXX")
 trap 'rm -f "$build_log"' EXIT
-if ! swift build --package-path Fuzz --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld \
-    > "$build_log" 2>&1; then
+build_fuzz() {
+    swift build --package-path Fuzz --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld > "$build_log" 2>&1
+}
+# A source file moved since the last build (a pull) can leave SwiftPM's cached build plan
+# asking for it ("missing inputs"); the plan is then made again, once.
+built=true
+build_fuzz || built=false
+if ! $built && grep -q "because of missing inputs" "$build_log"; then
+    echo "==> the cached build plan names a file that moved; planning again"
+    rm -f "$scratch"/*.yaml "$scratch"/*/debug/description.json
+    built=true
+    build_fuzz || built=false
+fi
+if ! $built; then
     grep -v "Cannot export local symbol" "$build_log" >&2
     echo "error: the fuzz targets do not build" >&2
     exit 1
