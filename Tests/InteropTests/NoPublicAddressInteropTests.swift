@@ -21,9 +21,20 @@ extension InteropSuites {
         static let pairing = ["--plugin", "bluejay_pairing"]
 
         /// The identities the Bumble peer keeps keys for.
-        static func peerKeptIdentities(_ rig: BumbleRig) async throws -> [String] {
-            let keys = try await rig.request("keys")
-            return (keys["peers"]?.arrayValue ?? []).compactMap(\.stringValue)
+        /// The identities the peer keeps keys for, once it keeps at least `count`: Bumble stores
+        /// a pairing's keys in a task of its own, which may end after our side has returned
+        /// (seen in a loaded run). At most 20 s.
+        static func peerKeptIdentities(_ rig: BumbleRig, atLeast count: Int = 1) async throws -> [String] {
+            func read() async throws -> [String] {
+                (try await rig.request("keys")["peers"]?.arrayValue ?? []).compactMap(\.stringValue)
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            var peers = try await read()
+            while peers.count < count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                peers = try await read()
+            }
+            return peers
         }
 
         @Test("Our central pairs by every method and distributes its static random identity", arguments: PairingInteropTests.centralCases)

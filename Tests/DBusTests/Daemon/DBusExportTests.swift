@@ -205,7 +205,8 @@ struct DBusExportTests {
             _ = try caller.send(.methodCall(destination: destination, path: path, interface: "org.bluez.GattCharacteristic1",
                                             member: "WriteValue", body: [.uint32(index)], flags: .noReplyExpected))
         }
-        try await waitUntil("twenty writes handled") { handled.withLock { $0.count } == 20 }
+        // A hang guard, not a speed limit: a loaded full run shares two cores with hundreds of tests.
+        try await waitUntil("twenty writes handled", timeout: .seconds(50)) { handled.withLock { $0.count } == 20 }
         #expect(handled.withLock { $0 } == Array(0..<20))
 
         // Calls that want replies are not queued behind each other.
