@@ -39,14 +39,8 @@ enum HostSession {
             await host.setPairingAgent(TerminalPairingAgent(passkey: security.passkey, alwaysConfirm: security.yes,
                                                                       allowsReplacement: security.replaceBond))
         }
-        do {
-            try await host.powerOn()
-            let result = try await cancelling(on: interrupt) { try await body(host) }
-            await host.shutdown()
-            return result
-        } catch {
-            await host.shutdown()
-            throw error
+        return try await started(on: interrupt, start: { _ = try await host.powerOn() }, shutdown: { await host.shutdown() }) {
+            try await body(host)
         }
     }
 
@@ -69,18 +63,14 @@ enum HostSession {
         // Without security options: no input or output, as our host's default (Just Works).
         let capability = security?.configuration(logger: logger).security.ioCapability ?? .noInputNoOutput
         let backend = BlueZCentral(adapter: adapter, ioCapability: capability, logger: logger)
-        do {
+        return try await started(on: interrupt, start: {
             try await backend.start()
             // Always an agent: bluetoothd pairs on its own when a peer refuses a read for lack of
             // encryption, and without an agent that pairing waits for one.
             await backend.setPairingAgent(TerminalPairingAgent(passkey: security?.passkey, alwaysConfirm: security?.yes ?? false,
                                                                allowsReplacement: security?.replaceBond ?? false))
-            let result = try await cancelling(on: interrupt) { try await body(backend) }
-            await backend.shutdown()
-            return result
-        } catch {
-            await backend.shutdown()
-            throw error
+        }, shutdown: { await backend.shutdown() }) {
+            try await body(backend)
         }
     }
 
@@ -99,13 +89,23 @@ enum HostSession {
             throw CLIError.usage("--capture records our own host's HCI traffic; over BlueZ run btmon (btmon -w FILE) instead")
         }
         let backend = BlueZPeripheral(adapter: adapter, name: name, logger: Logger(label: "bluejay"))
+        return try await started(on: interrupt, start: { try await backend.start() }, shutdown: { await backend.shutdown() }) {
+            try await body(backend)
+        }
+    }
+
+    /// Starts, runs `body` (cancelled by Ctrl-C or SIGTERM), and always shuts down, also when
+    /// starting or `body` failed.
+    private static func started<T: Sendable>(on interrupt: TerminationSignal, start: () async throws -> Void,
+                                             shutdown: () async -> Void,
+                                             _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
-            try await backend.start()
-            let result = try await cancelling(on: interrupt) { try await body(backend) }
-            await backend.shutdown()
+            try await start()
+            let result = try await cancelling(on: interrupt, body)
+            await shutdown()
             return result
         } catch {
-            await backend.shutdown()
+            await shutdown()
             throw error
         }
     }
