@@ -58,6 +58,34 @@ struct AppFailure: Error, CustomStringConvertible {
     var description: String
 }
 
+/// Waits for Bluetooth and scans (at most 30 s) for the peripheral named `name`: the steps
+/// `ready` and `found`.
+func findPeripheral(named name: String, with bluejay: Bluejay) async throws -> PeripheralIdentifier {
+    try await bluejay.waitUntilReady()
+    emit("ready")
+    for try await event in bluejay.scan(duration: 30) {
+        if case let .discovered(discovery) = event, discovery.localName == name {
+            emit("found", ["address": "\(discovery.peripheralIdentifier.address.address)", "name": name])
+            return discovery.peripheralIdentifier
+        }
+    }
+    throw AppFailure(description: "the scan ended without \(name)")
+}
+
+/// `body`'s answer, or `nil` if it has none within `limit` (then it is cancelled).
+func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T?) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask { await body() }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
 func run(_ bluejay: Bluejay) async throws {
     let name = option("--name", default: "Bluejay Peer 1")
     let notificationCount = Int(option("--notifications", default: "3")) ?? 3
@@ -65,18 +93,7 @@ func run(_ bluejay: Bluejay) async throws {
     let readCount = Int(option("--reads", default: "0")) ?? 0
     let pids = option("--pids", default: "").split(separator: ",").compactMap { Int($0) }
 
-    try await bluejay.waitUntilReady()
-    emit("ready")
-
-    var found: ScanDiscovery?
-    for try await event in bluejay.scan(duration: 30) {
-        if case let .discovered(discovery) = event, discovery.localName == name {
-            found = discovery
-            break
-        }
-    }
-    guard let peripheral = found?.peripheralIdentifier else { throw AppFailure(description: "the scan ended without \(name)") }
-    emit("found", ["address": "\(peripheral.address.address)", "name": name])
+    let peripheral = try await findPeripheral(named: name, with: bluejay)
 
     try await bluejay.connect(peripheral, timeout: .seconds(30))
     emit("connected")

@@ -13,17 +13,7 @@ import Synchronization
 enum GuestReconnect {
     static func run(_ bluejay: Bluejay) async throws {
         let name = option("--name", default: "Bluejay Peer 2")
-        try await bluejay.waitUntilReady()
-        emit("ready")
-        var found: ScanDiscovery?
-        for try await event in bluejay.scan(duration: 30) {
-            if case let .discovered(discovery) = event, discovery.localName == name {
-                found = discovery
-                break
-            }
-        }
-        guard let peripheral = found?.peripheralIdentifier else { throw AppFailure(description: "the scan ended without \(name)") }
-        emit("found", ["address": "\(peripheral.address.address)"])
+        let peripheral = try await findPeripheral(named: name, with: bluejay)
 
         let events = bluejay.connectionEvents()
         let watcher = Task {
@@ -53,19 +43,10 @@ enum GuestReconnect {
             if count == 2 { finish.finish() }
         }
         // Bounded: the test's own steps take well under a minute.
-        let ended = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in done {}
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(90))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        let ended = await within(.seconds(90)) { () async -> Bool? in
+            for await _ in done {}
+            return true
+        } ?? false
         guard ended else { throw AppFailure(description: "only \(values.withLock { $0.count }) of 2 notifications within 90 s") }
         emit("disconnecting")
         try await bluejay.disconnect()

@@ -14,17 +14,7 @@ enum GuestServiceChanged {
 
     static func run(_ bluejay: Bluejay) async throws {
         let name = option("--name", default: "Bluejay Peer 1")
-        try await bluejay.waitUntilReady()
-        emit("ready")
-        var found: ScanDiscovery?
-        for try await event in bluejay.scan(duration: 30) {
-            if case let .discovered(discovery) = event, discovery.localName == name {
-                found = discovery
-                break
-            }
-        }
-        guard let peripheral = found?.peripheralIdentifier else { throw AppFailure(description: "the scan ended without \(name)") }
-        emit("found", ["address": "\(peripheral.address.address)"])
+        let peripheral = try await findPeripheral(named: name, with: bluejay)
         let events = bluejay.connectionEvents()
         try await bluejay.connect(peripheral, timeout: .seconds(30))
         emit("connected")
@@ -32,20 +22,11 @@ enum GuestServiceChanged {
         try await bluejay.write(to: bodySensorLocation, value: UInt8(5))
 
         // Bounded: the test adds the service as soon as it sees the write.
-        let modified = await withTaskGroup(of: [String]?.self) { group in
-            group.addTask {
-                for await event in events {
-                    if case let .servicesModified(_, invalidated) = event { return invalidated.map { $0.uuid.map(\.uuidString) ?? "?" } }
-                }
-                return nil
+        let modified = await within(.seconds(90)) { () async -> [String]? in
+            for await event in events {
+                if case let .servicesModified(_, invalidated) = event { return invalidated.map { $0.uuid.map(\.uuidString) ?? "?" } }
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(90))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            return nil
         }
         guard let modified else { throw AppFailure(description: "no Service Changed within 90 s") }
         emit("modified", ["invalidated": modified])
