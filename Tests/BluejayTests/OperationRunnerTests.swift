@@ -283,6 +283,33 @@ struct OperationRunnerTests {
         #expect(!journal.all.contains("write ran on"))
     }
 
+    @Test("An outcome is reported once its operation has left the queue: a request its completion queues starts at once, on that thread")
+    func completionFindsTheQueueFree() async throws {
+        let runner = OperationRunner()
+        let firstID = runner.makeID()
+        let (seen, report) = AsyncStream<(firstGone: Bool, secondStartedHere: Bool)>.makeStream()
+        runner.submit(QueuedOperation.make(id: firstID, name: "first", kind: .gatt, work: {
+            await Task.yield()
+            return 1
+        }, deliver: { _ in
+            let completionThread = pthread_self()
+            let firstGone = !runner.contains(firstID)
+            let startedHere = Mutex(false)
+            // Without waiting in the queue, the second starts inside submit, on this thread
+            // (Task.immediate); behind a first not yet finished it would start later, elsewhere.
+            runner.submit(QueuedOperation.make(id: runner.makeID(), name: "second", kind: .gatt, work: {
+                startedHere.withLock { $0 = pthread_equal(pthread_self(), completionThread) != 0 }
+                return 2
+            }, deliver: { _ in }))
+            report.yield((firstGone, startedHere.withLock { $0 }))
+            report.finish()
+        }))
+        var iterator = seen.makeAsyncIterator()
+        let observed = try #require(await iterator.next())
+        #expect(observed.firstGone)
+        #expect(observed.secondStartedHere)
+    }
+
     @Test("A suspended runner holds operations until resumed")
     func suspension() async throws {
         let runner = OperationRunner(suspended: true)

@@ -133,8 +133,8 @@ final class OperationRunner: Sendable {
             turn.grant()
         case let .task(body):
             let run: @Sendable () async -> Void = { [self] in
-                await body()
-                self.didFinish(operation)
+                let report = await body()
+                self.didFinish(operation, report: report)
             }
             let task = fromSubmitter ? Task.immediate(operation: run) : Task(operation: run)
             state.withLock { state in
@@ -144,12 +144,15 @@ final class OperationRunner: Sendable {
         }
     }
 
-    private func didFinish(_ operation: QueuedOperation) {
+    /// Marks `operation` finished, then makes its `report` (so that its completion finds the
+    /// queue free), then starts the next one (so that completions keep the queue's order).
+    private func didFinish(_ operation: QueuedOperation, report: QueuedOperation.Report = {}) {
         let next = state.withLock { state -> QueuedOperation? in
             if state.task?.id == operation.id { state.task = nil }
             return state.queue.finish(operation.id)
         }
         log { "finished \(operation)" }
+        report()
         if let next { launch(next, fromSubmitter: false) }
     }
 }

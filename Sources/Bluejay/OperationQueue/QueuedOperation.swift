@@ -22,12 +22,20 @@ enum OperationKind: Sendable, Equatable {
 final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
     /// Who runs the work once the operation's turn comes.
     enum Runner: Sendable {
-        /// The ``OperationRunner`` runs `body` in a task of its own (the callback API).
-        case task(@Sendable () async -> Void)
+        /// The ``OperationRunner`` runs `body` in a task of its own (the callback API). `body`
+        /// returns the report of its outcome, which the runner makes once it has marked the
+        /// operation finished: a completion that queues the next request then finds the queue
+        /// free and starts it at once, on its own thread, rather than behind a finish still on
+        /// its way (one thread handoff more per request, `Benchmarks/README.md`).
+        case task(@Sendable () async -> Report)
         /// The task that queued the operation runs it (the `async` API): the runner only tells
         /// it that its turn has come. No task is made and no thread handoff paid.
         case caller(CallerTurn)
     }
+
+    /// What a finished task's report does: deliver the outcome (or nothing, when a failure
+    /// from outside was reported already).
+    typealias Report = @Sendable () -> Void
 
     let id: UInt64
     let name: String
@@ -62,13 +70,14 @@ final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
         return QueuedOperation(
             id: id, name: name, kind: kind,
             runner: .task {
-                guard !outcome.isDone else { return }
+                guard !outcome.isDone else { return {} }
+                let result: Result<T, BluejayError>
                 do {
-                    let value = try await RequestScope.$current.withValue(RequestScope.current.aborted(by: abort)) { try await work() }
-                    outcome.deliver(.success(value))
+                    result = .success(try await RequestScope.$current.withValue(RequestScope.current.aborted(by: abort)) { try await work() })
                 } catch {
-                    outcome.deliver(.failure(BluejayError(error, operation: name)))
+                    result = .failure(BluejayError(error, operation: name))
                 }
+                return { outcome.deliver(result) }
             },
             abort: abort,
             failure: { outcome.deliver(.failure($0)) },
