@@ -97,9 +97,13 @@ struct FaultInjectionTests {
         }
     }
 
+    /// On Bluejay's own manual clock: with the real one, a loaded machine's pause of a second
+    /// during the connection's MTU exchange was itself an ATT transaction timeout (one stress
+    /// run failed in connect with "Connection Terminated By Local Host").
     @Test("A request that vanishes ends in a typed timeout; the ATT transaction timeout then closes the link")
     func droppedRequestTimesOut() async throws {
-        try await withSimulator(operationTimeout: 0.5, configure: { options in
+        let clock = ManualClock()
+        try await withSimulator(operationTimeout: 0.5, bluejayClock: .manual(clock), configure: { options in
             options.hostConfiguration.attTransactionTimeout = .seconds(1)
         }) { simulator, bluejay in
             let sensor = try await simulator.addHeartRateSensor(.init(measurementInterval: nil))
@@ -107,15 +111,25 @@ struct FaultInjectionTests {
             bluejay.registerDisconnectHandler(handler: log)
             try await connect(bluejay, to: sensor.device)
             try sensor.device.injectACLFault(.drop, count: 1, direction: .incoming)
-            let read: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
+            let start = clock.now
+            let reads = AwaitableLog<ReadResult<UInt8>>()
+            bluejay.read(from: HeartRate.bodySensorLocation) { (result: ReadResult<UInt8>) in reads.append(result) }
+            // The read's limit (0.5 s) is set, and its request's transaction timer (1 s).
+            try await waitUntil("the read's limit") { clock.nextDeadline == start + .milliseconds(500) }
+            clock.advance(to: start + .milliseconds(500))
+            let read = try #require(await reads.wait(forCount: 1)?.first)
             guard case let .failure(.timedOut(operation, after)) = read else {
                 Issue.record("expected a timeout, got \(read)")
                 return
             }
             #expect(operation.contains("2A38") && after == .milliseconds(500))
-            // The request is still outstanding on the bearer: the next one fails when the
-            // transaction timeout closes the link.
-            let next: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.batteryLevel) { done($0) } }
+            // The request is still outstanding on the bearer: the next one waits behind it and
+            // fails when the transaction timeout closes the link.
+            bluejay.read(from: HeartRate.batteryLevel) { (result: ReadResult<UInt8>) in reads.append(result) }
+            try await waitUntil("the transaction's timer") { clock.nextDeadline == start + .seconds(1) }
+            #expect(log.disconnectErrors.isEmpty, "not before the transaction timeout")
+            clock.advance(to: start + .seconds(1))
+            let next = try #require(await reads.wait(forCount: 2)?.last)
             switch next {
             case .failure(.timedOut), .failure(.peripheralNotResponding), .failure(.disconnected): break
             default: Issue.record("expected the second read to fail, got \(next)")
