@@ -135,4 +135,57 @@ struct HostShutdownTests {
         #expect(beforeClose.contains(LERemoveAdvertisingSetCommand.opcode), "the legacy advertising's set removed: \(sent)")
         #expect(beforeClose.contains(LEClearAdvertisingSetsCommand.opcode), "\(sent)")
     }
+
+    /// A user who has been asked and never answers; the question ends when the pairing does.
+    final class UnansweringAgent: PairingAgent {
+        private let asked = Mutex<[CheckedContinuation<Void, Never>]>([])
+        var wasAsked: Bool { !asked.withLock { $0.isEmpty } }
+
+        func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    asked.withLock { $0.append(continuation) }
+                }
+            } onCancel: {
+                asked.withLock { asked in
+                    asked.forEach { $0.resume() }
+                    asked = []
+                }
+            }
+            return false
+        }
+    }
+
+    /// Found reading the host's per-link state: the loss of the transport ended each link's
+    /// GATT, but not its pairing, so a caller of pair() waited on until the Security Manager
+    /// Timer (30 s; for ever on a stopped clock).
+    @Test("A pairing waiting for its user when the controller goes away ends with the transport, its question withdrawn")
+    func aPairingEndsWithTheTransport() async throws {
+        let clock = ManualClock()
+        let security = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
+        let agent = UnansweringAgent()
+        var central = TwoDevices.Device.central
+        central.security = security
+        central.pairingAgent = agent
+        var peripheral = TwoDevices.Device.peripheral
+        peripheral.security = security
+        peripheral.pairingAgent = UnansweringAgent()
+        let devices = try await TwoDevices(.init(clock: clock, central: central, peripheral: peripheral))
+        let (connection, _) = try await devices.connect()
+        let pairing = Task { try await devices.central.pair(connection) }
+        try await waitUntil("the central's user is asked to confirm") { agent.wasAsked }
+
+        devices.link.removeController(devices.centralController)
+        let outcome = try await withTestTimeout(.seconds(10), "the pairing's end") { await pairing.result }
+        guard case let .failure(error) = outcome else {
+            Issue.record("the pairing succeeded without its user")
+            return
+        }
+        guard case HostError.transportClosed? = error as? HostError else {
+            Issue.record("the pairing ended with \(error), not the transport's loss")
+            return
+        }
+        try await waitUntil("the question withdrawn") { !agent.wasAsked }
+        await devices.shutdown()
+    }
 }

@@ -39,7 +39,7 @@ extension LEHost {
 
     /// A pairing is running on some link.
     var isPairingRunning: Bool {
-        securitySessions.values.contains { session in session.procedure.map { !$0.isFinished } ?? false }
+        links.values.contains { link in link.security?.procedure.map { !$0.isFinished } ?? false }
     }
 
     /// Makes the changes that are due: a new private address (unless a connection attempt or a

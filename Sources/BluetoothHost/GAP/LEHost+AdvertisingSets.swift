@@ -170,7 +170,7 @@ extension LEHost {
     /// LE Advertising Set Terminated (Core 6.0, Vol 4, Part E, 7.7.65.18). On a connection
     /// it follows the connection complete event, so the connection is already known.
     func advertisingSetDidTerminate(_ event: LEAdvertisingSetTerminatedEvent) {
-        if event.status.isSuccess, let connection = connectionsByHandle[event.connectionHandle] {
+        if event.status.isSuccess, let connection = connection(event.connectionHandle) {
             advertisingSetDidConnect(connection, handle: event.advertisingHandle)
         }
         if event.advertisingHandle == advertising.setHandle {
@@ -184,7 +184,7 @@ extension LEHost {
         let reason: AdvertisingSetTermination.Reason
         switch event.status {
         case .success:
-            guard let connection = connectionsByHandle[event.connectionHandle] else {
+            guard let connection = connection(event.connectionHandle) else {
                 logger.debug("advertising set \(event.advertisingHandle) ended with connection \(event.connectionHandle), already gone")
                 return
             }

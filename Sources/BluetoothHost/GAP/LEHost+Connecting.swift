@@ -450,7 +450,7 @@ extension LEHost {
         if let identity { addressResolver.linkUp(at: completion.peer, identity: identity) }
         let connection = Connection(handle: handle, peer: completion.peer, identity: identity, local: ownAddress(on: completion), role: completion.role,
                                     parameters: completion.parameters, gatt: gatt, host: self)
-        connectionsByHandle[handle] = connection
+        links[handle] = HostLink(connection)
         logger.info("connected to \(completion.peer)\(identity.map { " (identity \($0))" } ?? "") as \(completion.role), handle \(Hex.format(handle)), \(completion.parameters)")
         broadcast(.connected(connection))
         return connection
@@ -537,7 +537,7 @@ extension LEHost {
 
     /// A link whose ATT bearer timed out cannot carry ATT again (Core 6.0, Vol 3, Part F, 3.3.3).
     func disconnectAfterATTTimeout(handle: UInt16) async {
-        guard let connection = connectionsByHandle[handle] else { return }
+        guard let connection = connection(handle) else { return }
         logger.warning("ATT transaction timeout on \(connection); disconnecting")
         try? await disconnect(connection, reason: .remoteUserTerminatedConnection)
     }
@@ -583,7 +583,7 @@ extension LEHost {
     }
 
     private func disconnectionNeverReported(_ handle: UInt16, after limit: Duration) {
-        guard connectionsByHandle[handle] != nil else { return }
+        guard links[handle] != nil else { return }
         logger.error("the controller did not report the end of connection \(Hex.format(handle)) within \(limit): ending it here")
         controller.forgetConnection(handle)
         l2cap.connectionEnded(handle, reason: .connectionTimeout)
@@ -600,16 +600,11 @@ extension LEHost {
 
     /// The link is gone, reported by the controller or given up by the host.
     func connectionEnded(_ handle: UInt16, reason: HCIStatus) {
-        guard let connection = connectionsByHandle.removeValue(forKey: handle) else { return }
+        guard let link = links.removeValue(forKey: handle) else { return }
+        let connection = link.connection
         logger.info("disconnected from \(connection.peer): \(reason)")
         addressResolver.linkEnded(at: connection.peer)
-        connection.gatt.connectionDidClose(error: .disconnected(reason: reason))
-        server.connectionDidClose(handle: connection.handle)
-        connection.markDisconnected(reason: reason)
-        failParameterUpdates(handle: handle, error: .disconnected(reason: reason))
-        failLinkWaiters(handle: handle, error: .disconnected(reason: reason))
-        peerParameterUpdates[handle] = nil
-        securityDidDisconnect(connection, reason: reason)
+        endLink(link, error: .disconnected(reason: reason), reason: reason)
         broadcast(.disconnected(connection, reason: reason))
         advertisingDidDisconnect(connection)
     }

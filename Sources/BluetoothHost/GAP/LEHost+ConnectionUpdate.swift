@@ -35,7 +35,11 @@ extension LEHost {
             // The waiter is registered before the request goes out: the completion event can be
             // handled before the task that sent the command resumes.
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ConnectionParameters, any Error>) in
-                parameterUpdateWaiters[handle, default: [:]][id] = continuation
+                guard links[handle]?.connection === connection else {
+                    continuation.resume(throwing: HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
+                    return
+                }
+                links[handle]?.parameterUpdateWaiters[id] = continuation
                 Task {
                     do {
                         if connection.role == .central {
@@ -58,21 +62,21 @@ extension LEHost {
 
     /// Fails every waiting parameter update of a connection.
     func failParameterUpdates(handle: UInt16, error: HostError) {
-        for waiter in (parameterUpdateWaiters.removeValue(forKey: handle) ?? [:]).values {
-            waiter.resume(throwing: error)
-        }
+        let waiters = links[handle]?.parameterUpdateWaiters ?? [:]
+        links[handle]?.parameterUpdateWaiters = [:]
+        for waiter in waiters.values { waiter.resume(throwing: error) }
     }
 
     /// Fails one waiting parameter update (its time ran out, or its caller left).
     private func failParameterUpdate(handle: UInt16, id: UInt64, error: HostError) {
-        guard let waiter = parameterUpdateWaiters[handle]?.removeValue(forKey: id) else { return }
-        if parameterUpdateWaiters[handle]?.isEmpty == true { parameterUpdateWaiters[handle] = nil }
+        guard let waiter = links[handle]?.parameterUpdateWaiters.removeValue(forKey: id) else { return }
         waiter.resume(throwing: error)
     }
 
     func didUpdateConnection(_ event: LEConnectionUpdateCompleteEvent) {
         peerParameterUpdateDidComplete(handle: event.connectionHandle)
-        let waiters = (parameterUpdateWaiters.removeValue(forKey: event.connectionHandle) ?? [:]).values
+        let waiters = (links[event.connectionHandle]?.parameterUpdateWaiters ?? [:]).values
+        links[event.connectionHandle]?.parameterUpdateWaiters = [:]
         guard event.status.isSuccess else {
             let refusal = LinkProcedureRefusal(procedure: .connectionParameterUpdate, refusedBy: .peer, status: event.status)
             waiters.forEach { $0.resume(throwing: HostError.linkProcedureRefused(refusal)) }
@@ -80,7 +84,7 @@ extension LEHost {
         }
         let parameters = ConnectionParameters(interval: event.connectionInterval, peripheralLatency: event.peripheralLatency,
                                               supervisionTimeout: event.supervisionTimeout)
-        if let connection = connectionsByHandle[event.connectionHandle], connection.update(parameters: parameters) {
+        if let connection = connection(event.connectionHandle), connection.update(parameters: parameters) {
             connection.linkChanges.yield(.parameters(parameters))
         }
         logger.debug("connection \(Hex.format(event.connectionHandle)) parameters now \(parameters)")
@@ -93,11 +97,12 @@ extension LEHost {
     /// runs now, or after the one in progress. At most one runs per connection and only the
     /// newest request waits behind it, so a peer that floods requests costs no more.
     func applyPeerParameterUpdate(_ request: L2CAPConnectionParameterUpdateRequest, handle: UInt16) {
-        guard peerParameterUpdates[handle] == nil else {
-            peerParameterUpdates[handle] = .init(next: request)
+        guard links[handle] != nil else { return }
+        guard links[handle]?.peerParameterUpdate == nil else {
+            links[handle]?.peerParameterUpdate = .init(next: request)
             return
         }
-        peerParameterUpdates[handle] = .init(next: nil)
+        links[handle]?.peerParameterUpdate = .init(next: nil)
         Task {
             do {
                 _ = try await send(LEConnectionUpdateCommand(
@@ -112,7 +117,8 @@ extension LEHost {
 
     /// The update in progress for a peer's request ended: the newest request waiting, if any, runs.
     private func peerParameterUpdateDidComplete(handle: UInt16) {
-        guard let pending = peerParameterUpdates.removeValue(forKey: handle) else { return }
+        guard let pending = links[handle]?.peerParameterUpdate else { return }
+        links[handle]?.peerParameterUpdate = nil
         if let next = pending.next { applyPeerParameterUpdate(next, handle: handle) }
     }
 

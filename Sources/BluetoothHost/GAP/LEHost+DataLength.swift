@@ -59,7 +59,7 @@ extension LEHost {
     func didChangeDataLength(_ event: LEDataLengthChangeEvent) {
         let length = DataLength(maxTxOctets: event.maxTxOctets, maxTxTime: event.maxTxTime,
                                 maxRxOctets: event.maxRxOctets, maxRxTime: event.maxRxTime)
-        if let connection = connectionsByHandle[event.connectionHandle], connection.update(dataLength: length) {
+        if let connection = connection(event.connectionHandle), connection.update(dataLength: length) {
             logger.debug("connection \(Hex.format(event.connectionHandle)) data length now \(length)")
             connection.linkChanges.yield(.dataLength(length))
         }

@@ -28,7 +28,11 @@ extension LEHost {
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LinkChange, any Error>) in
-                linkWaiters[key, default: [:]][id] = continuation
+                guard links[key.handle]?.connection === connection else {
+                    continuation.resume(throwing: HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
+                    return
+                }
+                links[key.handle]?.linkWaiters[key.procedure, default: [:]][id] = continuation
                 Task {
                     do {
                         try await start()
@@ -58,22 +62,16 @@ extension LEHost {
 
     /// Ends every wait for `key`.
     func resolveLinkWaiters(_ key: LinkWaiterKey, with result: Result<LinkChange, HostError>) {
-        for waiter in (linkWaiters.removeValue(forKey: key) ?? [:]).values {
+        guard let waiters = links[key.handle]?.linkWaiters.removeValue(forKey: key.procedure) else { return }
+        for waiter in waiters.values {
             waiter.resume(with: result.mapError { $0 as any Error })
         }
     }
 
     /// Ends one wait (its time ran out, or its caller left).
     private func resolveLinkWaiter(_ key: LinkWaiterKey, id: UInt64, with result: Result<LinkChange, HostError>) {
-        guard let waiter = linkWaiters[key]?.removeValue(forKey: id) else { return }
-        if linkWaiters[key]?.isEmpty == true { linkWaiters[key] = nil }
+        guard let waiter = links[key.handle]?.linkWaiters[key.procedure]?.removeValue(forKey: id) else { return }
+        if links[key.handle]?.linkWaiters[key.procedure]?.isEmpty == true { links[key.handle]?.linkWaiters[key.procedure] = nil }
         waiter.resume(with: result.mapError { $0 as any Error })
-    }
-
-    /// Fails every wait of a connection (it ended), or of every connection (`handle` nil).
-    func failLinkWaiters(handle: UInt16?, error: HostError) {
-        for key in linkWaiters.keys where handle == nil || key.handle == handle {
-            resolveLinkWaiters(key, with: .failure(error))
-        }
     }
 }

@@ -68,7 +68,7 @@ extension LEHost {
             return
         }
         let phy = ConnectionPHY(tx: event.txPHY, rx: event.rxPHY)
-        if let connection = connectionsByHandle[event.connectionHandle], connection.update(phy: phy) {
+        if let connection = connection(event.connectionHandle), connection.update(phy: phy) {
             logger.debug("connection \(Hex.format(event.connectionHandle)) PHY now \(phy)")
             connection.linkChanges.yield(.phy(phy))
         }

@@ -28,7 +28,7 @@ extension LEHost {
             endAttempt(pending.id)
         }
         // Links the controller did not report ended: it has none after its reset.
-        for handle in connectionsByHandle.keys.sorted() {
+        for handle in links.keys.sorted() {
             controller.forgetConnection(handle)
             l2cap.connectionEnded(handle, reason: .hardwareFailure)
             connectionEnded(handle, reason: .hardwareFailure)

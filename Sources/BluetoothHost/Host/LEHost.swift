@@ -33,7 +33,8 @@ public actor LEHost {
     /// Set once the transport is gone.
     private(set) var transportClosure: TransportError?? = nil
 
-    var connectionsByHandle: [UInt16: Connection] = [:]
+    /// What the host knows of each link up, by connection handle (HostLink.swift).
+    var links: [UInt16: HostLink] = [:]
     let eventListeners = AsyncStreamFanOut<HostEvent>()
     var nextIdentifier: UInt64 = 0
     private var inboundTask: Task<Void, Never>?
@@ -50,14 +51,6 @@ public actor LEHost {
     /// The attempt whose turn it is in the controller, and those waiting for theirs.
     var connectTurn: UInt64?
     var connectQueue: Deque<QueuedConnect> = []
-    /// The callers of ``Connection/updateParameters(intervalRange:peripheralLatency:supervisionTimeout:)``
-    /// waiting for the update's completion, by connection and caller.
-    var parameterUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<ConnectionParameters, any Error>]] = [:]
-    /// The updates run for the peripherals' L2CAP requests (as the central), by connection.
-    var peerParameterUpdates: [UInt16: PeerParameterUpdate] = [:]
-    /// The callers of ``Connection/setPHY(_:)`` and ``Connection/setDataLength(octets:time:)``
-    /// waiting for the controller's report.
-    var linkWaiters: [LinkWaiterKey: [UInt64: CheckedContinuation<LinkChange, any Error>]] = [:]
     // GAP peripheral state (see LEHost+Advertising.swift).
     var advertising = AdvertisingState()
     /// Extended advertising sets (LEHost+AdvertisingSets.swift).
@@ -67,7 +60,6 @@ public actor LEHost {
     /// LEHost+ControllerRecovery.swift).
     var controllerRecovery: Task<Void, Never>?
     // Security Manager state (see SMP/LEHost+SecurityManager.swift).
-    var securitySessions: [UInt16: SecuritySession] = [:]
     var pairingAgent: any PairingAgent = DefaultPairingAgent()
     var pairingAttempts = PairingAttempts()
     /// The latest bond being written to the store.
@@ -202,7 +194,7 @@ public actor LEHost {
         // All at once: each waits up to its supervision timeout for the controller's report
         // (one that reset reports none), so one after another the waits would add up.
         await withTaskGroup(of: Void.self) { group in
-            for connection in connectionsByHandle.values {
+            for connection in links.values.map(\.connection) {
                 group.addTask {
                     do {
                         try await self.disconnect(connection, reason: .remoteDeviceTerminatedPowerOff)
@@ -215,7 +207,7 @@ public actor LEHost {
     }
 
     /// The connections that are up.
-    public var connections: [Connection] { Array(connectionsByHandle.values).sorted { $0.handle < $1.handle } }
+    public var connections: [Connection] { links.values.map(\.connection).sorted { $0.handle < $1.handle } }
 
     /// A new stream of host events; it ends when the transport closes.
     public func events() -> AsyncStream<HostEvent> {
@@ -274,8 +266,8 @@ public actor LEHost {
             for item in batch {
                 switch item {
                 case let .event(event): handle(event)
-                case let .signaling(handle, payload): connectionsByHandle[handle].map { receiveSignaling(payload, on: $0) }
-                case let .securityManager(handle, payload): connectionsByHandle[handle].map { receiveSecurityManager(payload, on: $0) }
+                case let .signaling(handle, payload): connection(handle).map { receiveSignaling(payload, on: $0) }
+                case let .securityManager(handle, payload): connection(handle).map { receiveSecurityManager(payload, on: $0) }
                 // Not awaited here: the disconnection completes through this loop.
                 case let .attTransactionTimeout(handle): Task { await self.disconnectAfterATTTimeout(handle: handle) }
                 case let .transportClosed(reason): transportDidClose(reason)
@@ -342,19 +334,12 @@ public actor LEHost {
         logger.log(level: reason == nil ? .info : .error, "transport closed\(reason.map { ": \($0)" } ?? "")")
         failScan(with: .transportClosed(reason))
         failPendingConnection(with: .transportClosed(reason))
-        for connection in connectionsByHandle.values {
-            connection.gatt.connectionDidClose(error: .transportClosed(reason))
-            server.connectionDidClose(handle: connection.handle)
-            connection.markDisconnected(reason: .hardwareFailure)
-            broadcast(.disconnected(connection, reason: .hardwareFailure))
+        let ended = links.values.sorted { $0.connection.handle < $1.connection.handle }
+        links.removeAll()
+        for link in ended {
+            endLink(link, error: .transportClosed(reason), reason: .hardwareFailure)
+            broadcast(.disconnected(link.connection, reason: .hardwareFailure))
         }
-        connectionsByHandle.removeAll()
-        for waiters in parameterUpdateWaiters.values {
-            waiters.values.forEach { $0.resume(throwing: HostError.transportClosed(reason)) }
-        }
-        parameterUpdateWaiters.removeAll()
-        failLinkWaiters(handle: nil, error: .transportClosed(reason))
-        peerParameterUpdates.removeAll()
         server.close()
         broadcast(.transportClosed(reason))
         eventListeners.finish()

@@ -40,7 +40,7 @@ extension LEHost {
     /// that identity no more (``LinkSecurity/isBondRemoved``); `except` keeps the link whose
     /// pairing made the new bond.
     func untrustLinks(encryptedWith identity: DeviceAddress, except kept: Connection? = nil) {
-        for connection in connectionsByHandle.values where connection !== kept && connection.gatt.bearer.bondRemoved(identity) != nil {
+        for connection in links.values.map(\.connection) where connection !== kept && connection.gatt.bearer.bondRemoved(identity) != nil {
             announceSecurity(of: connection)
         }
     }
@@ -125,7 +125,7 @@ extension LEHost {
         guard let irk = bond.peerKeys.identityResolvingKey else { return }
         addressResolver.add(identity: bond.peerIdentity, irk: irk)
         // The link the pairing ran on, and any other from the same peer, now know who it is.
-        for connection in connectionsByHandle.values where connection.identity == nil {
+        for connection in links.values.map(\.connection) where connection.identity == nil {
             if addressResolver.identity(of: connection.peer) == bond.peerIdentity { learnIdentity(bond.peerIdentity, of: connection) }
         }
         resolvingList?.add(identity: bond.peerIdentity, irk: irk)

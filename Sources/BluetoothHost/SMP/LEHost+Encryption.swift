@@ -55,7 +55,7 @@ extension LEHost {
         let current = connection.security
         // A link still encrypted with a removed bond's key is not secure: pair again.
         if current.isEncrypted && !current.isBondRemoved && (current.isAuthenticated || !authenticated) { return current }
-        if let running = securitySessions[connection.handle]?.procedure, !running.isFinished {
+        if let running = links[connection.handle]?.security?.procedure, !running.isFinished {
             return try requireAuthentication(try await waitForSecurity(connection), authenticated)
         }
         switch connection.role {
@@ -85,7 +85,7 @@ extension LEHost {
 
     private func requireLink(_ connection: Connection) throws(HostError) {
         try requirePoweredOn()
-        guard connectionsByHandle[connection.handle] === connection else {
+        guard isCurrent(connection) else {
             throw .disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier)
         }
     }
@@ -94,16 +94,16 @@ extension LEHost {
     /// central's pairing must then give MITM protection.
     private func requestSecurity(on connection: Connection, authenticated: Bool = false) {
         let settings = configuration.security.requiringAuthentication(authenticated)
-        securitySessions[connection.handle, default: SecuritySession()].requestedAuthentication = authenticated
+        links[connection.handle]?.session.requestedAuthentication = authenticated
         sendSecurityManager(.securityRequest(settings.authenticationRequirements), on: connection)
     }
 
     /// Central: LE Enable Encryption with a bond's key.
     func encrypt(with bond: Bond, key: UInt128, allowPairing: Bool, on connection: Connection) {
-        var session = securitySessions[connection.handle] ?? SecuritySession()
+        var session = links[connection.handle]?.security ?? SecuritySession()
         session.encryptingWith = bond
         session.repairsOnMissingKey = allowPairing
-        securitySessions[connection.handle] = session
+        links[connection.handle]?.security = session
         connection.gatt.bearer.expectEncryption(LinkSecurity(bond: bond))
         let command = LEEnableEncryptionCommand(connectionHandle: connection.handle, randomNumber: bond.peerKeys.rand,
                                                 encryptedDiversifier: bond.peerKeys.ediv, longTermKey: SMPKeyBytes.littleEndian(key))
@@ -124,17 +124,17 @@ extension LEHost {
     /// (``ATTBearer/encryptionChanged(success:enabled:keySize:)``, from what was expected when
     /// the encryption began); here the pairing goes on, the app hears of it, waiters resume.
     func encryptionChanged(handle: UInt16, status: HCIStatus, enabled: Bool, keySize: Int?) {
-        guard let connection = connectionsByHandle[handle] else { return }
-        var session = securitySessions[handle] ?? SecuritySession()
+        guard let connection = connection(handle) else { return }
+        var session = links[handle]?.security ?? SecuritySession()
         let bond = session.encryptingWith ?? session.answeredWith
         session.encryptingWith = nil
         session.answeredWith = nil
-        securitySessions[handle] = session
+        links[handle]?.security = session
 
         if var procedure = session.procedure, procedure.phase == .awaitingEncryption {
             if status.isSuccess && enabled { announceSecurity(of: connection) }
             let actions = procedure.encryptionChanged(success: status.isSuccess && enabled)
-            securitySessions[handle]?.procedure = procedure
+            links[handle]?.security?.procedure = procedure
             perform(actions, on: connection)
             return
         }
@@ -157,8 +157,8 @@ extension LEHost {
     @discardableResult
     func announceSecurity(of connection: Connection) -> LinkSecurity {
         let security = connection.security
-        guard security != securitySessions[connection.handle]?.announcedSecurity ?? .unencrypted else { return security }
-        securitySessions[connection.handle, default: SecuritySession()].announcedSecurity = security
+        guard security != links[connection.handle]?.security?.announcedSecurity ?? .unencrypted else { return security }
+        links[connection.handle]?.session.announcedSecurity = security
         logger.info("link to \(connection.peer): \(security)")
         broadcast(.securityChanged(connection, security))
         return security
@@ -175,18 +175,22 @@ extension LEHost {
     /// Secure Connections key), else a negative reply (Vol 4, Part E, 7.8.25 and 7.8.26).
     func answer(_ request: LELongTermKeyRequestEvent) {
         let handle = request.connectionHandle
-        if let procedure = securitySessions[handle]?.procedure,
+        if let procedure = links[handle]?.security?.procedure,
            let key = procedure.keyForEncryption(ediv: request.encryptedDiversifier, rand: request.randomNumber) {
-            connectionsByHandle[handle]?.gatt.bearer.expectEncryption(Self.encryptionSecurity(of: procedure))
+            links[handle]?.connection.gatt.bearer.expectEncryption(Self.encryptionSecurity(of: procedure))
             replyLongTermKey(key, handle: handle)
             return
         }
-        guard let connection = connectionsByHandle[handle] else {
+        guard let connection = connection(handle) else {
             refuseLongTermKey(handle: handle)
             return
         }
         Task {
-            guard let bond = await self.bond(for: connection),
+            let bond = await self.bond(for: connection)
+            // The link may have ended while the bond was looked up, and its handle been given
+            // to a new link: that link's encryption must not be taken for this bond's.
+            guard self.isCurrent(connection) else { return }
+            guard let bond,
                   let key = Self.longTermKey(of: bond, ediv: request.encryptedDiversifier, rand: request.randomNumber) else {
                 self.logger.info("no key for \(connection.peer)'s encryption request")
                 self.refuseLongTermKey(handle: handle)
@@ -206,7 +210,7 @@ extension LEHost {
     }
 
     private func noteAnsweredWith(_ bond: Bond, handle: UInt16) {
-        securitySessions[handle, default: SecuritySession()].answeredWith = bond
+        links[handle]?.session.answeredWith = bond
     }
 
     /// The LTK a central asks for with EDIV and Rand: the shared key of an LE Secure
@@ -243,12 +247,12 @@ extension LEHost {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                guard connectionsByHandle[handle] === connection, !Task.isCancelled else {
+                guard links[handle]?.connection === connection, !Task.isCancelled else {
                     continuation.resume(throwing: Task.isCancelled ? HostError.cancelled
                         : HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
                     return
                 }
-                securitySessions[handle, default: SecuritySession()].waiters[id] = continuation
+                links[handle]?.session.waiters[id] = continuation
             }
         } onCancel: {
             Task { await self.cancelSecurityWaiter(handle, id: id) }
@@ -256,26 +260,25 @@ extension LEHost {
     }
 
     private func securityRequestUnanswered(_ handle: UInt16, id: UInt64) {
-        if let running = securitySessions[handle]?.procedure, !running.isFinished { return }
-        guard let waiter = securitySessions[handle]?.waiters.removeValue(forKey: id) else { return }
+        if let running = links[handle]?.security?.procedure, !running.isFinished { return }
+        guard let waiter = links[handle]?.security?.waiters.removeValue(forKey: id) else { return }
         logger.info("the central did not answer the Security Request within \(configuration.security.timeout)")
         waiter.resume(throwing: HostError.pairingFailed(.timeout))
     }
 
     private func cancelSecurityWaiter(_ handle: UInt16, id: UInt64) {
-        securitySessions[handle]?.waiters.removeValue(forKey: id)?.resume(throwing: HostError.cancelled)
+        links[handle]?.security?.waiters.removeValue(forKey: id)?.resume(throwing: HostError.cancelled)
     }
 
     func resolveSecurityWaiters(_ handle: UInt16, with result: Result<LinkSecurity, HostError>) {
-        guard let waiters = securitySessions[handle]?.waiters, !waiters.isEmpty else { return }
-        securitySessions[handle]?.waiters = [:]
+        guard let waiters = links[handle]?.security?.waiters, !waiters.isEmpty else { return }
+        links[handle]?.security?.waiters = [:]
         for waiter in waiters.values { waiter.resume(with: result.mapError { $0 as any Error }) }
     }
 
-    /// The link ended: its pairing fails and its waiters learn why.
-    func securityDidDisconnect(_ connection: Connection, reason: HCIStatus) {
-        let handle = connection.handle
-        guard let session = securitySessions.removeValue(forKey: handle) else { return }
+    /// The link ended (``endLink(_:error:reason:)``): its pairing fails, its questions to the
+    /// agent are withdrawn and its waiters get `error`.
+    func securityDidEnd(_ session: SecuritySession, on connection: Connection, error: HostError) {
         session.timer?.cancel()
         for task in session.agentTasks { task.cancel() }
         if var procedure = session.procedure, !procedure.isFinished {
@@ -284,7 +287,7 @@ extension LEHost {
             let agent = pairingAgent
             Task { await agent.pairingFinished(with: connection.peer, result: .failure(.disconnected)) }
         }
-        for waiter in session.waiters.values { waiter.resume(throwing: HostError.disconnected(reason: reason)) }
+        for waiter in session.waiters.values { waiter.resume(throwing: error) }
         // An address change held back by this link's pairing may go now.
         addressingBlockerEnded()
     }

@@ -14,7 +14,7 @@ extension LEHost {
 
     func receiveSecurityManager(_ payload: [UInt8], on connection: Connection) {
         let handle = connection.handle
-        if securitySessions[handle]?.isHalted == true {
+        if links[handle]?.security?.isHalted == true {
             // After an SMP timeout nothing more is processed on this link (Part H, 3.4).
             logger.debug("SMP PDU from \(connection.peer) ignored after the SMP timeout")
             return
@@ -27,7 +27,7 @@ extension LEHost {
             return
         }
         logger.debug("SMP from \(connection.peer): \(pdu)")
-        if var procedure = securitySessions[handle]?.procedure, !procedure.isFinished {
+        if var procedure = links[handle]?.security?.procedure, !procedure.isFinished {
             // What the peer sends does not restart the Security Manager Timer: only this
             // device's own PDUs do (Part H, 3.4), so a peer cannot keep a pairing, and the
             // question its user is asked, alive with Keypress Notifications or repeats.
@@ -40,7 +40,7 @@ extension LEHost {
             } else {
                 actions = procedure.receive(pdu)
             }
-            securitySessions[handle]?.procedure = procedure
+            links[handle]?.security?.procedure = procedure
             perform(actions, on: connection)
             return
         }
@@ -76,9 +76,9 @@ extension LEHost {
             return
         }
         logger.info("malformed SMP PDU from \(connection.peer): \(error)")
-        if var procedure = securitySessions[handle]?.procedure, !procedure.isFinished {
+        if var procedure = links[handle]?.security?.procedure, !procedure.isFinished {
             let actions = procedure.fail(.invalidParameters, .invalidFeatures("malformed \(error)"))
-            securitySessions[handle]?.procedure = procedure
+            links[handle]?.security?.procedure = procedure
             perform(actions, on: connection)
             return
         }
@@ -117,7 +117,7 @@ extension LEHost {
         } else {
             actions = procedure.fail(.pairingNotSupported, .userRejected)
         }
-        securitySessions[connection.handle]?.procedure = procedure
+        links[connection.handle]?.security?.procedure = procedure
         perform(actions, on: connection)
     }
 
@@ -127,7 +127,7 @@ extension LEHost {
     /// Request leaves once the bond the peer's address names, if any, is looked up.
     @discardableResult
     func startPairing(on connection: Connection, authenticated: Bool = false, minimumKeySize: Int? = nil) -> PairingFailure? {
-        if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return nil }
+        if let running = links[connection.handle]?.security?.procedure, !running.isFinished { return nil }
         if let wait = pairingAttemptWait(connection) {
             logger.info("not pairing with \(connection.peer): a pairing failed recently (\(wait) left)")
             return .repeatedAttempts(retryAfter: wait)
@@ -158,16 +158,16 @@ extension LEHost {
     /// Installs a new procedure for the link and starts its Security Manager Timer.
     private func beginProcedure(_ procedure: PairingProcedure, on connection: Connection) -> UInt64 {
         let id = makeIdentifier()
-        var session = securitySessions[connection.handle] ?? SecuritySession()
+        var session = links[connection.handle]?.security ?? SecuritySession()
         session.procedure = procedure
         session.procedureID = id
-        securitySessions[connection.handle] = session
+        links[connection.handle]?.security = session
         restartSecurityTimer(connection.handle)
         return id
     }
 
     private func currentProcedure(_ handle: UInt16, id: UInt64) -> PairingProcedure? {
-        guard let session = securitySessions[handle], session.procedureID == id, let procedure = session.procedure,
+        guard let session = links[handle]?.security, session.procedureID == id, let procedure = session.procedure,
               !procedure.isFinished else { return nil }
         return procedure
     }
@@ -180,7 +180,7 @@ extension LEHost {
         let peer = DeviceAddress(connection.peer.address, type: connection.peer.type.base)
         // MITM protection when the caller asked for it, or (peripheral) the app's Security
         // Request did: the AuthReq says so, and a pairing without it fails.
-        let requested = authenticated || securitySessions[connection.handle]?.requestedAuthentication == true
+        let requested = authenticated || links[connection.handle]?.security?.requestedAuthentication == true
         var settings = configuration.security.requiringAuthentication(requested)
         if let minimumKeySize { settings.minimumKeySize = min(max(settings.minimumKeySize, minimumKeySize), settings.maximumKeySize) }
         return PairingProcedure(role: role, settings: settings,
@@ -206,7 +206,7 @@ extension LEHost {
     // MARK: Actions
 
     func perform(_ actions: [PairingProcedure.Action], on connection: Connection) {
-        guard let session = securitySessions[connection.handle] else { return }
+        guard let session = links[connection.handle]?.security else { return }
         let id = session.procedureID
         if let procedure = session.procedure, procedure.usedLocalOutOfBand, let local = localOutOfBand,
            procedure.keyPair?.publicKeyX == local.keyPair.publicKeyX {
@@ -237,7 +237,7 @@ extension LEHost {
             case let .encrypt(key, ediv, rand):
                 startEncryption(key: key, ediv: ediv, rand: rand, id: id, on: connection)
             case let .complete(outcome):
-                pairingSucceeded(outcome, checkedBeforeKeys: securitySessions[connection.handle]?.procedure?.replacement, on: connection)
+                pairingSucceeded(outcome, checkedBeforeKeys: links[connection.handle]?.security?.procedure?.replacement, on: connection)
             case let .fail(failure):
                 pairingFailed(failure, on: connection)
             case let .keypress(type):
@@ -270,15 +270,15 @@ extension LEHost {
     /// before (at most ``PairingProcedure/maximumKeypresses`` per pairing, ended with it).
     private func deliverKeypress(_ type: SMPKeypressNotificationType, id: UInt64, on connection: Connection) {
         let (agent, peer) = (pairingAgent, connection.peer)
-        let previous = securitySessions[connection.handle]?.lastKeypress
+        let previous = links[connection.handle]?.security?.lastKeypress
         logger.debug("\(peer): \(type)")
         let task = Task {
             await previous?.value
             guard !Task.isCancelled else { return }
             await agent.keypress(type, for: peer)
         }
-        securitySessions[connection.handle]?.lastKeypress = task
-        securitySessions[connection.handle]?.agentTasks.append(task)
+        links[connection.handle]?.security?.lastKeypress = task
+        links[connection.handle]?.security?.agentTasks.append(task)
     }
 
     /// Runs a question to the agent for the link's pairing in a task that ends with it: when
@@ -286,24 +286,24 @@ extension LEHost {
     /// answer is dropped by procedure id.
     private func askAgent(on connection: Connection, _ question: @escaping @Sendable () async -> Void) {
         let task = Task { await question() }
-        securitySessions[connection.handle]?.agentTasks.append(task)
+        links[connection.handle]?.security?.agentTasks.append(task)
     }
 
     /// Cancels the questions the link's pairing still has out.
     func endAgentQuestions(_ handle: UInt16) {
-        for task in securitySessions[handle]?.agentTasks ?? [] { task.cancel() }
-        securitySessions[handle]?.agentTasks = []
+        for task in links[handle]?.security?.agentTasks ?? [] { task.cancel() }
+        links[handle]?.security?.agentTasks = []
     }
 
     private func answer(id: UInt64, on connection: Connection, _ feed: (inout PairingProcedure) -> [PairingProcedure.Action]) {
         guard var procedure = currentProcedure(connection.handle, id: id) else { return }
         let actions = feed(&procedure)
-        securitySessions[connection.handle]?.procedure = procedure
+        links[connection.handle]?.security?.procedure = procedure
         perform(actions, on: connection)
     }
 
     private func startEncryption(key: UInt128, ediv: UInt16, rand: UInt64, id: UInt64, on connection: Connection) {
-        if let procedure = securitySessions[connection.handle]?.procedure {
+        if let procedure = links[connection.handle]?.security?.procedure {
             connection.gatt.bearer.expectEncryption(Self.encryptionSecurity(of: procedure))
         }
         let command = LEEnableEncryptionCommand(connectionHandle: connection.handle, randomNumber: rand, encryptedDiversifier: ediv,
@@ -395,7 +395,7 @@ extension LEHost {
         connection.gatt.bearer.setSecurity(security)
         // The GATT client on the link is the bond's peer now: the server keeps its state with the bond.
         if bond != nil { server.linkEncrypted(connection.gatt.bearer) }
-        securitySessions[handle]?.announcedSecurity = security
+        links[handle]?.security?.announcedSecurity = security
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
         broadcast(.securityChanged(connection, security))
         broadcast(.pairingFinished(connection, .success(outcome)))
@@ -427,7 +427,7 @@ extension LEHost {
         let handle = connection.handle
         stopSecurityTimer(handle)
         endAgentQuestions(handle)
-        if failure == .timeout { securitySessions[handle]?.isHalted = true }
+        if failure == .timeout { links[handle]?.security?.isHalted = true }
         if failure != .disconnected {
             // Part H, 2.3.6: the wait before the next pairing with this claimant doubles.
             pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
@@ -464,12 +464,12 @@ extension LEHost {
     /// starts and when this device queues one of its PDUs, never for what the peer sends. One
     /// timer task per pairing re-arms itself until the deadline holds.
     func restartSecurityTimer(_ handle: UInt16) {
-        guard securitySessions[handle]?.procedure != nil else { return }
+        guard links[handle]?.security?.procedure != nil else { return }
         let deadline = configuration.clock.now + configuration.security.timeout
-        securitySessions[handle]?.deadline = deadline
-        guard securitySessions[handle]?.timer == nil, let id = securitySessions[handle]?.procedureID else { return }
+        links[handle]?.security?.deadline = deadline
+        guard links[handle]?.security?.timer == nil, let id = links[handle]?.security?.procedureID else { return }
         let clock = configuration.clock
-        securitySessions[handle]?.timer = Task {
+        links[handle]?.security?.timer = Task {
             var next = deadline
             while true {
                 do { try await clock.sleep(until: next) } catch { return }
@@ -482,23 +482,23 @@ extension LEHost {
     }
 
     private func securityDeadline(_ handle: UInt16, id: UInt64) -> BluetoothClock.Instant? {
-        guard let session = securitySessions[handle], session.procedureID == id else { return nil }
+        guard let session = links[handle]?.security, session.procedureID == id else { return nil }
         return session.deadline
     }
 
     private func securityTimerExpired(_ handle: UInt16, id: UInt64) {
-        securitySessions[handle]?.timer = nil
-        guard var procedure = currentProcedure(handle, id: id), let connection = connectionsByHandle[handle] else { return }
+        links[handle]?.security?.timer = nil
+        guard var procedure = currentProcedure(handle, id: id), let connection = connection(handle) else { return }
         logger.warning("pairing with \(connection.peer) timed out")
         let actions = procedure.timedOut()
-        securitySessions[handle]?.procedure = procedure
+        links[handle]?.security?.procedure = procedure
         perform(actions, on: connection)
     }
 
     func stopSecurityTimer(_ handle: UInt16) {
-        securitySessions[handle]?.timer?.cancel()
-        securitySessions[handle]?.timer = nil
-        securitySessions[handle]?.deadline = nil
+        links[handle]?.security?.timer?.cancel()
+        links[handle]?.security?.timer = nil
+        links[handle]?.security?.deadline = nil
     }
 }
 

@@ -10,7 +10,7 @@ extension LEHost {
     func receiveSecurityRequest(_ authReq: SMPAuthenticationRequirements, on connection: Connection) {
         let handle = connection.handle
         let now = configuration.clock.now
-        var session = securitySessions[handle] ?? SecuritySession()
+        var session = links[handle]?.security ?? SecuritySession()
         if session.securityRequestPending {
             logger.debug("Security Request from \(connection.peer) dropped: the previous one is being answered")
             return
@@ -23,15 +23,15 @@ extension LEHost {
             logger.info("Security Request from \(connection.peer) within its back-off (\(wait) left): Repeated Attempts")
             sendSecurityManager(.pairingFailed(.repeatedAttempts), on: connection)
             session.lastSecurityRequest = now
-            securitySessions[handle] = session
+            links[handle]?.security = session
             return
         }
         session.securityRequestPending = true
         session.lastSecurityRequest = now
-        securitySessions[handle] = session
+        links[handle]?.security = session
         Task {
             await self.answerSecurityRequest(authReq, on: connection)
-            self.securitySessions[handle]?.securityRequestPending = false
+            self.links[handle]?.security?.securityRequestPending = false
         }
     }
 
@@ -44,8 +44,8 @@ extension LEHost {
     /// mode), encrypt with it; else pair, if the agent accepts within the Security Manager
     /// Timer (an agent that never answers is a refusal).
     private func answerSecurityRequest(_ authReq: SMPAuthenticationRequirements, on connection: Connection) async {
-        guard connectionsByHandle[connection.handle] === connection else { return }
-        if let running = securitySessions[connection.handle]?.procedure, !running.isFinished { return }
+        guard isCurrent(connection) else { return }
+        if let running = links[connection.handle]?.security?.procedure, !running.isFinished { return }
         // A link still encrypted with a removed bond's key is not secure: pair again.
         let security = connection.security
         if security.isEncrypted && !security.isBondRemoved && (security.isAuthenticated || !authReq.contains(.mitm)) { return }
@@ -56,7 +56,7 @@ extension LEHost {
         }
         let (agent, peer) = (pairingAgent, connection.peer)
         let accepted = await boundedAnswer(fallback: false) { await agent.shouldAcceptPairing(with: peer) }
-        guard connectionsByHandle[connection.handle] === connection else { return }
+        guard isCurrent(connection) else { return }
         guard accepted else {
             sendSecurityManager(.pairingFailed(.pairingNotSupported), on: connection)
             return

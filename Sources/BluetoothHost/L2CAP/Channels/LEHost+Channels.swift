@@ -20,7 +20,7 @@ extension LEHost {
         guard L2CAPChannelTable.validPSMs.contains(psm) else { throw .invalidArgument("SPSM \(Hex.format(psm)) is outside 0x01…0xFF") }
         if let violation = parameters.violation { throw .invalidArgument(violation) }
         do { try requirePoweredOn() } catch { throw .host(error) }
-        guard connectionsByHandle[connection.handle] === connection, connection.isConnected else {
+        guard isCurrent(connection), connection.isConnected else {
             throw .host(.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
         }
         if Task.isCancelled { throw .cancelled }
@@ -168,7 +168,7 @@ extension LEHost {
         if let violation = parameters.violation { throw .invalidArgument(violation) }
         guard parameters.mtu >= 64, parameters.mps >= 64 else { throw .invalidArgument("enhanced channels need an MTU and MPS of at least 64") }
         do { try requirePoweredOn() } catch { throw .host(error) }
-        guard connectionsByHandle[connection.handle] === connection, connection.isConnected else {
+        guard isCurrent(connection), connection.isConnected else {
             throw .host(.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
         }
         if Task.isCancelled { throw .cancelled }
