@@ -15,13 +15,21 @@ import Testing
     }
 
     @Test func aTransactionTimeoutClosesTheBearer() async throws {
-        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .milliseconds(200))
+        // On a manual clock: a loaded machine's pause must not be a transaction timeout.
+        let clock = ManualClock()
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .milliseconds(200),
+                                                         clock: .manual(clock))
         let (values, valuesTask) = collect(try await withTestTimeout { try await client.subscribe(to: SampleDatabase.measurementCharacteristic) })
         defer { valuesTask.cancel() }
         silence(on: 0x0012, server)
         let unanswered = Task { try await client.readValue(handle: 0x0012) }
         _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
         let queued = Task { try await client.readValue(handle: 0x0003) }
+        let sent = clock.now
+        #expect(await eventually { clock.nextDeadline == sent + .milliseconds(200) }, "the transaction's timer")
+        clock.advance(by: .milliseconds(199))
+        #expect(server.linkCloses.count == 0, "not before the transaction timeout")
+        clock.advance(by: .milliseconds(1))
 
         await #expect(throws: HostError.attTransactionTimeout) { try await withTestTimeout { try await unanswered.value } }
         // The one behind it failed with it, or, if it came too late, found the bearer closed.
@@ -94,9 +102,15 @@ import Testing
     }
 
     @Test func aLateResponseAfterTheTimeoutIsIgnored() async throws {
-        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .milliseconds(100))
+        let clock = ManualClock()
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .milliseconds(100),
+                                                         clock: .manual(clock))
         silence(on: 0x0012, server)
-        await #expect(throws: HostError.attTransactionTimeout) { try await withTestTimeout { try await client.readValue(handle: 0x0012) } }
+        let unanswered = Task { try await client.readValue(handle: 0x0012) }
+        _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
+        #expect(await eventually { clock.nextDeadline == .milliseconds(100) }, "the transaction's timer")
+        clock.advance(by: .milliseconds(100))
+        await #expect(throws: HostError.attTransactionTimeout) { try await withTestTimeout { try await unanswered.value } }
         server.push(.readResponse(.init(value: [1])))
         await #expect(throws: HostError.attBearerClosed) { try await withTestTimeout { try await client.readValue(handle: 0x0003) } }
     }
