@@ -188,4 +188,49 @@ struct HostShutdownTests {
         try await waitUntil("the question withdrawn") { !agent.wasAsked }
         await devices.shutdown()
     }
+
+    /// Found in review: a Connection Complete on a handle the host still had a link on (the
+    /// controller never reported that link's end; real controllers reuse handles) replaced that
+    /// link's record, and the callers waiting on the old link were never answered.
+    @Test("A new link on the handle of one whose end was never reported ends that one: its pairing's caller is answered")
+    func aLinkWhoseEndWasLostIsEndedByTheNextOnItsHandle() async throws {
+        let security = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
+        var central = TwoDevices.Device.central
+        central.security = security
+        central.isFiltered = true
+        // Neither user answers: the pairing holds until its link ends.
+        let agent = UnansweringAgent()
+        central.pairingAgent = agent
+        var peripheral = TwoDevices.Device.peripheral
+        peripheral.security = security
+        peripheral.pairingAgent = UnansweringAgent()
+        let devices = try await TwoDevices(.init(central: central, peripheral: peripheral))
+        let filter = try #require(devices.centralFilter)
+        // The central's LE Connection Complete, kept to be told again.
+        filter.holdIncoming { event in
+            switch event {
+            case .le(.connectionComplete), .le(.enhancedConnectionComplete), .le(.enhancedConnectionCompleteV2): return true
+            default: return false
+            }
+        }
+        let connecting = Task { try await devices.connect() }
+        try await waitUntil("the central's link reported") { !filter.held.isEmpty }
+        let completion = filter.held
+        filter.releaseHeld()
+        let (first, _) = try await connecting.value
+        let pairing = Task { try await devices.central.pair(first) }
+        try await waitUntil("the central's user is asked to confirm") { agent.wasAsked }
+
+        // The controller reports a new link on the same handle: the first one's end was lost.
+        filter.inject(completion)
+        let outcome = try await withTestTimeout(.seconds(10), "the first link's pairing") { await pairing.result }
+        guard case let .failure(error) = outcome, case HostError.disconnected? = error as? HostError else {
+            Issue.record("the first link's pairing ended with \(outcome), not its link's end")
+            return
+        }
+        #expect(!first.isConnected)
+        let now = await devices.central.connections
+        #expect(now.count == 1 && now.first !== first && now.first?.handle == first.handle)
+        await devices.shutdown()
+    }
 }

@@ -60,6 +60,15 @@ public final class FilteringTransport: HCITransport {
     /// The packets held so far, in order.
     public var held: [H4Packet] { state.withLock { $0.held } }
 
+    /// Hands `packets` to the host as if the controller had sent them now (one batch).
+    public func inject(_ packets: [H4Packet]) {
+        let receiver = state.withLock { state in
+            for packet in packets { if let event = try? HCIEvent.decode(packet.bytes) { state.traffic.append(.received(event)) } }
+            return state.receiver
+        }
+        receiver?(.packets(packets))
+    }
+
     /// Delivers the held events, in order, and holds no more.
     public func releaseHeld() {
         let (held, receiver) = state.withLock { state in

@@ -445,6 +445,14 @@ extension LEHost {
 
     private func establish(_ completion: ConnectionCompletion) -> Connection {
         let handle = completion.handle
+        if let stale = links.removeValue(forKey: handle) {
+            // The controller never reported that link's end (a lost Disconnection Complete):
+            // it ends here, so that its callers are answered rather than left to the new link.
+            logger.warning("a new link on handle \(Hex.format(handle)) while \(stale.connection.peer)'s was still up here: ending that one")
+            addressResolver.linkEnded(at: stale.connection.peer)
+            endLink(stale, error: .disconnected(reason: .connectionTimeout), reason: .connectionTimeout)
+            broadcast(.disconnected(stale.connection, reason: .connectionTimeout))
+        }
         let gatt = GATTClient(bearer: l2cap.bearer(for: handle) ?? closedBearer(completion))
         let identity = completion.resolvedIdentity ?? addressResolver.identity(of: completion.peer)
         if let identity { addressResolver.linkUp(at: completion.peer, identity: identity) }

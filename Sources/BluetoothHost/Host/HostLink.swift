@@ -2,7 +2,7 @@ import BluetoothCore
 import BluetoothHCI
 
 /// What the host actor knows of one link: the one record per connection handle, made at LE
-/// Connection Complete and ended in one place (``LEHost/endLink(_:error:)``), so that nothing
+/// Connection Complete and ended in one place (``LEHost/endLink(_:error:reason:)``), so that nothing
 /// a link's callers wait for outlives it, whichever way it ends.
 ///
 /// The link's other parts each have one owner of their own (docs/ARCHITECTURE.md, "A link's

@@ -64,6 +64,10 @@ extension LEHost {
             return try requireAuthentication(try await waitForSecurity(connection, answerWithin: configuration.security.timeout), authenticated)
         case .central:
             let bond = await bond(for: connection)
+            // The link may have ended during the lookup, and its handle gone to a new link.
+            guard isCurrent(connection) else {
+                throw HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier)
+            }
             if let bond, let key = bond.peerKeys.longTermKey, bond.isAuthenticated || !authenticated, configuration.security.accepts(bond) {
                 encrypt(with: bond, key: key, allowPairing: allowPairing, on: connection)
             } else if allowPairing {

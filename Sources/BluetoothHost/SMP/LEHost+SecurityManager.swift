@@ -395,16 +395,20 @@ extension LEHost {
         connection.gatt.bearer.setSecurity(security)
         // The GATT client on the link is the bond's peer now: the server keeps its state with the bond.
         if bond != nil { server.linkEncrypted(connection.gatt.bearer) }
-        links[handle]?.security?.announcedSecurity = security
-        logger.info("paired with \(connection.peer): \(outcome.method), \(security)")
+        // The bond was kept across awaits (the store, the agent): the link may have ended and
+        // its handle gone to a new link, whose session and callers are not this pairing's.
+        let isLinkUp = isCurrent(connection)
+        if isLinkUp { links[handle]?.security?.announcedSecurity = security }
+        logger.info("paired with \(connection.peer): \(outcome.method), \(security)\(isLinkUp ? "" : " (the link has ended since)")")
         broadcast(.securityChanged(connection, security))
         broadcast(.pairingFinished(connection, .success(outcome)))
         if let saved {
             Task {
                 await saved.value
+                guard self.isCurrent(connection) else { return }
                 self.resolveSecurityWaiters(handle, with: .success(security))
             }
-        } else {
+        } else if isLinkUp {
             resolveSecurityWaiters(handle, with: .success(security))
         }
         let agent = pairingAgent
@@ -417,7 +421,7 @@ extension LEHost {
         logger.warning("\(connection.peer): \(failure); the link is dropped")
         pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
         broadcast(.pairingFinished(connection, .failure(failure)))
-        resolveSecurityWaiters(connection.handle, with: .failure(.pairingFailed(failure)))
+        if isCurrent(connection) { resolveSecurityWaiters(connection.handle, with: .failure(.pairingFailed(failure))) }
         let agent = pairingAgent
         Task { await agent.pairingFinished(with: connection.peer, result: .failure(failure)) }
         Task { try? await self.disconnect(connection, reason: .authenticationFailure) }

@@ -49,7 +49,9 @@ extension LEHost {
         // A link still encrypted with a removed bond's key is not secure: pair again.
         let security = connection.security
         if security.isEncrypted && !security.isBondRemoved && (security.isAuthenticated || !authReq.contains(.mitm)) { return }
-        if let bond = await bond(for: connection), let key = bond.peerKeys.longTermKey,
+        let bond = await bond(for: connection)
+        guard isCurrent(connection) else { return }
+        if let bond, let key = bond.peerKeys.longTermKey,
            bond.isAuthenticated || !authReq.contains(.mitm), configuration.security.accepts(bond) {
             encrypt(with: bond, key: key, allowPairing: true, on: connection)
             return
