@@ -44,16 +44,18 @@ trap 'rm -f "$build_log"' EXIT
 build_fuzz() {
     swift build --package-path Fuzz --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld > "$build_log" 2>&1
 }
-# A source file moved since the last build (a pull) can leave SwiftPM's cached build plan
-# asking for it ("missing inputs"); the plan is then made again, once.
+# SwiftPM keeps the fuzz package's build plan across builds and does not look again for the
+# files of its path dependency (the root package): after a pull that adds, moves or removes a
+# source file, the cached plan compiles the old list ("missing inputs", or a type "not in
+# scope"). The plan is made again whenever the list of source files differs from the last build's.
+sources_stamp="$scratch/sources.list"
+sources_now=$(cd "$root" && find Sources Fuzz/Sources -name '*.swift' | LC_ALL=C sort)
+if [[ ! -f "$sources_stamp" || "$(cat "$sources_stamp")" != "$sources_now" ]]; then
+    rm -f "$scratch"/*.yaml "$scratch"/*/debug/description.json
+fi
 built=true
 build_fuzz || built=false
-if ! $built && grep -q "because of missing inputs" "$build_log"; then
-    echo "==> the cached build plan names a file that moved; planning again"
-    rm -f "$scratch"/*.yaml "$scratch"/*/debug/description.json
-    built=true
-    build_fuzz || built=false
-fi
+if $built; then mkdir -p "$scratch" && printf '%s\n' "$sources_now" > "$sources_stamp"; fi
 if ! $built; then
     grep -v "Cannot export local symbol" "$build_log" >&2
     echo "error: the fuzz targets do not build" >&2
