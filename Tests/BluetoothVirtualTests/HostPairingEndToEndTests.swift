@@ -13,6 +13,63 @@ struct HostPairingEndToEndTests {
     static let secret: BluetoothUUID = "F00E"
     static let authenticatedSecret: BluetoothUUID = "F00F"
 
+    /// A bond store whose lookups, once armed, hold at a gate: the pairing that keeps its bond
+    /// waits there, between its key distribution and its end.
+    actor HeldLookupStore: BondStore {
+        private let inner = InMemoryBondStore()
+        private var armed = false
+        let gate = TestGate()
+
+        func arm() { armed = true }
+        func bond(local: DeviceAddress, peer: DeviceAddress) async -> Bond? {
+            if armed {
+                armed = false
+                try? await gate.wait()
+            }
+            return await inner.bond(local: local, peer: peer)
+        }
+        func bonds() async -> [Bond] { await inner.bonds() }
+        func save(_ bond: Bond) async throws { await inner.save(bond) }
+        func removeBond(local: DeviceAddress, peer: DeviceAddress) async throws -> Bool { await inner.removeBond(local: local, peer: peer) }
+        func revision() async -> UInt64? { await inner.revision() }
+    }
+
+    /// Found by a loaded interop run: our central answered a Bumble peripheral's Security
+    /// Request, and secure() called as Bumble reported the pairing done returned the link as
+    /// encrypted but not bonded, because the central was still keeping the bond.
+    @Test("secure() during a pairing's last steps waits for its end: encrypted and bonded, not the moment before")
+    func secureWaitsForAPairingKeepingItsBond() async throws {
+        let store = HeldLookupStore()
+        var options = TwoDevices.Options()
+        options.central.bondStore = store
+        options.central.isFiltered = true
+        let devices = try await TwoDevices(options)
+        let filter = try #require(devices.centralFilter)
+        let (connection, incoming) = try await devices.connect()
+        // The peripheral asks for security and the central pairs. From the link's encryption on
+        // the central's host hears nothing until the store is armed: the next lookup is then
+        // the one that keeps the bond, after the key distribution.
+        filter.holdEverything { event in
+            switch event {
+            case .encryptionChange, .encryptionChangeV2: return true
+            default: return false
+            }
+        }
+        let asked = Task { try await devices.peripheral.pair(incoming) }
+        try await waitUntil("the link encrypted, held from the central's host") { !filter.held.isEmpty }
+        await store.arm()
+        filter.releaseHeld()
+        try await store.gate.waitForArrivals(1)
+        #expect(connection.security.isEncrypted, "the key distribution ran on an encrypted link")
+        let secured = Task { try await devices.central.secure(connection, allowPairing: false) }
+        try await waitUntilTrue("secure() waiting") { await devices.central.securityWaiterCount(connection) == 1 }
+        store.gate.open()
+        let security = try await withTestTimeout { try await secured.value }
+        #expect(security.isEncrypted && security.isBonded, "\(security)")
+        _ = try await withTestTimeout { try await asked.value }
+        await devices.shutdown()
+    }
+
     @Test func secureConnectionsJustWorks() async throws {
         let pair = try await HostPair.make()
         let (connection, incoming) = try await pair.connect()

@@ -45,6 +45,12 @@ extension LEHost {
         links[connection.handle]?.connection === connection
     }
 
+    /// How many callers wait for `connection`'s security (pair, secure).
+    func securityWaiterCount(_ connection: Connection) -> Int {
+        guard isCurrent(connection) else { return 0 }
+        return links[connection.handle]?.security?.waiters.count ?? 0
+    }
+
     /// Ends everything the host keeps for a link that is gone (reported by the controller,
     /// given up by the host, or lost with the transport): its GATT client and server state,
     /// its pairing and every caller waiting on it, who get `error`.

@@ -52,12 +52,14 @@ extension LEHost {
     /// level 4 bond encrypts (``SecurityManagerSettings/secureConnectionsOnly``).
     public func secure(_ connection: Connection, authenticated: Bool = false, allowPairing: Bool = true) async throws -> LinkSecurity {
         try requireLink(connection)
+        // A pairing on its way (its key distribution after the link is encrypted, or keeping its
+        // bond) decides the link's security: its end is the answer, not the moment before it.
+        if links[connection.handle]?.security?.isPairing == true {
+            return try requireAuthentication(try await waitForSecurity(connection), authenticated)
+        }
         let current = connection.security
         // A link still encrypted with a removed bond's key is not secure: pair again.
         if current.isEncrypted && !current.isBondRemoved && (current.isAuthenticated || !authenticated) { return current }
-        if let running = links[connection.handle]?.security?.procedure, !running.isFinished {
-            return try requireAuthentication(try await waitForSecurity(connection), authenticated)
-        }
         switch connection.role {
         case .peripheral:
             requestSecurity(on: connection, authenticated: authenticated)

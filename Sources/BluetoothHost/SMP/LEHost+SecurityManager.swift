@@ -334,6 +334,7 @@ extension LEHost {
             return
         }
         let bond = makeBond(outcome, peer: connection.peer)
+        links[handle]?.security?.isKeepingBond = true
         Task {
             let existing = await self.settledBondStore().bond(local: bond.localIdentity, peer: bond.peerIdentity)
             await self.keep(bond, outcome: outcome, existing: existing, checkedBeforeKeys: checkedBeforeKeys, on: connection)
@@ -398,7 +399,10 @@ extension LEHost {
         // The bond was kept across awaits (the store, the agent): the link may have ended and
         // its handle gone to a new link, whose session and callers are not this pairing's.
         let isLinkUp = isCurrent(connection)
-        if isLinkUp { links[handle]?.security?.announcedSecurity = security }
+        if isLinkUp {
+            links[handle]?.security?.announcedSecurity = security
+            links[handle]?.security?.isKeepingBond = false
+        }
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)\(isLinkUp ? "" : " (the link has ended since)")")
         broadcast(.securityChanged(connection, security))
         broadcast(.pairingFinished(connection, .success(outcome)))
@@ -421,7 +425,10 @@ extension LEHost {
         logger.warning("\(connection.peer): \(failure); the link is dropped")
         pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
         broadcast(.pairingFinished(connection, .failure(failure)))
-        if isCurrent(connection) { resolveSecurityWaiters(connection.handle, with: .failure(.pairingFailed(failure))) }
+        if isCurrent(connection) {
+            links[connection.handle]?.security?.isKeepingBond = false
+            resolveSecurityWaiters(connection.handle, with: .failure(.pairingFailed(failure)))
+        }
         let agent = pairingAgent
         Task { await agent.pairingFinished(with: connection.peer, result: .failure(failure)) }
         Task { try? await self.disconnect(connection, reason: .authenticationFailure) }

@@ -4,6 +4,9 @@ import BluetoothCore
 struct SecuritySession {
     /// The pairing running on the link, if any.
     var procedure: PairingProcedure?
+    /// A bonding pairing has finished its key distribution and its bond is being kept (the
+    /// store, the agent's consent to a replacement): its outcome is not known yet.
+    var isKeepingBond = false
     /// Tells this pairing's timer and agent answers from a later pairing's.
     var procedureID: UInt64 = 0
     /// When the Security Manager Timer of the running pairing expires (Vol 3, Part H, 3.4).
@@ -35,4 +38,9 @@ struct SecuritySession {
     var securityRequestPending = false
     /// Central: when the last Security Request was taken, for the rate limit.
     var lastSecurityRequest: BluetoothClock.Instant?
+
+    /// A pairing runs, or keeps its bond: the link's security is about to change.
+    var isPairing: Bool {
+        isKeepingBond || procedure.map { !$0.isFinished } ?? false
+    }
 }
