@@ -325,6 +325,39 @@ import Testing
         _ = try #require(await transport.written.wait(forCount: 2))
     }
 
+    @Test("waitUntilDelivered returns once every packet queued for the link is reported completed, not before; at once for an idle link, and when the link or the transport ends")
+    func waitUntilDeliveredFollowsCompletedPackets() async throws {
+        let (controller, transport, inbound) = makeController(dataLength: 4, buffers: 1)
+        // An idle link: at once.
+        try await withTestTimeout { await controller.waitUntilDelivered(connectionHandle: 1) }
+
+        controller.sendACL(connectionHandle: 1, pdu: [0x04, 0x00, 0x06, 0x00, 1, 2, 3, 4], completion: nil) // two fragments
+        let delivered = AwaitableLog<String>()
+        let waiting = Task {
+            await controller.waitUntilDelivered(connectionHandle: 1)
+            delivered.append("link 1")
+        }
+        transport.deliver([.completedPackets(handle: 1, count: 1)]) // the first; the second goes out now
+        transport.deliver([.completedPackets(handle: 2, count: 1)]) // another link's
+        try await barrier(transport, inbound, 1)
+        #expect(delivered.count == 0, "one fragment still in flight")
+        transport.deliver([.completedPackets(handle: 1, count: 1)])
+        #expect(await delivered.wait(forCount: 1) == ["link 1"])
+        await waiting.value
+
+        // The link ends with a packet in flight: the wait ends with it.
+        controller.sendACL(connectionHandle: 1, pdu: [0x00, 0x00, 0x06, 0x00], completion: nil)
+        let ended = Task { await controller.waitUntilDelivered(connectionHandle: 1) }
+        transport.deliver(.disconnectionComplete(DisconnectionCompleteEvent(connectionHandle: 1, reason: .remoteUserTerminatedConnection)))
+        try await withTestTimeout { await ended.value }
+
+        // The transport closes with a packet in flight on another link.
+        controller.sendACL(connectionHandle: 3, pdu: [0x00, 0x00, 0x06, 0x00], completion: nil)
+        let closed = Task { await controller.waitUntilDelivered(connectionHandle: 3) }
+        transport.fail(.connectionLost("fake", reason: "unplugged"))
+        try await withTestTimeout { await closed.value }
+    }
+
     @Test func disconnectionFailsQueuedPDUsAndFreesTheConnectionsBuffers() async throws {
         let (controller, transport, inbound) = makeController(dataLength: 27, buffers: 2)
         let results = AwaitableLog<(String, Result<Void, HCIError>)>()

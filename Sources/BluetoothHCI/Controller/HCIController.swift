@@ -62,6 +62,20 @@ public final class HCIController: Sendable {
         var outbox: [Outgoing] = []
         /// A thread is writing the outbox; others leave their packets to it.
         var isWriting = false
+        /// The callers of ``waitUntilDelivered(connectionHandle:)``, by link and caller.
+        var deliveryWaiters: [UInt16: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+        var nextDeliveryWaiterID: UInt64 = 0
+
+        /// Whether every ACL packet queued for the link has been reported completed.
+        func isDelivered(_ handle: UInt16) -> Bool {
+            acl.queuedBytes(connectionHandle: handle) == 0 && acl.inFlightCount(connectionHandle: handle) == 0
+        }
+
+        /// Takes the waiters of `handle` whose data is all delivered (or, `force`, all of them).
+        mutating func takeDeliveryWaiters(_ handle: UInt16, force: Bool = false) -> [CheckedContinuation<Void, Never>] {
+            guard force || isDelivered(handle), let waiters = deliveryWaiters.removeValue(forKey: handle) else { return [] }
+            return Array(waiters.values)
+        }
     }
 
     /// A packet on its way to the transport, and what to do once it is written (or not).
@@ -343,6 +357,37 @@ public final class HCIController: Sendable {
         }
     }
 
+    /// Returns once the controller has reported every ACL packet queued so far for the link as
+    /// completed (Number Of Completed Packets: on the air, or flushed), at once when none is
+    /// pending, when the link ends, when the transport closes, or when the caller is cancelled.
+    /// A host that disconnects right after its last PDU (a pairing's key distribution) waits
+    /// for this first: the controller may drop what is still queued when the link ends.
+    public func waitUntilDelivered(connectionHandle: UInt16) async {
+        let id = state.withLock { state -> UInt64 in
+            state.nextDeliveryWaiterID += 1
+            return state.nextDeliveryWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.isClosed || state.closedHandles.contains(connectionHandle) || state.isDelivered(connectionHandle) || Task.isCancelled {
+                        return true
+                    }
+                    state.deliveryWaiters[connectionHandle, default: [:]][id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                let waiter = state.deliveryWaiters[connectionHandle]?.removeValue(forKey: id)
+                if state.deliveryWaiters[connectionHandle]?.isEmpty == true { state.deliveryWaiters[connectionHandle] = nil }
+                return waiter
+            }
+            waiter?.resume()
+        }
+    }
+
     /// Queues ACL fragments released by flow control for writing (the state locked); each
     /// PDU's completion runs once its last fragment is written.
     private func writeACL(_ fragments: [ACLFlowControl<ACLCompletion>.Fragment], state: inout State) {
@@ -356,6 +401,7 @@ public final class HCIController: Sendable {
         var answers: [(PendingCommand, CommandAnswer)] = []
         var dropped: [(ACLCompletion, UInt16)] = []
         var inbound: [HCIInbound] = []
+        var delivered: [CheckedContinuation<Void, Never>] = []
 
         func run() {
             for (pending, answer) in answers {
@@ -363,6 +409,7 @@ public final class HCIController: Sendable {
                 pending.continuation.resume(returning: answer)
             }
             for (completion, handle) in dropped { completion(.failure(.connectionClosed(connectionHandle: handle))) }
+            for waiter in delivered { waiter.resume() }
         }
     }
 
@@ -466,6 +513,9 @@ public final class HCIController: Sendable {
                 ready += state.acl.complete(connectionHandle: entry.connectionHandle, count: Int(entry.completedPackets))
             }
             writeACL(ready, state: &state)
+            if !state.deliveryWaiters.isEmpty {
+                for entry in completed.entries { effects.delivered += state.takeDeliveryWaiters(entry.connectionHandle) }
+            }
         case let .disconnectionComplete(disconnection):
             if disconnection.status.isSuccess { endConnection(disconnection.connectionHandle, state: &state, effects: &effects) }
             effects.inbound.append(.event(event))
@@ -493,6 +543,7 @@ public final class HCIController: Sendable {
         state.reassembler.discard(connectionHandle: handle)
         let (dropped, ready) = state.acl.disconnect(connectionHandle: handle)
         effects.dropped += dropped.compactMap { fragment in fragment.completion.map { ($0, handle) } }
+        effects.delivered += state.takeDeliveryWaiters(handle, force: true)
         writeACL(ready, state: &state)
     }
 
@@ -578,8 +629,10 @@ public final class HCIController: Sendable {
     }
 
     private func shutdown(reason: TransportError?) {
-        let (commands, fragments) = state.withLock { state -> ([PendingCommand], [ACLCompletion]) in
-            guard !state.isClosed else { return ([], []) }
+        let (commands, fragments, deliveryWaiters) = state.withLock { state -> ([PendingCommand], [ACLCompletion], [CheckedContinuation<Void, Never>]) in
+            guard !state.isClosed else { return ([], [], []) }
+            let deliveryWaiters = state.deliveryWaiters.values.flatMap(\.values)
+            state.deliveryWaiters = [:]
             state.isClosed = true
             state.closeReason = reason
             _ = state.commands.removeAll()
@@ -591,8 +644,9 @@ public final class HCIController: Sendable {
                 for case let .acl(_, completion?) in state.outbox { fragments.append(completion) }
                 state.outbox = []
             }
-            return (commands, fragments)
+            return (commands, fragments, deliveryWaiters)
         }
+        deliveryWaiters.forEach { $0.resume() }
         if let reason { logger.error("\(reason)") } else { logger.debug("transport \(transport.name) closed") }
         for command in commands {
             command.timer?.cancel()

@@ -406,14 +406,17 @@ extension LEHost {
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)\(isLinkUp ? "" : " (the link has ended since)")")
         broadcast(.securityChanged(connection, security))
         broadcast(.pairingFinished(connection, .success(outcome)))
-        if let saved {
-            Task {
-                await saved.value
-                guard self.isCurrent(connection) else { return }
-                self.resolveSecurityWaiters(handle, with: .success(security))
-            }
-        } else if isLinkUp {
-            resolveSecurityWaiters(handle, with: .success(security))
+        // The callers of pair() learn the outcome once the bond is stored and this device's
+        // last key distribution PDUs have left the controller (Number Of Completed Packets): an
+        // app that disconnects as soon as pair() returns would otherwise cut them, and the peer
+        // would discard the incomplete bond (Bumble does). Bounded by the Security Manager
+        // Timer's time, for a controller that stopped reporting.
+        let controller = controller
+        Task {
+            await saved?.value
+            await self.boundedAnswer(fallback: ()) { await controller.waitUntilDelivered(connectionHandle: handle) }
+            guard self.isCurrent(connection) else { return }
+            self.resolveSecurityWaiters(handle, with: .success(security))
         }
         let agent = pairingAgent
         Task { await agent.pairingFinished(with: connection.peer, result: .success(outcome)) }
@@ -453,8 +456,8 @@ extension LEHost {
     }
 
     /// The agent's answer to a question asked outside a running pairing (a Security Request,
-    /// a claimed identity), or `fallback` once the Security Manager Timer's time passed: an
-    /// agent that never answers holds nothing up.
+    /// a claimed identity), or any other wait of the Security Manager's, or `fallback` once the
+    /// Security Manager Timer's time passed: an agent that never answers holds nothing up.
     func boundedAnswer<T: Sendable>(fallback: T, _ question: @escaping @Sendable () async -> T) async -> T {
         let clock = configuration.clock
         let deadline = clock.now + configuration.security.timeout
