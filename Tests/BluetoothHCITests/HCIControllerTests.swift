@@ -325,7 +325,7 @@ import Testing
         _ = try #require(await transport.written.wait(forCount: 2))
     }
 
-    @Test("waitUntilDelivered returns once every packet queued for the link is reported completed, not before; at once for an idle link, and when the link or the transport ends")
+    @Test("waitUntilDelivered returns once every packet queued for the link before it is reported completed, not before, whatever follows; at once for an idle link, and when the link or the transport ends")
     func waitUntilDeliveredFollowsCompletedPackets() async throws {
         let (controller, transport, inbound) = makeController(dataLength: 4, buffers: 1)
         // An idle link: at once.
@@ -337,12 +337,15 @@ import Testing
             await controller.waitUntilDelivered(connectionHandle: 1)
             delivered.append("link 1")
         }
+        #expect(await eventually { controller.deliveryWaiterCount(connectionHandle: 1) == 1 }, "the wait registered")
+        // Queued after the call: it does not hold the wait up (a busy link is never idle).
+        controller.sendACL(connectionHandle: 1, pdu: [0x00, 0x00, 0x06, 0x00], completion: nil)
         transport.deliver([.completedPackets(handle: 1, count: 1)]) // the first; the second goes out now
         transport.deliver([.completedPackets(handle: 2, count: 1)]) // another link's
         try await barrier(transport, inbound, 1)
         #expect(delivered.count == 0, "one fragment still in flight")
         transport.deliver([.completedPackets(handle: 1, count: 1)])
-        #expect(await delivered.wait(forCount: 1) == ["link 1"])
+        #expect(await delivered.wait(forCount: 1) == ["link 1"], "the later PDU is still in flight")
         await waiting.value
 
         // The link ends with a packet in flight: the wait ends with it.

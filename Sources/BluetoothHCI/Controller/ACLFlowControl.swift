@@ -34,6 +34,9 @@ struct ACLFlowControl<Completion: Sendable>: Sendable {
         var queue: Deque<Fragment> = []
         var queuedBytes = 0
         var inFlight = 0
+        /// Fragments taken for the link so far, and those the controller reported completed.
+        var submitted: UInt64 = 0
+        var completed: UInt64 = 0
     }
 
     private(set) var totalBuffers = 0
@@ -55,6 +58,10 @@ struct ACLFlowControl<Completion: Sendable>: Sendable {
     var queuedCount: Int { links.values.reduce(0) { $0 + $1.queue.count } }
     func queuedBytes(connectionHandle: UInt16) -> Int { links[connectionHandle]?.queuedBytes ?? 0 }
     func inFlightCount(connectionHandle: UInt16) -> Int { links[connectionHandle]?.inFlight ?? 0 }
+    /// How many fragments were taken for the link so far, and how many of them completed.
+    func progress(connectionHandle: UInt16) -> (submitted: UInt64, completed: UInt64) {
+        links[connectionHandle].map { ($0.submitted, $0.completed) } ?? (0, 0)
+    }
 
     /// The most buffers one connection may hold: all of them while it is the only link that
     /// sends, all but one once another link has sent too.
@@ -83,6 +90,7 @@ struct ACLFlowControl<Completion: Sendable>: Sendable {
         let wasIdle = links[handle, default: Link()].queue.isEmpty
         links[handle, default: Link()].queue.append(contentsOf: fragments)
         links[handle, default: Link()].queuedBytes += bytes
+        links[handle, default: Link()].submitted += UInt64(fragments.count)
         if wasIdle { turns.append(handle) }
         return release()
     }
@@ -94,6 +102,7 @@ struct ACLFlowControl<Completion: Sendable>: Sendable {
         // free count exceed the total.
         let credited = min(max(0, count), inFlight)
         links[connectionHandle, default: Link()].inFlight -= credited
+        links[connectionHandle, default: Link()].completed += UInt64(credited)
         freeBuffers = min(totalBuffers, freeBuffers + credited)
         return release()
     }

@@ -62,20 +62,25 @@ public final class HCIController: Sendable {
         var outbox: [Outgoing] = []
         /// A thread is writing the outbox; others leave their packets to it.
         var isWriting = false
-        /// The callers of ``waitUntilDelivered(connectionHandle:)``, by link and caller.
-        var deliveryWaiters: [UInt16: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+        /// The callers of ``waitUntilDelivered(connectionHandle:)``, by link and caller, each
+        /// with the count of the link's fragments that must have completed.
+        var deliveryWaiters: [UInt16: [UInt64: DeliveryWaiter]] = [:]
         var nextDeliveryWaiterID: UInt64 = 0
 
-        /// Whether every ACL packet queued for the link has been reported completed.
-        func isDelivered(_ handle: UInt16) -> Bool {
-            acl.queuedBytes(connectionHandle: handle) == 0 && acl.inFlightCount(connectionHandle: handle) == 0
-        }
-
-        /// Takes the waiters of `handle` whose data is all delivered (or, `force`, all of them).
+        /// Takes the waiters of `handle` whose fragments have all completed (or, `force`, all).
         mutating func takeDeliveryWaiters(_ handle: UInt16, force: Bool = false) -> [CheckedContinuation<Void, Never>] {
-            guard force || isDelivered(handle), let waiters = deliveryWaiters.removeValue(forKey: handle) else { return [] }
-            return Array(waiters.values)
+            guard var waiters = deliveryWaiters[handle] else { return [] }
+            let completed = acl.progress(connectionHandle: handle).completed
+            let done = waiters.filter { force || $0.value.target <= completed }
+            for id in done.keys { waiters[id] = nil }
+            deliveryWaiters[handle] = waiters.isEmpty ? nil : waiters
+            return done.values.map(\.continuation)
         }
+    }
+
+    private struct DeliveryWaiter: Sendable {
+        var target: UInt64
+        var continuation: CheckedContinuation<Void, Never>
     }
 
     /// A packet on its way to the transport, and what to do once it is written (or not).
@@ -357,9 +362,10 @@ public final class HCIController: Sendable {
         }
     }
 
-    /// Returns once the controller has reported every ACL packet queued so far for the link as
-    /// completed (Number Of Completed Packets: on the air, or flushed), at once when none is
-    /// pending, when the link ends, when the transport closes, or when the caller is cancelled.
+    /// Returns once the controller has reported every ACL packet queued for the link before the
+    /// call as completed (Number Of Completed Packets: on the air, or flushed; what is queued
+    /// after does not hold it up), at once when none is pending, when the link ends, when the
+    /// transport closes, or when the caller is cancelled.
     /// A host that disconnects right after its last PDU (a pairing's key distribution) waits
     /// for this first: the controller may drop what is still queued when the link ends.
     public func waitUntilDelivered(connectionHandle: UInt16) async {
@@ -370,22 +376,29 @@ public final class HCIController: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
-                    if state.isClosed || state.closedHandles.contains(connectionHandle) || state.isDelivered(connectionHandle) || Task.isCancelled {
+                    let progress = state.acl.progress(connectionHandle: connectionHandle)
+                    if state.isClosed || state.closedHandles.contains(connectionHandle) || progress.completed >= progress.submitted
+                        || Task.isCancelled {
                         return true
                     }
-                    state.deliveryWaiters[connectionHandle, default: [:]][id] = continuation
+                    state.deliveryWaiters[connectionHandle, default: [:]][id] = DeliveryWaiter(target: progress.submitted, continuation: continuation)
                     return false
                 }
                 if now { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            let waiter = state.withLock { state -> DeliveryWaiter? in
                 let waiter = state.deliveryWaiters[connectionHandle]?.removeValue(forKey: id)
                 if state.deliveryWaiters[connectionHandle]?.isEmpty == true { state.deliveryWaiters[connectionHandle] = nil }
                 return waiter
             }
-            waiter?.resume()
+            waiter?.continuation.resume()
         }
+    }
+
+    /// How many callers wait in ``waitUntilDelivered(connectionHandle:)`` for the link.
+    func deliveryWaiterCount(connectionHandle: UInt16) -> Int {
+        state.withLock { $0.deliveryWaiters[connectionHandle]?.count ?? 0 }
     }
 
     /// Queues ACL fragments released by flow control for writing (the state locked); each
@@ -520,13 +533,13 @@ public final class HCIController: Sendable {
             if disconnection.status.isSuccess { endConnection(disconnection.connectionHandle, state: &state, effects: &effects) }
             effects.inbound.append(.event(event))
         case let .le(.connectionComplete(complete)) where complete.status.isSuccess:
-            state.closedHandles.remove(complete.connectionHandle)
+            startConnection(complete.connectionHandle, state: &state, effects: &effects)
             effects.inbound.append(.event(event))
         case let .le(.enhancedConnectionComplete(complete)) where complete.status.isSuccess:
-            state.closedHandles.remove(complete.connectionHandle)
+            startConnection(complete.connectionHandle, state: &state, effects: &effects)
             effects.inbound.append(.event(event))
         case let .le(.enhancedConnectionCompleteV2(complete)) where complete.status.isSuccess:
-            state.closedHandles.remove(complete.connectionHandle)
+            startConnection(complete.connectionHandle, state: &state, effects: &effects)
             effects.inbound.append(.event(event))
         default:
             if case let .unknown(code, _) = event {
@@ -545,6 +558,17 @@ public final class HCIController: Sendable {
         effects.dropped += dropped.compactMap { fragment in fragment.completion.map { ($0, handle) } }
         effects.delivered += state.takeDeliveryWaiters(handle, force: true)
         writeACL(ready, state: &state)
+    }
+
+    /// A link comes up on `handle`. A link the controller never reported ended on it (a lost
+    /// Disconnection Complete) is ended first: its queued data, credits and waiters are not the
+    /// new link's.
+    private func startConnection(_ handle: UInt16, state: inout State, effects: inout Effects) {
+        if !state.closedHandles.contains(handle), state.acl.progress(connectionHandle: handle).submitted > 0 || state.deliveryWaiters[handle] != nil {
+            logger.warning("a new link on handle \(Hex.format(handle)) while the last one there was never reported ended: its data is dropped")
+            endConnection(handle, state: &state, effects: &effects)
+        }
+        state.closedHandles.remove(handle)
     }
 
     /// Ends a connection the controller never reported ended (the host gave up waiting for its
@@ -631,7 +655,7 @@ public final class HCIController: Sendable {
     private func shutdown(reason: TransportError?) {
         let (commands, fragments, deliveryWaiters) = state.withLock { state -> ([PendingCommand], [ACLCompletion], [CheckedContinuation<Void, Never>]) in
             guard !state.isClosed else { return ([], [], []) }
-            let deliveryWaiters = state.deliveryWaiters.values.flatMap(\.values)
+            let deliveryWaiters = state.deliveryWaiters.values.flatMap { $0.values.map(\.continuation) }
             state.deliveryWaiters = [:]
             state.isClosed = true
             state.closeReason = reason

@@ -52,14 +52,18 @@ extension LEHost {
     /// level 4 bond encrypts (``SecurityManagerSettings/secureConnectionsOnly``).
     public func secure(_ connection: Connection, authenticated: Bool = false, allowPairing: Bool = true) async throws -> LinkSecurity {
         try requireLink(connection)
-        // A pairing on its way (its key distribution after the link is encrypted, or keeping its
-        // bond) decides the link's security: its end is the answer, not the moment before it.
-        if links[connection.handle]?.security?.isPairing == true {
+        // A pairing past its encryption (distributing keys, or keeping its bond) decides the
+        // link's security: its end is the answer, not the moment before it (encrypted, no bond).
+        if links[connection.handle]?.security?.isPastEncryption == true {
             return try requireAuthentication(try await waitForSecurity(connection), authenticated)
         }
         let current = connection.security
-        // A link still encrypted with a removed bond's key is not secure: pair again.
+        // A link still encrypted with a removed bond's key is not secure: pair again. A link
+        // secure enough already is the answer, whatever pairing a peer starts on it meanwhile.
         if current.isEncrypted && !current.isBondRemoved && (current.isAuthenticated || !authenticated) { return current }
+        if links[connection.handle]?.security?.isPairing == true {
+            return try requireAuthentication(try await waitForSecurity(connection), authenticated)
+        }
         switch connection.role {
         case .peripheral:
             requestSecurity(on: connection, authenticated: authenticated)
@@ -266,7 +270,8 @@ extension LEHost {
     }
 
     private func securityRequestUnanswered(_ handle: UInt16, id: UInt64) {
-        if let running = links[handle]?.security?.procedure, !running.isFinished { return }
+        // A pairing running or finishing: the central did answer, and the pairing's end will.
+        if links[handle]?.security?.isPairing == true { return }
         guard let waiter = links[handle]?.security?.waiters.removeValue(forKey: id) else { return }
         logger.info("the central did not answer the Security Request within \(configuration.security.timeout)")
         waiter.resume(throwing: HostError.pairingFailed(.timeout))

@@ -161,6 +161,7 @@ extension LEHost {
         var session = links[connection.handle]?.security ?? SecuritySession()
         session.procedure = procedure
         session.procedureID = id
+        session.isFinishing = false
         links[connection.handle]?.security = session
         restartSecurityTimer(connection.handle)
         return id
@@ -334,7 +335,7 @@ extension LEHost {
             return
         }
         let bond = makeBond(outcome, peer: connection.peer)
-        links[handle]?.security?.isKeepingBond = true
+        links[handle]?.security?.isFinishing = true
         Task {
             let existing = await self.settledBondStore().bond(local: bond.localIdentity, peer: bond.peerIdentity)
             await self.keep(bond, outcome: outcome, existing: existing, checkedBeforeKeys: checkedBeforeKeys, on: connection)
@@ -401,7 +402,7 @@ extension LEHost {
         let isLinkUp = isCurrent(connection)
         if isLinkUp {
             links[handle]?.security?.announcedSecurity = security
-            links[handle]?.security?.isKeepingBond = false
+            links[handle]?.security?.isFinishing = true
         }
         logger.info("paired with \(connection.peer): \(outcome.method), \(security)\(isLinkUp ? "" : " (the link has ended since)")")
         broadcast(.securityChanged(connection, security))
@@ -411,11 +412,13 @@ extension LEHost {
         // app that disconnects as soon as pair() returns would otherwise cut them, and the peer
         // would discard the incomplete bond (Bumble does). Bounded by the Security Manager
         // Timer's time, for a controller that stopped reporting.
-        let controller = controller
+        let (controller, procedureID) = (controller, links[handle]?.security?.procedureID)
         Task {
             await saved?.value
             await self.boundedAnswer(fallback: ()) { await controller.waitUntilDelivered(connectionHandle: handle) }
-            guard self.isCurrent(connection) else { return }
+            // Only this pairing's callers: not a later link's on the handle, nor a later pairing's.
+            guard self.isCurrent(connection), self.links[handle]?.security?.procedureID == procedureID else { return }
+            self.links[handle]?.security?.isFinishing = false
             self.resolveSecurityWaiters(handle, with: .success(security))
         }
         let agent = pairingAgent
@@ -429,7 +432,7 @@ extension LEHost {
         pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
         broadcast(.pairingFinished(connection, .failure(failure)))
         if isCurrent(connection) {
-            links[connection.handle]?.security?.isKeepingBond = false
+            links[connection.handle]?.security?.isFinishing = false
             resolveSecurityWaiters(connection.handle, with: .failure(.pairingFailed(failure)))
         }
         let agent = pairingAgent

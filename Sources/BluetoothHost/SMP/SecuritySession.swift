@@ -4,9 +4,10 @@ import BluetoothCore
 struct SecuritySession {
     /// The pairing running on the link, if any.
     var procedure: PairingProcedure?
-    /// A bonding pairing has finished its key distribution and its bond is being kept (the
-    /// store, the agent's consent to a replacement): its outcome is not known yet.
-    var isKeepingBond = false
+    /// The pairing has completed its key distribution and is finishing: keeping its bond (the
+    /// store, the agent's consent to a replacement), then waiting for its last PDUs to leave
+    /// the controller. Its callers are not answered yet.
+    var isFinishing = false
     /// Tells this pairing's timer and agent answers from a later pairing's.
     var procedureID: UInt64 = 0
     /// When the Security Manager Timer of the running pairing expires (Vol 3, Part H, 3.4).
@@ -39,8 +40,16 @@ struct SecuritySession {
     /// Central: when the last Security Request was taken, for the rate limit.
     var lastSecurityRequest: BluetoothClock.Instant?
 
-    /// A pairing runs, or keeps its bond: the link's security is about to change.
+    /// A pairing runs or is finishing: the link's security is about to change.
     var isPairing: Bool {
-        isKeepingBond || procedure.map { !$0.isFinished } ?? false
+        isFinishing || procedure.map { !$0.isFinished } ?? false
+    }
+
+    /// The link is encrypted with the running pairing's own key (its key distribution, or its
+    /// finishing): the security of the moment is not yet the pairing's outcome (no bond yet).
+    var isPastEncryption: Bool {
+        if isFinishing { return true }
+        guard let procedure, !procedure.isFinished else { return false }
+        return procedure.phase == .distributingKeys
     }
 }
