@@ -80,8 +80,11 @@ extension InteropSuites {
                     // Raw: the rig's `indicate` command would wait 30 s for the confirmation.
                     try await rig.hostile("push", ["uuid": Self.indicating.uuidString, "value": [UInt8(1), 0, 0, 0], "indicate": true])
                 }
-                // An operation queued behind the procedure.
+                // An operation queued behind the procedure. On a loaded machine the link may be
+                // gone, and its loss handled, before it is queued (a stress run): then it waits
+                // behind the auto-reconnection and runs on the new link.
                 let next = AwaitableLog<ReadResult<Data>>()
+                let queuedWhileConnected = bluejay.isConnected
                 bluejay.read(from: Peer.batteryLevel) { next.append($0) }
                 _ = try await rig.waitForEvent(named: "hostile_answered")
 
@@ -99,8 +102,9 @@ extension InteropSuites {
                 if procedure != .indication {
                     // It fails with the link, or, when it starts after Bluejay handled the
                     // disconnection, as not connected: a typed error either way.
-                    #expect(behind == .failure(dropped) || behind == .failure(.notConnected),
-                            "the read queued behind the procedure: \(behind)")
+                    let typedError = behind == .failure(dropped) || behind == .failure(.notConnected)
+                    #expect(typedError || (!queuedWhileConnected && (try? behind.get()) != nil),
+                            "the read queued behind the procedure (queued while connected: \(queuedWhileConnected)): \(behind)")
                 }
 
                 // Auto-reconnect, the listen restored, and every notification after it, once, in order.
