@@ -19,6 +19,9 @@ extension InteropSuites.BluejayInteropTests {
                 bluejay.connect(absent, timeout: .seconds(2)) { result in second.withLock { $0 = result } }
                 // The controller took the attempt, whose deadline is set: move time to it.
                 try await waitUntil("the controller trying") { await bluejay.host?.isConnecting == true }
+                // The refusal reaches its callback through the callback queue: wait for it (a
+                // loaded run read it before it came).
+                try await waitUntil("the second attempt's refusal") { second.withLock { $0 } != nil }
                 #expect(second.withLock { $0 } == .failure(.alreadyConnecting(absent)))
                 clock.advance(by: .milliseconds(1999))
                 #expect(first.withLock { $0 } == nil && bluejay.isConnecting, "still trying at 1.999 s")
