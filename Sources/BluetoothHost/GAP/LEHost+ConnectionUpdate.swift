@@ -35,7 +35,7 @@ extension LEHost {
             // The waiter is registered before the request goes out: the completion event can be
             // handled before the task that sent the command resumes.
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ConnectionParameters, any Error>) in
-                guard links[handle]?.connection === connection else {
+                guard isCurrent(connection) else {
                     continuation.resume(throwing: HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
                     return
                 }

@@ -28,7 +28,7 @@ extension LEHost {
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LinkChange, any Error>) in
-                guard links[key.handle]?.connection === connection else {
+                guard isCurrent(connection) else {
                     continuation.resume(throwing: HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
                     return
                 }

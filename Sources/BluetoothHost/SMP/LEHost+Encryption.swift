@@ -257,7 +257,7 @@ extension LEHost {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                guard links[handle]?.connection === connection, !Task.isCancelled else {
+                guard isCurrent(connection), !Task.isCancelled else {
                     continuation.resume(throwing: Task.isCancelled ? HostError.cancelled
                         : HostError.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
                     return
