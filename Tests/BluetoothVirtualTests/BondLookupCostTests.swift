@@ -81,12 +81,16 @@ struct BondLookupCostTests {
             _ = await host.bond(forAddress: stranger)
             let lookups = 2000
             let clock = ContinuousClock()
-            let start = clock.now
-            for _ in 0..<lookups { _ = await host.bond(forAddress: stranger) }
-            let elapsed = clock.now - start
-            let (seconds, attoseconds) = elapsed.components
-            let rate = Double(lookups) / (Double(seconds) + Double(attoseconds) / 1e18)
-            rates.append((count, rate))
+            // The best of three runs: a busy machine only ever slows a run down (a pause of the
+            // test's thread in one run of the last count would otherwise look like a cost).
+            var best = 0.0
+            for _ in 0..<3 {
+                let start = clock.now
+                for _ in 0..<lookups { _ = await host.bond(forAddress: stranger) }
+                let (seconds, attoseconds) = (clock.now - start).components
+                best = max(best, Double(lookups) / (Double(seconds) + Double(attoseconds) / 1e18))
+            }
+            rates.append((count, best))
             await host.shutdown()
         }
         print("bond lookups of an unresolvable private address per second, by bond files: "
