@@ -303,7 +303,7 @@ struct EngineTests {
         let left = try await VirtualPeripheral.start(on: link, name: "Left", address: "D0:00:00:00:00:08")
         let right = try await VirtualPeripheral.start(on: link, name: "Right", address: "D0:00:00:00:00:09")
         let controller = link.addController(name: "central", address: try #require(BluetoothAddress("C0:00:00:00:00:02")))
-        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), operationTimeout: .seconds(5))
+        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), operationTimeout: .seconds(30))
         var found: Set<PeripheralIdentifier> = []
         for try await event in central.scan(serviceIdentifiers: [HeartRate.service]) {
             found.insert(event.discovery.peripheralIdentifier)
@@ -344,7 +344,7 @@ struct EngineTests {
         #expect(afterStop == .failure(.notStarted))
 
         let second = Bluejay()
-        second.start(mode: .use(host: extractedHost, peripheral: extracted, options: StartOptions(operationTimeout: .seconds(5))))
+        second.start(mode: .use(host: extractedHost, peripheral: extracted, options: StartOptions(operationTimeout: .seconds(30))))
         try await second.waitUntilReady()
         try await eventually("the connection is adopted") { second.isConnected }
         let location: UInt8 = try await second.read(from: HeartRate.bodySensorLocation)

@@ -37,7 +37,7 @@ struct PrivacyIdentifierTests {
                                   peerKeys: BondKeys(longTermKey: 0x42, identityResolvingKey: Self.irk, identityAddress: identity)))
         configuration.bondStore = store
         let controller = link.addController(name: "central", address: centralAddress.address)
-        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), configuration: configuration, operationTimeout: .seconds(5))
+        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), configuration: configuration, operationTimeout: .seconds(30))
 
         for _ in 0..<2 {
             let rpa = try await rotate(peripheral)
@@ -102,7 +102,7 @@ struct PrivacyIdentifierTests {
         let rpa = try await rotate(peripheral)
         let atPrivateAddress = PeripheralIdentifier(address: DeviceAddress(rpa, type: .random))
         let controller = link.addController(name: "central", address: try #require(BluetoothAddress("C0:00:00:00:00:33")))
-        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), operationTimeout: .seconds(5))
+        let central = try await BluejayCentral.open(.transport(controller.makeTransport()), operationTimeout: .seconds(30))
         let remote = try await central.connect(atPrivateAddress, timeout: .seconds(10))
         #expect(remote.identifier == atPrivateAddress)
         _ = try await remote.pair()

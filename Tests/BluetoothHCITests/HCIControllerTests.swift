@@ -138,7 +138,7 @@ import Testing
             withUnsafeCurrentTask { $0?.cancel() }
             return try await controller.send(ResetCommand())
         }
-        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(2)) { try await cancelled.value } }
+        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(10)) { try await cancelled.value } }
         #expect(try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
         #expect(transport.written.items.commandOpcodes == [ReadLocalVersionInformationCommand.opcode])
     }
@@ -151,7 +151,7 @@ import Testing
         // An immediate task runs until it waits: the command is queued behind Reset.
         let waiting = Task.immediate { try await controller.send(ReadBDADDRCommand()) }
         waiting.cancel()
-        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(2)) { try await waiting.value } }
+        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(10)) { try await waiting.value } }
         // When Reset is answered, the cancelled command is not sent.
         transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version)] }
         transport.deliver([.complete(ResetCommand.opcode, returnParameters: [0])])

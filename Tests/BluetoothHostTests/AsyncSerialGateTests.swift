@@ -63,7 +63,7 @@ import Testing
             withUnsafeCurrentTask { $0?.cancel() }
             try await gate.enter()
         }
-        await #expect(throws: CancellationError.self) { try await withTestTimeout(.seconds(2)) { try await cancelled.value } }
+        await #expect(throws: CancellationError.self) { try await withTestTimeout(.seconds(10)) { try await cancelled.value } }
         // Its place was not kept: the next waiter gets the gate as soon as it is left.
         let next = Task { try await gate.enter() }
         gate.leave()

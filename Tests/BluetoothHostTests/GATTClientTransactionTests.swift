@@ -130,9 +130,9 @@ import Testing
 
         let error = HostError.disconnected(reason: .connectionTimeout)
         client.connectionDidClose(error: error)
-        await #expect(throws: error) { try await withTestTimeout(.seconds(2)) { try await running.value } }
+        await #expect(throws: error) { try await withTestTimeout(.seconds(10)) { try await running.value } }
         for task in queued {
-            await #expect(throws: error) { try await withTestTimeout(.seconds(2)) { try await task.value } }
+            await #expect(throws: error) { try await withTestTimeout(.seconds(10)) { try await task.value } }
         }
         #expect(try #require(await values.wait(forCount: 1)).last?.error as? HostError == error)
         #expect(try #require(await all.wait(forCount: 1)).last?.isEnd == true)
@@ -156,7 +156,7 @@ import Testing
             return .standard
         }
         let error = await #expect(throws: HostError.self) {
-            try await withTestTimeout(.seconds(2)) { try await client.discoverAllPrimaryServices() }
+            try await withTestTimeout(.seconds(10)) { try await client.discoverAllPrimaryServices() }
         }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
@@ -169,7 +169,7 @@ import Testing
     @Test func aMalformedErrorResponseEndsTheRequestToo() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .seconds(30))
         server.script { request in request.isReadRequest ? .bytes([0x01, 0x0A]) : .standard }
-        let error = await #expect(throws: HostError.self) { try await withTestTimeout(.seconds(2)) { try await client.readValue(handle: 0x0003) } }
+        let error = await #expect(throws: HostError.self) { try await withTestTimeout(.seconds(10)) { try await client.readValue(handle: 0x0003) } }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
             return

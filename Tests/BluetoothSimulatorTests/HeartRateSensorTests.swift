@@ -162,7 +162,7 @@ struct HeartRateSensorTests {
         let simulator = Simulator(link: InProcessRadio.link)
         let sensor = try await simulator.addHeartRateSensor(.init(name: "Radio HRM", measurementInterval: nil))
         let bluejay = Bluejay()
-        bluejay.start(mode: .new(StartOptions(transport: .specification("virtual:simulator-tests"), operationTimeout: .seconds(3))))
+        bluejay.start(mode: .new(StartOptions(transport: .specification("virtual:simulator-tests"), operationTimeout: .seconds(30))))
         do {
             try await bluejay.waitUntilReady()
             try await connect(bluejay, to: sensor.device)

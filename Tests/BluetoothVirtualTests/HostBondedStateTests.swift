@@ -296,7 +296,6 @@ struct RestartableHosts {
     private static func startHost(_ controller: VirtualController, security: SecurityManagerSettings, store: any BondStore,
                                   agent: ScriptedPairingAgent) async throws -> LEHost {
         var configuration = HostConfiguration()
-        configuration.attTransactionTimeout = .seconds(5)
         configuration.security = security
         configuration.bondStore = store
         let host = LEHost(transport: controller.makeTransport(), configuration: configuration)

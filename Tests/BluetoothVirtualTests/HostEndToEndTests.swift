@@ -32,7 +32,6 @@ struct HostEndToEndTests {
 
     @Test func centralScansConnectsTalksAndDisconnects() async throws {
         var options = TwoDevices.Options(powersOn: false)
-        options.configuration.attTransactionTimeout = .seconds(5)
         options.peripheral.position = .init(x: 5, y: 0)
         let devices = try await TwoDevices(options)
         let central = devices.central

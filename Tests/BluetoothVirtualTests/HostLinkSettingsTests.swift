@@ -165,10 +165,11 @@ extension TwoDevices {
         var options = TwoDevices.Options()
         options.central.controller = .init(leFeatures: centralFeatures)
         options.peripheral.controller = .init(leFeatures: peripheralFeatures, maximumDataLength: peripheralMaximumDataLength)
-        options.configuration.attTransactionTimeout = .seconds(5)
         options.configuration.exchangesMTUOnConnect = false
         options.configuration.requestsDataLengthExtension = requestsDataLength
-        options.configuration.dataLengthChangeWait = .milliseconds(500)
+        // Every test here changes the data length: the wait is only a hang guard. (At 500 ms a
+        // loaded machine could run out of it mid-procedure, and get the old length back.)
+        options.configuration.dataLengthChangeWait = .seconds(20)
         let devices = try await TwoDevices(options)
         // The hosts suggested the longest PDUs as the default when they powered on, and the
         // controllers would update the data length on their own: back to 27 octets, so that

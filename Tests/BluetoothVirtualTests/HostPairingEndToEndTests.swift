@@ -256,7 +256,6 @@ struct HostPair {
         let centralAgent = ScriptedPairingAgent(board: board, confirms: true)
         let peripheralAgent = ScriptedPairingAgent(board: board, confirms: peripheralConfirms)
         var options = TwoDevices.Options()
-        options.configuration.attTransactionTimeout = .seconds(5)
         options.central.controller = centralControllerConfiguration
         options.central.security = centralSecurity
         options.central.bondStore = centralStore

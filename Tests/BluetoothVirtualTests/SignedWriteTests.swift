@@ -99,7 +99,6 @@ struct SignedWriteTests {
         let centralStore: any BondStore = InMemoryBondStore()
         let peripheralStore: any BondStore = InMemoryBondStore()
         var options = TwoDevices.Options()
-        options.configuration.attTransactionTimeout = .seconds(5)
         options.central.bondStore = centralStore
         options.peripheral.bondStore = peripheralStore
         let devices = try await TwoDevices(options)

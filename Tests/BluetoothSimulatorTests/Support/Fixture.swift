@@ -42,7 +42,7 @@ func connect(_ bluejay: Bluejay, to device: SimulatedDevice, timeout: TimeInterv
 /// running, no background task, no scan. Bluejay settles right after the callbacks of a
 /// disconnection (a running request ends just after its failure was delivered; listens end
 /// once the disconnect handler answered), so this waits up to `timeout` for it, then checks.
-func expectIdle(_ bluejay: Bluejay, listeningTo characteristics: [CharacteristicIdentifier] = [], timeout: Duration = .seconds(2),
+func expectIdle(_ bluejay: Bluejay, listeningTo characteristics: [CharacteristicIdentifier] = [], timeout: Duration = .seconds(20),
                 sourceLocation: SourceLocation = #_sourceLocation) async {
     let settled: @Sendable () -> Bool = {
         !bluejay.isConnected && !bluejay.isConnecting && !bluejay.isDisconnecting && !bluejay.isScanning
