@@ -177,6 +177,7 @@ class Central:
             connectable=bool(advertisement.is_connectable),
             scan_response=bool(advertisement.is_scan_response),
             data=bytes(advertisement.data_bytes).hex(),
+            t=round(time.monotonic() - self.started, 4),  # when Bumble heard it (seconds since start)
             **describe_advertising_data(advertisement.data),
         )
 
