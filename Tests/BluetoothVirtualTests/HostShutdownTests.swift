@@ -52,8 +52,11 @@ struct HostShutdownTests {
             }.count == 2
         }
         // Each then waits its supervision timeout (1 s) and 2 s more for the report, at once.
-        try await waitUntil("both waits") { clock.sleepingTaskCount >= 2 }
-        clock.advance(by: .seconds(3))
+        // (Counting sleepers would not do: the Disconnects' own command timers sleep on this
+        // clock too until the host has handled their Command Status.)
+        let reportDue = clock.now + .seconds(3)
+        try await waitUntil("both waits") { clock.deadlines.filter { $0 == reportDue }.count == 2 }
+        clock.advance(to: reportDue)
         try await waitUntil("the shutdown") { finished.withLock { $0 } }
         await shutdown.value
         #expect(await host.connections.isEmpty)

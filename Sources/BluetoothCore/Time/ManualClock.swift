@@ -86,6 +86,12 @@ public final class ManualClock: Sendable {
     /// How many tasks are sleeping on the clock now.
     public var sleepingTaskCount: Int { state.withLock { $0.sleepingTaskCount } }
 
+    /// The deadline of every sleeper and alarm, earliest first: lets a test wait until the
+    /// very waits it means are armed before it moves time.
+    public var deadlines: [Duration] {
+        state.withLock { $0.entries.values.map(\.deadline).sorted() }
+    }
+
     // MARK: Moving time
 
     /// Moves time forward by `duration` (a negative one does nothing), waking every sleeper
