@@ -183,7 +183,7 @@ func run(_ input: FuzzInput) async {
             }
             switch command {
             case .commandReject, .disconnectionResponse, .connectionParameterUpdateResponse, .leCreditBasedConnectionResponse,
-                 .creditBasedConnectionResponse:
+                 .creditBasedConnectionResponse, .creditBasedReconfigureResponse:
                 signaling.append(packet.identifier)
             default:
                 fuzzFailure("the host sent \(command) unasked")
