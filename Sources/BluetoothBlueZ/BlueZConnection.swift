@@ -33,6 +33,8 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         var disconnectReason: HCIStatus?
         var disconnectWaiters: [UInt64: CheckedContinuation<HCIStatus, any Error>] = [:]
         var resolveWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        /// Waiting for `Paired` to turn true (see ``pair(authenticated:)``).
+        var pairedWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var database: BlueZGATTDatabase?
         var mtu: UInt16 = 23
         /// Subscriptions by the characteristic's object path.
@@ -96,6 +98,13 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     func propertiesChanged(_ object: DBusObjectPath, interface: String, changed: [String: DBusValue]) {
         if object == path, interface == BlueZ.device {
             if changed["ServicesResolved"]?.unwrapped.boolValue == true { refreshDatabase() }
+            if changed["Paired"]?.unwrapped.boolValue == true {
+                let waiters = state.withLock { state in
+                    defer { state.pairedWaiters = [:] }
+                    return Array(state.pairedWaiters.values)
+                }
+                waiters.forEach { $0.resume() }
+            }
             if changed["Connected"]?.unwrapped.boolValue == false { linkDidEnd(reason: nil) }
             return
         }
@@ -123,11 +132,12 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
             defer {
                 state.disconnectWaiters = [:]
                 state.resolveWaiters = [:]
+                state.pairedWaiters = [:]
                 state.subscriptions = [:]
                 state.writeSockets = [:]
             }
-            return (reason, Array(state.disconnectWaiters.values), Array(state.resolveWaiters.values), Array(state.subscriptions.values),
-                    Array(state.writeSockets.values))
+            return (reason, Array(state.disconnectWaiters.values), Array(state.resolveWaiters.values) + Array(state.pairedWaiters.values),
+                    Array(state.subscriptions.values), Array(state.writeSockets.values))
         }
         guard let (reason, waiters, resolvers, subscriptions, sockets) = ended else { return }
         waiters.forEach { $0.resume(returning: reason) }
@@ -281,7 +291,24 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         try requireConnected()
         guard let central else { throw HostError.notPoweredOn }
         // Pairing waits for the user at both ends: bounded by BlueZ's own timeouts, not the call's.
-        try await central.call(path, BlueZ.device, "Pair", timeout: .seconds(120), operation: "pairing with \(peer)")
+        let pairCall = { @Sendable [path, peer] in
+            _ = try await central.call(path, BlueZ.device, "Pair", timeout: .seconds(120), operation: "pairing with \(peer)")
+        }
+        if security.isEncrypted {
+            try await pairCall()   // already paired: BlueZ answers at once (AlreadyExists)
+        } else {
+            // BlueZ 5.66 may never answer Pair: a pairing that ends while its own service
+            // discovery (started on connecting) still runs hands the call to that busy discovery,
+            // which drops it (src/device.c, device_bonding_complete). A loaded guest showed it, one
+            // pairing in five. `Paired` turning true says the pairing succeeded; a failed one is
+            // still answered with its error.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask(operation: pairCall)
+                group.addTask { try await self.untilPaired() }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
         try? await central.setProperty("Trusted", to: .boolean(true), interface: BlueZ.device, at: path, operation: "trusting \(peer)")
         let security = await settledSecurity()
         if authenticated, !security.isAuthenticated {
@@ -296,6 +323,31 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         let current = security
         if current.isEncrypted { return current }
         return try await pair(authenticated: authenticated)
+    }
+
+    /// Returns once BlueZ says the device is paired (`Paired` true); throws when the link ends
+    /// first or the task is cancelled.
+    private func untilPaired() async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ended = state.withLock { state -> HCIStatus? in
+                    guard state.isConnected else { return state.disconnectReason ?? .unknownConnectionIdentifier }
+                    state.pairedWaiters[id] = continuation
+                    return nil
+                }
+                if let ended { return continuation.resume(throwing: HostError.disconnected(reason: ended)) }
+                // Paired may have turned true before the waiter was in place.
+                if central?.tree().properties(path, BlueZ.device)?["Paired"]?.boolValue == true {
+                    state.withLock { $0.pairedWaiters.removeValue(forKey: id) }?.resume()
+                }
+            }
+        } onCancel: {
+            state.withLock { $0.pairedWaiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+        }
     }
 
     /// The security once BlueZ's Paired property has caught up with a Pair that returned.
