@@ -213,12 +213,12 @@ struct SoakReport: Sendable {
     }
 
     private func seconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let value = duration / .seconds(1)
         return String(format: "%.1f s", value)
     }
 
     private func milliseconds(_ duration: Duration) -> String {
-        let value = (Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) * 1000
+        let value = duration / .milliseconds(1)
         return String(format: "%.0f ms", value)
     }
 

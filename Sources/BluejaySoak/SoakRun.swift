@@ -137,8 +137,7 @@ struct SoakRun: Sendable {
                 return
             }
             let sample = ProcessProbe.sample()
-            let elapsed = (ContinuousClock.now - began).components
-            let minutes = (Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18) / 60
+            let minutes = (ContinuousClock.now - began) / .seconds(60)
             progress.update { $0.samples.trend.append((minutes, sample.rssKiB, sample.heapInUseKiB ?? 0)) }
         }
     }

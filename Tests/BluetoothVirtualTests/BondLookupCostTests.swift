@@ -87,8 +87,7 @@ struct BondLookupCostTests {
             for _ in 0..<3 {
                 let start = clock.now
                 for _ in 0..<lookups { _ = await host.bond(forAddress: stranger) }
-                let (seconds, attoseconds) = (clock.now - start).components
-                best = max(best, Double(lookups) / (Double(seconds) + Double(attoseconds) / 1e18))
+                best = max(best, Double(lookups) / ((clock.now - start) / .seconds(1)))
             }
             rates.append((count, best))
             await host.shutdown()

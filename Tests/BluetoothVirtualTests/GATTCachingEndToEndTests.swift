@@ -189,8 +189,5 @@ func waitUntilTrue(_ what: String, timeout: Duration = .seconds(10), _ condition
 }
 
 private extension Duration {
-    var formattedMilliseconds: String {
-        let (seconds, attoseconds) = components
-        return String(format: "%.1f ms", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
-    }
+    var formattedMilliseconds: String { String(format: "%.1f ms", self / .milliseconds(1)) }
 }

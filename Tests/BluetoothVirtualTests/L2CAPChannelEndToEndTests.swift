@@ -191,8 +191,8 @@ struct L2CAPChannelThroughputTests {
         let wall = ContinuousClock.now - start
         let cpu = processCPUTime() - cpuStart
         #expect(received == data)
-        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
-        let cpuSeconds = Double(cpu.components.seconds) + Double(cpu.components.attoseconds) / 1e18
+        let seconds = wall / .seconds(1)
+        let cpuSeconds = cpu / .seconds(1)
         print(String(format: "L2CAP virtual link (MTU %d, MPS 2048, 32 credits): %d bytes in %.2f s, %.1f kB/s, CPU %.2f s (both hosts and the link)",
                      central.peerMTU, data.count, seconds, Double(data.count) / seconds / 1000, cpuSeconds))
         await pair.shutdown()

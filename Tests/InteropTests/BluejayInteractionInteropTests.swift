@@ -251,5 +251,5 @@ extension InteropSuites.BluejayInteropTests {
 }
 
 extension Duration {
-    var bluejaySecondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var bluejaySecondsValue: Double { self / .seconds(1) }
 }

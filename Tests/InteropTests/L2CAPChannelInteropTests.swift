@@ -182,8 +182,8 @@ struct ThroughputMeter {
     func stop(bytes: Int) -> String {
         let wall = ContinuousClock.now - start
         let cpu = Self.cpuTime() - cpuStart
-        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
-        let cpuSeconds = Double(cpu.components.seconds) + Double(cpu.components.attoseconds) / 1e18
+        let seconds = wall / .seconds(1)
+        let cpuSeconds = cpu / .seconds(1)
         return String(format: "%d bytes in %.2f s: %.1f kB/s, CPU %.2f s (%.0f %% of wall)", bytes, seconds,
                       Double(bytes) / seconds / 1000, cpuSeconds, cpuSeconds / seconds * 100)
     }

@@ -29,7 +29,7 @@ struct BluejayCompare {
                 _ = await bench.deliver(chunks, count: count)
                 let elapsed = start.duration(to: .now)
                 let cpu = ProcessCPU.now() - cpuStart
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                let seconds = elapsed / .seconds(1)
                 print("\(arguments[0]): \(count) notifications of \(size) B, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
                       + "\(String(format: "%.3f", cpu * 1e6 / Double(count))) µs CPU each")
                 await bench.shutdown()
@@ -48,7 +48,7 @@ struct BluejayCompare {
                 try await bench.scan(chunks, count: count)
                 let elapsed = start.duration(to: .now)
                 let after = ProcessCPU.usage()
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                let seconds = elapsed / .seconds(1)
                 print("scan: \(count) advertising reports from \(advertisers) advertisers, \(perRead) per read: \(Int(Double(count) / seconds)) /s wall, "
                       + "\(String(format: "%.2f", (after.cpu - before.cpu) * 1e6 / Double(count))) µs CPU each, "
                       + "\(String(format: "%.2f", Double(after.contextSwitches - before.contextSwitches) / Double(count))) context switches each")
@@ -65,7 +65,7 @@ struct BluejayCompare {
                 try await bench.sequentialReads(count, throughHost: throughHost)
                 let elapsed = start.duration(to: .now)
                 let after = ProcessCPU.usage()
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                let seconds = elapsed / .seconds(1)
                 print("\(arguments[0]): \(count) sequential reads of 20 B: \(String(format: "%.1f", seconds * 1e6 / Double(count))) µs each (wall), "
                       + "\(String(format: "%.1f", (after.cpu - before.cpu) * 1e6 / Double(count))) µs CPU, "
                       + "\(String(format: "%.2f", Double(after.contextSwitches - before.contextSwitches) / Double(count))) context switches each")
@@ -131,7 +131,7 @@ struct BluejayCompare {
             sink &+= try await batch()
             batches += 1
             let duration = clock.now - start
-            elapsed = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+            elapsed = duration / .seconds(1)
         } while elapsed < seconds
         if sink == Int.min { print("") }  // keeps the work observable
         return Result(name: name, opsPerSecond: Double(batches * items) / elapsed, ops: batches * items, seconds: elapsed, check: check)

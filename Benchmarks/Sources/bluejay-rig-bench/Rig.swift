@@ -103,7 +103,7 @@ func percentiles(_ samples: [Duration]) -> [Double] {
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var seconds: Double { self / .seconds(1) }
 }
 
 /// The driver script at the other end of stdin and stdout.

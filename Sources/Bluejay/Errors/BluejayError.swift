@@ -236,14 +236,14 @@ extension BluejayError {
 extension Duration {
     /// `"1.5 s"`.
     var bluejaySeconds: String {
-        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        let seconds = self / .seconds(1)
         let rounded = (seconds * 1000).rounded() / 1000
         return "\(rounded) s"
     }
 
     /// The duration in seconds, for `TimeInterval` APIs.
     var bluejayTimeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
+        self / .seconds(1)
     }
 }
 

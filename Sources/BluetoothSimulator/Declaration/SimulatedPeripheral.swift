@@ -82,9 +82,7 @@ public struct SimulatedPeripheral: Sendable {
     /// The advertising interval in units of 0.625 ms, within what LE Set Advertising
     /// Parameters accepts.
     var advertisingIntervalUnits: UInt16 {
-        let (seconds, attoseconds) = advertisingInterval.components
-        let microseconds = Double(seconds) * 1_000_000 + Double(attoseconds) / 1_000_000_000_000
-        let units = (microseconds / 625).rounded()
+        let units = (advertisingInterval / .microseconds(625)).rounded()
         let limits = AdvertisingParameters.intervalLimits
         return UInt16(max(Double(limits.lowerBound), min(Double(limits.upperBound), units)))
     }

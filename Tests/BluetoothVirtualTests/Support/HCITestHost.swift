@@ -325,8 +325,5 @@ extension VirtualLink {
 }
 
 extension Duration {
-    var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    }
+    var milliseconds: Double { self / .milliseconds(1) }
 }

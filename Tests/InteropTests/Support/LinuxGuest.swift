@@ -259,7 +259,7 @@ final class LinuxGuest: Sendable {
             defer { next += 1 }
             return next
         }
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let seconds = timeout / .seconds(1)
         let request = RigJSON.object([
             "id": .number(Double(id)),
             "run": .string(script),

@@ -417,7 +417,7 @@ final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
     }
 
     func waitForEndOfOutput(timeout: Duration) {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let seconds = timeout / .seconds(1)
         if finished.wait(timeout: .now() + seconds) == .success { finished.signal() }
     }
 

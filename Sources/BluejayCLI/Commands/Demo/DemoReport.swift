@@ -127,9 +127,9 @@ struct BackgroundResults: Sendable {
 extension Duration {
     /// Seconds as a number.
     var demoValue: Double {
-        ((Double(components.seconds) + Double(components.attoseconds) / 1e18) * 1000).rounded() / 1000
+        (self / .milliseconds(1)).rounded() / 1000
     }
 
     /// `"0.21 s"`.
-    var demoSeconds: String { String(format: "%.2f s", Double(components.seconds) + Double(components.attoseconds) / 1e18) }
+    var demoSeconds: String { String(format: "%.2f s", self / .seconds(1)) }
 }
