@@ -65,6 +65,8 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     var isConnected: Bool { state.withLock { $0.isConnected } }
     var disconnectReason: HCIStatus? { state.withLock { $0.disconnectReason } }
     var attMTU: UInt16 { state.withLock { $0.mtu } }
+    /// How many tasks wait on this link: for its end, its services, a pairing.
+    var waiterCount: Int { state.withLock { $0.disconnectWaiters.count + $0.resolveWaiters.count + $0.pairedWaiters.count } }
 
     /// What BlueZ says: a paired (bonded) device's link is encrypted, since bluetoothd raises a
     /// bonded LE link to medium security when it attaches ATT. BlueZ does not say whether the key
@@ -235,21 +237,9 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     }
 
     func waitForDisconnection() async throws -> HCIStatus {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let reason = state.withLock { state -> HCIStatus? in
-                    if !state.isConnected, let reason = state.disconnectReason { return reason }
-                    state.disconnectWaiters[id] = continuation
-                    return nil
-                }
-                if let reason { continuation.resume(returning: reason) }
-            }
-        } onCancel: {
-            state.withLock { $0.disconnectWaiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+        try await wait(in: \.disconnectWaiters) { state in
+            guard !state.isConnected, let reason = state.disconnectReason else { return nil }
+            return .success(reason)
         }
     }
 
@@ -328,25 +318,38 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     /// Returns once BlueZ says the device is paired (`Paired` true); throws when the link ends
     /// first or the task is cancelled.
     private func untilPaired() async throws {
+        try await wait(in: \.pairedWaiters, unlessNow: { state in
+            state.isConnected ? nil : .failure(HostError.disconnected(reason: state.disconnectReason ?? .unknownConnectionIdentifier))
+        }, orOnceWaiting: { [path] in
+            // Paired may have turned true before the waiter was in place.
+            self.central?.tree().properties(path, BlueZ.device)?["Paired"]?.boolValue == true ? () : nil
+        })
+    }
+
+    /// Waits in one of `State`'s waiter tables until resumed (by the event it waits for, or by
+    /// ``linkDidEnd(reason:)``), or cancelled. `unlessNow`, under the lock, answers at once when
+    /// there is nothing to wait for. `orOnceWaiting`, outside the lock once the waiter is in
+    /// place, answers what the lock does not cover (the central's object tree: reading it under
+    /// our lock would order this lock before the central's, which takes them the other way).
+    private func wait<T: Sendable>(in table: WritableKeyPath<State, [UInt64: CheckedContinuation<T, any Error>]> & Sendable,
+                                   unlessNow: (State) -> Result<T, any Error>?,
+                                   orOnceWaiting: () -> T? = { nil }) async throws -> T {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
         }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ended = state.withLock { state -> HCIStatus? in
-                    guard state.isConnected else { return state.disconnectReason ?? .unknownConnectionIdentifier }
-                    state.pairedWaiters[id] = continuation
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let now = state.withLock { state -> Result<T, any Error>? in
+                    if let now = unlessNow(state) { return now }
+                    state[keyPath: table][id] = continuation
                     return nil
                 }
-                if let ended { return continuation.resume(throwing: HostError.disconnected(reason: ended)) }
-                // Paired may have turned true before the waiter was in place.
-                if central?.tree().properties(path, BlueZ.device)?["Paired"]?.boolValue == true {
-                    state.withLock { $0.pairedWaiters.removeValue(forKey: id) }?.resume()
-                }
+                if let now { return continuation.resume(with: now) }
+                if let value = orOnceWaiting() { state.withLock { $0[keyPath: table].removeValue(forKey: id) }?.resume(returning: value) }
             }
         } onCancel: {
-            state.withLock { $0.pairedWaiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+            state.withLock { $0[keyPath: table].removeValue(forKey: id) }?.resume(throwing: CancellationError())
         }
     }
 
@@ -385,22 +388,7 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         try requireConnected()
         if let database = state.withLock({ $0.database }) { return database }
         refreshDatabase()
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.database != nil { return true }
-                    state.resolveWaiters[id] = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.resolveWaiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
-        }
+        try await wait(in: \.resolveWaiters) { $0.database != nil ? .success(()) : nil }
         try requireConnected()
         guard let database = state.withLock({ $0.database }) else { throw HostError.disconnected(reason: .unspecifiedError) }
         return database

@@ -1,0 +1,86 @@
+@testable import BluetoothBlueZ
+import BluetoothCore
+import BluetoothHost
+@testable import DBus
+import Testing
+
+/// What waits on a BlueZ link (its services resolved, its end) hears the event it waits for,
+/// the link's loss, or its cancellation, and nothing is left waiting. BlueZ's side is the
+/// signals a central handles; no bus is needed.
+@Suite("BlueZ: waiting on a link", .timeLimit(.minutes(1)))
+struct BlueZLinkWaitTests {
+    static let device = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08")
+    static let service = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0010")
+
+    private static func connected() -> (BlueZCentral, BlueZConnection) {
+        let central = BlueZCentral(adapter: "hci0")
+        let link = BlueZConnection(central: central, path: device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random))
+        central.state.withLock { state in
+            state.adapter = DBusObjectPath(uncheckedPath: "/org/bluez/hci0")
+            state.tree = BlueZObjectTree([
+                device: [BlueZ.device: ["Connected": .variant(.boolean(true)), "ServicesResolved": .variant(.boolean(false))]],
+                service: [BlueZ.gattService: ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
+            ])
+            state.connections[device] = link
+        }
+        link.didConnect()
+        return (central, link)
+    }
+
+    private static func deviceChanged(_ central: BlueZCentral, _ changed: [String: DBusValue]) {
+        central.handle(.signal(path: device, interface: DBusConnection.propertiesInterface, member: "PropertiesChanged",
+                               body: [.string(BlueZ.device), DBusValue(changed), DBusValue([String]())]))
+    }
+
+    /// Returns once `count` tasks wait on the link.
+    private static func whenWaiting(_ link: BlueZConnection, _ count: Int) async {
+        while link.waiterCount < count { await Task.yield() }
+    }
+
+    @Test("database() waits for ServicesResolved, then has the services")
+    func servicesResolved() async throws {
+        let (central, link) = Self.connected()
+        let database = Task { try await link.database() }
+        await Self.whenWaiting(link, 1)
+        Self.deviceChanged(central, ["ServicesResolved": .boolean(true)])
+        let services = try await database.value.services
+        #expect(services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F))])
+        #expect(link.waiterCount == 0)
+    }
+
+    @Test("The link lost: database() throws disconnected, waitForDisconnection() has the reason")
+    func linkLost() async throws {
+        let (central, link) = Self.connected()
+        let database = Task { try await link.database() }
+        let ended = Task { try await link.waitForDisconnection() }
+        await Self.whenWaiting(link, 2)
+        central.handle(.signal(path: Self.device, interface: BlueZ.device, member: "Disconnected",
+                               body: [.string("org.bluez.Reason.Remote"), .string("Connection terminated by remote user")]))
+        Self.deviceChanged(central, ["Connected": .boolean(false)])
+        await #expect {
+            _ = try await database.value
+        } throws: { error in
+            if case .disconnected = error as? HostError { return true }
+            return false
+        }
+        #expect(try await ended.value == .remoteUserTerminatedConnection)
+        #expect(try await link.waitForDisconnection() == .remoteUserTerminatedConnection, "a link already down answers at once")
+        #expect(link.waiterCount == 0)
+    }
+
+    @Test("Cancelled waits throw CancellationError and leave nothing behind; the link stays up")
+    func cancelled() async throws {
+        let (central, link) = Self.connected()
+        let database = Task { try await link.database() }
+        let ended = Task { try await link.waitForDisconnection() }
+        await Self.whenWaiting(link, 2)
+        database.cancel()
+        ended.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await database.value }
+        await #expect(throws: CancellationError.self) { _ = try await ended.value }
+        withExtendedLifetime(central) {
+            #expect(link.waiterCount == 0)
+            #expect(link.isConnected)
+        }
+    }
+}
