@@ -11,6 +11,8 @@ final class BondedPeers: Sendable {
         return identities.withLock { $0.contains(identity) }
     }
 
+    var count: Int { identities.withLock { $0.count } }
+
     func insert(_ identity: DeviceAddress) {
         identities.withLock { _ = $0.insert(identity) }
     }

@@ -104,15 +104,18 @@ extension LEHost {
         askAgent(on: connection) {
             let accepted = await agent.shouldAcceptPairing(with: peer)
             let bonded = accepted ? await self.bond(for: connection) : nil
-            await self.pairingRequestAnswered(features, accepted: accepted, bonded: bonded, id: id, on: connection)
+            let kept = accepted && bonded == nil ? await self.bondsAtLimit() : nil
+            await self.pairingRequestAnswered(features, accepted: accepted, bonded: bonded, keptAtLimit: kept, id: id, on: connection)
         }
     }
 
-    private func pairingRequestAnswered(_ features: SMPPairingFeatures, accepted: Bool, bonded: Bond?, id: UInt64, on connection: Connection) {
+    private func pairingRequestAnswered(_ features: SMPPairingFeatures, accepted: Bool, bonded: Bond?, keptAtLimit: Int?, id: UInt64,
+                                        on connection: Connection) {
         guard var procedure = currentProcedure(connection.handle, id: id) else { return }
         let actions: [PairingProcedure.Action]
         if accepted {
             procedure.bonded = bonded
+            if let keptAtLimit { withoutBonding(&procedure, kept: keptAtLimit, peer: connection.peer) }
             actions = procedure.receive(.pairingRequest(features))
         } else {
             actions = procedure.fail(.pairingNotSupported, .userRejected)
@@ -136,12 +139,31 @@ extension LEHost {
                                 on: connection)
         askAgent(on: connection) {
             let bonded = await self.bond(for: connection)
+            let kept = bonded == nil ? await self.bondsAtLimit() : nil
             await self.answer(id: id, on: connection) { procedure in
                 procedure.bonded = bonded
+                if let kept { self.withoutBonding(&procedure, kept: kept, peer: connection.peer) }
                 return procedure.start()
             }
         }
         return nil
+    }
+
+    /// The number of bonds kept, when it is ``SecurityManagerSettings/maximumBonds``: a
+    /// pairing with a peer that has none then goes without bonding. Counted in the store, which
+    /// the app or another process may have filled (the bonds this host knows of when it cannot
+    /// be read).
+    func bondsAtLimit() async -> Int? {
+        let local = localAddress
+        let stored = try? await settledBondStore().readBonds().count { $0.localIdentity == local }
+        let kept = stored ?? bondedPeers.count
+        return kept >= configuration.security.maximumBonds ? kept : nil
+    }
+
+    nonisolated func withoutBonding(_ procedure: inout PairingProcedure, kept: Int, peer: DeviceAddress) {
+        guard procedure.settings.bondable else { return }
+        logger.warning("this host keeps \(kept) bonds, its most (SecurityManagerSettings.maximumBonds): the pairing with \(peer), which has no bond, goes without bonding")
+        procedure.declineBonding()
     }
 
     /// Who a pairing on this link is with, for Repeated Attempts: the peer's identity when
@@ -350,6 +372,15 @@ extension LEHost {
     /// with keys of a device that is not the bonded one, is ended with Authentication Failure.
     private func keep(_ bond: Bond, outcome: PairingOutcome, existing: Bond?, checkedBeforeKeys: BondReplacement?,
                       on connection: Connection) async {
+        if existing == nil, let kept = await bondsAtLimit() {
+            // Two pairings with new peers that ran together, the store holding one short of the
+            // limit at their start: the later keeps its keys for this link only.
+            logger.warning("this host keeps \(kept) bonds, its most (SecurityManagerSettings.maximumBonds): the keys of the pairing with \(connection.peer) are not stored")
+            var unkept = outcome
+            unkept.isBonding = false
+            finishPairing(unkept, bond: nil, saved: nil, on: connection)
+            return
+        }
         let replacement = BondReplacement.afterKeyDistribution(existing: existing, proposed: outcome.strength, checkedBeforeKeys: checkedBeforeKeys)
         if let replacement, replacement.needsConsentAfterKeys {
             let (agent, peer) = (pairingAgent, connection.peer)

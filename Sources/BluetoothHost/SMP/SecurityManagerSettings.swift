@@ -52,6 +52,13 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     /// user types, the peer hears that entry started and completed. They never restart the
     /// Security Manager Timer on this side.
     public var keypressNotifications: Bool
+    /// The most bonds this host keeps (for its identity). A pairing with a peer that has no
+    /// bond here, once that many are kept, goes on without bonding: the link is encrypted, no
+    /// keys are exchanged or stored, and the peer must pair again next time. Without it, any
+    /// peer that may pair (Just Works is accepted by default) could grow the bond store, and
+    /// the work of resolving every private address heard, without end. A bonded peer pairing
+    /// again replaces its bond as before. At least 1.
+    public var maximumBonds: Int
     /// Offer LE Secure Connections (the SC flag). Off only to test legacy pairing.
     var offersSecureConnections = true
 
@@ -60,7 +67,7 @@ public struct SecurityManagerSettings: Sendable, Hashable {
                 distributesIdentity: Bool = true, distributesSigningKey: Bool = true, timeout: Duration = .seconds(30),
                 initialRetryInterval: Duration = .seconds(2), maximumRetryInterval: Duration = .seconds(64),
                 failedPairingBudget: Int = 16, failedPairingWindow: Duration = .seconds(60),
-                securityRequestInterval: Duration = .seconds(1), keypressNotifications: Bool = false) {
+                securityRequestInterval: Duration = .seconds(1), keypressNotifications: Bool = false, maximumBonds: Int = 256) {
         self.ioCapability = ioCapability
         self.bondable = bondable
         self.requiresMITM = requiresMITM
@@ -76,6 +83,7 @@ public struct SecurityManagerSettings: Sendable, Hashable {
         self.failedPairingWindow = failedPairingWindow
         self.securityRequestInterval = securityRequestInterval
         self.keypressNotifications = keypressNotifications
+        self.maximumBonds = max(maximumBonds, 1)
     }
 
     /// The AuthReq this device sends: bonding, MITM, Secure Connections, Keypress and CT2 (Vol 3,

@@ -56,7 +56,7 @@ struct PairingProcedure {
     }
 
     let role: Role
-    let settings: SecurityManagerSettings
+    private(set) var settings: SecurityManagerSettings
     /// The initiator's and the responder's addresses on this connection, for c1, f5 and f6.
     let initiatorAddress: DeviceAddress
     let responderAddress: DeviceAddress
@@ -75,6 +75,13 @@ struct PairingProcedure {
     /// bond's identity or resolves to it): a bonding pairing weaker than it waits for the
     /// agent's consent (see ``BondReplacement``).
     var bonded: Bond?
+    /// Pair without bonding whatever the settings say (the host keeps as many bonds as it
+    /// may): this side's AuthReq leaves the Bonding flag clear and no keys are distributed
+    /// (Vol 3, Part H, 3.5.1). Before the Pairing Request or Response is sent.
+    mutating func declineBonding() {
+        settings.bondable = false
+    }
+
     /// The replacement waiting for, or allowed by, the agent.
     private(set) var replacement: BondReplacement?
     /// The pairing's LE Secure Connections key pair is the one of ``localOutOfBand``: the host
