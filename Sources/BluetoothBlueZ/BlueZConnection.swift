@@ -342,6 +342,9 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let now = state.withLock { state -> Result<T, any Error>? in
                     if let now = unlessNow(state) { return now }
+                    // Cancelled before the waiter is in place: the cancellation handler has run
+                    // (or waits for this lock, and then finds the waiter).
+                    if Task.isCancelled { return .failure(CancellationError()) }
                     state[keyPath: table][id] = continuation
                     return nil
                 }
@@ -388,7 +391,11 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         try requireConnected()
         if let database = state.withLock({ $0.database }) { return database }
         refreshDatabase()
-        try await wait(in: \.resolveWaiters) { $0.database != nil ? .success(()) : nil }
+        try await wait(in: \.resolveWaiters) { state in
+            if state.database != nil { return .success(()) }
+            // The link ended since requireConnected(): linkDidEnd has answered every waiter then.
+            return state.isConnected ? nil : .failure(HostError.disconnected(reason: state.disconnectReason ?? .unspecifiedError))
+        }
         try requireConnected()
         guard let database = state.withLock({ $0.database }) else { throw HostError.disconnected(reason: .unspecifiedError) }
         return database

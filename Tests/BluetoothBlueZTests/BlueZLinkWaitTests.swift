@@ -68,6 +68,18 @@ struct BlueZLinkWaitTests {
         #expect(link.waiterCount == 0)
     }
 
+    @Test("A wait begun by a task already cancelled throws at once and leaves nothing behind")
+    func cancelledBeforeWaiting() async throws {
+        let (central, link) = Self.connected()
+        let database = Task { () async throws -> BlueZGATTDatabase in
+            while !Task.isCancelled { await Task.yield() }
+            return try await link.database()
+        }
+        database.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await database.value }
+        withExtendedLifetime(central) { #expect(link.waiterCount == 0) }
+    }
+
     @Test("Cancelled waits throw CancellationError and leave nothing behind; the link stays up")
     func cancelled() async throws {
         let (central, link) = Self.connected()

@@ -84,5 +84,8 @@ struct HostBondLimitTests {
     func atLeastOne() {
         #expect(SecurityManagerSettings(maximumBonds: 0).maximumBonds == 1)
         #expect(SecurityManagerSettings().maximumBonds == 256)
+        var settings = SecurityManagerSettings()
+        settings.maximumBonds = -3
+        #expect(settings.maximumBonds == 1)
     }
 }

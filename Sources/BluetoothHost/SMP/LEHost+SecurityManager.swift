@@ -156,7 +156,10 @@ extension LEHost {
     func bondsAtLimit() async -> Int? {
         let local = localAddress
         let stored = try? await settledBondStore().readBonds().count { $0.localIdentity == local }
-        let kept = stored ?? bondedPeers.count
+        // Counted after the await, with no suspension before the caller goes on: a bond another
+        // pairing made meanwhile is remembered at once though saved later, so two pairings
+        // finishing together cannot both take the last place.
+        let kept = max(stored ?? 0, bondedPeers.count)
         return kept >= configuration.security.maximumBonds ? kept : nil
     }
 

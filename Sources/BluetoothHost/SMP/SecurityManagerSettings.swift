@@ -54,11 +54,14 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     public var keypressNotifications: Bool
     /// The most bonds this host keeps (for its identity). A pairing with a peer that has no
     /// bond here, once that many are kept, goes on without bonding: the link is encrypted, no
-    /// keys are exchanged or stored, and the peer must pair again next time. Without it, any
-    /// peer that may pair (Just Works is accepted by default) could grow the bond store, and
-    /// the work of resolving every private address heard, without end. A bonded peer pairing
-    /// again replaces its bond as before. At least 1.
-    public var maximumBonds: Int
+    /// keys are exchanged or stored, and the peer must pair again next time (a pairing during
+    /// which another took the last place exchanges keys, and they are not stored). Without it,
+    /// any peer that may pair (Just Works is accepted by default) could grow the bond store,
+    /// and the work of resolving every private address heard, without end. A bonded peer
+    /// pairing again replaces its bond as before. At least 1.
+    public var maximumBonds: Int {
+        didSet { maximumBonds = max(maximumBonds, 1) }
+    }
     /// Offer LE Secure Connections (the SC flag). Off only to test legacy pairing.
     var offersSecureConnections = true
 
