@@ -12,24 +12,11 @@ struct BlueZLinkWaitTests {
     static let device = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08")
     static let service = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0010")
 
-    private static func connected() -> (BlueZCentral, BlueZConnection) {
-        let central = BlueZCentral(adapter: "hci0")
-        let link = BlueZConnection(central: central, path: device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random))
-        central.state.withLock { state in
-            state.adapter = DBusObjectPath(uncheckedPath: "/org/bluez/hci0")
-            state.tree = BlueZObjectTree([
-                device: [BlueZ.device: ["Connected": .variant(.boolean(true)), "ServicesResolved": .variant(.boolean(false))]],
-                service: [BlueZ.gattService: ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
-            ])
-            state.connections[device] = link
-        }
-        link.didConnect()
-        return (central, link)
-    }
-
-    private static func deviceChanged(_ central: BlueZCentral, _ changed: [String: DBusValue]) {
-        central.handle(.signal(path: device, interface: DBusConnection.propertiesInterface, member: "PropertiesChanged",
-                               body: [.string(BlueZ.device), DBusValue(changed), DBusValue([String]())]))
+    private static func connected() -> ConnectedDevice {
+        ConnectedDevice(device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
+                        properties: ["ServicesResolved": .variant(.boolean(false))],
+                        objects: [service: [BlueZ.gattService: ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")),
+                                                                "Primary": .variant(.boolean(true))]]])
     }
 
     /// Returns once `count` tasks wait on the link.
@@ -39,10 +26,11 @@ struct BlueZLinkWaitTests {
 
     @Test("database() waits for ServicesResolved, then has the services")
     func servicesResolved() async throws {
-        let (central, link) = Self.connected()
+        let connected = Self.connected()
+        let link = connected.link
         let database = Task { try await link.database() }
         await Self.whenWaiting(link, 1)
-        Self.deviceChanged(central, ["ServicesResolved": .boolean(true)])
+        connected.changed(["ServicesResolved": .boolean(true)])
         let services = try await database.value.services
         #expect(services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F))])
         #expect(link.waiterCount == 0)
@@ -50,13 +38,14 @@ struct BlueZLinkWaitTests {
 
     @Test("The link lost: database() throws disconnected, waitForDisconnection() has the reason")
     func linkLost() async throws {
-        let (central, link) = Self.connected()
+        let connected = Self.connected()
+        let link = connected.link
         let database = Task { try await link.database() }
         let ended = Task { try await link.waitForDisconnection() }
         await Self.whenWaiting(link, 2)
-        central.handle(.signal(path: Self.device, interface: BlueZ.device, member: "Disconnected",
+        connected.central.handle(.signal(path: Self.device, interface: BlueZ.device, member: "Disconnected",
                                body: [.string("org.bluez.Reason.Remote"), .string("Connection terminated by remote user")]))
-        Self.deviceChanged(central, ["Connected": .boolean(false)])
+        connected.changed(["Connected": .boolean(false)])
         await #expect {
             _ = try await database.value
         } throws: { error in
@@ -70,19 +59,21 @@ struct BlueZLinkWaitTests {
 
     @Test("A wait begun by a task already cancelled throws at once and leaves nothing behind")
     func cancelledBeforeWaiting() async throws {
-        let (central, link) = Self.connected()
+        let connected = Self.connected()
+        let link = connected.link
         let database = Task { () async throws -> BlueZGATTDatabase in
             while !Task.isCancelled { await Task.yield() }
             return try await link.database()
         }
         database.cancel()
         await #expect(throws: CancellationError.self) { _ = try await database.value }
-        withExtendedLifetime(central) { #expect(link.waiterCount == 0) }
+        withExtendedLifetime(connected) { #expect(link.waiterCount == 0) }
     }
 
     @Test("Cancelled waits throw CancellationError and leave nothing behind; the link stays up")
     func cancelled() async throws {
-        let (central, link) = Self.connected()
+        let connected = Self.connected()
+        let link = connected.link
         let database = Task { try await link.database() }
         let ended = Task { try await link.waitForDisconnection() }
         await Self.whenWaiting(link, 2)
@@ -90,7 +81,7 @@ struct BlueZLinkWaitTests {
         ended.cancel()
         await #expect(throws: CancellationError.self) { _ = try await database.value }
         await #expect(throws: CancellationError.self) { _ = try await ended.value }
-        withExtendedLifetime(central) {
+        withExtendedLifetime(connected) {
             #expect(link.waiterCount == 0)
             #expect(link.isConnected)
         }

@@ -14,76 +14,70 @@ import Glibc
 /// stands in for it: `pair()` must still end, on `Paired`, on the link's loss, or when cancelled.
 @Suite("BlueZ: pairing when bluetoothd never answers Pair", .timeLimit(.minutes(1)))
 struct BlueZPairTests {
-    static let device = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_07")
+    static let path = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_07")
     static let address = DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_07), type: .random)
 
     /// A central whose bus is `bluetoothd`, with one connected, unpaired device.
-    private static func link(to bluetoothd: WithholdingBluetoothd) async throws -> (BlueZCentral, BlueZConnection) {
+    private static func device(served bluetoothd: WithholdingBluetoothd) async throws -> ConnectedDevice {
         var options = DBusConnection.Options()
         options.isBus = false
         let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
-        let central = BlueZCentral(adapter: "hci0")
-        let link = BlueZConnection(central: central, path: device, peer: address)
-        central.state.withLock { state in
-            state.bus = bus
-            state.adapter = DBusObjectPath(uncheckedPath: "/org/bluez/hci0")
-            state.tree = BlueZObjectTree([device: [BlueZ.device: [
-                "Address": .variant(.string("C0:00:00:00:00:07")), "AddressType": .variant(.string("random")),
-                "Connected": .variant(.boolean(true)), "Paired": .variant(.boolean(false)),
-            ]]])
-            state.connections[device] = link
-        }
-        link.didConnect()
-        return (central, link)
+        return ConnectedDevice(path, peer: address, properties: [
+            "Address": .variant(.string("C0:00:00:00:00:07")), "AddressType": .variant(.string("random")), "Paired": .variant(.boolean(false)),
+        ], bus: bus)
     }
 
-    private static func deviceChanged(_ central: BlueZCentral, _ changed: [String: DBusValue]) {
-        central.handle(.signal(path: device, interface: DBusConnection.propertiesInterface, member: "PropertiesChanged",
-                               body: [.string(BlueZ.device), DBusValue(changed), DBusValue([String]())]))
+    /// pair() under way, with bluetoothd holding its Pair call.
+    struct UnansweredPairing {
+        let bluetoothd: WithholdingBluetoothd
+        let device: ConnectedDevice
+        let pairing: Task<LinkSecurity, any Error>
+        /// What bluetoothd is called with next.
+        var calls: AsyncStream<String>.Iterator
+    }
+
+    private static func unansweredPairing() async throws -> UnansweredPairing {
+        let bluetoothd = try WithholdingBluetoothd()
+        let device = try await Self.device(served: bluetoothd)
+        let link = device.link
+        let pairing = Task { try await link.pair(authenticated: false) }
+        var calls = bluetoothd.calls.makeAsyncIterator()
+        #expect(await calls.next() == "Device1.Pair")
+        return UnansweredPairing(bluetoothd: bluetoothd, device: device, pairing: pairing, calls: calls)
     }
 
     @Test("Paired turning true ends pair(), and the device is trusted, with Pair still unanswered")
     func pairedWithoutAnswer() async throws {
-        let bluetoothd = try WithholdingBluetoothd()
-        let (central, link) = try await Self.link(to: bluetoothd)
-        let pairing = Task { try await link.pair(authenticated: false) }
-        var calls = bluetoothd.calls.makeAsyncIterator()
-        #expect(await calls.next() == "Device1.Pair")
-        Self.deviceChanged(central, ["Paired": .boolean(true)])
-        let security = try await pairing.value
+        var started = try await Self.unansweredPairing()
+        started.device.changed(["Paired": .boolean(true)])
+        let security = try await started.pairing.value
         #expect(security.isEncrypted)
-        #expect(await calls.next() == "Properties.Set Trusted")
-        #expect(bluetoothd.unanswered.withLock { $0 } == ["Device1.Pair"])
-        withExtendedLifetime(central) {}
+        #expect(await started.calls.next() == "Properties.Set Trusted")
+        #expect(started.bluetoothd.unanswered.withLock { $0 } == ["Device1.Pair"])
+        withExtendedLifetime(started) {}
     }
 
     @Test("The link lost while BlueZ has not answered Pair: pair() throws disconnected")
     func linkLost() async throws {
-        let bluetoothd = try WithholdingBluetoothd()
-        let (central, link) = try await Self.link(to: bluetoothd)
-        let pairing = Task { try await link.pair(authenticated: false) }
-        var calls = bluetoothd.calls.makeAsyncIterator()
-        #expect(await calls.next() == "Device1.Pair")
-        Self.deviceChanged(central, ["Connected": .boolean(false)])
+        let started = try await Self.unansweredPairing()
+        let (device, link, pairing) = (started.device, started.device.link, started.pairing)
+        device.changed(["Connected": .boolean(false)])
         await #expect {
             _ = try await pairing.value
         } throws: { error in
             if case .disconnected = error as? HostError { return true }
             return false
         }
-        withExtendedLifetime(central) { #expect(!link.isConnected) }
+        withExtendedLifetime(device) { #expect(!link.isConnected) }
     }
 
     @Test("Cancelling pair() while BlueZ has not answered Pair ends it; the link stays up")
     func cancelled() async throws {
-        let bluetoothd = try WithholdingBluetoothd()
-        let (central, link) = try await Self.link(to: bluetoothd)
-        let pairing = Task { try await link.pair(authenticated: false) }
-        var calls = bluetoothd.calls.makeAsyncIterator()
-        #expect(await calls.next() == "Device1.Pair")
+        let started = try await Self.unansweredPairing()
+        let (device, link, pairing) = (started.device, started.device.link, started.pairing)
         pairing.cancel()
         await #expect(throws: (any Error).self) { _ = try await pairing.value }
-        withExtendedLifetime(central) {
+        withExtendedLifetime(device) {
             #expect(link.isConnected)
             #expect(!link.security.isEncrypted, "the tree still says not paired")
         }
