@@ -88,6 +88,10 @@ public final class VirtualLink: Sendable {
     let logger: Logger
     private let engine: Mutex<Engine>
     private let attachments = Mutex<[ControllerID: Attachment]>([:])
+    /// Transports the link closed (their controller removed, replaced, the link shut down),
+    /// whose `.closed` may still be on its way to their receiver: ``waitUntilDelivered()`` waits
+    /// for it too. Weak, and pruned as they go: a closed transport nobody holds is not kept.
+    private let closing = Mutex<[Attachment]>([])
 
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "bluejay.virtual")) {
         self.logger = logger
@@ -119,7 +123,16 @@ public final class VirtualLink: Sendable {
         guard controller.link === self else { return }
         performSync { $0.removeController(controller.id) }
         let transport = attachments.withLock { $0.removeValue(forKey: controller.id)?.transport }
-        transport?.finish(reason: .connectionLost(transport?.name ?? "virtual", reason: "the virtual controller was removed from its link"))
+        if let transport { close(transport, reason: "the virtual controller was removed from its link") }
+    }
+
+    /// Finishes a transport the link let go of, and remembers it until its `.closed` is delivered.
+    private func close(_ transport: VirtualControllerTransport, reason: String) {
+        transport.finish(reason: .connectionLost(transport.name, reason: reason))
+        closing.withLock { closing in
+            closing.removeAll { $0.transport == nil }
+            closing.append(Attachment(transport: transport))
+        }
     }
 
     /// The controllers on the link.
@@ -178,7 +191,11 @@ public final class VirtualLink: Sendable {
     public func waitUntilDelivered() {
         queue.sync {}
         let transports = attachments.withLock { $0.values.compactMap(\.transport) }
-        for transport in transports { transport.waitUntilDelivered() }
+        let closed = closing.withLock { closing in
+            defer { closing.removeAll() }
+            return closing.compactMap(\.transport)
+        }
+        for transport in transports + closed { transport.waitUntilDelivered() }
     }
 
     // MARK: Radio
@@ -235,9 +252,7 @@ public final class VirtualLink: Sendable {
             defer { attachments.removeAll() }
             return attachments.values.compactMap(\.transport)
         }
-        for transport in transports {
-            transport.finish(reason: .connectionLost(transport.name, reason: "the virtual link was shut down"))
-        }
+        for transport in transports { close(transport, reason: "the virtual link was shut down") }
     }
 
     /// Whether ``shutdown()`` was called.
@@ -251,9 +266,7 @@ public final class VirtualLink: Sendable {
             defer { attachments[controller] = Attachment(transport: transport) }
             return attachments[controller]?.transport
         }
-        if let previous, previous !== transport {
-            previous.finish(reason: .connectionLost(previous.name, reason: "another host attached to the virtual controller"))
-        }
+        if let previous, previous !== transport { close(previous, reason: "another host attached to the virtual controller") }
     }
 
     func detach(_ transport: VirtualControllerTransport, from controller: ControllerID) {

@@ -153,6 +153,9 @@ struct SupervisionAndFaultTests {
     @Test func removingAControllerClosesItsTransport() async throws {
         let pair = try await ConnectedPair.make(interval: 8, timeout: 20)
         pair.link.removeController(pair.peripheral.controller)
+        // The link's delivery includes the removed controller's close, before time moves.
+        pair.link.waitUntilDelivered()
+        #expect(pair.peripheral.inbox.contains { if case .closed = $0 { return true }; return false })
         let closed = try await pair.peripheral.next("closed") { if case .closed = $0 { return true }; return false }
         if case let .closed(reason) = closed.item { #expect(reason != nil) }
         #expect(try await pair.central.disconnection(handle: pair.centralHandle).0.reason == .connectionTimeout)
