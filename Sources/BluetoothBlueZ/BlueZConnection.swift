@@ -437,11 +437,20 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     }
 
     /// Calls a GATT object; an ATT refusal names the handle.
+    /// The longest wait for BlueZ's answer to a GATT call (see ``gattCall(_:_:_:_:handle:operation:)``),
+    /// as long as for `Pair`.
+    static let gattCallTimeout: Duration = .seconds(120)
+
     private func gattCall(_ object: DBusObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue],
                           handle: UInt16, operation: String) async throws -> [DBusValue] {
         guard let central else { throw HostError.notPoweredOn }
         do {
-            return try await central.call(object, interface, member, arguments, operation: operation)
+            // BlueZ answers a GATT call within its own bounds, which pass the default 25 s: its
+            // ATT transaction timeout is 30 s, and on Insufficient Encryption or Authentication it
+            // raises the link's security first, pairing if it must (the SMP timer, the agent's
+            // answer). A shorter wait called a slow answer none (a loaded guest, reading a value
+            // that needs encryption). The caller's own deadline still ends the call.
+            return try await central.call(object, interface, member, arguments, timeout: Self.gattCallTimeout, operation: operation)
         } catch HostError.att(var error) {
             error.handle = handle
             throw HostError.att(error)
