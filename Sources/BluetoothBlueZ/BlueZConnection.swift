@@ -436,11 +436,11 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         return path
     }
 
-    /// Calls a GATT object; an ATT refusal names the handle.
     /// The longest wait for BlueZ's answer to a GATT call (see ``gattCall(_:_:_:_:handle:operation:)``),
     /// as long as for `Pair`.
     static let gattCallTimeout: Duration = .seconds(120)
 
+    /// Calls a GATT object; an ATT refusal names the handle.
     private func gattCall(_ object: DBusObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue],
                           handle: UInt16, operation: String) async throws -> [DBusValue] {
         guard let central else { throw HostError.notPoweredOn }
