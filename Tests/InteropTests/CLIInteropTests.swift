@@ -56,6 +56,22 @@ extension InteropSuites {
                 #expect(location["name"] as? String == "Body Sensor Location")
                 #expect((location["properties"] as? [String])?.contains("write") == true)
                 #expect(objects.contains { $0["type"] as? String == "service" && $0["uuid"] as? String == "180F" })
+
+                // --service: only those services, and only their values are read.
+                let some = try await bluejay("gatt", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random",
+                                             "--service", "180D", "--service", "0000180A-0000-1000-8000-00805F9B34FB", "--json")
+                #expect(some.status == 0, "\(some)")
+                let shown = try some.jsonObjects()
+                #expect(Set(shown.filter { $0["type"] as? String == "service" }.compactMap { $0["uuid"] as? String }) == ["180D", "180A"], "\(some)")
+                #expect(shown.filter { $0["type"] as? String == "characteristic" }.allSatisfy { ["180D", "180A"].contains($0["service"] as? String) },
+                        "\(some)")
+                #expect(shown.contains { $0["uuid"] as? String == "2A25" && $0["value"] as? String == "534e2d30303031" }, "\(some)")
+                let absent = try await bluejay("gatt", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random",
+                                               "--service", "180D", "--service", "1234")
+                #expect(absent.status == 69 && absent.stdout.isEmpty && absent.stderr.contains("service 1234"), "\(absent)")
+                let malformed = try await bluejay("gatt", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random",
+                                                  "--service", "18G")
+                #expect(malformed.status == 64 && malformed.stderr.contains("is not a service UUID"), "\(malformed)")
             }
         }
 

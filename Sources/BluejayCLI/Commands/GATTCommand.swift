@@ -11,17 +11,24 @@ struct GATTCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var peripheral: PeripheralOptions
+    @Option(name: .customLong("service"), help: "Show only this service (repeatable; default: every service). Only its values are read.")
+    var services: [String] = []
 
     mutating func run() async throws {
         let output = Output(json: common.json)
         let peripheral = peripheral
+        let services = services
         try await runReportingErrors {
+            let wanted = try services.map { try parseUUID($0, what: "service") }
             try await HostSession.runCentral(common) { host in
                 let connection = try await host.connect(peripheral)
                 let database = try await connection.discoverDatabase()
+                if let missing = wanted.first(where: { uuid in !database.contains { $0.service.uuid == uuid } }) {
+                    throw CLIError.notFound("service \(missing) on \(connection.peer)")
+                }
                 // Named by the shipped profiles first (the TI SensorTag's vendor UUIDs), then the SIG's tables.
                 let registry = ProfileRegistry.standard
-                for entry in database {
+                for entry in database where wanted.isEmpty || wanted.contains(entry.service.uuid) {
                     let service = entry.service
                     output.emit([
                         "type": .string("service"), "uuid": .string(service.uuid.description),
