@@ -161,6 +161,43 @@ extension InteropSuites {
             }
         }
 
+        /// At `maximumBonds` (1 here), a new peer still pairs, encrypted, but without bonding: our
+        /// Pairing Request clears Bonding and asks for no keys, so Bumble gets none of ours (no
+        /// IRK, no CSRK) and our store keeps only the bond it had. The bonded peer pairs again and
+        /// keeps its bond. A peer pairing under ever new identities cannot grow the store.
+        @Test("Past maximumBonds a new peripheral pairs encrypted and unbonded, nothing distributed; the bonded one still bonds",
+              arguments: InteropController.allCases)
+        func bondLimit(on controller: InteropController) async throws {
+            try await withBumbleRig(peripherals: 2, arguments: Self.plugin, controller: controller) { rig in
+                var configuration = HostConfiguration()
+                configuration.security.maximumBonds = 1
+                try await withHost(on: rig, configuration: configuration) { host in
+                    let first = try await host.connect(to: try rig.peripheralAddress(1))
+                    #expect(try await host.pair(first).isBonded)
+                    let bonded = try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true && $0.string("device") == (try? rig.peripheral(1).address) }
+                    #expect(bonded.line.contains("\"irk\""), "our IRK reached the bonded peer: \(bonded)")
+                    try await first.disconnect()
+                    let bonds = await host.bonds()
+                    #expect(bonds.map(\.peerIdentity) == [try rig.peripheralAddress(1)])
+
+                    let second = try await host.connect(to: try rig.peripheralAddress(2))
+                    let unbonded = try await host.pair(second)
+                    #expect(unbonded.isEncrypted && !unbonded.isBonded, "\(unbonded)")
+                    let done = try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true && $0.string("device") == (try? rig.peripheral(2).address) }
+                    #expect(!done.line.contains("\"irk\"") && !done.line.contains("\"csrk\""), "we distributed nothing: \(done)")
+                    let secret = try await second.gatt.characteristic(Self.encrypted, inService: Self.service)
+                    #expect(try await second.gatt.read(secret) == Array("secret".utf8))
+                    try await second.disconnect()
+                    #expect(await host.bonds() == bonds, "the store keeps the one bond it had")
+
+                    let again = try await host.connect(to: try rig.peripheralAddress(1))
+                    #expect(try await host.pair(again).isBonded, "a bonded peer pairs again and keeps its bond")
+                    #expect(await host.bonds().map(\.peerIdentity) == [try rig.peripheralAddress(1)])
+                    try await again.disconnect()
+                }
+            }
+        }
+
         @Test("A wrong passkey fails with Confirm Value Failed on both sides", arguments: [true, false])
         func wrongPasskey(secureConnections: Bool) async throws {
             try await withBumbleRig(arguments: Self.plugin) { rig in
