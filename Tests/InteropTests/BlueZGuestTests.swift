@@ -90,9 +90,9 @@ extension InteropSuites {
 
             // Not the pairing plugin's service (6E400301): reading its values makes BlueZ pair on
             // its own (it raises security on Insufficient Encryption), and when that pairing
-            // fails (a peer that refuses it; in a loaded run, an emulated guest too starved to
-            // finish within SMP's 30 s, Core 6.0, Vol 3, Part H, 3.4) the kernel ends the link:
-            // BlueZ answers Unlikely Error, then Not connected. The pairing tests cover pairing.
+            // fails the kernel ends the link: BlueZ answers Unlikely Error, then Not connected
+            // (shown with a peer that refuses pairing; a loaded run failed with those answers,
+            // its pairing's cause of failure not seen). The pairing tests cover pairing.
             let database = try await Self.run("bluejay gatt \(peer) --service 180D --service 180A --service \(Self.customService) --json",
                                               on: bench, releasing: 1)
             #expect(database.status == 0, "\(database)")

@@ -67,8 +67,8 @@ extension InteropSuites {
                         "\(some)")
                 #expect(shown.contains { $0["uuid"] as? String == "2A25" && $0["value"] as? String == "534e2d30303031" }, "\(some)")
                 let absent = try await bluejay("gatt", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random",
-                                               "--service", "180D", "--service", "1234")
-                #expect(absent.status == 69 && absent.stdout.isEmpty && absent.stderr.contains("service 1234"), "\(absent)")
+                                               "--service", "180D", "--service", "1234", "--service", "5678")
+                #expect(absent.status == 69 && absent.stdout.isEmpty && absent.stderr.contains("services 1234, 5678"), "\(absent)")
                 let malformed = try await bluejay("gatt", "--hci", rig.transportSpecification, "--address", rig.peerAddress, "--random",
                                                   "--service", "18G")
                 #expect(malformed.status == 64 && malformed.stderr.contains("is not a service UUID"), "\(malformed)")

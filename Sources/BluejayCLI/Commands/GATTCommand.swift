@@ -11,7 +11,7 @@ struct GATTCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var peripheral: PeripheralOptions
-    @Option(name: .customLong("service"), help: "Show only this service (repeatable; default: every service). Only its values are read.")
+    @Option(name: .customLong("service"), help: "Show only this service (repeatable; default: every service), in the peripheral's order. Only its values are read.")
     var services: [String] = []
 
     mutating func run() async throws {
@@ -23,8 +23,9 @@ struct GATTCommand: AsyncParsableCommand {
             try await HostSession.runCentral(common) { host in
                 let connection = try await host.connect(peripheral)
                 let database = try await connection.discoverDatabase()
-                if let missing = wanted.first(where: { uuid in !database.contains { $0.service.uuid == uuid } }) {
-                    throw CLIError.notFound("service \(missing) on \(connection.peer)")
+                let missing = wanted.filter { uuid in !database.contains { $0.service.uuid == uuid } }
+                if !missing.isEmpty {
+                    throw CLIError.notFound("\(missing.count == 1 ? "service" : "services") \(missing.map(\.description).joined(separator: ", ")) on \(connection.peer)")
                 }
                 // Named by the shipped profiles first (the TI SensorTag's vendor UUIDs), then the SIG's tables.
                 let registry = ProfileRegistry.standard
