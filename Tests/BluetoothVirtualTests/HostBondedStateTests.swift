@@ -156,8 +156,9 @@ struct HostBondedStateTests {
         legacy.offersSecureConnections = false
         let pair = try await HostPair.make(central: HostPairingSecurityTests.noBackoff(legacy), peripheral: HostPairingSecurityTests.noBackoff())
         let (maker, taker) = peripheralMakes ? (pair.peripheral, pair.central) : (pair.central, pair.peripheral)
-        // A wrong TK first: the taker has another one.
-        _ = await maker.makeLegacyOutOfBandData()
+        // A wrong TK first: the taker has another one (a peer that says it has OOB data and
+        // has not: it fails, and does not use up the maker's TK for the peer it was made for).
+        let data = await maker.makeLegacyOutOfBandData()
         let makerAddress = await maker.identityAddress ?? .init(.zero, type: .public)
         await taker.setPeerLegacyOutOfBandData(LegacyOutOfBandData(address: makerAddress, temporaryKey: 0x1234))
         let (connection, _) = try await pair.connect()
@@ -166,9 +167,9 @@ struct HostBondedStateTests {
             return failure.reason == .confirmValueFailed
         }
         #expect(!connection.security.isEncrypted)
+        #expect(await maker.localLegacyOutOfBand == data, "a failed pairing leaves the TK")
 
-        // The right one.
-        let data = await maker.makeLegacyOutOfBandData()
+        // The right one, the same TK.
         await taker.setPeerLegacyOutOfBandData(data)
         let security = try await pair.central.pair(connection)
         #expect(security.isAuthenticated && !security.isSecureConnections && security.level == 3)

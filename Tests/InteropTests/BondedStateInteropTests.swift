@@ -113,10 +113,15 @@ extension InteropSuites {
             }
         }
 
-        @Test("LE legacy OOB with Bumble: our TK, then Bumble's, pair authenticated with no passkey; a wrong TK fails with Confirm Value Failed")
+        @Test("LE legacy OOB with Bumble: our TK, then Bumble's, pair authenticated with no passkey; a wrong TK fails with Confirm Value Failed and does not use ours up")
         func legacyOutOfBand() async throws {
+            // Two pairings fail on purpose, one after the other: Repeated Attempts' wait (tested
+            // on its own) would refuse the second.
+            var configuration = HostConfiguration()
+            configuration.security.initialRetryInterval = .zero
+            configuration.security.maximumRetryInterval = .zero
             try await withBumbleRig(arguments: ["--plugin", "bluejay_pairing"]) { rig in
-                try await withHost(on: rig) { host in
+                try await withHost(on: rig, configuration: configuration) { host in
                     let peer = try rig.peer
                     /// Pairs on a new link and leaves it; Bumble forgets its keys and we our bond after.
                     func pair(expecting failure: PairingFailure? = nil) async throws {
@@ -152,6 +157,15 @@ extension InteropSuites {
                     _ = try await rig.request("pairing_config", ["legacy_tk": Hex.digits(theirs ^ 1, count: 32, uppercase: false)])
                     try await pair(expecting: .peerFailed(.confirmValueFailed))
                     #expect(await host.bonds().isEmpty)
+
+                    // A TK of ours again, and a peer that says it has OOB data but not this TK
+                    // pairs first: it fails, and the TK still serves the peer it was made for.
+                    await host.clearOutOfBandData()
+                    let made = await host.makeLegacyOutOfBandData()
+                    _ = try await rig.request("pairing_config", ["legacy_tk": Hex.digits(made.temporaryKey ^ 1, count: 32, uppercase: false)])
+                    try await pair(expecting: .peerFailed(.confirmValueFailed))
+                    _ = try await rig.request("pairing_config", ["legacy_tk": Hex.digits(made.temporaryKey, count: 32, uppercase: false)])
+                    try await pair()
                 }
             }
         }

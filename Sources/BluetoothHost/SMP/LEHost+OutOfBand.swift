@@ -23,9 +23,10 @@ extension LEHost {
     }
 
     /// Makes a Temporary Key for LE legacy out-of-band pairing (Core 6.0, Vol 3, Part H,
-    /// 2.3.5.4: 128 random bits) and returns it to give the peer out of band. The next legacy
-    /// pairing in which the peer also says it has OOB data uses it (unless the peer's own TK was
-    /// set with ``setPeerLegacyOutOfBandData(_:)``), once: make new data for another.
+    /// 2.3.5.4: 128 random bits) and returns it to give the peer out of band. A legacy pairing
+    /// in which the peer also says it has OOB data uses it (unless the peer's own TK was set
+    /// with ``setPeerLegacyOutOfBandData(_:)``); the first that completes uses it up (make new
+    /// data for another), while one that fails, a peer without this TK, leaves it.
     public func makeLegacyOutOfBandData() -> LegacyOutOfBandData {
         var generator = SystemRandomNumberGenerator()
         let data = LegacyOutOfBandData(address: localAddress, temporaryKey: UInt128.random(in: 1...UInt128.max, using: &generator))

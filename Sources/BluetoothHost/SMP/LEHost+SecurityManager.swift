@@ -240,9 +240,14 @@ extension LEHost {
             logger.info("this device's OOB data is used by the pairing with \(connection.peer); make new data for another")
             localOutOfBand = nil
         }
-        if let procedure = session.procedure, procedure.usedLegacyOutOfBand, let local = localLegacyOutOfBand,
+        // The legacy TK is used up by the pairing that completes with it, not by an attempt: a
+        // peer that says it has OOB data and has not fails (Confirm Value Failed) and must not
+        // take the TK from the peer it was made for. A failed attempt tells nothing usable
+        // about a 128-bit TK.
+        if actions.contains(where: { if case .complete = $0 { true } else { false } }),
+           let procedure = session.procedure, procedure.usedLegacyOutOfBand, let local = localLegacyOutOfBand,
            procedure.legacyOutOfBandKey == local.temporaryKey {
-            logger.info("this device's legacy OOB data is used by the pairing with \(connection.peer); make new data for another")
+            logger.info("this device's legacy OOB data served the pairing with \(connection.peer); make new data for another")
             localLegacyOutOfBand = nil
         }
         for action in actions {

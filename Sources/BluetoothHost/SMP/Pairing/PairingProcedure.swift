@@ -88,8 +88,8 @@ struct PairingProcedure {
     /// makes no further pairing with it (Core 6.0, Vol 3, Part H, 2.3.5.6.4 commits it to one
     /// peer's pairing).
     var usedLocalOutOfBand = false
-    /// The pairing used ``legacyOutOfBandKey`` as its TK: the host makes no further pairing with
-    /// it (a TK, once used, is known to anyone who saw that pairing's confirm values).
+    /// The pairing uses ``legacyOutOfBandKey`` as its TK: once it completes, the host makes no
+    /// further pairing with it (one TK, one pairing, as the app handed it to one peer).
     var usedLegacyOutOfBand: Bool { method == .outOfBand && !isSecureConnections && legacyOutOfBandKey != nil }
     /// Keypress Notifications taken from the peer in this pairing: past ``maximumKeypresses`` the
     /// rest are ignored (a user types six digits, erases some; a peer that sends thousands is
