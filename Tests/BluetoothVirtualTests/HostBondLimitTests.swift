@@ -1,5 +1,6 @@
 import BluetoothCore
 @testable import BluetoothHost
+import Synchronization
 import Testing
 import TestSupport
 
@@ -80,6 +81,46 @@ struct HostBondLimitTests {
         await pair.shutdown()
     }
 
+    /// Both Pairing Requests pass the limit's check while the store is empty (the peripheral's
+    /// agent holds both numeric comparisons until it has been asked both), so the limit is met
+    /// only as the keys come: the pairing that finishes second must not store its keys.
+    @Test("Two new centrals pairing together for the last place: one bond is kept; the other pairing ends unbonded on this side")
+    func twoNewCentralsForTheLastPlace() async throws {
+        let numeric = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
+        var limited = numeric
+        limited.maximumBonds = 1
+        let gate = ComparisonGate(holding: 2)
+        let board = PasskeyBoard()
+        var options = TwoDevices.Options()
+        options.central.security = numeric
+        options.central.pairingAgent = ScriptedPairingAgent(board: board, confirms: true)
+        options.peripheral.security = limited
+        options.peripheral.pairingAgent = gate
+        let devices = try await TwoDevices(options)
+        // A second central on the same link.
+        let otherController = devices.link.addController(name: "other central", address: TestAddresses.third)
+        var otherConfiguration = HostConfiguration()
+        otherConfiguration.security = numeric
+        let other = LEHost(transport: otherController.makeTransport(), configuration: otherConfiguration)
+        await other.setPairingAgent(ScriptedPairingAgent(board: board, confirms: true))
+        try await other.powerOn()
+
+        let (first, _) = try await devices.connect()
+        try await devices.peripheral.startAdvertising(AdvertisingData())
+        let second = try await other.connect(to: await devices.peripheralAddress, timeout: .seconds(5))
+        async let firstSecurity = devices.central.pair(first)
+        async let secondSecurity = other.pair(second)
+        let (one, two) = try await (firstSecurity, secondSecurity)
+        #expect(one.isEncrypted && two.isEncrypted)
+        #expect(one.isBonded && two.isBonded, "both centrals were offered bonding: both requests passed the check")
+        try await waitUntil("the peripheral's two pairings finished") { gate.outcomes.count == 2 }
+        #expect(gate.outcomes.map(\.isBonding).sorted { !$0 && $1 } == [false, true], "one kept, one not")
+        let bonds = await devices.peripheral.bonds()
+        #expect(bonds.count == 1, "the limit holds: \(bonds)")
+        await other.shutdown()
+        await devices.shutdown()
+    }
+
     @Test("The limit is at least one bond")
     func atLeastOne() {
         #expect(SecurityManagerSettings(maximumBonds: 0).maximumBonds == 1)
@@ -87,5 +128,34 @@ struct HostBondLimitTests {
         var settings = SecurityManagerSettings()
         settings.maximumBonds = -3
         #expect(settings.maximumBonds == 1)
+    }
+}
+
+/// A peripheral's user who answers numeric comparisons yes, but only once `count` of them
+/// are being asked at the same time; records the pairings that finished.
+final class ComparisonGate: PairingAgent {
+    private struct State { var waiting: [CheckedContinuation<Void, Never>] = []; var outcomes: [PairingOutcome] = [] }
+    private let state = Mutex(State())
+    private let count: Int
+
+    init(holding count: Int) { self.count = count }
+
+    var outcomes: [PairingOutcome] { state.withLock { $0.outcomes } }
+
+    func confirm(number: UInt32, for peer: DeviceAddress) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let released: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                state.waiting.append(continuation)
+                guard state.waiting.count >= count else { return [] }
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for waiter in released { waiter.resume() }
+        }
+        return true
+    }
+
+    func pairingFinished(with peer: DeviceAddress, result: Result<PairingOutcome, PairingFailure>) async {
+        if case let .success(outcome) = result { state.withLock { $0.outcomes.append(outcome) } }
     }
 }
