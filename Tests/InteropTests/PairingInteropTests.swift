@@ -139,6 +139,45 @@ extension InteropSuites {
             }
         }
 
+        /// Bumble says it holds our OOB data but has a wrong random: it fails the pairing (our
+        /// commitment does not check out), and our data, which it never proved it had, still
+        /// serves the peer we made it for: the next pairing, with the right data, uses it.
+        @Test("A peer claiming our OOB data without it fails, and the data still serves the peer it was made for")
+        func outOfBandClaimedWithoutIt() async throws {
+            // Two pairings in a row, the first failed on purpose: Repeated Attempts' wait (tested
+            // on its own) would refuse the second.
+            var configuration = HostConfiguration()
+            configuration.security.initialRetryInterval = .zero
+            configuration.security.maximumRetryInterval = .zero
+            try await withBumbleRig(arguments: Self.plugin) { rig in
+                try await withHost(on: rig, configuration: configuration) { host in
+                    let ours = await host.makeOutOfBandData()
+                    let peer = try rig.peer
+                    func give(random: UInt128) async throws {
+                        _ = try await rig.request("oob", ["peer_r": Hex.digits(random, count: 32, uppercase: false),
+                                                          "peer_c": Hex.digits(ours.confirm, count: 32, uppercase: false)])
+                    }
+                    try await give(random: ours.random ^ 1)
+                    let impostor = try await host.connect(to: peer)
+                    await #expect { try await host.pair(impostor) } throws: { error in
+                        guard case HostError.pairingFailed = error else { return false }
+                        return true
+                    }
+                    #expect(!impostor.security.isEncrypted)
+                    try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == false }
+                    try await impostor.disconnect()
+                    try await rig.waitForEvent(named: "disconnected")
+
+                    try await give(random: ours.random)
+                    let connection = try await host.connect(to: peer)
+                    let security = try await host.pair(connection)
+                    #expect(security.isAuthenticated && security.isSecureConnections && security.level == 4, "\(security)")
+                    try await rig.waitForEvent(named: "pairing_done") { $0.bool("ok") == true }
+                    try await connection.disconnect()
+                }
+            }
+        }
+
         @Test("A bonded central re-encrypts on reconnect with the stored key, without pairing again", arguments: InteropController.allCases)
         func reencryptOnReconnect(on controller: InteropController) async throws {
             try await withBumbleRig(arguments: Self.plugin, controller: controller) { rig in

@@ -7,7 +7,9 @@ import BluetoothCrypto
 /// sides holding the same TK, it does. Either way authenticated, no passkey.
 extension LEHost {
     /// Makes this device's OOB data (a fresh P-256 key pair and random value; pairings use that
-    /// key pair from now on) and returns what to give the peer.
+    /// key pair from now on) and returns what to give the peer. The first pairing whose peer
+    /// proves it holds the data uses it up (make new data for another); one that fails, a peer
+    /// without it, leaves it.
     public func makeOutOfBandData() -> OutOfBandData {
         let local = LocalOutOfBand(keyPair: SecureConnectionsKeyPair(), random: UInt128.random(in: 1...UInt128.max))
         localOutOfBand = local
@@ -25,8 +27,9 @@ extension LEHost {
     /// Makes a Temporary Key for LE legacy out-of-band pairing (Core 6.0, Vol 3, Part H,
     /// 2.3.5.4: 128 random bits) and returns it to give the peer out of band. A legacy pairing
     /// in which the peer also says it has OOB data uses it (unless the peer's own TK was set
-    /// with ``setPeerLegacyOutOfBandData(_:)``); the first that completes uses it up (make new
-    /// data for another), while one that fails, a peer without this TK, leaves it.
+    /// with ``setPeerLegacyOutOfBandData(_:)``); the first whose peer proves it holds the TK
+    /// (its confirm value checks out) uses it up (make new data for another), while one that
+    /// fails, a peer without this TK, leaves it.
     public func makeLegacyOutOfBandData() -> LegacyOutOfBandData {
         var generator = SystemRandomNumberGenerator()
         let data = LegacyOutOfBandData(address: localAddress, temporaryKey: UInt128.random(in: 1...UInt128.max, using: &generator))

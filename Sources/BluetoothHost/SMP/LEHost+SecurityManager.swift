@@ -234,21 +234,19 @@ extension LEHost {
     func perform(_ actions: [PairingProcedure.Action], on connection: Connection) {
         guard let session = links[connection.handle]?.security else { return }
         let id = session.procedureID
-        if let procedure = session.procedure, procedure.usedLocalOutOfBand, let local = localOutOfBand,
-           procedure.keyPair?.publicKeyX == local.keyPair.publicKeyX {
-            // The OOB data served its pairing: its key pair is not used again (Part H, 2.3.5.6.4).
-            logger.info("this device's OOB data is used by the pairing with \(connection.peer); make new data for another")
-            localOutOfBand = nil
-        }
-        // The legacy TK is used up by the pairing that completes with it, not by an attempt: a
-        // peer that says it has OOB data and has not fails (Confirm Value Failed) and must not
-        // take the TK from the peer it was made for. A failed attempt tells nothing usable
-        // about a 128-bit TK.
-        if actions.contains(where: { if case .complete = $0 { true } else { false } }),
-           let procedure = session.procedure, procedure.usedLegacyOutOfBand, let local = localLegacyOutOfBand,
-           procedure.legacyOutOfBandKey == local.temporaryKey {
-            logger.info("this device's legacy OOB data served the pairing with \(connection.peer); make new data for another")
-            localLegacyOutOfBand = nil
+        // This device's OOB data is used up by the pairing whose peer proves it holds it, not by
+        // an attempt: a peer that says it has the data and has not fails (Confirm Value or DHKey
+        // Check Failed) and must not take it from the peer it was made for. A failed attempt
+        // tells nothing usable about a 128-bit TK or OOB random.
+        if let procedure = session.procedure, procedure.peerPassedChecks {
+            if procedure.usedLocalOutOfBand, let local = localOutOfBand, procedure.keyPair?.publicKeyX == local.keyPair.publicKeyX {
+                logger.info("this device's OOB data served the pairing with \(connection.peer); make new data for another")
+                localOutOfBand = nil
+            }
+            if procedure.usedLegacyOutOfBand, let local = localLegacyOutOfBand, procedure.legacyOutOfBandKey == local.temporaryKey {
+                logger.info("this device's legacy OOB data served the pairing with \(connection.peer); make new data for another")
+                localLegacyOutOfBand = nil
+            }
         }
         for action in actions {
             switch action {

@@ -84,13 +84,17 @@ struct PairingProcedure {
 
     /// The replacement waiting for, or allowed by, the agent.
     private(set) var replacement: BondReplacement?
-    /// The pairing's LE Secure Connections key pair is the one of ``localOutOfBand``: the host
-    /// makes no further pairing with it (Core 6.0, Vol 3, Part H, 2.3.5.6.4 commits it to one
-    /// peer's pairing).
+    /// The pairing's LE Secure Connections key pair is the one of ``localOutOfBand``: once the
+    /// peer has passed the pairing's checks, the host makes no further pairing with it (the
+    /// data was handed to one peer).
     var usedLocalOutOfBand = false
-    /// The pairing uses ``legacyOutOfBandKey`` as its TK: once it completes, the host makes no
-    /// further pairing with it (one TK, one pairing, as the app handed it to one peer).
+    /// The pairing uses ``legacyOutOfBandKey`` as its TK: once the peer has passed the
+    /// pairing's checks, the host makes no further pairing with it (one TK, one pairing).
     var usedLegacyOutOfBand: Bool { method == .outOfBand && !isSecureConnections && legacyOutOfBandKey != nil }
+    /// The peer's confirm value (LE legacy pairing) or DHKey check (LE Secure Connections)
+    /// checked out: it holds what the method needed (the TK, this device's OOB random, the
+    /// passkey). Set as the link is about to be encrypted.
+    private(set) var peerPassedChecks = false
     /// Keypress Notifications taken from the peer in this pairing: past ``maximumKeypresses`` the
     /// rest are ignored (a user types six digits, erases some; a peer that sends thousands is
     /// not typing).
@@ -453,6 +457,9 @@ struct PairingProcedure {
 
     mutating func moveTo(_ next: Phase) {
         phase = next
+        // Every path to encryption goes through the peer's check (PairingProcedure+Legacy,
+        // +SecureConnections).
+        if next == .awaitingEncryption { peerPassedChecks = true }
     }
 
     /// The key masked to the negotiated size (Vol 3, Part H, 2.3.4): the most significant
