@@ -277,6 +277,10 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
 
     // MARK: Security
 
+    /// How long `pair()` waits for BlueZ's answer to Pair once the link has ended, before it
+    /// throws ``HostError/disconnected(reason:)``.
+    static let pairAnswerGrace: Duration = .seconds(5)
+
     func pair(authenticated: Bool) async throws -> LinkSecurity {
         try requireConnected()
         guard let central else { throw HostError.notPoweredOn }
@@ -294,7 +298,18 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
             // still answered with its error.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask(operation: pairCall)
-                group.addTask { try await self.untilPaired() }
+                group.addTask {
+                    do {
+                        try await self.untilPaired()
+                    } catch let HostError.disconnected(reason) {
+                        // A failed pairing ends the link (the kernel disconnects), and BlueZ
+                        // answers Pair with the pairing's error (AuthenticationFailed for a wrong
+                        // passkey; src/device.c, device_bonding_failed), often just after the
+                        // link's end: that answer says why, "disconnected" does not.
+                        try await central.clock.sleep(for: Self.pairAnswerGrace)
+                        throw HostError.disconnected(reason: reason)
+                    }
+                }
                 try await group.next()
                 group.cancelAll()
             }

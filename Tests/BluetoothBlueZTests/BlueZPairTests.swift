@@ -18,13 +18,13 @@ struct BlueZPairTests {
     static let address = DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_07), type: .random)
 
     /// A central whose bus is `bluetoothd`, with one connected, unpaired device.
-    private static func device(served bluetoothd: WithholdingBluetoothd) async throws -> ConnectedDevice {
+    private static func device(served bluetoothd: WithholdingBluetoothd, clock: BluetoothClock = .continuous) async throws -> ConnectedDevice {
         var options = DBusConnection.Options()
         options.isBus = false
         let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
         return ConnectedDevice(path, peer: address, properties: [
             "Address": .variant(.string("C0:00:00:00:00:07")), "AddressType": .variant(.string("random")), "Paired": .variant(.boolean(false)),
-        ], bus: bus)
+        ], bus: bus, clock: clock)
     }
 
     /// pair() under way, with bluetoothd holding its Pair call.
@@ -36,9 +36,9 @@ struct BlueZPairTests {
         var calls: AsyncStream<String>.Iterator
     }
 
-    private static func unansweredPairing() async throws -> UnansweredPairing {
-        let bluetoothd = try WithholdingBluetoothd()
-        let device = try await Self.device(served: bluetoothd)
+    private static func unansweredPairing(bluetoothd: WithholdingBluetoothd? = nil, clock: BluetoothClock = .continuous) async throws -> UnansweredPairing {
+        let bluetoothd = try bluetoothd ?? WithholdingBluetoothd()
+        let device = try await Self.device(served: bluetoothd, clock: clock)
         let link = device.link
         let pairing = Task { try await link.pair(authenticated: false) }
         var calls = bluetoothd.calls.makeAsyncIterator()
@@ -57,11 +57,15 @@ struct BlueZPairTests {
         withExtendedLifetime(started) {}
     }
 
-    @Test("The link lost while BlueZ has not answered Pair: pair() throws disconnected")
+    @Test("The link lost while BlueZ has not answered Pair: pair() throws disconnected, once BlueZ's answer is not in within the grace")
     func linkLost() async throws {
-        let started = try await Self.unansweredPairing()
+        let clock = ManualClock()
+        let started = try await Self.unansweredPairing(clock: .manual(clock))
         let (device, link, pairing) = (started.device, started.device.link, started.pairing)
         device.changed(["Connected": .boolean(false)])
+        try await clock.waitForSleepingTasks()
+        #expect(clock.nextDeadline == BlueZConnection.pairAnswerGrace, "waiting for BlueZ's answer")
+        clock.advance(by: BlueZConnection.pairAnswerGrace)
         await #expect {
             _ = try await pairing.value
         } throws: { error in
@@ -69,6 +73,25 @@ struct BlueZPairTests {
             return false
         }
         withExtendedLifetime(device) { #expect(!link.isConnected) }
+    }
+
+    /// A wrong passkey: the kernel ends the link as the pairing fails, and BlueZ answers Pair
+    /// with AuthenticationFailed just after it says the link ended. The answer is what pair()
+    /// throws (the central's clock never moves here: the grace cannot run out first).
+    @Test("The link lost, then BlueZ's answer to Pair: pair() throws that answer, not disconnected")
+    func linkLostThenAnswered() async throws {
+        let clock = ManualClock()
+        let bluetoothd = try WithholdingBluetoothd(answeringPairAfter: .milliseconds(200), with: "org.bluez.Error.AuthenticationFailed")
+        let started = try await Self.unansweredPairing(bluetoothd: bluetoothd, clock: .manual(clock))
+        let (device, pairing) = (started.device, started.pairing)
+        device.changed(["Connected": .boolean(false)])
+        await #expect {
+            _ = try await pairing.value
+        } throws: { error in
+            guard case let BlueZError.refused(_, name, _)? = error as? BlueZError else { return false }
+            return name == "org.bluez.Error.AuthenticationFailed"
+        }
+        withExtendedLifetime(device) {}
     }
 
     @Test("Cancelling pair() while BlueZ has not answered Pair ends it; the link stays up")
@@ -85,8 +108,9 @@ struct BlueZPairTests {
 }
 
 /// The far end of a peer-to-peer D-Bus connection playing bluetoothd: it answers every method
-/// call with an empty return, except `Device1.Pair`, which it never answers. Its blocking socket
-/// work runs on a thread of its own; a read waits at most 20 s, then it hangs up.
+/// call with an empty return, except `Device1.Pair`, which it never answers, or answers with an
+/// error some time later. Its blocking socket work runs on a thread of its own; a read waits at
+/// most 20 s, then it hangs up.
 final class WithholdingBluetoothd: Sendable {
     let address: String
     /// Each call received, as "Interface-suffix.Member" (and a Set's property name).
@@ -95,7 +119,8 @@ final class WithholdingBluetoothd: Sendable {
     let unanswered = Mutex<[String]>([])
     private let directory: URL
 
-    init() throws {
+    /// `answeringPairAfter`: answer Pair with the error `errorName` that long after it came.
+    init(answeringPairAfter delay: Duration? = nil, with errorName: String = "org.bluez.Error.Failed") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-bluetoothd-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("socket").path
@@ -125,7 +150,17 @@ final class WithholdingBluetoothd: Sendable {
                 var name = "\(interface).\(call.member ?? "?")"
                 if call.member == "Set", call.body.count > 1, let property = call.body[1].stringValue { name += " \(property)" }
                 if call.member == "Pair" {
-                    self.unanswered.withLock { $0.append(name) }
+                    continuation.yield(name)
+                    guard let delay else {
+                        self.unanswered.withLock { $0.append(name) }
+                        continue
+                    }
+                    Thread.sleep(forTimeInterval: delay / .seconds(1))
+                    serial += 1
+                    var reply = DBusMessage.error(to: call, name: DBusErrorName(rawValue: errorName), message: "Authentication Failed")
+                    reply.serial = serial
+                    guard (try? session.write(reply)) != nil else { return }
+                    continue
                 } else if !call.flags.contains(.noReplyExpected) {
                     serial += 1
                     var reply = DBusMessage.methodReturn(to: call)

@@ -11,10 +11,11 @@ struct ConnectedDevice {
     let path: DBusObjectPath
 
     /// `properties`: the device's `Device1` properties besides `Connected` (true). `bus`: where
-    /// the central's calls go, if the test answers any.
+    /// the central's calls go, if the test answers any. `clock`: the central's.
     init(_ path: DBusObjectPath, peer: DeviceAddress, properties: [String: DBusValue] = [:],
-         objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:], bus: DBusConnection? = nil) {
-        let central = BlueZCentral(adapter: "hci0")
+         objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:], bus: DBusConnection? = nil,
+         clock: BluetoothClock = .continuous) {
+        let central = BlueZCentral(adapter: "hci0", clock: clock)
         let link = BlueZConnection(central: central, path: path, peer: peer)
         var device = properties
         device["Connected"] = .variant(.boolean(true))
