@@ -154,7 +154,7 @@ struct HostBondedStateTests {
     func legacyOutOfBand(peripheralMakes: Bool) async throws {
         var legacy = SecurityManagerSettings()
         legacy.offersSecureConnections = false
-        let pair = try await HostPair.make(central: HostPairingSecurityTests.noBackoff(legacy), peripheral: HostPairingSecurityTests.noBackoff())
+        let pair = try await HostPair.make(central: legacy.withoutBackoff, peripheral: SecurityManagerSettings().withoutBackoff)
         let (maker, taker) = peripheralMakes ? (pair.peripheral, pair.central) : (pair.central, pair.peripheral)
         // A wrong TK first: the taker has another one (a peer that says it has OOB data and
         // has not: it fails, and does not use up the maker's TK for the peer it was made for).
@@ -221,8 +221,8 @@ struct HostBondedStateTests {
 
     @Test("A peer that cannot give a longer key: the pairing again fails with Encryption Key Size, a typed error")
     func keySizeRepairingRefused() async throws {
-        let pair = try await HostPair.make(central: HostPairingSecurityTests.noBackoff(),
-                                           peripheral: HostPairingSecurityTests.noBackoff(SecurityManagerSettings(maximumKeySize: 10)))
+        let pair = try await HostPair.make(central: SecurityManagerSettings().withoutBackoff,
+                                           peripheral: SecurityManagerSettings(maximumKeySize: 10).withoutBackoff)
         let longKey = try #require(try await pair.peripheral.server.addService(Self.definition).characteristic(Self.longKey)).valueHandle
         let (connection, _) = try await pair.connect()
         #expect(try await pair.central.pair(connection).keySize == 10)

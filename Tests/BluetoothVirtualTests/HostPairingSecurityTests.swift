@@ -18,14 +18,6 @@ struct HostPairingSecurityTests {
     /// from an identity address that names another one has it dropped, as Linux does).
     static let impostorAddress = BluetoothAddress(rawValue: 0x11_22_33_44_55_66)
 
-    /// `settings` with no Repeated Attempts wait, for a test that pairs again at once.
-    static func noBackoff(_ settings: SecurityManagerSettings = SecurityManagerSettings()) -> SecurityManagerSettings {
-        var settings = settings
-        settings.initialRetryInterval = .zero
-        settings.maximumRetryInterval = .zero
-        return settings
-    }
-
     /// A bond our host keeps with `peer`, as a passkey pairing leaves it.
     static func authenticatedBond(local: BluetoothAddress, peer: BluetoothAddress) -> Bond {
         let identity = DeviceAddress(peer, type: .public)
@@ -118,7 +110,7 @@ struct HostPairingSecurityTests {
     /// Just Works. The peripheral refuses before the keys (Authentication Requirements) unless
     /// its agent allows it; allowed, the app sees the replacement.
     @Test func aWeakerPairingFromABondedAddressIsRefusedUnlessAllowed() async throws {
-        let pair = try await HostPair.make(central: Self.noBackoff(), peripheral: Self.noBackoff())
+        let pair = try await HostPair.make(central: SecurityManagerSettings().withoutBackoff, peripheral: SecurityManagerSettings().withoutBackoff)
         let bond = Self.authenticatedBond(local: TestAddresses.peripheral, peer: TestAddresses.central)
         await pair.peripheralStore.save(bond)
         let recorder = await ReplacementRecorder(pair.peripheral)
@@ -164,8 +156,8 @@ struct HostPairingSecurityTests {
     /// without input or output: MITM in the Pairing Request, a typed error, never `.success`,
     /// and the Just Works bond already there stays as it was.
     @Test func authenticationAskedForAgainstNoInputNoOutputIsATypedError() async throws {
-        let pair = try await HostPair.make(central: Self.noBackoff(SecurityManagerSettings(ioCapability: .keyboardDisplay)),
-                                           peripheral: Self.noBackoff())
+        let pair = try await HostPair.make(central: SecurityManagerSettings(ioCapability: .keyboardDisplay).withoutBackoff,
+                                           peripheral: SecurityManagerSettings().withoutBackoff)
         let (connection, _) = try await pair.connect()
         _ = try await pair.central.pair(connection)
         let bond = try #require(await pair.central.bonds().first)
@@ -184,7 +176,7 @@ struct HostPairingSecurityTests {
     /// Just Works bond is not enough, so it pairs again, with Just Works: our peripheral
     /// refuses that pairing, and `secure(authenticated: true)` throws; the bond stays.
     @Test func aPeripheralAskingForAuthenticationRefusesJustWorks() async throws {
-        let pair = try await HostPair.make(central: Self.noBackoff(), peripheral: Self.noBackoff())
+        let pair = try await HostPair.make(central: SecurityManagerSettings().withoutBackoff, peripheral: SecurityManagerSettings().withoutBackoff)
         let (connection, incoming) = try await pair.connect()
         _ = try await pair.central.pair(connection)
         try await waitUntil("the peripheral's pairing finished") { pair.peripheralAgent.outcomes.count == 1 }

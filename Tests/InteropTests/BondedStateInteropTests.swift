@@ -118,8 +118,7 @@ extension InteropSuites {
             // Two pairings fail on purpose, one after the other: Repeated Attempts' wait (tested
             // on its own) would refuse the second.
             var configuration = HostConfiguration()
-            configuration.security.initialRetryInterval = .zero
-            configuration.security.maximumRetryInterval = .zero
+            configuration.security = configuration.security.withoutBackoff
             try await withBumbleRig(arguments: ["--plugin", "bluejay_pairing"]) { rig in
                 try await withHost(on: rig, configuration: configuration) { host in
                     let peer = try rig.peer

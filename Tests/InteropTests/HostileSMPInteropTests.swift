@@ -63,8 +63,7 @@ extension InteropSuites {
         /// so that each case starts a fresh pairing.
         static var noBackoff: HostConfiguration {
             var configuration = HostConfiguration()
-            configuration.security.initialRetryInterval = .zero
-            configuration.security.maximumRetryInterval = .zero
+            configuration.security = configuration.security.withoutBackoff
             configuration.security.failedPairingBudget = 0
             return configuration
         }
@@ -194,8 +193,7 @@ extension InteropSuites {
                 // No back-off and no Security Request rate limit: each case is a new pairing,
                 // started by a Security Request right after the last case's failure.
                 var configuration = HostConfiguration()
-                configuration.security.initialRetryInterval = .zero
-                configuration.security.maximumRetryInterval = .zero
+                configuration.security = configuration.security.withoutBackoff
                 configuration.security.securityRequestInterval = .zero
                 try await withHost(on: rig, configuration: configuration) { host in
                     let connection = try await host.connect(to: try rig.peer)

@@ -147,8 +147,7 @@ extension InteropSuites {
             // Two pairings in a row, the first failed on purpose: Repeated Attempts' wait (tested
             // on its own) would refuse the second.
             var configuration = HostConfiguration()
-            configuration.security.initialRetryInterval = .zero
-            configuration.security.maximumRetryInterval = .zero
+            configuration.security = configuration.security.withoutBackoff
             try await withBumbleRig(arguments: Self.plugin) { rig in
                 try await withHost(on: rig, configuration: configuration) { host in
                     let ours = await host.makeOutOfBandData()
