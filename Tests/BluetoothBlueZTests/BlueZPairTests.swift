@@ -149,25 +149,25 @@ final class WithholdingBluetoothd: Sendable {
                 let interface = call.interface?.split(separator: ".").last.map(String.init) ?? "?"
                 var name = "\(interface).\(call.member ?? "?")"
                 if call.member == "Set", call.body.count > 1, let property = call.body[1].stringValue { name += " \(property)" }
+                var reply: DBusMessage?
                 if call.member == "Pair" {
+                    // Said before any answer: the test acts while bluetoothd holds the call.
                     continuation.yield(name)
                     guard let delay else {
                         self.unanswered.withLock { $0.append(name) }
                         continue
                     }
                     Thread.sleep(forTimeInterval: delay / .seconds(1))
-                    serial += 1
-                    var reply = DBusMessage.error(to: call, name: DBusErrorName(rawValue: errorName), message: "Authentication Failed")
-                    reply.serial = serial
-                    guard (try? session.write(reply)) != nil else { return }
-                    continue
+                    reply = DBusMessage.error(to: call, name: DBusErrorName(rawValue: errorName), message: "Authentication Failed")
                 } else if !call.flags.contains(.noReplyExpected) {
+                    reply = DBusMessage.methodReturn(to: call)
+                }
+                if var reply {
                     serial += 1
-                    var reply = DBusMessage.methodReturn(to: call)
                     reply.serial = serial
                     guard (try? session.write(reply)) != nil else { return }
                 }
-                continuation.yield(name)
+                if call.member != "Pair" { continuation.yield(name) }
             }
         }.start()
     }
