@@ -47,7 +47,7 @@ struct L2CAPChannelBoundedWaitTests {
     }
 
     private func isReserved(_ cid: L2CAPChannelID, _ rig: CentralHostRig) -> Bool {
-        rig.host.l2cap.channels.channel(connectionHandle: rig.connection.handle, localCID: cid) != nil
+        rig.connection.link.channel(localCID: cid) != nil
     }
 
     @Test func aClosedChannelReleasesItsCIDWhenTheDisconnectionResponseNeverComes() async throws {

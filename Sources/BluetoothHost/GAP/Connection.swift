@@ -21,6 +21,9 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// The GATT client of this connection: what the peer's server offers.
     public let gatt: GATTClient
     public let host: LEHost
+    /// L2CAP's part of the link: its ATT bearer (``gatt``'s) and credit-based channels, made
+    /// and closed on the transport's reader thread.
+    let link: L2CAPLink
 
     private struct State: Sendable {
         var parameters: ConnectionParameters
@@ -38,8 +41,9 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     let linkChanges = AsyncStreamFanOut<LinkChange>(bufferLimit: 64)
 
     init(handle: UInt16, peer: DeviceAddress, identity: DeviceAddress? = nil, local: DeviceAddress, role: ConnectionRole,
-         parameters: ConnectionParameters, gatt: GATTClient, host: LEHost) {
+         parameters: ConnectionParameters, link: L2CAPLink, gatt: GATTClient, host: LEHost) {
         self.handle = handle
+        self.link = link
         self.peer = peer
         self.role = role
         self.gatt = gatt

@@ -13,6 +13,9 @@ struct ConnectionCompletion: Sendable {
     /// The peer's identity, when the controller resolved its private address with the
     /// resolving list.
     var resolvedIdentity: DeviceAddress?
+    /// The link the router opened for the event, on the transport's reader thread (successful
+    /// events only).
+    var link: L2CAPLink?
 
     init(_ event: LEConnectionCompleteEvent) {
         self.init(status: event.status, handle: event.connectionHandle, role: event.role, peer: event.peer,
@@ -453,11 +456,13 @@ extension LEHost {
             endLink(stale, error: .disconnected(reason: .connectionTimeout), reason: .connectionTimeout)
             broadcast(.disconnected(stale.connection, reason: .connectionTimeout))
         }
-        let gatt = GATTClient(bearer: l2cap.bearer(for: handle) ?? closedBearer(completion))
+        let link = completion.link
+            ?? L2CAPLink.closed(connectionHandle: handle, peer: completion.peer, error: .disconnected(reason: .connectionTimeout), logger: logger)
+        let gatt = GATTClient(bearer: link.bearer)
         let identity = completion.resolvedIdentity ?? addressResolver.identity(of: completion.peer)
         if let identity { addressResolver.linkUp(at: completion.peer, identity: identity) }
         let connection = Connection(handle: handle, peer: completion.peer, identity: identity, local: ownAddress(on: completion), role: completion.role,
-                                    parameters: completion.parameters, gatt: gatt, host: self)
+                                    parameters: completion.parameters, link: link, gatt: gatt, host: self)
         links[handle] = HostLink(connection)
         logger.info("connected to \(completion.peer)\(identity.map { " (identity \($0))" } ?? "") as \(completion.role), handle \(Hex.format(handle)), \(completion.parameters)")
         broadcast(.connected(connection))
@@ -536,13 +541,6 @@ extension LEHost {
         }
     }
 
-    /// The bearer of a link that went down before the host heard it came up.
-    private func closedBearer(_ completion: ConnectionCompletion) -> ATTBearer {
-        let bearer = ATTBearer(connectionHandle: completion.handle, peer: completion.peer, logger: logger, send: { _, _ in })
-        bearer.close(with: .disconnected(reason: .connectionTimeout))
-        return bearer
-    }
-
     /// A link whose ATT bearer timed out cannot carry ATT again (Core 6.0, Vol 3, Part F, 3.3.3).
     func disconnectAfterATTTimeout(handle: UInt16) async {
         guard let connection = connection(handle) else { return }
@@ -594,7 +592,6 @@ extension LEHost {
         guard links[handle] != nil else { return }
         logger.error("the controller did not report the end of connection \(Hex.format(handle)) within \(limit): ending it here")
         controller.forgetConnection(handle)
-        l2cap.connectionEnded(handle, reason: .connectionTimeout)
         connectionEnded(handle, reason: .connectionTimeout)
     }
 

@@ -6,8 +6,8 @@ import BluetoothHCI
 /// a link's callers wait for outlives it, whichever way it ends.
 ///
 /// The link's other parts each have one owner of their own (docs/ARCHITECTURE.md, "A link's
-/// state"): the ``Connection`` (its ATT bearer with the link's security, and the link settings
-/// the controller reported), the router's bearer table and the L2CAP channel table on the
+/// state"): the ``Connection`` (the link settings the controller reported), its ``L2CAPLink``
+/// (the ATT bearer with the link's security, and the credit-based channels) on the
 /// transport's reader thread, and the GATT server's per-client state on its actor.
 struct HostLink {
     /// The link as the app sees it.
@@ -52,10 +52,12 @@ extension LEHost {
     }
 
     /// Ends everything the host keeps for a link that is gone (reported by the controller,
-    /// given up by the host, or lost with the transport): its GATT client and server state,
-    /// its pairing and every caller waiting on it, who get `error`.
+    /// given up by the host, or lost with the transport): its L2CAP link (bearer and channels;
+    /// already closed on the reader thread when the controller reported the end), its GATT
+    /// client and server state, its pairing and every caller waiting on it, who get `error`.
     func endLink(_ link: HostLink, error: HostError, reason: HCIStatus) {
         let connection = link.connection
+        l2cap.linkEnded(connection.link, error: error)
         connection.gatt.connectionDidClose(error: error)
         server.connectionDidClose(handle: connection.handle)
         connection.markDisconnected(reason: reason)

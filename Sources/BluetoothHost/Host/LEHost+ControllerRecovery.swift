@@ -30,7 +30,6 @@ extension LEHost {
         // Links the controller did not report ended: it has none after its reset.
         for handle in links.keys.sorted() {
             controller.forgetConnection(handle)
-            l2cap.connectionEnded(handle, reason: .hardwareFailure)
             connectionEnded(handle, reason: .hardwareFailure)
         }
         if advertising.isEnabled {

@@ -266,6 +266,7 @@ public actor LEHost {
             for item in batch {
                 switch item {
                 case let .event(event): handle(event)
+                case let .connected(completion): didComplete(connection: completion)
                 case let .signaling(handle, payload): connection(handle).map { receiveSignaling(payload, on: $0) }
                 case let .securityManager(handle, payload): connection(handle).map { receiveSecurityManager(payload, on: $0) }
                 // Not awaited here: the disconnection completes through this loop.

@@ -6,20 +6,24 @@ import Synchronization
 
 /// L2CAP on the LE links of one host (Core 6.0, Vol 3, Part A): takes each batch the
 /// ``HCIController`` hands over on the transport's reader thread and routes it at once, by
-/// connection handle and channel ID. ATT goes to the connection's ``ATTBearer`` in place (no
-/// copy, no task switch); advertising reports go to the running scan's ``ScanReceiver`` the
-/// same way; LE signalling, the Security Manager and the other events go to the host actor as
-/// one element per batch. It is also the one place B-frames are built.
+/// connection handle and channel ID. ATT goes to the link's ``ATTBearer`` in place (no copy,
+/// no task switch), K-frames to the link's channel; advertising reports go to the running
+/// scan's ``ScanReceiver`` the same way; LE signalling, the Security Manager and the other
+/// events go to the host actor as one element per batch. It is also the one place B-frames
+/// are built.
 ///
-/// The table of bearers follows the controller's own order: a bearer exists from the LE
-/// Connection Complete event on, before the host actor hears of the link, so no PDU that
-/// follows the event can miss it; it closes at Disconnection Complete, failing what waits on
-/// it, before anything later is routed. Encryption Change sets the bearer's security the same
-/// way, before the PDUs after it.
+/// The table of links (``L2CAPLink``: a link's bearer and channels) follows the controller's
+/// own order: a link exists from the LE Connection Complete event on, before the host actor
+/// hears of it (the event reaches the actor with the link, ``HostItem/connected(_:)``), so no
+/// PDU that follows the event can miss it; it closes at Disconnection Complete, failing what
+/// waits on it, before anything later is routed. Encryption Change sets the bearer's security
+/// the same way, before the PDUs after it.
 final class L2CAPRouter: Sendable {
     /// What the host actor handles: the control plane.
     enum HostItem: Sendable {
         case event(HCIEvent)
+        /// A successful LE connection complete event, with the link the router opened for it.
+        case connected(ConnectionCompletion)
         case signaling(connectionHandle: UInt16, payload: [UInt8])
         case securityManager(connectionHandle: UInt16, payload: [UInt8])
         /// A bearer's transaction timed out: the link must be dropped.
@@ -58,7 +62,8 @@ final class L2CAPRouter: Sendable {
     private let server: GATTServer
     private let settings: BearerSettings
     private let logger: Logger
-    private let bearers = Mutex<[UInt16: ATTBearer]>([:])
+    /// The links up, by connection handle.
+    private let links = Mutex<[UInt16: L2CAPLink]>([:])
     /// Given to every bearer opened, for its client's signed writes (the host sets it).
     let signedWriteSigner = Mutex<SignedWriteSigner?>(nil)
     /// The one timer of every bearer's transactions.
@@ -69,8 +74,8 @@ final class L2CAPRouter: Sendable {
     let hostItems: AsyncStream<[HostItem]>
     private let hostItemsContinuation: AsyncStream<[HostItem]>.Continuation
     private let queueLimits: QueueLimits
-    /// The credit-based channels and PSM servers; K-frames go to their channel on the reader thread.
-    let channels = L2CAPChannelTable()
+    /// The PSM servers peers open credit-based channels to.
+    let servers = L2CAPServerTable()
     /// The last signalling identifier used, shared by the host actor and the channels.
     private let signalingIdentifier = Atomic<UInt8>(0)
     /// Peers' PDUs yielded to ``hostItems`` and not yet handled (``didHandle(_:)``), by link.
@@ -120,7 +125,7 @@ final class L2CAPRouter: Sendable {
     private static func count(_ item: HostItem, in counts: inout BatchCounts) {
         switch item {
         case let .signaling(handle, _), let .securityManager(handle, _): counts.peerItems[handle, default: 0] += 1
-        case .event: counts.events += 1
+        case .event, .connected: counts.events += 1
         case .attTransactionTimeout, .transportClosed, .barrier: break
         }
     }
@@ -133,7 +138,7 @@ final class L2CAPRouter: Sendable {
             let waiting = pendingPeerItems.withLock { $0[handle, default: 0] } + batch.peerItems[handle, default: 0]
             if waiting < queueLimits.peerItems { return true }
         case .event(.disconnectionComplete), .event(.le(.connectionComplete)), .event(.le(.enhancedConnectionComplete)),
-             .event(.le(.enhancedConnectionCompleteV2)), .attTransactionTimeout, .transportClosed, .barrier:
+             .event(.le(.enhancedConnectionCompleteV2)), .connected, .attTransactionTimeout, .transportClosed, .barrier:
             return true
         case .event:
             if pendingEvents.load(ordering: .relaxed) + batch.events < queueLimits.allItems { return true }
@@ -165,14 +170,14 @@ final class L2CAPRouter: Sendable {
         send(LESignalingPacket(identifier: identifier, command: command).encode(), channel: .leSignaling, connectionHandle: connectionHandle)
     }
 
-    // MARK: Bearers
+    // MARK: Links
 
-    /// The ATT bearer of a connection, while it is up.
-    func bearer(for connectionHandle: UInt16) -> ATTBearer? {
-        bearers.withLock { $0[connectionHandle] }
+    /// The link up on a connection handle, if any.
+    func link(for connectionHandle: UInt16) -> L2CAPLink? {
+        links.withLock { $0[connectionHandle] }
     }
 
-    private func openBearer(connectionHandle: UInt16, peer: DeviceAddress) {
+    private func openLink(connectionHandle: UInt16, peer: DeviceAddress) -> L2CAPLink {
         var bearerLogger = logger
         bearerLogger[metadataKey: "connection"] = "\(Hex.format(connectionHandle))"
         let server = self.server
@@ -186,25 +191,27 @@ final class L2CAPRouter: Sendable {
                 items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)])
             })
         bearer.setSignedWriteSigner(signedWriteSigner.withLock { $0 })
-        let replaced = bearers.withLock { bearers in
-            defer { bearers[connectionHandle] = bearer }
-            return bearers[connectionHandle]
+        let link = L2CAPLink(bearer: bearer)
+        let replaced = links.withLock { links in
+            defer { links[connectionHandle] = link }
+            return links[connectionHandle]
         }
         replaced?.close(with: .disconnected(reason: .connectionTimeout))
+        return link
     }
 
-    private func closeBearer(connectionHandle: UInt16, error: HostError) {
-        bearers.withLock { $0.removeValue(forKey: connectionHandle) }?.close(with: error)
-        if case let .disconnected(reason) = error {
-            channels.linkClosed(connectionHandle: connectionHandle, error: .disconnected(reason: reason))
-        } else {
-            channels.linkClosed(connectionHandle: connectionHandle, error: .host(error))
+    private func closeLink(connectionHandle: UInt16, error: HostError) {
+        links.withLock { $0.removeValue(forKey: connectionHandle) }?.close(with: error)
+    }
+
+    /// The host ended `link` (the controller did not report its end, or the host gave up on it):
+    /// it closes, and leaves the table unless a later link holds its handle. Nothing when the
+    /// reader thread closed it already.
+    func linkEnded(_ link: L2CAPLink, error: HostError) {
+        links.withLock { links in
+            if links[link.connectionHandle] === link { links[link.connectionHandle] = nil }
         }
-    }
-
-    /// The host ended a connection the controller did not report ended (it stopped answering).
-    func connectionEnded(_ connectionHandle: UInt16, reason: HCIStatus) {
-        closeBearer(connectionHandle: connectionHandle, error: .disconnected(reason: reason))
+        link.close(with: error)
     }
 
     // MARK: Scanning
@@ -235,19 +242,17 @@ final class L2CAPRouter: Sendable {
             case let .event(.le(.extendedAdvertisingReport(event))):
                 scan?.add(event)
             case let .event(event):
-                track(event)
-                append(.event(event), to: &items, counts: &counts)
+                append(track(event), to: &items, counts: &counts)
             case let .l2cap(connectionHandle, pdu):
                 let pushed = route(pdu, connectionHandle: connectionHandle, deliveries: &deliveries, channelDeliveries: &channelDeliveries,
                                    items: &items, counts: &counts)
                 onlyPushedData = onlyPushedData && pushed
             case let .transportClosed(reason):
-                let open = bearers.withLock { bearers in
-                    defer { bearers.removeAll() }
-                    return Array(bearers.values)
+                let open = links.withLock { links in
+                    defer { links.removeAll() }
+                    return Array(links.values)
                 }
                 open.forEach { $0.close(with: .transportClosed(reason)) }
-                channels.closeAll(error: .transportClosed)
                 append(.transportClosed(reason), to: &items, counts: &counts)
             }
         }
@@ -255,7 +260,7 @@ final class L2CAPRouter: Sendable {
         channelDeliveries.forEach { $0.deliver() }
         if let scan { scan.receiver.deliver(scan.advertisements) }
         guard !items.isEmpty else {
-            return onlyPushedData && !bearers.withLock({ $0.values.contains { $0.isAwaitingResponse } }) ? .unsolicitedDataOnly : .other
+            return onlyPushedData && !links.withLock({ $0.values.contains { $0.bearer.isAwaitingResponse } }) ? .unsolicitedDataOnly : .other
         }
         if counts.events > 0 { pendingEvents.add(counts.events, ordering: .relaxed) }
         if !counts.peerItems.isEmpty {
@@ -276,11 +281,12 @@ final class L2CAPRouter: Sendable {
         Self.count(item, in: &counts)
     }
 
-    /// Opens and closes bearers as the controller reports links, and applies Encryption Change
+    /// Opens and closes links as the controller reports them, and applies Encryption Change
     /// to the link's bearer before the next PDU is routed: a request that follows the event
     /// in the controller's order is checked against the new security (the host actor hears
-    /// of the event later).
-    private func track(_ event: HCIEvent) {
+    /// of the event later). Returns the item for the host actor: a link opened goes with its
+    /// event.
+    private func track(_ event: HCIEvent) -> HostItem {
         switch event {
         case let .encryptionChange(change):
             encryptionChanged(change.connectionHandle, success: change.status.isSuccess, enabled: change.encryptionEnabled.isEncrypted,
@@ -291,23 +297,32 @@ final class L2CAPRouter: Sendable {
         case let .encryptionKeyRefreshComplete(refresh):
             encryptionChanged(refresh.connectionHandle, success: refresh.status.isSuccess, enabled: true, keySize: nil)
         case let .le(.connectionComplete(complete)) where complete.status.isSuccess:
-            openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
+            return connected(ConnectionCompletion(complete), peer: complete.peer)
         case let .le(.enhancedConnectionComplete(complete)) where complete.status.isSuccess:
-            openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
+            return connected(ConnectionCompletion(complete), peer: complete.peer)
         case let .le(.enhancedConnectionCompleteV2(complete)) where complete.status.isSuccess:
-            openBearer(connectionHandle: complete.connectionHandle, peer: complete.peer)
+            return connected(ConnectionCompletion(complete), peer: complete.peer)
         case let .disconnectionComplete(disconnection) where disconnection.status.isSuccess:
-            closeBearer(connectionHandle: disconnection.connectionHandle, error: .disconnected(reason: disconnection.reason))
+            closeLink(connectionHandle: disconnection.connectionHandle, error: .disconnected(reason: disconnection.reason))
         default:
             break
         }
+        return .event(event)
+    }
+
+    /// `peer` is the event's: the identity address where the controller resolved the peer's
+    /// private address (the bearer's server and signed writes look bonds up by it).
+    private func connected(_ completion: ConnectionCompletion, peer: DeviceAddress) -> HostItem {
+        var completion = completion
+        completion.link = openLink(connectionHandle: completion.handle, peer: peer)
+        return .connected(completion)
     }
 
     /// The link's bearer takes the new security; a link now encrypted with a bond's key tells the
     /// GATT server, in order with the PDUs that follow, so that a bonded client gets back its
     /// subscriptions before anything else it sends (or without sending anything).
     private func encryptionChanged(_ connectionHandle: UInt16, success: Bool, enabled: Bool, keySize: Int?) {
-        guard let bearer = bearer(for: connectionHandle) else { return }
+        guard let bearer = link(for: connectionHandle)?.bearer else { return }
         let security = bearer.encryptionChanged(success: success, enabled: enabled, keySize: keySize)
         if success, security.bondIdentity != nil { server.linkEncrypted(bearer) }
     }
@@ -324,7 +339,7 @@ final class L2CAPRouter: Sendable {
         }
         switch frame.channelID {
         case .att:
-            guard let bearer = bearer(for: connectionHandle) else {
+            guard let bearer = link(for: connectionHandle)?.bearer else {
                 logger.debug("ATT data for unknown connection \(Hex.format(connectionHandle)) dropped")
                 return false
             }
@@ -336,7 +351,7 @@ final class L2CAPRouter: Sendable {
         case let cid where cid.isLEDynamic:
             // A K-frame: straight to its channel, whose reader is woken once after the batch.
             // Data for an unknown CID is dropped (Core 6.0, Vol 3, Part A, 4: no channel, no answer).
-            guard let channel = channels.channel(connectionHandle: connectionHandle, localCID: cid) else {
+            guard let channel = link(for: connectionHandle)?.channel(localCID: cid) else {
                 logger.debug("L2CAP data for unknown channel \(cid) on connection \(Hex.format(connectionHandle)) dropped")
                 return false
             }

@@ -17,47 +17,46 @@ extension LEHost {
     /// channel the peer accepts after that is disconnected as its answer comes).
     public func openChannel(psm: UInt16, on connection: Connection, parameters: L2CAPChannelParameters = L2CAPChannelParameters())
         async throws(L2CAPChannelError) -> L2CAPChannel {
-        guard L2CAPChannelTable.validPSMs.contains(psm) else { throw .invalidArgument("SPSM \(Hex.format(psm)) is outside 0x01…0xFF") }
+        guard L2CAPServerTable.validPSMs.contains(psm) else { throw .invalidArgument("SPSM \(Hex.format(psm)) is outside 0x01…0xFF") }
         if let violation = parameters.violation { throw .invalidArgument(violation) }
         do { try requirePoweredOn() } catch { throw .host(error) }
         guard isCurrent(connection), connection.isConnected else {
             throw .host(.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
         }
         if Task.isCancelled { throw .cancelled }
-        guard let channel = l2cap.channels.allocate(connectionHandle: connection.handle, { cid in
+        let link = connection.link
+        let channel = try link.allocate { cid in
             makeChannel(psm: psm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: false)
-        }) else { throw .noResources }
+        }
         let request = LESignalingCommand.leCreditBasedConnectionRequest(.init(
             spsm: psm, sourceCID: channel.localCID, mtu: parameters.mtu, mps: parameters.mps, initialCredits: parameters.initialCredits))
-        let table = l2cap.channels
-        let handle = connection.handle
         let response: L2CAPLECreditBasedConnectionResponse
         switch await exchangeChannelRequest(request, opening: [channel], on: connection) {
         case let .success(.leCreditBasedConnectionResponse(answer)):
             response = answer
         case .success:
             let error = L2CAPChannelError.host(.protocolViolation("an enhanced response to an LE credit-based connection request"))
-            table.remove(channel)
+            link.remove(channel)
             channel.finish(with: error)
             throw error
         case let .failure(error):
             // A cancelled request keeps its CID until the peer answers or the RTX timer ends.
-            if error != .cancelled { table.remove(channel) }
+            if error != .cancelled { link.remove(channel) }
             channel.finish(with: error)
             throw error
         }
         guard response.result.isSuccess else {
-            table.remove(channel)
+            link.remove(channel)
             channel.finish(with: .refused(response.result))
             throw .refused(response.result)
         }
         // Core 6.0, Vol 3, Part A, 4.23: the destination CID must be a dynamic one, the MTU and
         // MPS at least 23.
         guard response.destinationCID.isLEDynamic, response.mtu >= 23, response.mps >= 23, response.mps <= L2CAPChannelParameters.maximumMPS,
-              table.channel(connectionHandle: handle, remoteCID: response.destinationCID) == nil else {
+              link.channel(remoteCID: response.destinationCID) == nil else {
             logger.warning("channel response with invalid values from \(connection.peer): \(response)")
             let error = L2CAPChannelError.host(.protocolViolation("invalid L2CAP channel response: \(response)"))
-            table.remove(channel)
+            link.remove(channel)
             channel.finish(with: error)
             if response.destinationCID.isLEDynamic {
                 sendSignaling(.disconnectionRequest(.init(destinationCID: response.destinationCID, sourceCID: channel.localCID)), on: connection)
@@ -70,36 +69,32 @@ extension LEHost {
         return channel
     }
 
-    /// Sends a channel request for `channels` (already in the table) and waits for the response
+    /// Sends a channel request for `channels` (holding their CIDs on the link) and waits for the response
     /// with the same identifier, a Command Reject, the link's end, or the RTX timeout. Task
     /// cancellation ends the wait with ``L2CAPChannelError/cancelled``; the channels then keep
     /// their CIDs until the request ends (see ``settleCancelledOpen(of:with:)``).
     private func exchangeChannelRequest(_ request: LESignalingCommand, opening channels: [L2CAPChannel], on connection: Connection)
         async -> Result<LESignalingCommand, L2CAPChannelError> {
         let identifier = l2cap.nextSignalingIdentifier()
-        let handle = connection.handle
-        let table = l2cap.channels
+        let link = connection.link
         let clock = configuration.clock
         let deadline = clock.now + Self.channelRequestTimeout
         let timer = Task {
             do { try await clock.sleep(until: deadline) } catch { return }
-            table.takePendingOpen(connectionHandle: handle, identifier: identifier)?.complete(.failure(.timeout))
+            link.takePendingOpen(identifier: identifier)?.complete(.failure(.timeout))
         }
         let settle: @Sendable (Result<LESignalingCommand, L2CAPChannelError>) -> Void = { [weak self] outcome in
-            guard let self else { return channels.forEach { table.remove($0) } }
-            self.settleCancelledOpen(of: channels, with: outcome)
+            guard let self else { return channels.forEach { link.remove($0) } }
+            self.settleCancelledOpen(of: channels, on: link, with: outcome)
         }
-        let cancel: @Sendable () -> Void = { table.cancelPendingOpen(connectionHandle: handle, identifier: identifier, late: settle) }
+        let cancel: @Sendable () -> Void = { link.cancelPendingOpen(identifier: identifier, late: settle) }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<LESignalingCommand, L2CAPChannelError>, Never>) in
                 // Registered before the request goes out: the response is handled by this actor
-                // only after this returns, but the link may close on the reader thread at once.
-                table.addPendingOpen(.init(channels: channels, complete: { continuation.resume(returning: $0) }),
-                                     connectionHandle: handle, identifier: identifier)
+                // only after this returns, but the link may close on the reader thread at once
+                // (a closed link fails the open at once).
+                link.addPendingOpen(.init(channels: channels, complete: { continuation.resume(returning: $0) }), identifier: identifier)
                 sendSignaling(request, identifier: identifier, on: connection)
-                if !connection.isConnected {
-                    table.linkClosed(connectionHandle: handle, error: .disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
-                }
                 // Cancelled before the open was registered: the handler found nothing to cancel.
                 if Task.isCancelled { cancel() }
             }
@@ -114,8 +109,8 @@ extension LEHost {
     /// What ends a request whose task was cancelled: channels the peer accepted are
     /// disconnected at once (their CIDs released once it answers, or after the RTX bound);
     /// the others, refused or never answered, release their CIDs now.
-    private nonisolated func settleCancelledOpen(of channels: [L2CAPChannel], with outcome: Result<LESignalingCommand, L2CAPChannelError>) {
-        let table = l2cap.channels
+    private nonisolated func settleCancelledOpen(of channels: [L2CAPChannel], on link: L2CAPLink,
+                                                 with outcome: Result<LESignalingCommand, L2CAPChannelError>) {
         var accepted: [L2CAPChannelID] = []
         switch outcome {
         case let .success(.leCreditBasedConnectionResponse(response)) where response.result.isSuccess:
@@ -127,8 +122,8 @@ extension LEHost {
         }
         for (index, channel) in channels.enumerated() {
             let remote = index < accepted.count ? accepted[index] : .null
-            guard remote.isLEDynamic, table.channel(connectionHandle: channel.connectionHandle, remoteCID: remote) == nil else {
-                table.remove(channel)
+            guard remote.isLEDynamic, !link.isClosed, link.channel(remoteCID: remote) == nil else {
+                link.remove(channel)
                 continue
             }
             logger.debug("disconnecting \(channel): the peer accepted it after the open was cancelled")
@@ -139,14 +134,13 @@ extension LEHost {
 
     /// Releases a channel we closed once the RTX bound passes without the peer's
     /// Disconnection Response (Core 6.0, Vol 3, Part A, 6.2.1); the response cancels this.
-    nonisolated func releaseUnansweredDisconnection(of channel: L2CAPChannel) {
-        let table = l2cap.channels
+    nonisolated func releaseUnansweredDisconnection(of channel: L2CAPChannel, on link: L2CAPLink) {
         let clock = configuration.clock
         let deadline = clock.now + Self.disconnectionResponseTimeout
         let logger = logger
-        table.setReleaseTimer(Task {
+        link.setReleaseTimer(Task {
             do { try await clock.sleep(until: deadline) } catch { return }
-            if table.remove(channel) {
+            if link.remove(channel) {
                 logger.info("no Disconnection Response for \(channel) in \(Self.disconnectionResponseTimeout): CID released")
             }
         }, for: channel)
@@ -161,7 +155,7 @@ extension LEHost {
     public func openEnhancedChannels(psm: UInt16, count: Int, on connection: Connection,
                                      parameters: L2CAPChannelParameters = L2CAPChannelParameters())
         async throws(L2CAPChannelError) -> [L2CAPChannel] {
-        guard L2CAPChannelTable.validPSMs.contains(psm) else { throw .invalidArgument("SPSM \(Hex.format(psm)) is outside 0x01…0xFF") }
+        guard L2CAPServerTable.validPSMs.contains(psm) else { throw .invalidArgument("SPSM \(Hex.format(psm)) is outside 0x01…0xFF") }
         guard (1...L2CAPCreditBasedConnectionRequest.maximumChannels).contains(count) else {
             throw .invalidArgument("an enhanced request opens 1…5 channels, not \(count)")
         }
@@ -172,16 +166,17 @@ extension LEHost {
             throw .host(.disconnected(reason: connection.disconnectReason ?? .unknownConnectionIdentifier))
         }
         if Task.isCancelled { throw .cancelled }
-        let table = l2cap.channels
+        let link = connection.link
         var channels: [L2CAPChannel] = []
         for _ in 0..<count {
-            guard let channel = table.allocate(connectionHandle: connection.handle, { cid in
-                makeChannel(psm: psm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: true)
-            }) else {
-                channels.forEach { table.remove($0) }
-                throw .noResources
+            do {
+                channels.append(try link.allocate { cid in
+                    makeChannel(psm: psm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: true)
+                })
+            } catch {
+                channels.forEach { link.remove($0) }
+                throw error
             }
-            channels.append(channel)
         }
         let request = L2CAPCreditBasedConnectionRequest(
             spsm: psm, mtu: parameters.mtu, mps: parameters.mps, initialCredits: parameters.initialCredits, sourceCIDs: channels.map(\.localCID))
@@ -191,24 +186,24 @@ extension LEHost {
             response = answer
         case .success:
             let error = L2CAPChannelError.host(.protocolViolation("an LE response to an enhanced credit-based connection request"))
-            channels.forEach { table.remove($0); $0.finish(with: error) }
+            channels.forEach { link.remove($0); $0.finish(with: error) }
             throw error
         case let .failure(error):
             // A cancelled request keeps its CIDs until the peer answers or the RTX timer ends.
-            if error != .cancelled { channels.forEach { table.remove($0) } }
+            if error != .cancelled { channels.forEach { link.remove($0) } }
             channels.forEach { $0.finish(with: error) }
             throw error
         }
         // A refused channel has destination 0; a peer may also leave the list short (Bumble does).
         let destinations = channels.indices.map { $0 < response.destinationCIDs.count ? response.destinationCIDs[$0] : .null }
         if let violation = response.violation(answering: request)
-            ?? destinations.first(where: { $0 != .null && table.channel(connectionHandle: connection.handle, remoteCID: $0) != nil })
+            ?? destinations.first(where: { $0 != .null && link.channel(remoteCID: $0) != nil })
                 .map({ "destination CID \($0) is already in use on this link" }) {
             // The peer believes the channels it named open: close each from our side.
             logger.warning("enhanced channel response with invalid values from \(connection.peer): \(violation)")
             let error = L2CAPChannelError.host(.protocolViolation("invalid L2CAP enhanced channel response: \(violation)"))
             for (channel, destination) in zip(channels, destinations) {
-                table.remove(channel)
+                link.remove(channel)
                 channel.finish(with: error)
                 if destination.isLEDynamic {
                     sendSignaling(.disconnectionRequest(.init(destinationCID: destination, sourceCID: channel.localCID)), on: connection)
@@ -220,7 +215,7 @@ extension LEHost {
         let refusal = response.result.isSuccess ? L2CAPCreditBasedConnectionResult.noResourcesAvailable : response.result
         for (channel, destination) in zip(channels, destinations) {
             guard destination != .null else {
-                table.remove(channel)
+                link.remove(channel)
                 channel.finish(with: .refused(refusal))
                 continue
             }
@@ -243,29 +238,30 @@ extension LEHost {
                        accept: @escaping @Sendable (L2CAPChannel) -> Void) throws(L2CAPChannelError) -> L2CAPServer {
         if let violation = parameters.violation { throw .invalidArgument(violation) }
         guard Bond.keySizes.contains(minimumKeySize) else { throw .invalidArgument("an encryption key has 7…16 octets, not \(minimumKeySize)") }
-        let server = try l2cap.channels.addServer(psm: psm, parameters: parameters, security: security, minimumKeySize: minimumKeySize,
-                                                  accept: accept)
+        let server = try l2cap.servers.add(psm: psm, parameters: parameters, security: security, minimumKeySize: minimumKeySize,
+                                           accept: accept)
         logger.info("listening for L2CAP channels on PSM \(Hex.format(server.psm))")
         return server
     }
 
     /// Removes the server of `psm`; channels it accepted stay open.
     public func stopListening(psm: UInt16) {
-        l2cap.channels.removeServer(psm: psm)
+        l2cap.servers.remove(psm: psm)
     }
 
     /// The PSM servers registered.
-    public var channelServers: [L2CAPServer] { l2cap.channels.servers }
+    public var channelServers: [L2CAPServer] { l2cap.servers.registrations }
 
     /// The credit-based channels open on a connection.
     public nonisolated func channels(on connection: Connection) -> [L2CAPChannel] {
-        l2cap.channels.channels(connectionHandle: connection.handle).filter(\.isOpen)
+        connection.link.allChannels.filter(\.isOpen)
     }
 
     func makeChannel(psm: UInt16, connection: Connection, localCID: L2CAPChannelID, parameters: L2CAPChannelParameters,
                      isEnhanced: Bool) -> L2CAPChannel {
         let router = l2cap
         let handle = connection.handle
+        let link = connection.link
         return L2CAPChannel(
             psm: psm, connectionHandle: handle, peer: connection.peer, localCID: localCID, parameters: parameters, isEnhanced: isEnhanced,
             io: .init(
@@ -275,14 +271,16 @@ extension LEHost {
                 sendSignaling: { command in
                     router.sendSignaling(command, identifier: router.nextSignalingIdentifier(), connectionHandle: handle)
                 },
-                disconnecting: { [weak self] channel in self?.releaseUnansweredDisconnection(of: channel) }))
+                disconnecting: { [weak self, weak link] channel in
+                    if let link { self?.releaseUnansweredDisconnection(of: channel, on: link) }
+                }))
     }
 
     // MARK: Signalling
 
     /// Handles the credit-based channel commands of the LE signalling channel.
     func receiveChannelSignaling(_ command: LESignalingCommand, identifier: UInt8, on connection: Connection) {
-        let table = l2cap.channels
+        let link = connection.link
         switch command {
         case let .leCreditBasedConnectionRequest(request):
             acceptChannel(request, identifier: identifier, on: connection)
@@ -292,23 +290,23 @@ extension LEHost {
             sendSignaling(.creditBasedReconfigureResponse(.init(result: reconfigure(request, on: connection))),
                           identifier: identifier, on: connection)
         case .leCreditBasedConnectionResponse, .creditBasedConnectionResponse:
-            guard let open = table.takePendingOpen(connectionHandle: connection.handle, identifier: identifier) else {
+            guard let open = link.takePendingOpen(identifier: identifier) else {
                 logger.debug("channel response \(command) matches no request")
                 return
             }
             open.complete(.success(command))
         case let .commandReject(reason):
-            table.takePendingOpen(connectionHandle: connection.handle, identifier: identifier)?.complete(.failure(.rejectedByPeer(reason)))
+            link.takePendingOpen(identifier: identifier)?.complete(.failure(.rejectedByPeer(reason)))
         case let .flowControlCreditIndication(indication):
             // The CID is the sender's (Core 6.0, Vol 3, Part A, 4.24): our destination.
-            guard let channel = table.channel(connectionHandle: connection.handle, remoteCID: indication.cid) else {
+            guard let channel = link.channel(remoteCID: indication.cid) else {
                 logger.debug("credits for unknown channel \(indication.cid) ignored")
                 return
             }
             channel.addCredits(indication.credits)
         case let .disconnectionRequest(request):
             // The request names the CIDs from its sender's side (Vol 3, Part A, 4.6).
-            guard let channel = table.channel(connectionHandle: connection.handle, localCID: request.destinationCID),
+            guard let channel = link.channel(localCID: request.destinationCID),
                   channel.remoteCID == request.sourceCID else {
                 sendSignaling(.commandReject(.invalidCID(localCID: request.destinationCID, remoteCID: request.sourceCID)),
                               identifier: identifier, on: connection)
@@ -316,13 +314,13 @@ extension LEHost {
             }
             sendSignaling(.disconnectionResponse(.init(destinationCID: request.destinationCID, sourceCID: request.sourceCID)),
                           identifier: identifier, on: connection)
-            table.remove(channel)
+            link.remove(channel)
             channel.finish(with: .closedByPeer)
         case let .disconnectionResponse(response):
             // It echoes our request: the source is our CID.
-            if let channel = table.channel(connectionHandle: connection.handle, localCID: response.sourceCID),
+            if let channel = link.channel(localCID: response.sourceCID),
                channel.remoteCID == response.destinationCID {
-                table.remove(channel)
+                link.remove(channel)
                 channel.finish(with: .closedLocally)
             }
         default:
@@ -349,22 +347,22 @@ extension LEHost {
 
     /// Answers L2CAP_LE_CREDIT_BASED_CONNECTION_REQ (Core 6.0, Vol 3, Part A, 4.22 / 4.23).
     private func acceptChannel(_ request: L2CAPLECreditBasedConnectionRequest, identifier: UInt8, on connection: Connection) {
-        let table = l2cap.channels
+        let link = connection.link
         func refuse(_ result: L2CAPCreditBasedConnectionResult) {
             logger.info("refused L2CAP channel for SPSM \(Hex.format(request.spsm)) from \(connection.peer): \(result)")
             sendSignaling(.leCreditBasedConnectionResponse(.refused(result)), identifier: identifier, on: connection)
         }
-        guard let server = table.server(psm: request.spsm) else { return refuse(.spsmNotSupported) }
+        guard let server = l2cap.servers.server(psm: request.spsm) else { return refuse(.spsmNotSupported) }
         if let refusal = securityRefusal(server.registration, on: connection) { return refuse(refusal) }
         guard request.sourceCID.isLEDynamic else { return refuse(.invalidSourceCID) }
-        guard table.channel(connectionHandle: connection.handle, remoteCID: request.sourceCID) == nil else {
+        guard link.channel(remoteCID: request.sourceCID) == nil else {
             return refuse(.sourceCIDAlreadyAllocated)
         }
         guard request.mtu >= 23, request.mps >= 23, request.mps <= L2CAPChannelParameters.maximumMPS else {
             return refuse(.unacceptableParameters)
         }
         let parameters = server.registration.parameters
-        guard let channel = table.allocate(connectionHandle: connection.handle, { cid in
+        guard let channel = try? link.allocate({ cid in
             makeChannel(psm: request.spsm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: false)
         }) else { return refuse(.noResourcesAvailable) }
         channel.connect(remoteCID: request.sourceCID, peerMTU: Int(request.mtu), peerMPS: Int(request.mps), credits: Int(request.initialCredits))
@@ -379,14 +377,14 @@ extension LEHost {
     /// 4.27): the CIDs listed are the sender's, the MTU may not shrink, the MPS may shrink only
     /// for one channel at a time; nothing changes unless every check passes.
     func reconfigure(_ request: L2CAPCreditBasedReconfigureRequest, on connection: Connection) -> L2CAPCreditBasedReconfigureResult {
-        let table = l2cap.channels
+        let link = connection.link
         guard request.mtu >= 64, request.mps >= 64, request.mps <= L2CAPChannelParameters.maximumMPS,
               !request.destinationCIDs.isEmpty, request.destinationCIDs.count <= L2CAPCreditBasedConnectionRequest.maximumChannels else {
             return .unacceptableParameters
         }
         var channels: [L2CAPChannel] = []
         for cid in request.destinationCIDs {
-            guard let channel = table.channel(connectionHandle: connection.handle, remoteCID: cid), channel.isEnhanced else {
+            guard let channel = link.channel(remoteCID: cid), channel.isEnhanced else {
                 return .invalidDestinationCID
             }
             channels.append(channel)
@@ -400,7 +398,7 @@ extension LEHost {
     /// Answers L2CAP_CREDIT_BASED_CONNECTION_REQ: up to five enhanced channels at once, each
     /// refused on its own with destination CID 0 (Core 6.0, Vol 3, Part A, 4.25 / 4.26).
     private func acceptChannels(_ request: L2CAPCreditBasedConnectionRequest, identifier: UInt8, on connection: Connection) {
-        let table = l2cap.channels
+        let link = connection.link
         func refuseAll(_ result: L2CAPCreditBasedConnectionResult) {
             logger.info("refused enhanced L2CAP channels for SPSM \(Hex.format(request.spsm)) from \(connection.peer): \(result)")
             sendSignaling(.creditBasedConnectionResponse(.init(
@@ -412,7 +410,7 @@ extension LEHost {
               request.mtu >= 64, request.mps >= 64, request.mps <= L2CAPChannelParameters.maximumMPS else {
             return refuseAll(.invalidParameters)
         }
-        guard let server = table.server(psm: request.spsm) else { return refuseAll(.spsmNotSupported) }
+        guard let server = l2cap.servers.server(psm: request.spsm) else { return refuseAll(.spsmNotSupported) }
         if let refusal = securityRefusal(server.registration, on: connection) { return refuseAll(refusal) }
         var parameters = server.registration.parameters
         parameters.mtu = max(parameters.mtu, 64)
@@ -424,10 +422,10 @@ extension LEHost {
             let refusal: L2CAPCreditBasedConnectionResult?
             if !source.isLEDynamic {
                 refusal = .invalidSourceCID
-            } else if table.channel(connectionHandle: connection.handle, remoteCID: source) != nil
+            } else if link.channel(remoteCID: source) != nil
                         || request.sourceCIDs[..<index].contains(source) {
                 refusal = .sourceCIDAlreadyAllocated
-            } else if let channel = table.allocate(connectionHandle: connection.handle, { cid in
+            } else if let channel = try? link.allocate({ cid in
                 makeChannel(psm: request.spsm, connection: connection, localCID: cid, parameters: parameters, isEnhanced: true)
             }) {
                 channel.connect(remoteCID: source, peerMTU: Int(request.mtu), peerMPS: Int(request.mps), credits: Int(request.initialCredits))
