@@ -290,12 +290,12 @@ struct GATTServerPushSecurityTests {
         #expect(try await harness.server.updateValue([0xD1], forHandle: handle).indicated == [0x0054])
         #expect(try await harness.server.updateValue([0xD2], forHandle: handle).indicated == [0x0054], "queued behind the first")
         let waiting = Task { try await harness.server.indicate([0xD3], forHandle: handle, connectionHandle: 0x0054) }
-        #expect(await eventually { await harness.server.bearers[0x0054]?.indications.count == 3 }, "the third indication queued")
+        #expect(await eventually { await harness.server.clients[0x0054]?.indications.count == 3 }, "the third indication queued")
 
         harness.server.setSecurity(Self.bondRemoved, connectionHandle: 0x0054)
         raw.send(.handleValueConfirmation(.init()))
         await #expect(throws: GATTServerError.insufficientSecurity(connectionHandle: 0x0054, .bondRemoved)) { try await waiting.value }
-        #expect(await harness.server.bearers[0x0054]?.indications.count == 0, "both queued indications dropped")
+        #expect(await harness.server.clients[0x0054]?.indications.count == 0, "both queued indications dropped")
         #expect(Self.pushes(harness, 0x0054) == [.handleValueIndication(.init(handle: handle, value: [0xD1]))])
     }
 }

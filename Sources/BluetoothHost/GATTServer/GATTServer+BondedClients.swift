@@ -56,10 +56,10 @@ extension GATTServer {
     public func forgetClient(_ identity: DeviceAddress) {
         let identity = DeviceAddress(identity.address, type: identity.type.base)
         bondedClients.forget(identity)
-        for (handle, bearer) in bearers where bearer.cachingIdentity == identity {
-            var updated = bearer
+        for (handle, client) in clients where client.cachingIdentity == identity {
+            var updated = client
             updated.cachingIdentity = nil
-            bearers[handle] = updated
+            clients[handle] = updated
         }
     }
 
@@ -75,18 +75,18 @@ extension GATTServer {
         inbox.yield(.encrypted(ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer), security))
     }
 
-    /// On the inbox: a Host connection gets its bearer now (its client may send nothing before
+    /// On the inbox: a Host connection's client is taken up now (it may send nothing before
     /// it expects its notifications); a client wired in memory is taken up once it has talked.
     func acceptEncryption(_ security: LinkSecurity, from link: ServerLink) {
-        guard !link.isWiredInMemory || bearers[link.connectionHandle] != nil else { return }
-        bearer(for: link).requests.yield(.encrypted(security))
+        guard !link.isWiredInMemory || clients[link.connectionHandle] != nil else { return }
+        client(for: link).requests.yield(.encrypted(security))
     }
 
-    /// In the bearer's order: takes up the bond's state unless the link already holds it.
-    func linkDidEncrypt(_ security: LinkSecurity, bearerID: UInt64, connectionHandle: UInt16) async {
-        guard let identity = security.bondIdentity, let current = bearer(id: bearerID, connectionHandle: connectionHandle),
+    /// In the client's order: takes up the bond's state unless the link already holds it.
+    func linkDidEncrypt(_ security: LinkSecurity, clientID: UInt64, connectionHandle: UInt16) async {
+        guard let identity = security.bondIdentity, let current = client(id: clientID, connectionHandle: connectionHandle),
               current.cachingIdentity != identity else { return }
-        await adoptBondIdentity(identity, bearerID: bearerID, connectionHandle: connectionHandle)
+        await adoptBondIdentity(identity, clientID: clientID, connectionHandle: connectionHandle)
     }
 
     /// The link is encrypted with the key of the bond with `identity`: the client is that bond's
@@ -94,47 +94,47 @@ extension GATTServer {
     /// change-aware only if the database is the one it knew, or it learned the database on this
     /// link since (read the hash, confirmed Service Changed); its configurations come back where
     /// it wrote none on this link. Then it gets what it missed.
-    func adoptBondIdentity(_ identity: DeviceAddress, bearerID: UInt64, connectionHandle: UInt16) async {
+    func adoptBondIdentity(_ identity: DeviceAddress, clientID: UInt64, connectionHandle: UInt16) async {
         var loaded: GATTBondedClientState?
         if !bondedClients.knows(identity), let storage = clientStateStorage { loaded = await storage.load(identity) }
-        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle), bearer.cachingIdentity != identity else { return }
-        if let previous = bearer.cachingIdentity { bondedClients.leave(previous, state: nil) }
+        guard var client = client(id: clientID, connectionHandle: connectionHandle), client.cachingIdentity != identity else { return }
+        if let previous = client.cachingIdentity { bondedClients.leave(previous, state: nil) }
         let arrival = bondedClients.arrive(identity, loaded: loaded)
         noteDeferredDrops()
-        bearer.cachingIdentity = identity
+        client.cachingIdentity = identity
         var restored: [(UInt16, ClientCharacteristicConfiguration)] = []
         if let remembered = arrival.state {
-            bearer.clientFeatures |= remembered.supportedFeatures & Self.supportedClientFeatures
-            bearer.isChangeAware = bearer.isChangeAware && (bearer.hasLearnedDatabase || remembered.knownDatabaseHash == database.hash)
-            restored = restore(remembered.subscriptions, into: &bearer)
+            client.clientFeatures |= remembered.supportedFeatures & Self.supportedClientFeatures
+            client.isChangeAware = client.isChangeAware && (client.hasLearnedDatabase || remembered.knownDatabaseHash == database.hash)
+            restored = restore(remembered.subscriptions, into: &client)
             logger.debug("""
-                connection \(Hex.format(connectionHandle)) is bonded client \(identity): features \(Hex.format(bearer.clientFeatures)), \
-                change-aware \(bearer.isChangeAware), \(restored.count) configurations restored
+                connection \(Hex.format(connectionHandle)) is bonded client \(identity): features \(Hex.format(client.clientFeatures)), \
+                change-aware \(client.isChangeAware), \(restored.count) configurations restored
                 """)
         }
-        bearers[connectionHandle] = bearer
+        clients[connectionHandle] = client
         for (valueHandle, configuration) in restored {
-            broadcast(.subscriptionChanged(subscription(bearer, valueHandle: valueHandle, configuration: configuration, isRestored: true)))
+            broadcast(.subscriptionChanged(subscription(client, valueHandle: valueHandle, configuration: configuration, isRestored: true)))
         }
         // What the link wrote before it was encrypted is the bond's now.
-        keepBondedClientState(of: bearer)
-        deliverMissed(arrival, to: bearer)
+        keepBondedClientState(of: client)
+        deliverMissed(arrival, to: client)
     }
 
-    /// The stored configurations that still fit this database, put on the bearer where the
+    /// The stored configurations that still fit this database, put on the client where the
     /// link wrote none of its own: a characteristic of the same UUID at the same handle, only
     /// the bits its properties allow.
-    private func restore(_ subscriptions: [GATTStoredSubscription], into bearer: inout ServerBearer) -> [(UInt16, ClientCharacteristicConfiguration)] {
+    private func restore(_ subscriptions: [GATTStoredSubscription], into client: inout ConnectedClient) -> [(UInt16, ClientCharacteristicConfiguration)] {
         var restored: [(UInt16, ClientCharacteristicConfiguration)] = []
-        for stored in subscriptions where !bearer.configuredOnLink.contains(stored.valueHandle) {
+        for stored in subscriptions where !client.configuredOnLink.contains(stored.valueHandle) {
             guard let attribute = database.attribute(at: stored.valueHandle), attribute.type == stored.characteristicUUID,
                   case let .value(properties) = attribute.kind else { continue }
             var allowed: ClientCharacteristicConfiguration = []
             if properties.contains(.notify) { allowed.insert(.notification) }
             if properties.contains(.indicate) { allowed.insert(.indication) }
             let configuration = stored.configuration.intersection(allowed)
-            guard !configuration.isEmpty, bearer.configurations[stored.valueHandle] != configuration else { continue }
-            bearer.configurations[stored.valueHandle] = configuration
+            guard !configuration.isEmpty, client.configurations[stored.valueHandle] != configuration else { continue }
+            client.configurations[stored.valueHandle] = configuration
             restored.append((stored.valueHandle, configuration))
         }
         return restored
@@ -144,11 +144,11 @@ extension GATTServer {
     /// (Core 6.0, Vol 3, Part G, 7.1, with the whole handle range), the deferred indications, and
     /// the latest value of each characteristic updated meanwhile that notifies it on return.
     /// Each is checked against the link's security as it leaves, like any push.
-    private func deliverMissed(_ arrival: BondedClientRegistry.Arrival, to bearer: ServerBearer) {
-        let connectionHandle = bearer.connectionHandle
-        let mtu = Int(mtu(of: bearer))
+    private func deliverMissed(_ arrival: BondedClientRegistry.Arrival, to client: ConnectedClient) {
+        let connectionHandle = client.connectionHandle
+        let mtu = Int(mtu(of: client))
         var dropped = 0
-        if !bearer.isChangeAware, bearer.configurations[AttributeDatabase.serviceChangedHandle]?.contains(.indication) == true {
+        if !client.isChangeAware, client.configurations[AttributeDatabase.serviceChangedHandle]?.contains(.indication) == true {
             var writer = ByteWriter(capacity: 4)
             writer.write(UInt16(0x0001))
             writer.write(UInt16(0xFFFF))
@@ -159,7 +159,7 @@ extension GATTServer {
         }
         for deferred in arrival.deferredIndications {
             // Only what the client still asks to be indicated, of a value still there.
-            guard bearer.configurations[deferred.handle]?.contains(.indication) == true,
+            guard client.configurations[deferred.handle]?.contains(.indication) == true,
                   database.attribute(at: deferred.handle) != nil else { continue }
             if enqueueIndication(Array(deferred.value.prefix(mtu - 3)), valueHandle: deferred.handle, connectionHandle: connectionHandle,
                                  ticket: nil) != .sent {
@@ -167,9 +167,9 @@ extension GATTServer {
             }
         }
         for handle in arrival.updatedWhileAway.sorted() {
-            guard let configuration = bearer.configurations[handle], configuration.contains(.notification), !configuration.contains(.indication),
+            guard let configuration = client.configurations[handle], configuration.contains(.notification), !configuration.contains(.indication),
                   let attribute = database.attribute(at: handle), attribute.notifiesLatestValueOnReconnection else { continue }
-            if let refusal = attribute.readRequirement.shortfall(on: currentSecurity(of: bearer)) {
+            if let refusal = attribute.readRequirement.shortfall(on: currentSecurity(of: client)) {
                 logger.debug("latest \(attribute.type) not notified to returning connection \(Hex.format(connectionHandle)): \(refusal)")
                 continue
             }
@@ -184,31 +184,31 @@ extension GATTServer {
     // MARK: Keeping the state
 
     /// The client's state as its bond keeps it: features, the database it knows, configurations.
-    func bondedState(of bearer: ServerBearer) -> GATTBondedClientState {
-        let subscriptions = bearer.configurations.keys.sorted().compactMap { handle -> GATTStoredSubscription? in
-            guard let configuration = bearer.configurations[handle], !configuration.isEmpty,
+    func bondedState(of client: ConnectedClient) -> GATTBondedClientState {
+        let subscriptions = client.configurations.keys.sorted().compactMap { handle -> GATTStoredSubscription? in
+            guard let configuration = client.configurations[handle], !configuration.isEmpty,
                   let attribute = database.attribute(at: handle) else { return nil }
             return GATTStoredSubscription(valueHandle: handle, characteristicUUID: attribute.type, configuration: configuration)
         }
-        return GATTBondedClientState(supportedFeatures: bearer.clientFeatures, knownDatabaseHash: bearer.isChangeAware ? database.hash : nil,
+        return GATTBondedClientState(supportedFeatures: client.clientFeatures, knownDatabaseHash: client.isChangeAware ? database.hash : nil,
                                      subscriptions: subscriptions)
     }
 
     /// A link that holds a bonded client's state changed it (configurations, features): kept,
     /// and stored, while the link is still encrypted with the bond's key.
-    func keepBondedClientState(of bearer: ServerBearer) {
-        guard let identity = bearer.cachingIdentity, currentSecurity(of: bearer).bondIdentity == identity else { return }
-        let state = bondedState(of: bearer)
+    func keepBondedClientState(of client: ConnectedClient) {
+        guard let identity = client.cachingIdentity, currentSecurity(of: client).bondIdentity == identity else { return }
+        let state = bondedState(of: client)
         guard bondedClients.state(of: identity) != state else { return }
         bondedClients.update(identity, state: state)
         store(state, of: identity)
     }
 
-    /// A client's bearer closes: if its link took up a bond's state and is still encrypted with
+    /// A client's link closes: if its link took up a bond's state and is still encrypted with
     /// that bond's key, what it leaves is kept for its next connection.
-    func leaveBondIdentity(of bearer: ServerBearer) {
-        guard let identity = bearer.cachingIdentity else { return }
-        let state = currentSecurity(of: bearer).bondIdentity == identity ? bondedState(of: bearer) : nil
+    func leaveBondIdentity(of client: ConnectedClient) {
+        guard let identity = client.cachingIdentity else { return }
+        let state = currentSecurity(of: client).bondIdentity == identity ? bondedState(of: client) : nil
         let previous = bondedClients.state(of: identity)
         bondedClients.leave(identity, state: state)
         if let state, state != previous { store(state, of: identity) }

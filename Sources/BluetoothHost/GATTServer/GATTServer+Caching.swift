@@ -26,18 +26,18 @@ extension GATTServer {
     public var databaseHash: GATTDatabaseHash { database.hash }
 
     /// Whether the client on that connection is change-aware (`nil` for an unknown connection).
-    public func isChangeAware(connectionHandle: UInt16) -> Bool? { bearers[connectionHandle]?.isChangeAware }
+    public func isChangeAware(connectionHandle: UInt16) -> Bool? { clients[connectionHandle]?.isChangeAware }
 
     /// The Client Supported Features the client on that connection wrote (`nil` for an unknown connection).
-    public func clientSupportedFeatures(connectionHandle: UInt16) -> UInt8? { bearers[connectionHandle]?.clientFeatures }
+    public func clientSupportedFeatures(connectionHandle: UInt16) -> UInt8? { clients[connectionHandle]?.clientFeatures }
 
     /// Decides whether a request or command of this client is served (Core 6.0, Vol 3, Part G,
     /// 2.5.2.1): a change-unaware client with robust caching has its commands ignored and its
     /// first request refused with Database Out Of Sync; the request after that refusal, or a
     /// Read By Type of the Database Hash, makes it change-aware again.
-    func cachingGate(_ pdu: ATTPDU, bearerID: UInt64, connectionHandle: UInt16) -> CachingGate {
-        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle), !bearer.isChangeAware,
-              bearer.clientFeatures & Self.robustCachingFeature != 0 else { return .serve }
+    func cachingGate(_ pdu: ATTPDU, clientID: UInt64, connectionHandle: UInt16) -> CachingGate {
+        guard var client = client(id: clientID, connectionHandle: connectionHandle), !client.isChangeAware,
+              client.clientFeatures & Self.robustCachingFeature != 0 else { return .serve }
         if pdu.opcode.isCommand { return .ignore }
         // Exchange MTU names no attribute: nothing a change could make wrong.
         if case .exchangeMTURequest = pdu { return .serve }
@@ -47,64 +47,64 @@ extension GATTServer {
         } else {
             readsHash = false
         }
-        guard readsHash || bearer.sentOutOfSync else {
-            bearer.sentOutOfSync = true
-            bearers[connectionHandle] = bearer
+        guard readsHash || client.sentOutOfSync else {
+            client.sentOutOfSync = true
+            clients[connectionHandle] = client
             return .outOfSync
         }
-        bearer.isChangeAware = true
-        bearer.hasLearnedDatabase = true
-        bearer.sentOutOfSync = false
-        bearers[connectionHandle] = bearer
+        client.isChangeAware = true
+        client.hasLearnedDatabase = true
+        client.sentOutOfSync = false
+        clients[connectionHandle] = client
         logger.debug("connection \(Hex.format(connectionHandle)) is change-aware again")
         return .serve
     }
 
     /// A read of the Database Hash, once served, makes the client change-aware.
     func didServeDatabaseHash(_ context: RequestContext) {
-        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return }
-        bearer.isChangeAware = true
-        bearer.hasLearnedDatabase = true
-        bearer.sentOutOfSync = false
-        bearers[context.connectionHandle] = bearer
+        guard var client = client(id: context.clientID, connectionHandle: context.connectionHandle) else { return }
+        client.isChangeAware = true
+        client.hasLearnedDatabase = true
+        client.sentOutOfSync = false
+        clients[context.connectionHandle] = client
     }
 
     /// The client's Client Supported Features, as it reads them.
     func clientFeatures(_ context: RequestContext) -> [UInt8] {
-        [bearer(id: context.bearerID, connectionHandle: context.connectionHandle)?.clientFeatures ?? 0]
+        [client(id: context.clientID, connectionHandle: context.connectionHandle)?.clientFeatures ?? 0]
     }
 
     /// A client writes its features: it may set bits, never clear one it set (Core 6.0,
     /// Vol 3, Part G, 7.2: Value Not Allowed).
     func writeClientFeatures(_ value: [UInt8], _ context: RequestContext) -> ATTErrorCode? {
-        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return nil }
+        guard var client = client(id: context.clientID, connectionHandle: context.connectionHandle) else { return nil }
         let written = (value.first ?? 0) & Self.supportedClientFeatures
-        guard written & bearer.clientFeatures == bearer.clientFeatures else { return .valueNotAllowed }
-        bearer.clientFeatures = written
-        bearers[context.connectionHandle] = bearer
+        guard written & client.clientFeatures == client.clientFeatures else { return .valueNotAllowed }
+        client.clientFeatures = written
+        clients[context.connectionHandle] = client
         logger.debug("connection \(Hex.format(context.connectionHandle)) supports features \(Hex.format(written))")
-        keepBondedClientState(of: bearer)
+        keepBondedClientState(of: client)
         return nil
     }
 
     /// The database changed: every connected client is change-unaware until it learns of it
     /// (Core 6.0, Vol 3, Part G, 2.5.2.1).
     func databaseDidChange() {
-        for (handle, bearer) in bearers {
-            var updated = bearer
+        for (handle, client) in clients {
+            var updated = client
             updated.isChangeAware = false
             updated.hasLearnedDatabase = false
             updated.sentOutOfSync = false
-            bearers[handle] = updated
+            clients[handle] = updated
         }
     }
 
     /// The client confirmed a Service Changed indication: it is change-aware.
     func didConfirmServiceChanged(connectionHandle: UInt16) {
-        guard var bearer = bearers[connectionHandle] else { return }
-        bearer.isChangeAware = true
-        bearer.hasLearnedDatabase = true
-        bearer.sentOutOfSync = false
-        bearers[connectionHandle] = bearer
+        guard var client = clients[connectionHandle] else { return }
+        client.isChangeAware = true
+        client.hasLearnedDatabase = true
+        client.sentOutOfSync = false
+        clients[connectionHandle] = client
     }
 }

@@ -1,7 +1,7 @@
 import BluetoothCore
 
 /// The Client Characteristic Configuration descriptors (Core 6.0, Vol 3, Part G, 3.3.3.3):
-/// each client has its own value of each one, kept with its bearer for as long as the
+/// each client has its own value of each one, kept with its ``ConnectedClient`` for as long as the
 /// connection lasts, and the subscriptions they make. A write needs what a read of the
 /// characteristic's value needs (`writeRefusal(_:kind:length:authorizing:_:)`). A bonded
 /// client's configurations outlast the connection: they are kept with its bond and restored
@@ -9,7 +9,7 @@ import BluetoothCore
 extension GATTServer {
     /// A client's configuration of a characteristic (none for an unknown client).
     func clientConfiguration(of valueHandle: UInt16, _ context: RequestContext) -> ClientCharacteristicConfiguration {
-        bearer(id: context.bearerID, connectionHandle: context.connectionHandle)?.configurations[valueHandle] ?? []
+        client(id: context.clientID, connectionHandle: context.connectionHandle)?.configurations[valueHandle] ?? []
     }
 
     /// A client writes its Client Characteristic Configuration (Core 6.0, Vol 3, Part G,
@@ -24,33 +24,33 @@ extension GATTServer {
             || configuration.contains(.indication) && !properties.contains(.indicate) {
             return .cccdImproperlyConfigured
         }
-        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else { return nil }
-        let previous = bearer.configurations[valueHandle] ?? []
-        bearer.configurations[valueHandle] = configuration.isEmpty ? nil : configuration
-        bearer.configuredOnLink.insert(valueHandle)
-        bearers[context.connectionHandle] = bearer
+        guard var client = client(id: context.clientID, connectionHandle: context.connectionHandle) else { return nil }
+        let previous = client.configurations[valueHandle] ?? []
+        client.configurations[valueHandle] = configuration.isEmpty ? nil : configuration
+        client.configuredOnLink.insert(valueHandle)
+        clients[context.connectionHandle] = client
         if previous != configuration {
-            let subscription = subscription(bearer, valueHandle: valueHandle, configuration: configuration)
+            let subscription = subscription(client, valueHandle: valueHandle, configuration: configuration)
             logger.debug("\(subscription)")
             broadcast(.subscriptionChanged(subscription))
-            keepBondedClientState(of: bearer)
+            keepBondedClientState(of: client)
         }
         return nil
     }
 
     /// The clients subscribed to a characteristic, with what each asked for.
     public func subscriptions(forHandle valueHandle: UInt16) -> [GATTSubscription] {
-        bearers.values.sorted { $0.connectionHandle < $1.connectionHandle }.compactMap { bearer in
-            guard let configuration = bearer.configurations[valueHandle], !configuration.isEmpty else { return nil }
-            return subscription(bearer, valueHandle: valueHandle, configuration: configuration)
+        clients.values.sorted { $0.connectionHandle < $1.connectionHandle }.compactMap { client in
+            guard let configuration = client.configurations[valueHandle], !configuration.isEmpty else { return nil }
+            return subscription(client, valueHandle: valueHandle, configuration: configuration)
         }
     }
 
-    func subscription(_ bearer: ServerBearer, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration,
+    func subscription(_ client: ConnectedClient, valueHandle: UInt16, configuration: ClientCharacteristicConfiguration,
                       isRestored: Bool = false) -> GATTSubscription {
         let uuid = database.attribute(at: valueHandle)?.type ?? BluetoothUUID(UInt16(0))
-        return GATTSubscription(connectionHandle: bearer.connectionHandle, peer: bearer.link.peer, valueHandle: valueHandle,
+        return GATTSubscription(connectionHandle: client.connectionHandle, peer: client.link.peer, valueHandle: valueHandle,
                                 characteristicUUID: uuid, configuration: configuration, isRestored: isRestored,
-                                bondIdentity: bearer.cachingIdentity)
+                                bondIdentity: client.cachingIdentity)
     }
 }

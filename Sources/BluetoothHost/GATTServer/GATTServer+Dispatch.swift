@@ -3,10 +3,10 @@ import BluetoothCore
 extension GATTServer {
     /// Serves one request or command of a client, in the order the client sent them.
     /// `security` is the link's when the PDU arrived.
-    func serve(_ bytes: [UInt8], security: LinkSecurity, bearerID: UInt64, connectionHandle: UInt16) async {
-        guard let current = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
+    func serve(_ bytes: [UInt8], security: LinkSecurity, clientID: UInt64, connectionHandle: UInt16) async {
+        guard let current = client(id: clientID, connectionHandle: connectionHandle) else { return }
         let mtu = Int(mtu(of: current))
-        let context = RequestContext(bearerID: bearerID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu,
+        let context = RequestContext(clientID: clientID, connectionHandle: connectionHandle, peer: current.link.peer, mtu: mtu,
                                      security: security)
         // No PDU may be longer than ATT_MTU (Core 6.0, Vol 3, Part F, 3.2.8): a request that
         // is gets Invalid PDU (an unknown one Request Not Supported, as any unknown request),
@@ -36,9 +36,9 @@ extension GATTServer {
         }
         // Once the link is encrypted with a bond's key, the client is that bond's peer.
         if let identity = security.bondIdentity, current.cachingIdentity != identity {
-            await adoptBondIdentity(identity, bearerID: bearerID, connectionHandle: connectionHandle)
+            await adoptBondIdentity(identity, clientID: clientID, connectionHandle: connectionHandle)
         }
-        switch cachingGate(pdu, bearerID: bearerID, connectionHandle: connectionHandle) {
+        switch cachingGate(pdu, clientID: clientID, connectionHandle: connectionHandle) {
         case .serve: break
         case .ignore:
             logger.debug("ignoring \(pdu.opcode) of change-unaware connection \(Hex.format(connectionHandle))")
@@ -51,7 +51,7 @@ extension GATTServer {
         let response: ATTPDU?
         switch pdu {
         case let .exchangeMTURequest(request):
-            response = exchangeMTU(request, bearerID: bearerID, connectionHandle: connectionHandle)
+            response = exchangeMTU(request, clientID: clientID, connectionHandle: connectionHandle)
         case let .findInformationRequest(request):
             response = findInformation(request, context)
         case let .findByTypeValueRequest(request):
@@ -86,13 +86,13 @@ extension GATTServer {
             response = nil
         }
         // The connection may have ended while a handler ran.
-        guard let response, bearer(id: bearerID, connectionHandle: connectionHandle) != nil else { return }
+        guard let response, client(id: clientID, connectionHandle: connectionHandle) != nil else { return }
         send(response, to: connectionHandle)
     }
 
     /// What a request's handling needs to know about its client.
     struct RequestContext: Sendable {
-        let bearerID: UInt64
+        let clientID: UInt64
         let connectionHandle: UInt16
         let peer: DeviceAddress?
         /// The bearer's ATT MTU when the request arrived.
@@ -112,10 +112,10 @@ extension GATTServer {
     /// Exchange MTU (Core 6.0, Vol 3, Part F, 3.4.2): answer this server's receive MTU; both
     /// sides then use the smaller of the two, at least 23. Only the first exchange on a
     /// bearer counts; a later one is answered the same way and changes nothing.
-    private func exchangeMTU(_ request: ATTExchangeMTURequest, bearerID: UInt64, connectionHandle: UInt16) -> ATTPDU {
-        if let bearer = bearer(id: bearerID, connectionHandle: connectionHandle) {
+    private func exchangeMTU(_ request: ATTExchangeMTURequest, clientID: UInt64, connectionHandle: UInt16) -> ATTPDU {
+        if let client = client(id: clientID, connectionHandle: connectionHandle) {
             // The bearer's one exchange, whichever role made it.
-            let attBearer = bearer.link.bearer
+            let attBearer = client.link.bearer
             var mtu: UInt16?
             if attBearer.beginMTUExchange() {
                 attBearer.setExchangedMTU(clientMTU: request.clientRxMTU, serverMTU: preferredMTU)

@@ -39,7 +39,7 @@ extension GATTServer {
         }
         guard value.count <= attribute.maximumLength else { throw .valueTooLong(length: value.count, maximum: attribute.maximumLength) }
         database.setValue(value, at: valueHandle)
-        let targets = bearers.values
+        let targets = clients.values
             .filter { !($0.configurations[valueHandle] ?? []).isEmpty && (connectionHandles?.contains($0.connectionHandle) ?? true) }
             .map { ($0.connectionHandle, $0.configurations[valueHandle] ?? [], attribute.readRequirement.shortfall(on: currentSecurity(of: $0))) }
             .sorted { $0.0 < $1.0 }
@@ -91,7 +91,7 @@ extension GATTServer {
         let mtu = mtu(connectionHandle: connectionHandle)
         let part = Array(value.prefix(Int(mtu) - 3))
         do {
-            try await withCheckedThrowingContinuation { (ticket: ServerBearer.Ticket) in
+            try await withCheckedThrowingContinuation { (ticket: ConnectedClient.Ticket) in
                 switch enqueueIndication(part, valueHandle: valueHandle, connectionHandle: connectionHandle, ticket: ticket) {
                 case .sent: break
                 case .queueFull: ticket.resume(throwing: GATTServerError.queueFull(connectionHandle: connectionHandle))
@@ -114,11 +114,11 @@ extension GATTServer {
         guard properties.contains(property) else {
             throw .notPermitted("characteristic \(attribute.type) does not have the \(property) property")
         }
-        guard let bearer = bearers[connectionHandle] else { throw .notConnected(connectionHandle: connectionHandle) }
-        guard bearer.configurations[valueHandle]?.contains(bit) == true else {
+        guard let client = clients[connectionHandle] else { throw .notConnected(connectionHandle: connectionHandle) }
+        guard client.configurations[valueHandle]?.contains(bit) == true else {
             throw .notSubscribed(connectionHandle: connectionHandle, valueHandle: valueHandle)
         }
-        if let refusal = attribute.readRequirement.shortfall(on: currentSecurity(of: bearer)) {
+        if let refusal = attribute.readRequirement.shortfall(on: currentSecurity(of: client)) {
             throw .insufficientSecurity(connectionHandle: connectionHandle, refusal)
         }
     }
@@ -126,76 +126,76 @@ extension GATTServer {
     // MARK: Notifications
 
     func sendNotification(_ value: [UInt8], valueHandle: UInt16, connectionHandle: UInt16) -> PushOutcome {
-        guard var bearer = bearers[connectionHandle] else { return .notConnected }
-        let mtu = mtu(of: bearer)
-        guard bearer.notificationsInFlight < settings.maximumPendingNotifications else {
-            bearer.owesReadyEvent = true
-            bearers[connectionHandle] = bearer
+        guard var client = clients[connectionHandle] else { return .notConnected }
+        let mtu = mtu(of: client)
+        guard client.notificationsInFlight < settings.maximumPendingNotifications else {
+            client.owesReadyEvent = true
+            clients[connectionHandle] = client
             return .queueFull
         }
-        bearer.notificationsInFlight += 1
-        bearers[connectionHandle] = bearer
-        let id = bearer.id
+        client.notificationsInFlight += 1
+        clients[connectionHandle] = client
+        let id = client.id
         let notification = ATTHandleValueNotification(handle: valueHandle, value: Array(value.prefix(Int(mtu) - 3)))
         // Through the inbox, in order with the rest, without a task per notification.
         let inbox = self.inbox
         send(.handleValueNotification(notification), to: connectionHandle) { _ in
-            inbox.yield(.notificationLeft(bearerID: id, connectionHandle: connectionHandle))
+            inbox.yield(.notificationLeft(clientID: id, connectionHandle: connectionHandle))
         }
         return .sent
     }
 
     /// The controller took a notification (or the link failed it): room for one more.
-    func notificationDidLeave(bearerID: UInt64, connectionHandle: UInt16) {
-        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle) else { return }
-        bearer.notificationsInFlight = max(0, bearer.notificationsInFlight - 1)
-        let ready = bearer.owesReadyEvent && bearer.notificationsInFlight < settings.maximumPendingNotifications
-        if ready { bearer.owesReadyEvent = false }
-        bearers[connectionHandle] = bearer
+    func notificationDidLeave(clientID: UInt64, connectionHandle: UInt16) {
+        guard var client = client(id: clientID, connectionHandle: connectionHandle) else { return }
+        client.notificationsInFlight = max(0, client.notificationsInFlight - 1)
+        let ready = client.owesReadyEvent && client.notificationsInFlight < settings.maximumPendingNotifications
+        if ready { client.owesReadyEvent = false }
+        clients[connectionHandle] = client
         if ready { broadcast(.readyToUpdateSubscribers(connectionHandle: connectionHandle)) }
     }
 
     // MARK: Indications
 
     /// Queues an indication (already cut to the MTU) and sends it if none is outstanding.
-    func enqueueIndication(_ value: [UInt8], valueHandle: UInt16, connectionHandle: UInt16, ticket: ServerBearer.Ticket?) -> PushOutcome {
-        guard var bearer = bearers[connectionHandle] else { return .notConnected }
-        guard !bearer.indicationTimedOut else { return .timedOut }
-        guard !bearer.indications.isFull else {
-            bearer.owesReadyEvent = true
-            bearers[connectionHandle] = bearer
+    func enqueueIndication(_ value: [UInt8], valueHandle: UInt16, connectionHandle: UInt16, ticket: ConnectedClient.Ticket?) -> PushOutcome {
+        guard var client = clients[connectionHandle] else { return .notConnected }
+        guard !client.indicationTimedOut else { return .timedOut }
+        guard !client.indications.isFull else {
+            client.owesReadyEvent = true
+            clients[connectionHandle] = client
             return .queueFull
         }
-        let item = IndicationQueue<ServerBearer.Ticket>.Item(id: makeIdentifier(), handle: valueHandle, value: value, ticket: ticket)
-        let ready = bearer.indications.enqueue(item)
-        bearers[connectionHandle] = bearer
+        let item = IndicationQueue<ConnectedClient.Ticket>.Item(id: makeIdentifier(), handle: valueHandle, value: value, ticket: ticket)
+        let ready = client.indications.enqueue(item)
+        clients[connectionHandle] = client
         if let ready { transmit(ready, connectionHandle: connectionHandle) }
         return .sent
     }
 
-    private func transmit(_ first: IndicationQueue<ServerBearer.Ticket>.Item, connectionHandle: UInt16) {
-        guard var bearer = bearers[connectionHandle] else { return }
+    private func transmit(_ first: IndicationQueue<ConnectedClient.Ticket>.Item, connectionHandle: UInt16) {
+        guard var client = clients[connectionHandle] else { return }
         // Checked again as it leaves: the link may have lost what the value needs while the
         // indication waited its turn (Core 6.0, Vol 3, Part C, 10.3.1).
         var item = first
-        while let refusal = database.attribute(at: item.handle)?.readRequirement.shortfall(on: currentSecurity(of: bearer)) {
+        while let refusal = database.attribute(at: item.handle)?.readRequirement.shortfall(on: currentSecurity(of: client)) {
             logger.debug("indication of \(Hex.format(item.handle, digits: 4)) to \(Hex.format(connectionHandle, digits: 4)) dropped: \(refusal)")
             item.ticket?.resume(throwing: GATTServerError.insufficientSecurity(connectionHandle: connectionHandle, refusal))
-            let (_, next) = bearer.indications.confirm()
-            bearers[connectionHandle] = bearer
+            let (_, next) = client.indications.confirm()
+            clients[connectionHandle] = client
             guard let next else { return }
             item = next
         }
         send(.handleValueIndication(ATTHandleValueIndication(handle: item.handle, value: item.value)), to: connectionHandle)
-        let bearerID = bearer.id
+        let clientID = client.id
         let clock = clock
         let deadline = clock.now + settings.indicationTimeout
-        bearer.indicationTimer?.cancel()
-        bearer.indicationTimer = Task { [weak self] in
+        client.indicationTimer?.cancel()
+        client.indicationTimer = Task { [weak self] in
             do { try await clock.sleep(until: deadline) } catch { return }
-            await self?.indicationDidTimeOut(bearerID: bearerID, connectionHandle: connectionHandle, itemID: item.id)
+            await self?.indicationDidTimeOut(clientID: clientID, connectionHandle: connectionHandle, itemID: item.id)
         }
-        bearers[connectionHandle] = bearer
+        clients[connectionHandle] = client
     }
 
     /// A Handle Value Confirmation (Vol 3, Part F, 3.4.7.3): the outstanding indication is
@@ -205,18 +205,18 @@ extension GATTServer {
             logger.debug("malformed Handle Value Confirmation ignored")
             return
         }
-        guard var bearer = bearers[connectionHandle] else { return }
-        let (confirmed, next) = bearer.indications.confirm()
+        guard var client = clients[connectionHandle] else { return }
+        let (confirmed, next) = client.indications.confirm()
         guard let confirmed else {
             logger.debug("Handle Value Confirmation without an indication ignored")
             return
         }
-        bearer.indicationTimer?.cancel()
-        bearer.indicationTimer = nil
-        let ready = bearer.owesReadyEvent && !bearer.indications.isFull
-            && bearer.notificationsInFlight < settings.maximumPendingNotifications
-        if ready { bearer.owesReadyEvent = false }
-        bearers[connectionHandle] = bearer
+        client.indicationTimer?.cancel()
+        client.indicationTimer = nil
+        let ready = client.owesReadyEvent && !client.indications.isFull
+            && client.notificationsInFlight < settings.maximumPendingNotifications
+        if ready { client.owesReadyEvent = false }
+        clients[connectionHandle] = client
         confirmed.ticket?.resume()
         if confirmed.handle == AttributeDatabase.serviceChangedHandle { didConfirmServiceChanged(connectionHandle: connectionHandle) }
         if let next { transmit(next, connectionHandle: connectionHandle) }
@@ -225,14 +225,14 @@ extension GATTServer {
 
     /// No confirmation within the transaction timeout: the client is not following the
     /// protocol, so nothing more is indicated to it (Vol 3, Part F, 3.3.3).
-    private func indicationDidTimeOut(bearerID: UInt64, connectionHandle: UInt16, itemID: UInt64) {
-        guard var bearer = bearer(id: bearerID, connectionHandle: connectionHandle),
-              bearer.indications.outstanding?.id == itemID else { return }
+    private func indicationDidTimeOut(clientID: UInt64, connectionHandle: UInt16, itemID: UInt64) {
+        guard var client = client(id: clientID, connectionHandle: connectionHandle),
+              client.indications.outstanding?.id == itemID else { return }
         logger.error("connection \(Hex.format(connectionHandle, digits: 4)) did not confirm an indication within \(settings.indicationTimeout); no more indications go to it")
-        bearer.indicationTimedOut = true
-        bearer.indicationTimer = nil
-        let items = bearer.indications.removeAll()
-        bearers[connectionHandle] = bearer
+        client.indicationTimedOut = true
+        client.indicationTimer = nil
+        let items = client.indications.removeAll()
+        clients[connectionHandle] = client
         for item in items { item.ticket?.resume(throwing: GATTServerError.indicationTimeout(connectionHandle: connectionHandle)) }
     }
 }

@@ -12,12 +12,12 @@ extension GATTServer {
         if let refusal = await writeRefusal(attribute, kind: .preparedWrite, length: 0, context) {
             return Self.error(opcode, request.handle, refusal)
         }
-        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else {
+        guard var client = client(id: context.clientID, connectionHandle: context.connectionHandle) else {
             return Self.error(opcode, request.handle, .unlikelyError)
         }
         let part = PreparedWriteQueue.Part(handle: request.handle, offset: Int(request.offset), value: request.partValue)
-        guard bearer.prepareQueue.prepare(part) else { return Self.error(opcode, request.handle, .prepareQueueFull) }
-        bearers[context.connectionHandle] = bearer
+        guard client.prepareQueue.prepare(part) else { return Self.error(opcode, request.handle, .prepareQueueFull) }
+        clients[context.connectionHandle] = client
         return .prepareWriteResponse(ATTPrepareWriteResponse(echoing: request))
     }
 
@@ -26,15 +26,15 @@ extension GATTServer {
     /// error names the handle it is about.
     func executeWrite(_ request: ATTExecuteWriteRequest, _ context: RequestContext) async -> ATTPDU {
         let opcode = ATTOpcode.executeWriteRequest
-        guard var bearer = bearer(id: context.bearerID, connectionHandle: context.connectionHandle) else {
+        guard var client = client(id: context.clientID, connectionHandle: context.connectionHandle) else {
             return Self.error(opcode, 0x0000, .unlikelyError)
         }
-        let queue = bearer.prepareQueue
-        bearer.prepareQueue.clear()
-        bearers[context.connectionHandle] = bearer
+        let queue = client.prepareQueue
+        client.prepareQueue.clear()
+        clients[context.connectionHandle] = client
         guard request.flags == .write, !queue.isEmpty else { return .executeWriteResponse(ATTExecuteWriteResponse()) }
 
-        let configurations = bearer.configurations
+        let configurations = client.configurations
         let assembled = queue.assemble(
             currentValue: { [database] handle in
                 guard let attribute = database.attribute(at: handle) else { return [] }

@@ -5,8 +5,8 @@ import BluetoothCore
 extension GATTServer {
     /// The link's security now, not as it was when a PDU arrived: what a notification or
     /// indication is checked against as it leaves. A Host connection's is its ATT bearer's.
-    func currentSecurity(of bearer: ServerBearer) -> LinkSecurity {
-        bearer.link.bearer.security
+    func currentSecurity(of client: ConnectedClient) -> LinkSecurity {
+        client.link.bearer.security
     }
 
     /// Whether this device has a key to encrypt the link with the client (a bond with it).

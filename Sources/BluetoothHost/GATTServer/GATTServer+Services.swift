@@ -78,10 +78,10 @@ extension GATTServer {
     /// Drops the Client Characteristic Configurations of characteristics that are gone, the
     /// connected clients' and those kept for bonded clients (with what waited for them).
     private func forgetConfigurations(in range: ClosedRange<UInt16>) {
-        for (key, bearer) in bearers {
-            var updated = bearer
-            updated.configurations = bearer.configurations.filter { !range.contains($0.key) }
-            bearers[key] = updated
+        for (key, client) in clients {
+            var updated = client
+            updated.configurations = client.configurations.filter { !range.contains($0.key) }
+            clients[key] = updated
         }
         forgetBondedClientHandles(in: range)
     }
@@ -95,10 +95,10 @@ extension GATTServer {
         writer.write(range.upperBound)
         database.setValue(writer.bytes, at: AttributeDatabase.serviceChangedHandle)
         let handle = AttributeDatabase.serviceChangedHandle
-        for bearer in bearers.values.sorted(by: { $0.connectionHandle < $1.connectionHandle })
-        where bearer.configurations[handle]?.contains(.indication) == true {
-            if enqueueIndication(writer.bytes, valueHandle: handle, connectionHandle: bearer.connectionHandle, ticket: nil) != .sent {
-                logger.warning("could not indicate Service Changed to connection \(bearer.connectionHandle)")
+        for client in clients.values.sorted(by: { $0.connectionHandle < $1.connectionHandle })
+        where client.configurations[handle]?.contains(.indication) == true {
+            if enqueueIndication(writer.bytes, valueHandle: handle, connectionHandle: client.connectionHandle, ticket: nil) != .sent {
+                logger.warning("could not indicate Service Changed to connection \(client.connectionHandle)")
             }
         }
     }

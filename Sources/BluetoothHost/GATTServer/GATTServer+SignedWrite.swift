@@ -41,7 +41,7 @@ extension GATTServer {
             guard case let .accepted(signed) = verdict else { return rejectSignedWrite("to \(handle) from \(peer): \(verdict)") }
             security = signed
         }
-        let signedContext = RequestContext(bearerID: context.bearerID, connectionHandle: context.connectionHandle, peer: context.peer,
+        let signedContext = RequestContext(clientID: context.clientID, connectionHandle: context.connectionHandle, peer: context.peer,
                                            mtu: context.mtu, security: security)
         if let code = await writeValue(command.value, to: attribute, kind: .signedCommand, signedContext) {
             rejectSignedWrite("to \(handle) not done: \(code)")

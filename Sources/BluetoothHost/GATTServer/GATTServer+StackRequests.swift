@@ -59,7 +59,7 @@ extension GATTServer {
     }
 
     private func context(for client: StackClient) -> RequestContext {
-        RequestContext(bearerID: 0, connectionHandle: client.connectionHandle, peer: client.peer, mtu: client.mtu,
+        RequestContext(clientID: 0, connectionHandle: client.connectionHandle, peer: client.peer, mtu: client.mtu,
                        security: LinkSecurity(), linkCheckedByStack: true)
     }
 }

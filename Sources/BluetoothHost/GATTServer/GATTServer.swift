@@ -33,7 +33,7 @@ public actor GATTServer {
         /// The link is encrypted with a bond's key (``linkEncrypted(_:)``).
         case encrypted(ServerLink, LinkSecurity)
         /// The controller took a notification (or the link failed it).
-        case notificationLeft(bearerID: UInt64, connectionHandle: UInt16)
+        case notificationLeft(clientID: UInt64, connectionHandle: UInt16)
     }
 
     let sendPDU: Sender
@@ -43,7 +43,7 @@ public actor GATTServer {
     let inbox: AsyncStream<InboxItem>.Continuation
 
     var database = AttributeDatabase()
-    var bearers: [UInt16: ServerBearer] = [:]
+    var clients: [UInt16: ConnectedClient] = [:]
     /// Limits and timeouts; change them with ``configure(_:)``.
     public private(set) var settings = GATTServerSettings()
     /// The clock of the handler and indication timeouts.
@@ -95,9 +95,9 @@ public actor GATTServer {
         inbox.finish()
         // Connections still known end with the server: their request tasks would otherwise
         // wait on their streams for ever.
-        for bearer in bearers.values {
-            bearer.requests.finish()
-            bearer.indicationTimer?.cancel()
+        for client in clients.values {
+            client.requests.finish()
+            client.indicationTimer?.cancel()
         }
     }
 
@@ -158,9 +158,9 @@ public actor GATTServer {
     private func handle(_ item: InboxItem) {
         switch item {
         case let .pdu(bytes, link, security): accept(bytes, from: link, security: security)
-        case let .closed(handle): closeBearer(handle)
+        case let .closed(handle): closeClient(handle)
         case let .encrypted(link, security): acceptEncryption(security, from: link)
-        case let .notificationLeft(bearerID, handle): notificationDidLeave(bearerID: bearerID, connectionHandle: handle)
+        case let .notificationLeft(clientID, handle): notificationDidLeave(clientID: clientID, connectionHandle: handle)
         }
     }
 
@@ -172,75 +172,75 @@ public actor GATTServer {
             inboundLimit.handled(connectionHandle: link.connectionHandle)
             return
         }
-        let bearer = bearer(for: link)
+        let client = client(for: link)
         if ATTOpcode(rawValue: first) == .handleValueConfirmation {
-            inboundLimit.handled(connectionHandle: bearer.connectionHandle)
-            didReceiveConfirmation(bytes, connectionHandle: bearer.connectionHandle)
+            inboundLimit.handled(connectionHandle: client.connectionHandle)
+            didReceiveConfirmation(bytes, connectionHandle: client.connectionHandle)
         } else {
-            bearer.requests.yield(.pdu(bytes, security: security))
+            client.requests.yield(.pdu(bytes, security: security))
         }
     }
 
-    func bearer(for link: ServerLink) -> ServerBearer {
-        if let existing = bearers[link.connectionHandle] { return existing }
+    func client(for link: ServerLink) -> ConnectedClient {
+        if let existing = clients[link.connectionHandle] { return existing }
         let id = makeIdentifier()
         let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
-        let bearer = ServerBearer(id: id, link: link,
+        let client = ConnectedClient(id: id, link: link,
                                   prepareQueue: PreparedWriteQueue(capacity: settings.maximumPreparedWrites),
                                   indications: IndicationQueue(capacity: settings.maximumQueuedIndications),
                                   requests: continuation)
-        bearers[link.connectionHandle] = bearer
+        clients[link.connectionHandle] = client
         let inboundLimit = self.inboundLimit
         Task { [weak self] in
             for await request in stream {
                 switch request {
                 case let .pdu(bytes, security):
                     inboundLimit.handled(connectionHandle: link.connectionHandle)
-                    await self?.serve(bytes, security: security, bearerID: id, connectionHandle: link.connectionHandle)
+                    await self?.serve(bytes, security: security, clientID: id, connectionHandle: link.connectionHandle)
                 case let .encrypted(security):
-                    await self?.linkDidEncrypt(security, bearerID: id, connectionHandle: link.connectionHandle)
+                    await self?.linkDidEncrypt(security, clientID: id, connectionHandle: link.connectionHandle)
                 }
             }
         }
-        return bearer
+        return client
     }
 
-    private func closeBearer(_ connectionHandle: UInt16) {
+    private func closeClient(_ connectionHandle: UInt16) {
         inboundLimit.reset(connectionHandle: connectionHandle)
-        let bearer = bearers.removeValue(forKey: connectionHandle)
+        let client = clients.removeValue(forKey: connectionHandle)
         // With the link's security as it ends (its bearer, a Host connection's or a loopback one, still holds it).
-        if let bearer { leaveBondIdentity(of: bearer) }
-        guard let bearer else { return }
-        bearer.requests.finish()
-        bearer.indicationTimer?.cancel()
-        var indications = bearer.indications
+        if let client { leaveBondIdentity(of: client) }
+        guard let client else { return }
+        client.requests.finish()
+        client.indicationTimer?.cancel()
+        var indications = client.indications
         for item in indications.removeAll() {
             item.ticket?.resume(throwing: GATTServerError.notConnected(connectionHandle: connectionHandle))
         }
-        for (valueHandle, configuration) in bearer.configurations where !configuration.isEmpty {
-            broadcast(.subscriptionChanged(subscription(bearer, valueHandle: valueHandle, configuration: [])))
+        for (valueHandle, configuration) in client.configurations where !configuration.isEmpty {
+            broadcast(.subscriptionChanged(subscription(client, valueHandle: valueHandle, configuration: [])))
         }
     }
 
-    /// The bearer, if it is still the one with this identifier.
-    func bearer(id: UInt64, connectionHandle: UInt16) -> ServerBearer? {
-        guard let bearer = bearers[connectionHandle], bearer.id == id else { return nil }
-        return bearer
+    /// The connected client, if it is still the one with this identifier.
+    func client(id: UInt64, connectionHandle: UInt16) -> ConnectedClient? {
+        guard let client = clients[connectionHandle], client.id == id else { return nil }
+        return client
     }
 
     /// The connection's ATT MTU: the bearer's, which both roles share.
-    func mtu(of bearer: ServerBearer) -> UInt16 {
-        bearer.link.bearer.mtu
+    func mtu(of client: ConnectedClient) -> UInt16 {
+        client.link.bearer.mtu
     }
 
     /// The ATT MTU of a connection as this server uses it (23 for an unknown connection).
     public func mtu(connectionHandle: UInt16) -> UInt16 {
-        guard let bearer = bearers[connectionHandle] else { return ATTPDU.defaultLEMTU }
-        return mtu(of: bearer)
+        guard let client = clients[connectionHandle] else { return ATTPDU.defaultLEMTU }
+        return mtu(of: client)
     }
 
     /// The connections that have talked to this server and are still up.
-    public var connectionHandles: [UInt16] { bearers.keys.sorted() }
+    public var connectionHandles: [UInt16] { clients.keys.sorted() }
 
     func makeIdentifier() -> UInt64 {
         nextIdentifier += 1
@@ -250,11 +250,11 @@ public actor GATTServer {
     /// Sends through the connection's ATT bearer, the one endpoint both roles share (a Host
     /// connection's router builds the frame; a loopback bearer hands it to the server's sender).
     func send(_ pdu: ATTPDU, to connectionHandle: UInt16, completion: HCIController.ACLCompletion? = nil) {
-        guard let bearer = bearers[connectionHandle]?.link.bearer else {
+        guard let client = clients[connectionHandle]?.link.bearer else {
             completion?(.failure(.connectionClosed(connectionHandle: connectionHandle)))
             return
         }
-        bearer.send(pdu.encode(), completion: completion)
+        client.send(pdu.encode(), completion: completion)
     }
 
     // MARK: Settings

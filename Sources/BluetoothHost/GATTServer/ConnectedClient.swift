@@ -13,7 +13,7 @@ struct ServerLink: Sendable {
     var isWiredInMemory = false
 }
 
-/// What a connection's bearer serves, one at a time in the link's order.
+/// What the server does for a connected client, one at a time in the link's order.
 enum ServerRequest: Sendable {
     /// A request or command as it arrived: its bytes and the link's security at that moment,
     /// which its permission checks use (a request sent before encryption started is not served
@@ -24,14 +24,14 @@ enum ServerRequest: Sendable {
     case encrypted(LinkSecurity)
 }
 
-/// What the server keeps for one connected client: the bearer's MTU, the client's
-/// Client Characteristic Configurations (a bonded client's also outlast the connection, with
+/// What the server keeps for one connected client (its link's MTU and security are the ATT
+/// bearer's, ``ServerLink/bearer``): the client's Client Characteristic Configurations (a bonded client's also outlast the connection, with
 /// its bond: GATTServer+BondedClients.swift), its prepare queue, its indications and its
 /// notifications on their way to the controller.
-struct ServerBearer: Sendable {
+struct ConnectedClient: Sendable {
     typealias Ticket = CheckedContinuation<Void, any Error>
 
-    /// Tells this bearer from a later one on a reused connection handle.
+    /// Tells this client from a later one on a reused connection handle.
     let id: UInt64
     let link: ServerLink
     /// By characteristic value handle; empty configurations are removed.
@@ -55,7 +55,7 @@ struct ServerBearer: Sendable {
     /// The client became change-aware on this link by its own doing (read the Database Hash,
     /// confirmed Service Changed, was told Database Out Of Sync) since the database last changed.
     var hasLearnedDatabase = false
-    /// The bond whose state this client took up (``GATTServer/adoptBondIdentity(_:bearerID:connectionHandle:)``):
+    /// The bond whose state this client took up (``GATTServer/adoptBondIdentity(_:clientID:connectionHandle:)``):
     /// what it changes is kept for that bond while the link stays encrypted with its key.
     var cachingIdentity: DeviceAddress?
     /// Requests and commands, served one at a time in arrival order (Vol 3, Part F, 3.3.2).
