@@ -47,7 +47,7 @@ public final class ATTBearer: Sendable {
     private let state = Mutex(State())
     private let sendFrame: @Sendable (_ pdu: [UInt8], _ completion: HCIController.ACLCompletion?) -> Void
     private let serverInbox: @Sendable (_ pdu: [UInt8], _ bearer: ATTBearer) -> Void
-    private let onTransactionTimeout: @Sendable () -> Void
+    private let onTransactionTimeout: @Sendable (ATTBearer) -> Void
     private let transactionTimeout: Duration
     private let clock: BluetoothClock
     /// The host's one timer, which keeps the transaction timeout and the callers' deadlines.
@@ -63,7 +63,7 @@ public final class ATTBearer: Sendable {
     init(connectionHandle: UInt16, peer: DeviceAddress, transactionTimeout: Duration = .seconds(30), clock: BluetoothClock = .continuous,
          watchdog: ATTWatchdog? = nil, logger: Logger, send: @escaping @Sendable ([UInt8], HCIController.ACLCompletion?) -> Void,
          server: @escaping @Sendable ([UInt8], ATTBearer) -> Void = { _, _ in },
-         onTransactionTimeout: @escaping @Sendable () -> Void = {}) {
+         onTransactionTimeout: @escaping @Sendable (ATTBearer) -> Void = { _ in }) {
         self.connectionHandle = connectionHandle
         self.peer = peer
         self.transactionTimeout = transactionTimeout
@@ -265,8 +265,15 @@ public final class ATTBearer: Sendable {
         }
     }
 
-    /// Sends PDU bytes without waiting (the server's responses, confirmations).
+    /// Sends PDU bytes without waiting (the server's responses, notifications, indications).
+    /// Nothing goes out once the bearer has closed, and `completion` hears so: its link has
+    /// ended (HCI names a link only by its handle, which the next link may hold already), or
+    /// it timed out and carries no more (Core 6.0, Vol 3, Part F, 3.3.3).
     func send(_ bytes: [UInt8], completion: HCIController.ACLCompletion? = nil) {
+        guard closedError == nil else {
+            completion?(.failure(.connectionClosed(connectionHandle: connectionHandle)))
+            return
+        }
         sendFrame(bytes, completion)
     }
 
@@ -326,7 +333,7 @@ public final class ATTBearer: Sendable {
         logger.error("ATT transaction timeout waiting for \(expired.request.map { "\($0)" } ?? "?")")
         expired.tickets.forEach { $0.resume(throwing: HostError.attTransactionTimeout) }
         expired.sinks.forEach { $0.finish(.attTransactionTimeout) }
-        onTransactionTimeout()
+        onTransactionTimeout(self)
     }
 
     // MARK: Client: notifications and indications

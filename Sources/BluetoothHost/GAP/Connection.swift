@@ -21,8 +21,9 @@ public final class Connection: Sendable, Hashable, CustomStringConvertible {
     /// The GATT client of this connection: what the peer's server offers.
     public let gatt: GATTClient
     public let host: LEHost
-    /// L2CAP's part of the link: its ATT bearer (``gatt``'s) and credit-based channels, made
-    /// and closed on the transport's reader thread.
+    /// L2CAP's part of the link: its ATT bearer (``gatt``'s) and credit-based channels, made on
+    /// the transport's reader thread and closed there at Disconnection Complete (or by the
+    /// host actor's `endLink` when the host gives the link up).
     let link: L2CAPLink
 
     private struct State: Sendable {

@@ -542,8 +542,9 @@ extension LEHost {
     }
 
     /// A link whose ATT bearer timed out cannot carry ATT again (Core 6.0, Vol 3, Part F, 3.3.3).
-    func disconnectAfterATTTimeout(handle: UInt16) async {
-        guard let connection = connection(handle) else { return }
+    /// Only that bearer's link: a later link on the same handle has a bearer of its own.
+    func disconnectAfterATTTimeout(of bearer: ATTBearer) async {
+        guard let connection = connection(bearer.connectionHandle), connection.link.bearer === bearer else { return }
         logger.warning("ATT transaction timeout on \(connection); disconnecting")
         try? await disconnect(connection, reason: .remoteUserTerminatedConnection)
     }
@@ -578,18 +579,21 @@ extension LEHost {
             throw HostError.wrap(error)
         }
         let limit = Duration.milliseconds(connection.parameters.supervisionTimeoutMilliseconds) + Self.disconnectionReportMargin
-        let (clock, handle) = (configuration.clock, connection.handle)
+        let clock = configuration.clock
         // Detached: it must run even if the caller stops waiting.
         let deadline = Task.detached { [weak self] in
             do { try await clock.sleep(for: limit) } catch { return }
-            await self?.disconnectionNeverReported(handle, after: limit)
+            await self?.disconnectionNeverReported(connection, after: limit)
         }
         _ = try await connection.waitForDisconnection()
         deadline.cancel()
     }
 
-    private func disconnectionNeverReported(_ handle: UInt16, after limit: Duration) {
-        guard links[handle] != nil else { return }
+    /// Only `connection`'s link: when its end was reported and a later link took the handle,
+    /// that link is left alone.
+    private func disconnectionNeverReported(_ connection: Connection, after limit: Duration) {
+        guard isCurrent(connection) else { return }
+        let handle = connection.handle
         logger.error("the controller did not report the end of connection \(Hex.format(handle)) within \(limit): ending it here")
         controller.forgetConnection(handle)
         connectionEnded(handle, reason: .connectionTimeout)

@@ -81,7 +81,7 @@ public final class GATTClient: Sendable {
                             logger: Logger = Logger(label: "bluejay.gatt"),
                             send: @escaping Sender, closeLink: @escaping @Sendable () -> Void = {}) {
         self.init(bearer: ATTBearer(connectionHandle: 0, peer: DeviceAddress(.zero, type: .public), transactionTimeout: transactionTimeout,
-                                    clock: clock, logger: logger, send: send, onTransactionTimeout: closeLink))
+                                    clock: clock, logger: logger, send: send, onTransactionTimeout: { _ in closeLink() }))
     }
 
     /// A client-bound ATT PDU from the peer (response, notification or indication), for a

@@ -25,9 +25,9 @@ enum ServerRequest: Sendable {
 }
 
 /// What the server keeps for one connected client (its link's MTU and security are the ATT
-/// bearer's, ``ServerLink/bearer``): the client's Client Characteristic Configurations (a bonded client's also outlast the connection, with
-/// its bond: GATTServer+BondedClients.swift), its prepare queue, its indications and its
-/// notifications on their way to the controller.
+/// bearer's, ``ServerLink/bearer``): the client's Client Characteristic Configurations (a
+/// bonded client's also outlast the connection, with its bond: GATTServer+BondedClients.swift),
+/// its prepare queue, its indications and its notifications on their way to the controller.
 struct ConnectedClient: Sendable {
     typealias Ticket = CheckedContinuation<Void, any Error>
 

@@ -29,7 +29,9 @@ public actor GATTServer {
     enum InboxItem: Sendable {
         /// With the link's security when the PDU arrived.
         case pdu([UInt8], ServerLink, LinkSecurity)
-        case closed(connectionHandle: UInt16)
+        /// The link ended; with its bearer, only the client on that bearer is closed (a later
+        /// link may hold the handle already).
+        case closed(connectionHandle: UInt16, bearer: ATTBearer?)
         /// The link is encrypted with a bond's key (``linkEncrypted(_:)``).
         case encrypted(ServerLink, LinkSecurity)
         /// The controller took a notification (or the link failed it).
@@ -151,14 +153,21 @@ public actor GATTServer {
     public nonisolated func connectionDidClose(handle: UInt16) {
         // A client wired in memory that talks again on this handle is a new link, with a new
         // loopback bearer, whatever the inbox still holds of the old one.
-        memoryBearers.withLock { _ = $0.removeValue(forKey: handle) }
-        inbox.yield(.closed(connectionHandle: handle))
+        let bearer = memoryBearers.withLock { $0.removeValue(forKey: handle) }
+        inbox.yield(.closed(connectionHandle: handle, bearer: bearer))
+    }
+
+    /// A Host connection's link ended: forget what its client had, unless a later link on the
+    /// same handle has talked already (then that client's state is left alone; the ended
+    /// link's went as the later one's first PDU arrived).
+    nonisolated func connectionDidClose(_ bearer: ATTBearer) {
+        inbox.yield(.closed(connectionHandle: bearer.connectionHandle, bearer: bearer))
     }
 
     private func handle(_ item: InboxItem) {
         switch item {
         case let .pdu(bytes, link, security): accept(bytes, from: link, security: security)
-        case let .closed(handle): closeClient(handle)
+        case let .closed(handle, bearer): closeClient(handle, bearer: bearer)
         case let .encrypted(link, security): acceptEncryption(security, from: link)
         case let .notificationLeft(clientID, handle): notificationDidLeave(clientID: clientID, connectionHandle: handle)
         }
@@ -181,8 +190,15 @@ public actor GATTServer {
         }
     }
 
+    /// The client of `link`, made on its first use. A client of an earlier link on the same
+    /// handle (its end not yet in the inbox: the host actor tells the server after the reader
+    /// thread has routed the next link's first PDU) is closed first, so that the new peer
+    /// never gets the old one's subscriptions, bond state or indications.
     func client(for link: ServerLink) -> ConnectedClient {
-        if let existing = clients[link.connectionHandle] { return existing }
+        if let existing = clients[link.connectionHandle] {
+            if existing.link.bearer === link.bearer { return existing }
+            closeClient(link.connectionHandle, bearer: existing.link.bearer)
+        }
         let id = makeIdentifier()
         let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
         let client = ConnectedClient(id: id, link: link,
@@ -205,7 +221,9 @@ public actor GATTServer {
         return client
     }
 
-    private func closeClient(_ connectionHandle: UInt16) {
+    /// Closes the client on `connectionHandle`; with `bearer`, only when it is that bearer's.
+    private func closeClient(_ connectionHandle: UInt16, bearer: ATTBearer?) {
+        if let bearer, let current = clients[connectionHandle], current.link.bearer !== bearer { return }
         inboundLimit.reset(connectionHandle: connectionHandle)
         let client = clients.removeValue(forKey: connectionHandle)
         // With the link's security as it ends (its bearer, a Host connection's or a loopback one, still holds it).
@@ -250,11 +268,11 @@ public actor GATTServer {
     /// Sends through the connection's ATT bearer, the one endpoint both roles share (a Host
     /// connection's router builds the frame; a loopback bearer hands it to the server's sender).
     func send(_ pdu: ATTPDU, to connectionHandle: UInt16, completion: HCIController.ACLCompletion? = nil) {
-        guard let client = clients[connectionHandle]?.link.bearer else {
+        guard let bearer = clients[connectionHandle]?.link.bearer else {
             completion?(.failure(.connectionClosed(connectionHandle: connectionHandle)))
             return
         }
-        client.send(pdu.encode(), completion: completion)
+        bearer.send(pdu.encode(), completion: completion)
     }
 
     // MARK: Settings

@@ -59,7 +59,7 @@ extension LEHost {
         let connection = link.connection
         l2cap.linkEnded(connection.link, error: error)
         connection.gatt.connectionDidClose(error: error)
-        server.connectionDidClose(handle: connection.handle)
+        server.connectionDidClose(connection.link.bearer)
         connection.markDisconnected(reason: reason)
         for waiter in link.parameterUpdateWaiters.values { waiter.resume(throwing: error) }
         for waiters in link.linkWaiters.values {

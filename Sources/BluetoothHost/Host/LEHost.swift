@@ -270,7 +270,7 @@ public actor LEHost {
                 case let .signaling(handle, payload): connection(handle).map { receiveSignaling(payload, on: $0) }
                 case let .securityManager(handle, payload): connection(handle).map { receiveSecurityManager(payload, on: $0) }
                 // Not awaited here: the disconnection completes through this loop.
-                case let .attTransactionTimeout(handle): Task { await self.disconnectAfterATTTimeout(handle: handle) }
+                case let .attTransactionTimeout(bearer): Task { await self.disconnectAfterATTTimeout(of: bearer) }
                 case let .transportClosed(reason): transportDidClose(reason)
                 case let .barrier(continuation): continuation.resume()
                 }

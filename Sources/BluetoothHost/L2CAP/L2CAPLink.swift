@@ -31,22 +31,45 @@ final class L2CAPLink: Sendable {
         var closedWith: L2CAPChannelError?
     }
 
+    typealias Transmit = @Sendable (_ payload: [UInt8], _ channel: L2CAPChannelID, _ completion: HCIController.ACLCompletion?) -> Void
+
     let connectionHandle: UInt16
     /// The link's ATT endpoint: the client's transactions, the server's requests, the MTU and
     /// the link's security.
     let bearer: ATTBearer
     private let channels = Mutex(Channels())
+    /// Builds a B-frame and hands it to the controller (the router's).
+    private let transmit: Transmit
 
-    init(bearer: ATTBearer) {
+    init(bearer: ATTBearer, transmit: @escaping Transmit) {
         connectionHandle = bearer.connectionHandle
         self.bearer = bearer
+        self.transmit = transmit
     }
 
     /// A link that ended before the host heard it came up.
     static func closed(connectionHandle: UInt16, peer: DeviceAddress, error: HostError, logger: Logger) -> L2CAPLink {
-        let link = L2CAPLink(bearer: ATTBearer(connectionHandle: connectionHandle, peer: peer, logger: logger, send: { _, _ in }))
+        let link = L2CAPLink(bearer: ATTBearer(connectionHandle: connectionHandle, peer: peer, logger: logger, send: { _, _ in }),
+                             transmit: { _, _, _ in })
         link.close(with: error)
         return link
+    }
+
+    /// Sends `payload` on one of the link's channels (signalling, the Security Manager, a
+    /// credit-based channel's K-frames; ATT goes through ``bearer``, which does the same).
+    /// Nothing goes out once the link has ended, and `completion` hears so: HCI names a link
+    /// only by its handle, which the next link may hold already.
+    func send(_ payload: [UInt8], channel: L2CAPChannelID, completion: HCIController.ACLCompletion? = nil) {
+        guard !isClosed else {
+            completion?(.failure(.connectionClosed(connectionHandle: connectionHandle)))
+            return
+        }
+        transmit(payload, channel, completion)
+    }
+
+    /// Sends one command on the LE signalling channel.
+    func sendSignaling(_ command: LESignalingCommand, identifier: UInt8) {
+        send(LESignalingPacket(identifier: identifier, command: command).encode(), channel: .leSignaling)
     }
 
     var isClosed: Bool { channels.withLock { $0.closedWith != nil } }

@@ -26,8 +26,8 @@ final class L2CAPRouter: Sendable {
         case connected(ConnectionCompletion)
         case signaling(connectionHandle: UInt16, payload: [UInt8])
         case securityManager(connectionHandle: UInt16, payload: [UInt8])
-        /// A bearer's transaction timed out: the link must be dropped.
-        case attTransactionTimeout(connectionHandle: UInt16)
+        /// A bearer's transaction timed out: its link must be dropped.
+        case attTransactionTimeout(ATTBearer)
         case transportClosed(TransportError?)
         /// Resumed by the host actor once it has handled every item before it
         /// (``L2CAPRouter/barrier()``).
@@ -165,11 +165,6 @@ final class L2CAPRouter: Sendable {
         }
     }
 
-    /// Sends one command on the LE signalling channel.
-    func sendSignaling(_ command: LESignalingCommand, identifier: UInt8, connectionHandle: UInt16) {
-        send(LESignalingPacket(identifier: identifier, command: command).encode(), channel: .leSignaling, connectionHandle: connectionHandle)
-    }
-
     // MARK: Links
 
     /// The link up on a connection handle, if any.
@@ -187,11 +182,13 @@ final class L2CAPRouter: Sendable {
             watchdog: watchdog, logger: bearerLogger,
             send: { [weak self] pdu, completion in self?.send(pdu, channel: .att, connectionHandle: connectionHandle, completion: completion) },
             server: { pdu, bearer in server.receive(pdu, from: bearer) },
-            onTransactionTimeout: {
-                items.yield([.attTransactionTimeout(connectionHandle: connectionHandle)])
+            onTransactionTimeout: { bearer in
+                items.yield([.attTransactionTimeout(bearer)])
             })
         bearer.setSignedWriteSigner(signedWriteSigner.withLock { $0 })
-        let link = L2CAPLink(bearer: bearer)
+        let link = L2CAPLink(bearer: bearer, transmit: { [weak self] payload, channel, completion in
+            self?.send(payload, channel: channel, connectionHandle: connectionHandle, completion: completion)
+        })
         let replaced = links.withLock { links in
             defer { links[connectionHandle] = link }
             return links[connectionHandle]

@@ -63,6 +63,6 @@ extension LEHost {
     }
 
     func sendSignaling(_ command: LESignalingCommand, identifier: UInt8, on connection: Connection) {
-        l2cap.sendSignaling(command, identifier: identifier, connectionHandle: connection.handle)
+        connection.link.sendSignaling(command, identifier: identifier)
     }
 }

@@ -226,7 +226,7 @@ extension LEHost {
 
     func sendSecurityManager(_ pdu: SMPPDU, on connection: Connection) {
         logger.debug("SMP to \(connection.peer): \(pdu)")
-        l2cap.send(pdu.encode(), channel: .securityManager, connectionHandle: connection.handle)
+        connection.link.send(pdu.encode(), channel: .securityManager)
     }
 
     // MARK: Actions

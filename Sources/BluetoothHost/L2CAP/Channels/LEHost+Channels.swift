@@ -72,7 +72,7 @@ extension LEHost {
     /// Sends a channel request for `channels` (holding their CIDs on the link) and waits for the response
     /// with the same identifier, a Command Reject, the link's end, or the RTX timeout. Task
     /// cancellation ends the wait with ``L2CAPChannelError/cancelled``; the channels then keep
-    /// their CIDs until the request ends (see ``settleCancelledOpen(of:with:)``).
+    /// their CIDs until the request ends (see ``settleCancelledOpen(of:on:with:)``).
     private func exchangeChannelRequest(_ request: LESignalingCommand, opening channels: [L2CAPChannel], on connection: Connection)
         async -> Result<LESignalingCommand, L2CAPChannelError> {
         let identifier = l2cap.nextSignalingIdentifier()
@@ -260,16 +260,17 @@ extension LEHost {
     func makeChannel(psm: UInt16, connection: Connection, localCID: L2CAPChannelID, parameters: L2CAPChannelParameters,
                      isEnhanced: Bool) -> L2CAPChannel {
         let router = l2cap
-        let handle = connection.handle
-        let link = connection.link
+        let (link, handle) = (connection.link, connection.handle)
         return L2CAPChannel(
-            psm: psm, connectionHandle: handle, peer: connection.peer, localCID: localCID, parameters: parameters, isEnhanced: isEnhanced,
+            psm: psm, connectionHandle: handle, peer: connection.peer, localCID: localCID, parameters: parameters,
+            isEnhanced: isEnhanced,
             io: .init(
-                sendFrame: { destination, payload, completion in
-                    router.send(payload, channel: destination, connectionHandle: handle, completion: completion)
+                sendFrame: { [weak link] destination, payload, completion in
+                    guard let link else { return (completion ?? { _ in })(.failure(.connectionClosed(connectionHandle: handle))) }
+                    link.send(payload, channel: destination, completion: completion)
                 },
-                sendSignaling: { command in
-                    router.sendSignaling(command, identifier: router.nextSignalingIdentifier(), connectionHandle: handle)
+                sendSignaling: { [weak link] command in
+                    link?.sendSignaling(command, identifier: router.nextSignalingIdentifier())
                 },
                 disconnecting: { [weak self, weak link] channel in
                     if let link { self?.releaseUnansweredDisconnection(of: channel, on: link) }
