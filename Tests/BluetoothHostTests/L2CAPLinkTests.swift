@@ -1,22 +1,13 @@
 import BluetoothCore
 import BluetoothHCI
 @testable import BluetoothHost
-import BluetoothTransport
-import Logging
 import Synchronization
 import Testing
 
 /// A link's L2CAP state (its bearer and channels) is one object per link, not per handle: what
 /// the host still does for a link that ended never reaches the next link on the same handle.
-/// Controllers reuse a handle at once (Rootcanal and Bumble's give the next link 0x0040 again).
+/// Controllers reuse a handle at once (Bumble's gives the next link the lowest free handle).
 @Suite(.timeLimit(.minutes(1))) struct L2CAPLinkTests {
-    final class SilentTransport: HCITransport {
-        let name = "silent"
-        func start(receiver: @escaping @Sendable (TransportEvent) -> Void) {}
-        func send(_ packet: H4Packet) throws(TransportError) {}
-        func close() {}
-    }
-
     static let handle: UInt16 = 0x0040
 
     static func connectionComplete(peer: UInt64) -> HCIInbound {
@@ -28,9 +19,9 @@ import Testing
     static let disconnection = HCIInbound.event(.disconnectionComplete(DisconnectionCompleteEvent(
         status: .success, connectionHandle: handle, reason: .remoteUserTerminatedConnection)))
 
+    /// A router driven directly, as the queue-limit tests drive it, with the host's limits.
     func makeRouter() -> L2CAPRouter {
-        L2CAPRouter(controller: HCIController(transport: SilentTransport()), server: GATTServer { _, _, _ in },
-                    settings: .init(transactionTimeout: .seconds(30), clock: .continuous), logger: Logger(label: "test"))
+        L2CAPRouterLimitTests().makeRouter(peerItems: 256, allItems: 4096)
     }
 
     func makeChannel(on link: L2CAPLink, cid: L2CAPChannelID) -> L2CAPChannel {
