@@ -466,7 +466,7 @@ extension LEHost {
     private func refuseReplacement(_ replacement: BondReplacement, on connection: Connection) {
         let failure = PairingFailure.weakerThanBond(replacement)
         logger.warning("\(connection.peer): \(failure); the link is dropped")
-        pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
+        pairingAttempts.failed(pairingClaimant(connection), gaveGuessAtSecret: false, now: configuration.clock.now, settings: configuration.security)
         broadcast(.pairingFinished(connection, .failure(failure)))
         if isCurrent(connection) {
             links[connection.handle]?.security?.isFinishing = false
@@ -484,7 +484,9 @@ extension LEHost {
         if failure == .timeout { links[handle]?.security?.isHalted = true }
         if failure != .disconnected {
             // Part H, 2.3.6: the wait before the next pairing with this claimant doubles.
-            pairingAttempts.failed(pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
+            let guessed = links[handle]?.security?.procedure?.gaveGuessAtSecret ?? false
+            pairingAttempts.failed(pairingClaimant(connection), gaveGuessAtSecret: guessed, now: configuration.clock.now,
+                                   settings: configuration.security)
         }
         logger.info("pairing with \(connection.peer) failed: \(failure)")
         broadcast(.pairingFinished(connection, .failure(failure)))

@@ -9,11 +9,15 @@ import DequeModule
 /// The spec keys the interval by "a device claiming the same identity": here the peer's
 /// identity when the host knows one (its address resolved with a bond's IRK, or an identity
 /// address), else its address over the air. A peer that takes a new random address for each
-/// attempt would start afresh every time, so failures are also counted across all peers:
-/// after ``SecurityManagerSettings/failedPairingBudget`` failures within
+/// attempt would start afresh every time, so the failures that gave a guess at a secret (a
+/// Passkey Entry pairing's, ``PairingProcedure/gaveGuessAtSecret``) are also counted across
+/// all peers: after ``SecurityManagerSettings/failedPairingBudget`` of them within
 /// ``SecurityManagerSettings/failedPairingWindow``, no pairing is started or accepted with
-/// anyone until the oldest of them leaves the window. A flood of failures thus costs the
-/// attacker the window, and other peers wait at most that long.
+/// anyone until the oldest of them leaves the window. Guessing thus costs the attacker the
+/// window, and other peers wait at most that long. Other failures (Just Works, Numeric
+/// Comparison, OOB, a pairing abandoned before its method ran) count only against their
+/// claimant: there was nothing to guess, and counting them would let any peer that fails on
+/// purpose, from a new address each time, stop everyone's pairing.
 struct PairingAttempts {
     struct Backoff {
         var interval: Duration
@@ -38,16 +42,16 @@ struct PairingAttempts {
         return until.map { $0 - now }
     }
 
-    /// A pairing with `claimant` failed: its interval doubles (up to the maximum), and the
-    /// failure counts against the budget.
-    mutating func failed(_ claimant: DeviceAddress, now: BluetoothClock.Instant, settings: SecurityManagerSettings) {
+    /// A pairing with `claimant` failed: its interval doubles (up to the maximum), and, when it
+    /// gave a guess at a secret, the failure counts against the budget across all peers.
+    mutating func failed(_ claimant: DeviceAddress, gaveGuessAtSecret: Bool, now: BluetoothClock.Instant, settings: SecurityManagerSettings) {
         let key = Self.key(claimant)
         let interval = byClaimant[key].map { min($0.interval * 2, settings.maximumRetryInterval) } ?? settings.initialRetryInterval
         byClaimant[key] = Backoff(interval: interval, notBefore: now + interval)
         if byClaimant.count > Self.claimantLimit, let soonest = byClaimant.min(by: { $0.value.notBefore < $1.value.notBefore })?.key {
             byClaimant[soonest] = nil
         }
-        guard settings.failedPairingBudget > 0 else { return }
+        guard gaveGuessAtSecret, settings.failedPairingBudget > 0 else { return }
         recentFailures.append(now)
         while recentFailures.count > settings.failedPairingBudget { recentFailures.removeFirst() }
     }

@@ -37,9 +37,10 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     /// further failure doubles it, up to ``maximumRetryInterval``.
     public var initialRetryInterval: Duration
     public var maximumRetryInterval: Duration
-    /// Failed pairings, with any peers, after which no pairing is started or accepted until
-    /// the oldest is ``failedPairingWindow`` old: a peer that changes its address for each
-    /// attempt still meets a bound. 0 turns the budget off.
+    /// Failed Passkey Entry pairings (those that gave a guess at a secret), with any peers,
+    /// after which no pairing is started or accepted until the oldest is
+    /// ``failedPairingWindow`` old: a peer that changes its address for each guess still meets
+    /// a bound. Other failures count only against their peer. 0 turns the budget off.
     public var failedPairingBudget: Int
     public var failedPairingWindow: Duration
     /// Central: Security Requests on one link closer together than this are dropped, as is

@@ -241,7 +241,7 @@ struct PairingAttemptsTests {
         var now = Self.origin
         #expect(attempts.wait(for: peer, now: now, settings: settings) == nil)
         for expected in [2, 4, 8, 8] {
-            attempts.failed(peer, now: now, settings: settings)
+            attempts.failed(peer, gaveGuessAtSecret: true, now: now, settings: settings)
             #expect(attempts.wait(for: peer, now: now, settings: settings) == .seconds(expected))
             #expect(attempts.wait(for: peer, now: now + (.seconds(expected) - .milliseconds(1)), settings: settings) == .milliseconds(1))
             now = now + .seconds(expected)
@@ -249,7 +249,7 @@ struct PairingAttemptsTests {
             // Another claimant is not held up by this one's failures.
             #expect(attempts.wait(for: Self.address(0xC0_00_00_00_00_02), now: now + .seconds(-1), settings: settings) == nil)
         }
-        attempts.failed(peer, now: now, settings: settings)
+        attempts.failed(peer, gaveGuessAtSecret: true, now: now, settings: settings)
         attempts.succeeded(peer)
         #expect(attempts.wait(for: peer, now: now, settings: settings) == nil)
     }
@@ -257,18 +257,18 @@ struct PairingAttemptsTests {
     @Test("An identity address type counts as its base type: the same claimant")
     func identityTypes() {
         var attempts = PairingAttempts()
-        attempts.failed(Self.address(0x11, .publicIdentity), now: Self.origin, settings: Self.settings)
+        attempts.failed(Self.address(0x11, .publicIdentity), gaveGuessAtSecret: false, now: Self.origin, settings: Self.settings)
         #expect(attempts.wait(for: Self.address(0x11, .public), now: Self.origin, settings: Self.settings) == .seconds(2))
     }
 
-    @Test("A new address for each attempt meets the budget: past it nobody pairs until the oldest failure leaves the window")
+    @Test("A new address for each guess meets the budget: past it nobody pairs until the oldest failure leaves the window")
     func rotatingAddressesMeetTheBudget() {
         var attempts = PairingAttempts()
         var now = Self.origin
         for index in 0..<4 {
             let fresh = Self.address(0x40_00_00_00_00_00 | UInt64(index))
             #expect(attempts.wait(for: fresh, now: now, settings: Self.settings) == nil, "attempt \(index)")
-            attempts.failed(fresh, now: now, settings: Self.settings)
+            attempts.failed(fresh, gaveGuessAtSecret: true, now: now, settings: Self.settings)
             now = now + .seconds(1)
         }
         let fifth = Self.address(0x40_00_00_00_00_99)
@@ -280,10 +280,22 @@ struct PairingAttemptsTests {
         #expect(attempts.wait(for: fifth, now: now, settings: off) == nil)
     }
 
+    @Test("Failures that gave no guess at a secret, from a new address each time, hold up only their own claimant")
+    func failuresWithoutASecretDoNotStopEveryone() {
+        var attempts = PairingAttempts()
+        let now = Self.origin
+        for index in 0..<100 {
+            attempts.failed(Self.address(0x40_00_00_00_00_00 | UInt64(index)), gaveGuessAtSecret: false, now: now, settings: Self.settings)
+        }
+        #expect(attempts.recentFailures.isEmpty)
+        #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_99), now: now, settings: Self.settings) == nil, "someone else pairs at once")
+        #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_01), now: now, settings: Self.settings) == .seconds(2), "each claimant still waits")
+    }
+
     @Test("At most 256 claimants are remembered")
     func bounded() {
         var attempts = PairingAttempts()
-        for index in 0..<1000 { attempts.failed(Self.address(UInt64(index)), now: Self.origin, settings: Self.settings) }
+        for index in 0..<1000 { attempts.failed(Self.address(UInt64(index)), gaveGuessAtSecret: true, now: Self.origin, settings: Self.settings) }
         #expect(attempts.byClaimant.count <= PairingAttempts.claimantLimit)
         #expect(attempts.recentFailures.count == 4)
     }

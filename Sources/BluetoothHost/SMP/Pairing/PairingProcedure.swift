@@ -398,6 +398,17 @@ struct PairingProcedure {
         return scUserConfirmed()
     }
 
+    /// Whether a failure of this pairing gave the peer a guess at a secret: a Passkey Entry
+    /// pairing that got as far as a passkey (shown or typed here). Each failure is a fresh
+    /// guess at a six-digit number, and a passkey this side's user always types the same (a
+    /// printed PIN) leaks about a bit per failed attempt to a peer that aborts at the right
+    /// commitment (Core 6.0, Vol 3, Part H, 2.3.5.6.3). Just Works has no secret, a Numeric
+    /// Comparison's numbers and OOB data's 128-bit values are not guessed in a few tries.
+    var gaveGuessAtSecret: Bool {
+        guard case .passkeyEntry = method else { return false }
+        return passkey != nil
+    }
+
     /// Whether this side is the one that types the passkey.
     var awaitsPasskeyEntry: Bool {
         guard case let .passkeyEntry(initiatorDisplays, responderDisplays) = method else { return false }
