@@ -6,8 +6,8 @@ import TestSupport
 
 /// Repeated Attempts' budget across all peers (`SecurityManagerSettings.failedPairingBudget`),
 /// as an attacker would meet it: a central that fails pairings on purpose, from a new address
-/// each time, must not stop everyone else pairing with our peripheral, unless its failures
-/// were guesses at a secret (Passkey Entry), which is what the budget bounds.
+/// each time, must not stop everyone else pairing with our peripheral. Its failed passkey
+/// guesses close Passkey Entry (what the budget bounds) and nothing else.
 @Suite("Host: failed pairings across peers", .timeLimit(.minutes(1)))
 struct HostPairingBudgetTests {
     /// A user who types a number one off the one shown on the other device.
@@ -23,7 +23,8 @@ struct HostPairingBudgetTests {
         let devices: TwoDevices
         let other: LEHost
 
-        init(peripheral: SecurityManagerSettings, centrals: SecurityManagerSettings, attacker: any PairingAgent, board: PasskeyBoard) async throws {
+        init(peripheral: SecurityManagerSettings, centrals: SecurityManagerSettings, honest: SecurityManagerSettings? = nil,
+             attacker: any PairingAgent, board: PasskeyBoard) async throws {
             var budget = peripheral
             budget.failedPairingBudget = 1
             budget.failedPairingWindow = .seconds(60)
@@ -36,7 +37,7 @@ struct HostPairingBudgetTests {
             // Not a TwoDevices role: a third device, the honest central, on the same link.
             let controller = devices.link.addController(name: "honest central", address: TestAddresses.third)
             var configuration = HostConfiguration()
-            configuration.security = centrals
+            configuration.security = honest ?? centrals
             other = LEHost(transport: controller.makeTransport(), configuration: configuration)
             await other.setPairingAgent(ScriptedPairingAgent(board: board, confirms: true))
             try await other.powerOn()
@@ -81,6 +82,21 @@ struct HostPairingBudgetTests {
             guard case let HostError.pairingFailed(failure) = error else { return false }
             return failure == .peerFailed(.repeatedAttempts)
         }
+        await rig.shutdown()
+    }
+
+    @Test func failedPasskeyGuessesCloseOnlyPasskeyEntry() async throws {
+        // Our peripheral can show a passkey and answer a comparison; the attacker claims a
+        // keyboard and nothing else, so it forces Passkey Entry, and fails it.
+        let peripheral = SecurityManagerSettings(ioCapability: .keyboardDisplay, requiresMITM: true)
+        let keyboard = SecurityManagerSettings(ioCapability: .keyboardOnly, requiresMITM: true)
+        let comparison = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
+        let board = PasskeyBoard()
+        let rig = try await Rig(peripheral: peripheral, centrals: keyboard, honest: comparison, attacker: WrongPasskeyAgent(board: board),
+                                board: board)
+        try await rig.attackerFails()
+        let security = try await rig.honestPairing()
+        #expect(security.isEncrypted && security.isAuthenticated, "Numeric Comparison stays open while Passkey Entry is closed")
         await rig.shutdown()
     }
 }

@@ -177,7 +177,14 @@ extension LEHost {
 
     /// How long a new pairing on this link must still wait (Part H, 2.3.6), if at all.
     func pairingAttemptWait(_ connection: Connection) -> Duration? {
-        pairingAttempts.wait(for: pairingClaimant(connection), now: configuration.clock.now, settings: configuration.security)
+        pairingAttempts.wait(for: pairingClaimant(connection), now: configuration.clock.now)
+    }
+
+    /// Counts a failed pairing for Repeated Attempts: against its claimant, and across all
+    /// peers when it gave a guess at a secret.
+    func countFailedPairing(_ procedure: PairingProcedure?, on connection: Connection) {
+        pairingAttempts.failed(pairingClaimant(connection), gaveGuessAtSecret: procedure?.gaveGuessAtSecret ?? false,
+                               now: configuration.clock.now, settings: configuration.security)
     }
 
     /// Installs a new procedure for the link and starts its Security Manager Timer.
@@ -209,12 +216,14 @@ extension LEHost {
         let requested = authenticated || links[connection.handle]?.security?.requestedAuthentication == true
         var settings = configuration.security.requiringAuthentication(requested)
         if let minimumKeySize { settings.minimumKeySize = min(max(settings.minimumKeySize, minimumKeySize), settings.maximumKeySize) }
-        return PairingProcedure(role: role, settings: settings,
-                                initiatorAddress: role == .initiator ? local : peer,
-                                responderAddress: role == .initiator ? peer : local,
-                                localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
-                                localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address],
-                                legacyOutOfBandKey: (peerLegacyOutOfBand[connection.peer.address] ?? localLegacyOutOfBand)?.temporaryKey)
+        var procedure = PairingProcedure(role: role, settings: settings,
+                                         initiatorAddress: role == .initiator ? local : peer,
+                                         responderAddress: role == .initiator ? peer : local,
+                                         localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
+                                         localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address],
+                                         legacyOutOfBandKey: (peerLegacyOutOfBand[connection.peer.address] ?? localLegacyOutOfBand)?.temporaryKey)
+        procedure.passkeyEntryClosed = pairingAttempts.passkeyEntryWait(now: configuration.clock.now, settings: configuration.security)
+        return procedure
     }
 
     /// This device's identity: ``LEHost/identityAddress``, the controller's public address or
@@ -466,7 +475,8 @@ extension LEHost {
     private func refuseReplacement(_ replacement: BondReplacement, on connection: Connection) {
         let failure = PairingFailure.weakerThanBond(replacement)
         logger.warning("\(connection.peer): \(failure); the link is dropped")
-        pairingAttempts.failed(pairingClaimant(connection), gaveGuessAtSecret: false, now: configuration.clock.now, settings: configuration.security)
+        // The peer passed the pairing's checks: it guessed nothing.
+        countFailedPairing(nil, on: connection)
         broadcast(.pairingFinished(connection, .failure(failure)))
         if isCurrent(connection) {
             links[connection.handle]?.security?.isFinishing = false
@@ -482,11 +492,10 @@ extension LEHost {
         stopSecurityTimer(handle)
         endAgentQuestions(handle)
         if failure == .timeout { links[handle]?.security?.isHalted = true }
-        if failure != .disconnected {
-            // Part H, 2.3.6: the wait before the next pairing with this claimant doubles.
-            let guessed = links[handle]?.security?.procedure?.gaveGuessAtSecret ?? false
-            pairingAttempts.failed(pairingClaimant(connection), gaveGuessAtSecret: guessed, now: configuration.clock.now,
-                                   settings: configuration.security)
+        // Part H, 2.3.6: the wait before the next pairing with this claimant doubles; not for
+        // the Repeated Attempts refusal itself (no attempt was made).
+        if case .refused(reason: .repeatedAttempts, _) = failure {} else {
+            countFailedPairing(links[handle]?.security?.procedure, on: connection)
         }
         logger.info("pairing with \(connection.peer) failed: \(failure)")
         broadcast(.pairingFinished(connection, .failure(failure)))

@@ -12,12 +12,13 @@ import DequeModule
 /// attempt would start afresh every time, so the failures that gave a guess at a secret (a
 /// Passkey Entry pairing's, ``PairingProcedure/gaveGuessAtSecret``) are also counted across
 /// all peers: after ``SecurityManagerSettings/failedPairingBudget`` of them within
-/// ``SecurityManagerSettings/failedPairingWindow``, no pairing is started or accepted with
-/// anyone until the oldest of them leaves the window. Guessing thus costs the attacker the
-/// window, and other peers wait at most that long. Other failures (Just Works, Numeric
-/// Comparison, OOB, a pairing abandoned before its method ran) count only against their
-/// claimant: there was nothing to guess, and counting them would let any peer that fails on
-/// purpose, from a new address each time, stop everyone's pairing.
+/// ``SecurityManagerSettings/failedPairingWindow``, no Passkey Entry pairing is started or
+/// accepted with anyone until the oldest of them leaves the window (``passkeyEntryWait(now:settings:)``).
+/// Guessing thus costs the attacker the window. The other methods stay open meanwhile: an
+/// attacker can fail Passkey Entry pairings on purpose as easily as it can guess, and closing
+/// every pairing for that would let it stop everyone's. Failures that gave no guess (Just
+/// Works, Numeric Comparison, OOB, a pairing abandoned before a passkey) count only against
+/// their claimant.
 struct PairingAttempts {
     struct Backoff {
         var interval: Duration
@@ -32,14 +33,19 @@ struct PairingAttempts {
     static let claimantLimit = 256
 
     /// How long `claimant` must still wait before a pairing with it, or `nil` when it may pair.
-    func wait(for claimant: DeviceAddress, now: BluetoothClock.Instant, settings: SecurityManagerSettings) -> Duration? {
-        var until: BluetoothClock.Instant?
-        if let backoff = byClaimant[Self.key(claimant)], now < backoff.notBefore { until = backoff.notBefore }
-        if settings.failedPairingBudget > 0, recentFailures.count >= settings.failedPairingBudget, let oldest = recentFailures.first {
-            let end = oldest + settings.failedPairingWindow
-            if now < end { until = max(until ?? end, end) }
+    func wait(for claimant: DeviceAddress, now: BluetoothClock.Instant) -> Duration? {
+        guard let backoff = byClaimant[Self.key(claimant)], now < backoff.notBefore else { return nil }
+        return backoff.notBefore - now
+    }
+
+    /// How long no Passkey Entry pairing may run with anyone, the budget of guesses across all
+    /// peers being spent; `nil` when one may.
+    func passkeyEntryWait(now: BluetoothClock.Instant, settings: SecurityManagerSettings) -> Duration? {
+        guard settings.failedPairingBudget > 0, recentFailures.count >= settings.failedPairingBudget, let oldest = recentFailures.first else {
+            return nil
         }
-        return until.map { $0 - now }
+        let end = oldest + settings.failedPairingWindow
+        return now < end ? end - now : nil
     }
 
     /// A pairing with `claimant` failed: its interval doubles (up to the maximum), and, when it

@@ -239,45 +239,46 @@ struct PairingAttemptsTests {
         var attempts = PairingAttempts()
         let peer = Self.address(0xC0_00_00_00_00_01)
         var now = Self.origin
-        #expect(attempts.wait(for: peer, now: now, settings: settings) == nil)
+        #expect(attempts.wait(for: peer, now: now) == nil)
         for expected in [2, 4, 8, 8] {
             attempts.failed(peer, gaveGuessAtSecret: true, now: now, settings: settings)
-            #expect(attempts.wait(for: peer, now: now, settings: settings) == .seconds(expected))
-            #expect(attempts.wait(for: peer, now: now + (.seconds(expected) - .milliseconds(1)), settings: settings) == .milliseconds(1))
+            #expect(attempts.wait(for: peer, now: now) == .seconds(expected))
+            #expect(attempts.wait(for: peer, now: now + (.seconds(expected) - .milliseconds(1))) == .milliseconds(1))
             now = now + .seconds(expected)
-            #expect(attempts.wait(for: peer, now: now, settings: settings) == nil)
+            #expect(attempts.wait(for: peer, now: now) == nil)
             // Another claimant is not held up by this one's failures.
-            #expect(attempts.wait(for: Self.address(0xC0_00_00_00_00_02), now: now + .seconds(-1), settings: settings) == nil)
+            #expect(attempts.wait(for: Self.address(0xC0_00_00_00_00_02), now: now + .seconds(-1)) == nil)
         }
         attempts.failed(peer, gaveGuessAtSecret: true, now: now, settings: settings)
         attempts.succeeded(peer)
-        #expect(attempts.wait(for: peer, now: now, settings: settings) == nil)
+        #expect(attempts.wait(for: peer, now: now) == nil)
     }
 
     @Test("An identity address type counts as its base type: the same claimant")
     func identityTypes() {
         var attempts = PairingAttempts()
         attempts.failed(Self.address(0x11, .publicIdentity), gaveGuessAtSecret: false, now: Self.origin, settings: Self.settings)
-        #expect(attempts.wait(for: Self.address(0x11, .public), now: Self.origin, settings: Self.settings) == .seconds(2))
+        #expect(attempts.wait(for: Self.address(0x11, .public), now: Self.origin) == .seconds(2))
     }
 
-    @Test("A new address for each guess meets the budget: past it nobody pairs until the oldest failure leaves the window")
+    @Test("A new address for each guess meets the budget: past it no Passkey Entry pairing runs until the oldest failure leaves the window")
     func rotatingAddressesMeetTheBudget() {
         var attempts = PairingAttempts()
         var now = Self.origin
         for index in 0..<4 {
             let fresh = Self.address(0x40_00_00_00_00_00 | UInt64(index))
-            #expect(attempts.wait(for: fresh, now: now, settings: Self.settings) == nil, "attempt \(index)")
+            #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings) == nil, "guess \(index)")
             attempts.failed(fresh, gaveGuessAtSecret: true, now: now, settings: Self.settings)
             now = now + .seconds(1)
         }
-        let fifth = Self.address(0x40_00_00_00_00_99)
-        #expect(attempts.wait(for: fifth, now: now, settings: Self.settings) == .seconds(56), "the first failure was 4 s ago")
-        #expect(attempts.wait(for: fifth, now: Self.origin + .seconds(60), settings: Self.settings) == nil)
+        #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings) == .seconds(56), "the first failure was 4 s ago")
+        #expect(attempts.passkeyEntryWait(now: Self.origin + .seconds(60), settings: Self.settings) == nil)
+        // A fifth claimant may still pair (by another method: the procedure refuses Passkey Entry).
+        #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_99), now: now) == nil)
         // Off when the budget is 0.
         var off = Self.settings
         off.failedPairingBudget = 0
-        #expect(attempts.wait(for: fifth, now: now, settings: off) == nil)
+        #expect(attempts.passkeyEntryWait(now: now, settings: off) == nil)
     }
 
     @Test("Failures that gave no guess at a secret, from a new address each time, hold up only their own claimant")
@@ -288,8 +289,9 @@ struct PairingAttemptsTests {
             attempts.failed(Self.address(0x40_00_00_00_00_00 | UInt64(index)), gaveGuessAtSecret: false, now: now, settings: Self.settings)
         }
         #expect(attempts.recentFailures.isEmpty)
-        #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_99), now: now, settings: Self.settings) == nil, "someone else pairs at once")
-        #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_01), now: now, settings: Self.settings) == .seconds(2), "each claimant still waits")
+        #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings) == nil, "Passkey Entry still open")
+        #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_99), now: now) == nil, "someone else pairs at once")
+        #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_01), now: now) == .seconds(2), "each claimant still waits")
     }
 
     @Test("At most 256 claimants are remembered")

@@ -16,10 +16,10 @@ struct CentralHostRig {
     let connection: Connection
 
     /// A central host on a manual clock, connected over a real-time virtual link to the raw
-    /// peripheral.
-    static func make(supervisionTimeout: UInt16 = 100) async throws -> CentralHostRig {
+    /// peripheral; `security` is the host's.
+    static func make(supervisionTimeout: UInt16 = 100, security: SecurityManagerSettings = SecurityManagerSettings()) async throws -> CentralHostRig {
         let clock = ManualClock()
-        let rig = try await unconnected(clock: clock)
+        let rig = try await unconnected(clock: clock, security: security)
         var request = ConnectionRequest()
         request.supervisionTimeout = supervisionTimeout
         let connection = try await rig.host.connect(to: rig.peripheral.publicAddress, request: request, timeout: .seconds(5))
@@ -37,13 +37,15 @@ struct CentralHostRig {
     }
 
     /// The host's timers run on `clock` when given, else on the continuous clock.
-    static func unconnected(link configuration: VirtualLink.Configuration = .init(), clock: ManualClock? = nil) async throws -> Unconnected {
+    static func unconnected(link configuration: VirtualLink.Configuration = .init(), clock: ManualClock? = nil,
+                            security: SecurityManagerSettings = SecurityManagerSettings()) async throws -> Unconnected {
         let link = VirtualLink(configuration: configuration)
         let centralController = link.addController(name: "central", address: TestAddresses.central)
         let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
         var hostConfiguration = HostConfiguration()
         // The raw peripheral has no ATT server: no MTU exchange.
         hostConfiguration.exchangesMTUOnConnect = false
+        hostConfiguration.security = security
         if let clock { hostConfiguration.clock = .manual(clock) }
         let filter = FilteringTransport(centralController.makeTransport())
         let host = LEHost(transport: filter, configuration: hostConfiguration)

@@ -100,6 +100,10 @@ struct PairingProcedure {
     /// not typing).
     var keypressCount = 0
     static let maximumKeypresses = 64
+    /// Set when the pairing starts while no Passkey Entry pairing may run (the budget of
+    /// guesses across peers is spent, ``PairingAttempts``): how long that lasts. Should the
+    /// features select Passkey Entry, the pairing fails with Repeated Attempts.
+    var passkeyEntryClosed: Duration?
 
     private(set) var phase: Phase = .idle
     var request: SMPPairingFeatures?
@@ -301,6 +305,11 @@ struct PairingProcedure {
             return fail(.encryptionKeySize, .keySizeTooSmall(keySize))
         }
         method = PairingMethod.select(request: request, response: response, secureConnections: isSecureConnections)
+        // The budget of passkey guesses across all peers is spent (PairingAttempts): Repeated
+        // Attempts (Part H, 2.3.6) for this method only; the others stay open.
+        if case .passkeyEntry = method, let wait = passkeyEntryClosed {
+            return fail(.repeatedAttempts, .repeatedAttempts(retryAfter: wait))
+        }
         if method == .outOfBand {
             // Legacy OOB needs the TK both sides got out of band (Vol 3, Part H, 2.3.5.4). With LE
             // Secure Connections, a peer that says it has our data needs us to have made some,
@@ -402,8 +411,9 @@ struct PairingProcedure {
     /// pairing that got as far as a passkey (shown or typed here). Each failure is a fresh
     /// guess at a six-digit number, and a passkey this side's user always types the same (a
     /// printed PIN) leaks about a bit per failed attempt to a peer that aborts at the right
-    /// commitment (Core 6.0, Vol 3, Part H, 2.3.5.6.3). Just Works has no secret, a Numeric
-    /// Comparison's numbers and OOB data's 128-bit values are not guessed in a few tries.
+    /// commitment (Core 6.0, Vol 3, Part H, 2.3.5.6.3). Just Works has no secret; a Numeric
+    /// Comparison needs the user to answer each attempt and its number is new each time; OOB
+    /// data's 128-bit values are not guessed.
     var gaveGuessAtSecret: Bool {
         guard case .passkeyEntry = method else { return false }
         return passkey != nil
