@@ -456,6 +456,8 @@ extension LEHost {
             endLink(stale, error: .disconnected(reason: .connectionTimeout), reason: .connectionTimeout)
             broadcast(.disconnected(stale.connection, reason: .connectionTimeout))
         }
+        // The router opens a link for every successful connection event (HostItem.connected);
+        // a completion without one is a broken invariant, met with a link that carries nothing.
         let link = completion.link
             ?? L2CAPLink.closed(connectionHandle: handle, peer: completion.peer, error: .disconnected(reason: .connectionTimeout), logger: logger)
         let gatt = GATTClient(bearer: link.bearer)

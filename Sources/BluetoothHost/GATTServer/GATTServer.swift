@@ -149,7 +149,10 @@ public actor GATTServer {
         return admitted
     }
 
-    /// The connection ended: forget its configurations, prepare queue and indications.
+    /// A client wired in memory (``receive(_:connectionHandle:peer:)``) went away: forget its
+    /// configurations, prepare queue and indications. A Host's connections are closed by the
+    /// host itself, by their bearer; called for a Host connection's handle, this closes
+    /// whichever client talks on that handle now.
     public nonisolated func connectionDidClose(handle: UInt16) {
         // A client wired in memory that talks again on this handle is a new link, with a new
         // loopback bearer, whatever the inbox still holds of the old one.
@@ -197,7 +200,8 @@ public actor GATTServer {
     func client(for link: ServerLink) -> ConnectedClient {
         if let existing = clients[link.connectionHandle] {
             if existing.link.bearer === link.bearer { return existing }
-            closeClient(link.connectionHandle, bearer: existing.link.bearer)
+            // The inbound count is the new link's now: its first PDU is in it.
+            closeClient(link.connectionHandle, bearer: existing.link.bearer, keepingInboundCount: true)
         }
         let id = makeIdentifier()
         let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
@@ -222,9 +226,9 @@ public actor GATTServer {
     }
 
     /// Closes the client on `connectionHandle`; with `bearer`, only when it is that bearer's.
-    private func closeClient(_ connectionHandle: UInt16, bearer: ATTBearer?) {
+    private func closeClient(_ connectionHandle: UInt16, bearer: ATTBearer?, keepingInboundCount: Bool = false) {
         if let bearer, let current = clients[connectionHandle], current.link.bearer !== bearer { return }
-        inboundLimit.reset(connectionHandle: connectionHandle)
+        if !keepingInboundCount { inboundLimit.reset(connectionHandle: connectionHandle) }
         let client = clients.removeValue(forKey: connectionHandle)
         // With the link's security as it ends (its bearer, a Host connection's or a loopback one, still holds it).
         if let client { leaveBondIdentity(of: client) }

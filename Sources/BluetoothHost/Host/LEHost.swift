@@ -306,6 +306,7 @@ public actor LEHost {
 
     private func handle(_ event: HCILEMetaEvent) {
         switch event {
+        // Failed connection events only: a successful one comes with its link (HostItem.connected).
         case let .connectionComplete(complete):
             didComplete(connection: .init(complete))
         case let .enhancedConnectionComplete(complete):

@@ -47,7 +47,7 @@ final class L2CAPLink: Sendable {
         self.transmit = transmit
     }
 
-    /// A link that ended before the host heard it came up.
+    /// A link closed from the start, carrying nothing (for a connection the router made no link for).
     static func closed(connectionHandle: UInt16, peer: DeviceAddress, error: HostError, logger: Logger) -> L2CAPLink {
         let link = L2CAPLink(bearer: ATTBearer(connectionHandle: connectionHandle, peer: peer, logger: logger, send: { _, _ in }),
                              transmit: { _, _, _ in })

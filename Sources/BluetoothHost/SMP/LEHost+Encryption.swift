@@ -296,7 +296,7 @@ extension LEHost {
             // A peer that ends the link once a commitment told it what it wanted (a bit of a
             // passkey this side's user types) has made a guess like any other: it counts (Part H,
             // 2.3.6), or ending the link would be a free retry.
-            if procedure.gaveGuessAtSecret { countFailedPairing(procedure, on: connection) }
+            if procedure.gaveGuessAtSecret { countFailedPairing(on: connection, gaveGuessAtSecret: true) }
             _ = procedure.cancel(reason: .unspecifiedReason)
             broadcast(.pairingFinished(connection, .failure(.disconnected)))
             let agent = pairingAgent

@@ -38,6 +38,9 @@ extension LEHost {
                 // (Part H, 3.3).
                 actions = procedure.fail(.unspecifiedReason, .unexpectedPDU(pdu.code))
             } else {
+                // The method is chosen with the Pairing Response: with the budget of passkey
+                // guesses as it is now, not as it was when the pairing started.
+                if case .pairingResponse = pdu { closingPasskeyEntry(&procedure) }
                 actions = procedure.receive(pdu)
             }
             links[handle]?.security?.procedure = procedure
@@ -116,6 +119,8 @@ extension LEHost {
         if accepted {
             procedure.bonded = bonded
             if let keptAtLimit { withoutBonding(&procedure, kept: keptAtLimit, peer: connection.peer) }
+            // The method is chosen now, perhaps long after the request came (the agent's answer).
+            closingPasskeyEntry(&procedure)
             actions = procedure.receive(.pairingRequest(features))
         } else {
             actions = procedure.fail(.pairingNotSupported, .userRejected)
@@ -181,10 +186,16 @@ extension LEHost {
     }
 
     /// Counts a failed pairing for Repeated Attempts: against its claimant, and across all
-    /// peers when it gave a guess at a secret.
-    func countFailedPairing(_ procedure: PairingProcedure?, on connection: Connection) {
-        pairingAttempts.failed(pairingClaimant(connection), gaveGuessAtSecret: procedure?.gaveGuessAtSecret ?? false,
+    /// peers when it gave a guess at a secret (``PairingProcedure/gaveGuessAtSecret``).
+    func countFailedPairing(on connection: Connection, gaveGuessAtSecret: Bool) {
+        pairingAttempts.failed(pairingClaimant(connection), gaveGuessAtSecret: gaveGuessAtSecret,
                                now: configuration.clock.now, settings: configuration.security)
+    }
+
+    /// How long no Passkey Entry pairing may run (the budget of guesses is spent), for a
+    /// procedure about to choose its method.
+    func closingPasskeyEntry(_ procedure: inout PairingProcedure) {
+        procedure.passkeyEntryClosed = pairingAttempts.passkeyEntryWait(now: configuration.clock.now, settings: configuration.security)
     }
 
     /// Installs a new procedure for the link and starts its Security Manager Timer.
@@ -222,7 +233,7 @@ extension LEHost {
                                          localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
                                          localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address],
                                          legacyOutOfBandKey: (peerLegacyOutOfBand[connection.peer.address] ?? localLegacyOutOfBand)?.temporaryKey)
-        procedure.passkeyEntryClosed = pairingAttempts.passkeyEntryWait(now: configuration.clock.now, settings: configuration.security)
+        closingPasskeyEntry(&procedure)
         return procedure
     }
 
@@ -476,7 +487,7 @@ extension LEHost {
         let failure = PairingFailure.weakerThanBond(replacement)
         logger.warning("\(connection.peer): \(failure); the link is dropped")
         // The peer passed the pairing's checks: it guessed nothing.
-        countFailedPairing(nil, on: connection)
+        countFailedPairing(on: connection, gaveGuessAtSecret: false)
         broadcast(.pairingFinished(connection, .failure(failure)))
         if isCurrent(connection) {
             links[connection.handle]?.security?.isFinishing = false
@@ -494,8 +505,8 @@ extension LEHost {
         if failure == .timeout { links[handle]?.security?.isHalted = true }
         // Part H, 2.3.6: the wait before the next pairing with this claimant doubles; not for
         // the Repeated Attempts refusal itself (no attempt was made).
-        if case .refused(reason: .repeatedAttempts, _) = failure {} else {
-            countFailedPairing(links[handle]?.security?.procedure, on: connection)
+        if !failure.isRepeatedAttemptsRefusal {
+            countFailedPairing(on: connection, gaveGuessAtSecret: links[handle]?.security?.procedure?.gaveGuessAtSecret ?? false)
         }
         logger.info("pairing with \(connection.peer) failed: \(failure)")
         broadcast(.pairingFinished(connection, .failure(failure)))

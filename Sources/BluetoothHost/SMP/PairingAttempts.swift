@@ -12,13 +12,14 @@ import DequeModule
 /// attempt would start afresh every time, so the failures that gave a guess at a secret (a
 /// Passkey Entry pairing's, ``PairingProcedure/gaveGuessAtSecret``) are also counted across
 /// all peers: after ``SecurityManagerSettings/failedPairingBudget`` of them within
-/// ``SecurityManagerSettings/failedPairingWindow``, no Passkey Entry pairing is started or
-/// accepted with anyone until the oldest of them leaves the window (``passkeyEntryWait(now:settings:)``).
-/// Guessing thus costs the attacker the window. The other methods stay open meanwhile: an
-/// attacker can fail Passkey Entry pairings on purpose as easily as it can guess, and closing
-/// every pairing for that would let it stop everyone's. Failures that gave no guess (Just
-/// Works, Numeric Comparison, OOB, a pairing abandoned before a passkey) count only against
-/// their claimant.
+/// ``SecurityManagerSettings/failedPairingWindow``, a pairing with anyone that would use Passkey
+/// Entry fails with Repeated Attempts as its method is chosen, until the oldest of them leaves
+/// the window (``passkeyEntryWait(now:settings:)``). Guessing thus costs the attacker the
+/// window. The other methods stay open meanwhile: an attacker can fail Passkey Entry pairings on
+/// purpose as easily as it can guess, and closing every pairing for that would let it stop
+/// everyone's. Failures that gave no guess (Just Works, Numeric Comparison, OOB, a Pairing
+/// Failed before a passkey) count only against their claimant; a link that ends mid-pairing
+/// counts only when a passkey was in play.
 struct PairingAttempts {
     struct Backoff {
         var interval: Duration

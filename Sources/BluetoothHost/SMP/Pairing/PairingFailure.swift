@@ -17,8 +17,11 @@ public enum PairingFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The pairing would replace a bond with a weaker key, and the ``PairingAgent`` did not
     /// allow it (``PairingAgent/shouldReplaceBond(_:for:)``). The bond is kept.
     case weakerThanBond(BondReplacement)
-    /// A pairing with this peer failed a moment ago (Repeated Attempts, Core 6.0, Vol 3, Part H,
-    /// 2.3.6): no new one is started or accepted for `retryAfter`.
+    /// Repeated Attempts (Core 6.0, Vol 3, Part H, 2.3.6): a pairing with this peer failed a
+    /// moment ago, so none is started or accepted with it for `retryAfter`; or too many Passkey
+    /// Entry pairings failed with any peers in the last minute, so one that would use Passkey
+    /// Entry is refused for `retryAfter` (then as the cause of
+    /// ``refused(reason:cause:)``, the refusal being sent to the peer).
     case repeatedAttempts(retryAfter: Duration)
     /// The negotiated key is shorter than the minimum accepted.
     case keySizeTooSmall(Int)
@@ -45,6 +48,12 @@ public enum PairingFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case disconnected
 
     /// This failure as sent to the peer with `reason`.
+    /// This device's own Repeated Attempts refusal: no attempt was made, nothing to count.
+    var isRepeatedAttemptsRefusal: Bool {
+        if case .refused(reason: .repeatedAttempts, _) = self { return true }
+        return false
+    }
+
     func sent(_ reason: SMPPairingFailureReason) -> PairingFailure {
         if case .refused = self { return self }
         return .refused(reason: reason, cause: self)
@@ -68,7 +77,7 @@ public enum PairingFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .authenticationRequired:
             return "MITM protection is required but the pairing cannot give it (the IO capabilities allow only Just Works, or the key is unauthenticated)"
         case let .weakerThanBond(replacement): return "refused: \(replacement); remove the bond first to pair this way"
-        case let .repeatedAttempts(wait): return "a pairing with this peer failed recently: try again in \(wait) (Repeated Attempts)"
+        case let .repeatedAttempts(wait): return "pairings failed recently (with this peer, or by Passkey Entry with any): try again in \(wait) (Repeated Attempts)"
         case let .keySizeTooSmall(size): return "encryption key size \(size) is below the minimum"
         case .outOfBandUnavailable: return "no out-of-band data for this peer"
         case .userRejected: return "the user refused the pairing"
