@@ -226,6 +226,44 @@ extension InteropSuites {
             }
         }
 
+        /// Repeated Attempts' budget across peers, against a real central: a failed passkey
+        /// guess closes Passkey Entry with everyone for the window (a budget of one here, and no
+        /// wait per peer, so that only the budget speaks), and only Passkey Entry: the same
+        /// central comparing numbers pairs.
+        @Test("A failed passkey guess closes Passkey Entry for the window; Numeric Comparison stays open")
+        func passkeyGuessBudget() async throws {
+            let agent = ScriptedPairingAgent()
+            var settings = SecurityManagerSettings(ioCapability: .keyboardDisplay, requiresMITM: true).withoutBackoff
+            settings.failedPairingBudget = 1
+            try await withPairingPeripheral(settings, agent: agent) { central, manager in
+                let published = try await manager.add(Self.protectedService)
+                let guarded = try #require(published.characteristic(Self.guarded)).valueHandle
+                _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true])
+                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+                _ = try await central.request("initiate", ["wait": false])
+                try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
+                _ = try await central.request("pairing_config", ["typed": Int((agent.displayedPasskeys[0] + 1) % 1_000_000)])
+                #expect(try await central.waitForEvent(named: "pairing_done").bool("ok") == false, "the wrong passkey fails")
+
+                // Passkey Entry again: refused with Repeated Attempts as the method is chosen,
+                // before any passkey is shown.
+                let again = try await central.request("initiate")
+                #expect(again.bool("paired") == false, "\(again)")
+                let refused = try await central.waitForEvent(named: "pairing_done") { $0.bool("ok") == false }
+                #expect(refused.int("reason") == 0x09, "Repeated Attempts: \(refused)")
+                #expect(agent.displayedPasskeys.count == 1, "no second passkey shown")
+
+                // Numeric Comparison: open.
+                _ = try await central.request("pairing_config", ["io": "yesno", "mitm": true])
+                let compared = try await central.request("initiate")
+                #expect(compared.bool("paired") == true, "\(compared)")
+                #expect(agent.comparedNumbers.count == 1)
+                #expect(try await central.request("read", ["handle": Int(guarded)]).bytes("value") == Array("guarded".utf8))
+                _ = try await central.request("disconnect")
+            }
+        }
+
         /// Our peripheral asks for MITM protection against a NoInputNoOutput central: unbonded,
         /// the central's Just Works pairing is refused (Authentication Requirements); bonded
         /// with Just Works, the central encrypts with that bond: either way a typed error.
