@@ -66,14 +66,7 @@ extension InteropSuites {
             try await withPairingPeripheral(SecurityManagerSettings(ioCapability: .displayOnly, requiresMITM: true), agent: agent) { central, manager in
                 let published = try await manager.add(Self.protectedService)
                 let guarded = try #require(published.characteristic(Self.guarded)).valueHandle
-                _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true])
-                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
-                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
-                _ = try await central.request("initiate", ["wait": false])
-                // Tell the Bumble central what our agent displays, once it has.
-                try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
-                _ = try await central.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
-                let done = try await central.waitForEvent(named: "pairing_done")
+                let done = try await pairTypingOurPasskey(central, manager, agent: agent)
                 #expect(done.bool("ok") == true, "\(done)")
                 #expect(try await central.request("read", ["handle": Int(guarded)]).bytes("value") == Array("guarded".utf8))
                 #expect(await manager.bonds().first?.isAuthenticated == true)
@@ -190,13 +183,7 @@ extension InteropSuites {
             try await withPairingPeripheral(settings, agent: agent) { central, manager in
                 let published = try await manager.add(Self.protectedService)
                 let guarded = try #require(published.characteristic(Self.guarded)).valueHandle
-                _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true])
-                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
-                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
-                _ = try await central.request("initiate", ["wait": false])
-                try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
-                _ = try await central.request("pairing_config", ["typed": Int(agent.displayedPasskeys[0])])
-                #expect(try await central.waitForEvent(named: "pairing_done").bool("ok") == true)
+                #expect(try await pairTypingOurPasskey(central, manager, agent: agent).bool("ok") == true)
                 try await waitUntil("our side stored the bond") { await manager.bonds().count == 1 }
                 let bonds = await manager.bonds()
                 #expect(bonds.count == 1 && bonds.first?.isAuthenticated == true)
@@ -238,13 +225,8 @@ extension InteropSuites {
             try await withPairingPeripheral(settings, agent: agent) { central, manager in
                 let published = try await manager.add(Self.protectedService)
                 let guarded = try #require(published.characteristic(Self.guarded)).valueHandle
-                _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true])
-                try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
-                _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
-                _ = try await central.request("initiate", ["wait": false])
-                try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
-                _ = try await central.request("pairing_config", ["typed": Int((agent.displayedPasskeys[0] + 1) % 1_000_000)])
-                #expect(try await central.waitForEvent(named: "pairing_done").bool("ok") == false, "the wrong passkey fails")
+                let guess = try await pairTypingOurPasskey(central, manager, agent: agent) { ($0 + 1) % 1_000_000 }
+                #expect(guess.bool("ok") == false, "the wrong passkey fails")
 
                 // Passkey Entry again: refused with Repeated Attempts as the method is chosen,
                 // before any passkey is shown.
@@ -335,6 +317,21 @@ extension InteropSuites {
                 #expect(await manager.bonds().isEmpty)
                 _ = try await central.request("disconnect")
             }
+        }
+
+        /// The Bumble central, claiming a keyboard and asking for MITM protection, connects to our
+        /// peripheral (advertising now) and pairs, typing what `typing` makes of the passkey our
+        /// agent displays. Returns the central's pairing_done event.
+        private func pairTypingOurPasskey(_ central: BumbleRig, _ manager: PeripheralManager, agent: ScriptedPairingAgent,
+                                          typing: (UInt32) -> UInt32 = { $0 }) async throws -> RigEvent {
+            _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true])
+            try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
+            _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+            _ = try await central.request("initiate", ["wait": false])
+            // Tell the Bumble central what our agent displays, once it has.
+            try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
+            _ = try await central.request("pairing_config", ["typed": Int(typing(agent.displayedPasskeys[0]))])
+            return try await central.waitForEvent(named: "pairing_done")
         }
 
         /// Our PeripheralManager on controller A (or on Rootcanal) with these settings, a Bumble
