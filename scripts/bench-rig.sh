@@ -30,6 +30,7 @@
 # BENCH_RIG_OUT (Benchmarks/.build/rig), BENCH_RIG_TIMEOUT (seconds to wait for a line, 120),
 # BENCH_RIG_APIS ("async callbacks": Bluejay's clients, in this order),
 # BENCH_RIG_UNCOALESCED (1: also run each with receive coalescing off; 0: skip them),
+# BENCH_RIG_COALESCING_MS (Bluejay's receive-coalescing window in ms; unset: the host's default),
 # BENCH_WAIT_QUIET and BENCH_QUIET_LOAD (scripts/bench-quiet.sh),
 # BENCH_RIG_BLUEJAY_WRAP (a command put before Bluejay's clients, for profiling; {name} becomes
 # the client's name, e.g. 'strace -f -c -o /tmp/{name}.strace' or 'perf record -o /tmp/{name}.data':
@@ -173,6 +174,7 @@ echo "==> machine: $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$rounds"); do
     for api in "${apis[@]}"; do
         client_extra=(--api "$api")
+        if [[ -n ${BENCH_RIG_COALESCING_MS:-} ]]; then client_extra+=(--coalescing-ms "$BENCH_RIG_COALESCING_MS"); fi
         if [[ $api == callbacks ]]; then client_extra+=("${no_channels[@]}"); fi
         run_client "$round" "bluejay-$api" $(wrap "round-$round-bluejay-$api") "$bench"
         if [[ $uncoalesced == 1 ]]; then
