@@ -193,7 +193,8 @@ extension LEHost {
     }
 
     /// How long no Passkey Entry pairing may run (the budget of guesses is spent), for a
-    /// procedure about to choose its method.
+    /// procedure about to choose its method: the initiator's with the Pairing Response, the
+    /// responder's with the Pairing Request its agent accepted (the only two places it does).
     func closingPasskeyEntry(_ procedure: inout PairingProcedure) {
         procedure.passkeyEntryClosed = pairingAttempts.passkeyEntryWait(now: configuration.clock.now, settings: configuration.security)
     }
@@ -227,14 +228,12 @@ extension LEHost {
         let requested = authenticated || links[connection.handle]?.security?.requestedAuthentication == true
         var settings = configuration.security.requiringAuthentication(requested)
         if let minimumKeySize { settings.minimumKeySize = min(max(settings.minimumKeySize, minimumKeySize), settings.maximumKeySize) }
-        var procedure = PairingProcedure(role: role, settings: settings,
-                                         initiatorAddress: role == .initiator ? local : peer,
-                                         responderAddress: role == .initiator ? peer : local,
-                                         localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
-                                         localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address],
-                                         legacyOutOfBandKey: (peerLegacyOutOfBand[connection.peer.address] ?? localLegacyOutOfBand)?.temporaryKey)
-        closingPasskeyEntry(&procedure)
-        return procedure
+        return PairingProcedure(role: role, settings: settings,
+                                initiatorAddress: role == .initiator ? local : peer,
+                                responderAddress: role == .initiator ? peer : local,
+                                localIdentity: localAddress, localIdentityResolvingKey: localIdentityResolvingKey,
+                                localOutOfBand: localOutOfBand, peerOutOfBand: peerOutOfBand[connection.peer.address],
+                                legacyOutOfBandKey: (peerLegacyOutOfBand[connection.peer.address] ?? localLegacyOutOfBand)?.temporaryKey)
     }
 
     /// This device's identity: ``LEHost/identityAddress``, the controller's public address or

@@ -266,7 +266,10 @@ extension LEHost {
             isEnhanced: isEnhanced,
             io: .init(
                 sendFrame: { [weak link] destination, payload, completion in
-                    guard let link else { return (completion ?? { _ in })(.failure(.connectionClosed(connectionHandle: handle))) }
+                    guard let link else {
+                        completion?(.failure(.connectionClosed(connectionHandle: handle)))
+                        return
+                    }
                     link.send(payload, channel: destination, completion: completion)
                 },
                 sendSignaling: { [weak link] command in

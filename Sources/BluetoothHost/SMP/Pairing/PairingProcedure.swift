@@ -100,9 +100,9 @@ struct PairingProcedure {
     /// not typing).
     var keypressCount = 0
     static let maximumKeypresses = 64
-    /// Set when the pairing starts while no Passkey Entry pairing may run (the budget of
-    /// guesses across peers is spent, ``PairingAttempts``): how long that lasts. Should the
-    /// features select Passkey Entry, the pairing fails with Repeated Attempts.
+    /// Set by the host just before the method is chosen, while no Passkey Entry pairing may run
+    /// (the budget of guesses across peers is spent, ``PairingAttempts``): how long that lasts.
+    /// Should the features select Passkey Entry, the pairing fails with Repeated Attempts.
     var passkeyEntryClosed: Duration?
 
     private(set) var phase: Phase = .idle
