@@ -98,12 +98,8 @@ struct HostBondLimitTests {
         options.peripheral.pairingAgent = gate
         let devices = try await TwoDevices(options)
         // A second central on the same link.
-        let otherController = devices.link.addController(name: "other central", address: TestAddresses.third)
-        var otherConfiguration = HostConfiguration()
-        otherConfiguration.security = numeric
-        let other = LEHost(transport: otherController.makeTransport(), configuration: otherConfiguration)
-        await other.setPairingAgent(ScriptedPairingAgent(board: board, confirms: true))
-        try await other.powerOn()
+        let other = try await devices.addHost(.init(name: "other central", address: TestAddresses.third, security: numeric,
+                                                    pairingAgent: ScriptedPairingAgent(board: board, confirms: true)))
 
         let (first, _) = try await devices.connect()
         try await devices.peripheral.startAdvertising(AdvertisingData())

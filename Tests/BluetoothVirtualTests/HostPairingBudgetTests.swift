@@ -34,13 +34,9 @@ struct HostPairingBudgetTests {
             options.peripheral.security = budget
             options.peripheral.pairingAgent = ScriptedPairingAgent(board: board, confirms: true)
             devices = try await TwoDevices(options)
-            // Not a TwoDevices role: a third device, the honest central, on the same link.
-            let controller = devices.link.addController(name: "honest central", address: TestAddresses.third)
-            var configuration = HostConfiguration()
-            configuration.security = honest ?? centrals
-            other = LEHost(transport: controller.makeTransport(), configuration: configuration)
-            await other.setPairingAgent(ScriptedPairingAgent(board: board, confirms: true))
-            try await other.powerOn()
+            // A third device, the honest central, on the same link.
+            other = try await devices.addHost(.init(name: "honest central", address: TestAddresses.third, security: honest ?? centrals,
+                                                    pairingAgent: ScriptedPairingAgent(board: board, confirms: true)))
         }
 
         /// The attacker's pairing, which must fail.

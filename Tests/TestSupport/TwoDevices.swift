@@ -111,23 +111,34 @@ public struct TwoDevices: Sendable {
     public init(on link: VirtualLink? = nil, _ options: Options = Options()) async throws {
         let link = link ?? VirtualLink(configuration: options.link)
         self.link = link
-        func make(_ device: Device) -> (VirtualController, FilteringTransport?, LEHost) {
-            let controller = link.addController(name: device.name, address: device.address, configuration: device.controller,
-                                                position: device.position)
-            var configuration = options.configuration
-            if let clock = options.clock { configuration.clock = .manual(clock) }
-            if let security = device.security { configuration.security = security }
-            if let bondStore = device.bondStore { configuration.bondStore = bondStore }
-            device.configure(&configuration)
-            let filter = device.isFiltered ? FilteringTransport(controller.makeTransport()) : nil
-            let host = LEHost(transport: filter ?? controller.makeTransport(), configuration: configuration)
-            return (controller, filter, host)
-        }
-        (centralController, centralFilter, central) = make(options.central)
-        (peripheralController, peripheralFilter, peripheral) = make(options.peripheral)
+        (centralController, centralFilter, central) = Self.make(options.central, on: link, options)
+        (peripheralController, peripheralFilter, peripheral) = Self.make(options.peripheral, on: link, options)
         if let agent = options.central.pairingAgent { await central.setPairingAgent(agent) }
         if let agent = options.peripheral.pairingAgent { await peripheral.setPairingAgent(agent) }
         if options.powersOn { try await powerOn() }
+    }
+
+    /// One device's controller on `link`, and its host (not powered on).
+    private static func make(_ device: Device, on link: VirtualLink, _ options: Options) -> (VirtualController, FilteringTransport?, LEHost) {
+        let controller = link.addController(name: device.name, address: device.address, configuration: device.controller,
+                                            position: device.position)
+        var configuration = options.configuration
+        if let clock = options.clock { configuration.clock = .manual(clock) }
+        if let security = device.security { configuration.security = security }
+        if let bondStore = device.bondStore { configuration.bondStore = bondStore }
+        device.configure(&configuration)
+        let filter = device.isFiltered ? FilteringTransport(controller.makeTransport()) : nil
+        let host = LEHost(transport: filter ?? controller.makeTransport(), configuration: configuration)
+        return (controller, filter, host)
+    }
+
+    /// A third device on the same link (a second central, say), built as the two are from
+    /// `options` and `device`, with its agent set and powered on. The caller shuts it down.
+    public func addHost(_ device: Device, _ options: Options = Options()) async throws -> LEHost {
+        let (_, _, host) = Self.make(device, on: link, options)
+        if let agent = device.pairingAgent { await host.setPairingAgent(agent) }
+        try await host.powerOn()
+        return host
     }
 
     /// Powers on the central's host, then the peripheral's.
