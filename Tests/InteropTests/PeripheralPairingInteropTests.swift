@@ -217,12 +217,13 @@ extension InteropSuites {
         /// guess closes Passkey Entry with everyone for the window (a budget of one here, and no
         /// wait per peer, so that only the budget speaks), and only Passkey Entry: the same
         /// central comparing numbers pairs.
-        @Test("A failed passkey guess closes Passkey Entry for the window; Numeric Comparison stays open")
-        func passkeyGuessBudget() async throws {
+        @Test("A failed passkey guess closes Passkey Entry for the window; Numeric Comparison stays open",
+              arguments: InteropController.allCases)
+        func passkeyGuessBudget(controller: InteropController) async throws {
             let agent = ScriptedPairingAgent()
             var settings = SecurityManagerSettings(ioCapability: .keyboardDisplay, requiresMITM: true).withoutBackoff
             settings.failedPairingBudget = 1
-            try await withPairingPeripheral(settings, agent: agent) { central, manager in
+            try await withPairingPeripheral(settings, agent: agent, controller: controller) { central, manager in
                 let published = try await manager.add(Self.protectedService)
                 let guarded = try #require(published.characteristic(Self.guarded)).valueHandle
                 let guess = try await pairTypingOurPasskey(central, manager, agent: agent) { ($0 + 1) % 1_000_000 }
@@ -326,7 +327,9 @@ extension InteropSuites {
                                           typing: (UInt32) -> UInt32 = { $0 }) async throws -> RigEvent {
             _ = try await central.request("pairing_config", ["io": "keyboard", "mitm": true])
             try await manager.startAdvertising(name: "Bluejay Secure", serviceUUIDs: [Self.service])
-            _ = try await central.request("connect", ["address": central.hostPublicAddress, "address_type": "public"])
+            // Our controller's public address, on Bumble's controllers and on Rootcanal alike.
+            let address = try await #require(manager.host).publicAddressText
+            _ = try await central.request("connect", ["address": address, "address_type": "public"])
             _ = try await central.request("initiate", ["wait": false])
             // Tell the Bumble central what our agent displays, once it has.
             try await waitUntil("our agent displays a passkey") { !agent.displayedPasskeys.isEmpty }
