@@ -1,6 +1,7 @@
 import BluetoothCore
 import BluetoothHCI
 @testable import BluetoothHost
+import Logging
 import Synchronization
 import Testing
 
@@ -104,5 +105,24 @@ import Testing
         // A second close changes nothing (the first error stays).
         link.close(with: .disconnected(reason: .connectionTimeout))
         #expect(link.bearer.closedError == .transportClosed(nil))
+    }
+
+    @Test func anEndedLinkSendsNothingAndSaysSo() throws {
+        let sent = Mutex<[(L2CAPChannelID, [UInt8])]>([])
+        let bearer = ATTBearer(connectionHandle: Self.handle, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0FF_EE00_0001), type: .random),
+                               logger: Logger(label: "test"), send: { _, _ in })
+        let link = L2CAPLink(bearer: bearer, transmit: { payload, channel, _ in sent.withLock { $0.append((channel, payload)) } })
+        link.sendSignaling(.commandReject(.commandNotUnderstood), identifier: 1)
+        #expect(sent.withLock { $0.map(\.0) } == [.leSignaling])
+
+        link.close(with: .disconnected(reason: .remoteUserTerminatedConnection))
+        let outcome = Mutex<Result<Void, HCIError>?>(nil)
+        link.send([0x0B, 0x01], channel: .securityManager) { result in outcome.withLock { $0 = result } }
+        link.sendSignaling(.commandReject(.commandNotUnderstood), identifier: 2)
+        #expect(sent.withLock { $0.count } == 1, "nothing after the link's end: its handle may be the next link's")
+        guard case .failure(.connectionClosed(Self.handle))? = outcome.withLock({ $0 }) else {
+            Issue.record("the completion did not hear the link had ended")
+            return
+        }
     }
 }
