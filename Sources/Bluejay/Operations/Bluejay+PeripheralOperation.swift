@@ -1,6 +1,6 @@
 extension Bluejay {
     /// Queues an app-defined operation on the connected peripheral (see ``PeripheralOperation``);
-    /// `completion` gets its outcome on the callback queue.
+    /// it runs on the callback queue, and `completion` gets its outcome there.
     public func run<Operation: PeripheralOperation>(_ operation: Operation,
                                                    completion: @escaping @Sendable (Result<Operation.Output, BluejayError>) -> Void) {
         let deliver = onCallbackQueue(completion)
@@ -9,7 +9,7 @@ extension Bluejay {
             return
         }
         runner.submit(operation, id: runner.makeID(), defaultLimit: operationTimeLimit, clock: clock,
-                      link: { [self] in try self.requireLink() }, deliver: deliver)
+                      executor: state.withLock { $0.callbackExecutor }, link: { [self] in try self.requireLink() }, deliver: deliver)
     }
 
     /// Runs an app-defined operation on the connected peripheral when its turn in the queue
