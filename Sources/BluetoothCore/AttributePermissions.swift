@@ -3,10 +3,10 @@
 /// Part F, 3.2.5). Properties in a characteristic declaration only tell the client what to
 /// expect; these permissions are what the server enforces.
 ///
-/// The server checks each request against the link's ``LinkSecurity`` (Core 6.0, Vol 3,
+/// The server checks each request against the link's `LinkSecurity` (Core 6.0, Vol 3,
 /// Part C, 10.3.1): access permission first, then encryption and authentication, then the
 /// encryption key size (the definition's `minimumKeySize`), then authorization, which the
-/// application's handler grants (``GATTServer/setAuthorizationHandler(_:)``). A requirement
+/// application's handler grants (`GATTServer/setAuthorizationHandler(_:)`). A requirement
 /// of one direction lets a client use that direction once it is met, so
 /// `[.readEncryptionRequired]` alone means "readable on an encrypted link".
 public struct AttributePermissions: OptionSet, Hashable, Sendable, CustomStringConvertible {

@@ -43,7 +43,7 @@ extension HCICommand {
     }
 }
 
-/// A command that declares its parameters once (``PacketFields``) takes its decoder and
+/// A command that declares its parameters once (`PacketFields`) takes its decoder and
 /// encoder from that declaration.
 extension HCICommand where Self: PacketFields {
     public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }
@@ -79,7 +79,7 @@ extension HCIReturnParameters {
     }
 }
 
-/// Return parameters that declare their fields once (``PacketFields``) take their decoder and
+/// Return parameters that declare their fields once (`PacketFields`) take their decoder and
 /// encoder from that declaration.
 extension HCIReturnParameters where Self: PacketFields {
     public init(returnParameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }

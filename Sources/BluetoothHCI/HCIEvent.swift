@@ -8,7 +8,7 @@ public protocol HCIEventParameters: Sendable, Equatable {
     func encodeParameters(into writer: inout ByteWriter)
 }
 
-/// Event parameters that declare their fields once (``PacketFields``) take their decoder and
+/// Event parameters that declare their fields once (`PacketFields`) take their decoder and
 /// encoder from that declaration.
 extension HCIEventParameters where Self: PacketFields {
     public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }

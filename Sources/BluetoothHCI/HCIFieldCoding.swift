@@ -1,6 +1,6 @@
 import BluetoothCore
 
-/// The HCI fields of command and event declarations (``PacketFields``).
+/// The HCI fields of command and event declarations (`PacketFields`).
 extension FieldCoder {
     /// A Connection_Handle: 12 bits; the upper four bits of the octet pair are not part of it
     /// (Core 6.0, Vol 4, Part E, 5.4.2).

@@ -8,7 +8,7 @@ public protocol HCILEMetaEventParameters: Sendable, Equatable {
     func encodeParameters(into writer: inout ByteWriter)
 }
 
-/// Subevent parameters that declare their fields once (``PacketFields``) take their decoder
+/// Subevent parameters that declare their fields once (`PacketFields`) take their decoder
 /// and encoder from that declaration.
 extension HCILEMetaEventParameters where Self: PacketFields {
     public init(parameters reader: inout ByteReader) throws(PacketDecodingError) { try self.init(fieldsFrom: &reader) }

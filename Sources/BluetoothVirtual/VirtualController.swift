@@ -52,7 +52,7 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         /// answers them Unknown HCI Command, as any other controller.
         public var zephyrStaticAddress: BluetoothAddress?
         /// How many entries its resolving list holds (LE Read Resolving List Size). With
-        /// ``LEFeatures/llPrivacy`` in ``leFeatures`` it resolves peers' private addresses
+        /// `LEFeatures/llPrivacy` in ``leFeatures`` it resolves peers' private addresses
         /// with the list once its host enables address resolution.
         public var resolvingListSize = ResolvingList.capacity
 

@@ -5,7 +5,7 @@ import BluetoothHost
 /// of peripherals marked trusted, are kept with their Database Hash; reconnecting to one whose
 /// hash has not changed discovers nothing. A bonded peripheral's database is used and kept
 /// only over a link encrypted with its bond's key (Bluejay encrypts it as the link comes up),
-/// under the bond's identity. See ``LEHost/prepareDatabase(of:)``.
+/// under the bond's identity. See `LEHost/prepareDatabase(of:)`.
 extension Bluejay {
     /// Lets the database of a peripheral that never bonds be cached, as a bonded one's is.
     /// Needs a started Bluejay.
@@ -13,7 +13,7 @@ extension Bluejay {
     /// Trust is in the address alone: any device that uses it has its database cached in the
     /// peripheral's place. Trust only a peripheral whose address no other device can take
     /// where the app runs; a bonded peripheral needs no trust (see
-    /// ``LEHost/setDatabaseTrusted(_:for:)``).
+    /// `LEHost/setDatabaseTrusted(_:for:)`).
     public func setDatabaseTrusted(_ trusted: Bool, for peripheral: PeripheralIdentifier) throws(BluejayError) {
         try requireBackend().setDatabaseTrusted(trusted, for: peripheral.address)
     }
@@ -39,7 +39,7 @@ extension BluejayCentral {
 
 extension CentralConnection {
     /// Readies the peer's cached database before anything is discovered on a new link
-    /// (``LEHost/prepareDatabase(of:)``): nothing for a peer neither bonded nor trusted; for a
+    /// (`LEHost/prepareDatabase(of:)`): nothing for a peer neither bonded nor trusted; for a
     /// bonded one, the link is encrypted with the bond's key first, and a peer that cannot
     /// encrypt with it gets no cached database (``GATTDatabasePreparation/unverified``); a
     /// failure is returned, and discovery then runs as it would without a cache.

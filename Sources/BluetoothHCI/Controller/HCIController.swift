@@ -17,7 +17,7 @@ import Synchronization
 /// notification when a peer streams them. So after a batch that held only data the peer
 /// pushes unasked (the receiver says so: ``HCIBatchContent/unsolicitedDataOnly``), only
 /// while such data comes faster than the window (the previous batch of it arrived less than
-/// ``coalescingWindow`` before, or this one held several values: ``CoalescingPace``), and
+/// ``coalescingWindow`` before, or this one held several values: `CoalescingPace`), and
 /// only while the host awaits nothing (no command pending, no ACL data waiting for credits,
 /// nothing sent since the batch began), the reader pauses for up to ``coalescingWindow``
 /// before it reads again, so that what arrives meanwhile comes as one batch, as interrupt
@@ -614,7 +614,7 @@ public final class HCIController: Sendable {
     var isPausedForCoalescing: Bool { state.withLock { $0.isPaused } }
 
     /// Pauses the reader thread for up to ``coalescingWindow`` after a batch of `items` pushed
-    /// values that arrived at `arrival`, when they come fast enough (``CoalescingPace``), nothing
+    /// values that arrived at `arrival`, when they come fast enough (`CoalescingPace`), nothing
     /// is awaited and nothing was sent since the batch began (`sendsBefore`); a send ends the
     /// pause early.
     private func pauseIfIdle(sendsBefore: UInt64, arrival: BluetoothClock.Instant, items: Int) {

@@ -144,7 +144,7 @@ struct AdvertisingState: Sendable {
 extension LEHost {
     /// Starts legacy advertising (Core 6.0, Vol 4, Part E, 7.8.5 to 7.8.9): parameters, data,
     /// scan response, enable. Advertising that is on is replaced. On a controller the host
-    /// drives with the extended commands (``ControllerInfo/commandFamily``), the same
+    /// drives with the extended commands (`ControllerInfo/commandFamily`), the same
     /// advertising runs on an advertising set with legacy PDUs, since the controller refuses
     /// the legacy commands once the extended ones were used (Vol 4, Part E, 3.1.1).
     ///

@@ -4,7 +4,7 @@ import BluetoothHCI
 extension LEHost {
     /// Whether this host advertises with extended advertising sets: the controller has LE
     /// Extended Advertising (LE feature bit 12) and the host drives it with the extended
-    /// commands (``ControllerInfo/commandFamily``); otherwise ``startAdvertisingSet(_:scanResponse:parameters:)``
+    /// commands (`ControllerInfo/commandFamily`); otherwise ``startAdvertisingSet(_:scanResponse:parameters:)``
     /// falls back on legacy advertising when the set allows it.
     public var supportsExtendedAdvertising: Bool { controllerInfo?.commandFamily == .extended }
 

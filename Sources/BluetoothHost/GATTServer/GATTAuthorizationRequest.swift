@@ -1,8 +1,8 @@
 import BluetoothCore
 
 /// A client reads or writes an attribute whose permissions require authorization
-/// (``AttributePermissions/readAuthorizationRequired``,
-/// ``AttributePermissions/writeAuthorizationRequired``): the server asks the application's
+/// (`AttributePermissions/readAuthorizationRequired`,
+/// `AttributePermissions/writeAuthorizationRequired`): the server asks the application's
 /// authorization handler (``GATTServer/setAuthorizationHandler(_:)``) before serving it.
 public struct GATTAuthorizationRequest: Sendable, Hashable {
     /// Which direction the client asks for.

@@ -64,7 +64,7 @@ extension GATTServer {
     }
 }
 
-/// What reading and writing one attribute needs (its permissions, as ``AttributePermissions``
+/// What reading and writing one attribute needs (its permissions, as `AttributePermissions`
 /// and the characteristic's key size and Secure Connections settings declared them).
 public struct GATTAccessPolicy: Sendable, Hashable {
     /// What one kind of access needs of the link and of the application.

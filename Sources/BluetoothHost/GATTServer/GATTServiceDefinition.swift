@@ -80,7 +80,7 @@ public struct GATTCharacteristicDefinition: Sendable {
     ///   - onWrite: accepts or refuses writes.
     ///   - onRead: answers reads instead of the stored value.
     ///   - permissions: `nil` derives them from `properties` (see
-    ///     ``AttributePermissions/init(properties:)``).
+    ///     `AttributePermissions/init(properties:)`).
     ///   - minimumKeySize: the shortest encryption key (7–16 octets) that reads and writes
     ///     needing encryption accept.
     ///   - requiresSecureConnections: reads and writes needing encryption need security level 4.

@@ -2,7 +2,7 @@ import BluetoothCore
 
 /// Where a host keeps the static random address it generates as its identity on a controller
 /// that has no public address (Read BD_ADDR answers 00:00:00:00:00:00) and cannot tell its own.
-/// One address per adapter, named by the transport the host opened (``HCITransport/name``,
+/// One address per adapter, named by the transport the host opened (`HCITransport/name`,
 /// e.g. `hci0` or `serial:/dev/ttyACM0`): bonds are kept under the identity, so it must be the
 /// same after a restart for them to count.
 public protocol StaticAddressStore: Sendable {
