@@ -73,6 +73,48 @@ struct GATTServerLinkReuseTests {
         #expect(second.sent.last == [ATTOpcode.handleValueNotification.rawValue, UInt8(value.valueHandle & 0xFF), UInt8(value.valueHandle >> 8), 0x03])
     }
 
+    /// Each link's queue is its bearer's: what an ended link still had waiting, while a handler
+    /// held it up, neither counts against the next link on the handle nor is served.
+    @Test func theNextLinksPDUsAreNotCountedAgainstTheEndedLinksQueue() async throws {
+        let server = GATTServer(preferredMTU: 517, clock: .continuous) { _, _, _ in }
+        var settings = GATTServerSettings()
+        settings.maximumQueuedPDUs = 2
+        await server.configure(settings)
+        let handlerCalled = TestGate()
+        let writes = AwaitableLog<[UInt8]>()
+        let published = try await server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0xAD00)), characteristics: [
+            GATTCharacteristicDefinition(uuid: Self.characteristic, properties: .read, onRead: { _ in
+                try? await handlerCalled.wait()
+                return .value([1])
+            }),
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xAD02)), properties: .writeWithoutResponse, value: [0], onWrite: { request in
+                writes.append(request.value)
+                return .success
+            }),
+        ]))
+        let slow = try #require(published.characteristic(Self.characteristic)).valueHandle
+        let sink = try #require(published.characteristic(BluetoothUUID(UInt16(0xAD02)))).valueHandle
+        func write(_ value: UInt8) -> [UInt8] { [ATTOpcode.writeCommand.rawValue, UInt8(sink & 0xFF), UInt8(sink >> 8), value] }
+
+        // The first link's read waits for its handler; two commands fill its queue, a third is dropped.
+        let (first, second) = (Wire(), Wire())
+        let firstBearer = first.bearer(peer: 0xC0FF_EE00_0001)
+        server.receive([ATTOpcode.readRequest.rawValue, UInt8(slow & 0xFF), UInt8(slow >> 8)], from: firstBearer)
+        try await handlerCalled.waitForArrivals(1)
+        for value in UInt8(1)...3 { server.receive(write(value), from: firstBearer) }
+        #expect(server.droppedPDUCount == 1)
+        #expect(firstBearer.serverQueue.pendingCount == 2)
+
+        // Its link ends on the reader thread; the next link on the handle is not limited by it.
+        firstBearer.close(with: .disconnected(reason: .remoteUserTerminatedConnection))
+        let secondBearer = second.bearer(peer: 0xC0FF_EE00_0002)
+        for value in UInt8(0xE1)...0xE2 { server.receive(write(value), from: secondBearer) }
+        #expect(server.droppedPDUCount == 1, "the next link's commands were counted against the ended link's queue")
+        let applied = try #require(await writes.wait(forCount: 2))
+        #expect(applied == [[0xE1], [0xE2]], "only the next link's commands are served")
+        handlerCalled.open()
+    }
+
     @Test func anEndedBearerSendsNothingAndSaysSo() async throws {
         let wire = Wire()
         let bearer = wire.bearer(peer: 0xC0FF_EE00_0001)

@@ -279,6 +279,6 @@ struct GATTServerInboundLimitTests {
         let applied = try #require(await writes.wait(forCount: 5))
         #expect(applied.filter { $0.0 == 0x0041 }.map(\.1) == [[1], [2], [3], [4]])
         #expect(applied.filter { $0.0 == 0x0050 }.map(\.1) == [[0xEE]])
-        #expect(harness.server.inboundLimit.pendingCount(connectionHandle: 0x0041) == 0)
+        #expect(harness.server.memoryBearer(0x0041).serverQueue.pendingCount == 0)
     }
 }

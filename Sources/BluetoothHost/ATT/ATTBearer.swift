@@ -42,6 +42,8 @@ public final class ATTBearer: Sendable {
 
     /// The connection's handle.
     public let connectionHandle: UInt16
+    /// The server half: what the peer asks of this device's GATT server, in the link's order.
+    let serverQueue = ATTServerQueue()
     /// The peer, as the controller reported it.
     public let peer: DeviceAddress
     private let state = Mutex(State())
@@ -520,7 +522,7 @@ public final class ATTBearer: Sendable {
     // MARK: Closing
 
     /// The link is gone (or the transport): every pending and later request fails with
-    /// `error`, and every sink ends with it.
+    /// `error`, every sink ends with it, and the server serves the link no more.
     func close(with error: HostError) {
         let closed = state.withLock { state -> (tickets: [Ticket], sinks: [NotificationSink])? in
             guard state.closedError == nil || state.closedError == .attBearerClosed else { return nil }
@@ -528,6 +530,7 @@ public final class ATTBearer: Sendable {
             armWatchdog(&state)
             return (state.transactions.removeAll(), Self.removeSinks(&state))
         }
+        serverQueue.finish()
         guard let closed else { return }
         closed.tickets.forEach { $0.resume(throwing: error) }
         closed.sinks.forEach { $0.finish(error) }

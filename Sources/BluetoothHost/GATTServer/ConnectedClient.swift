@@ -13,7 +13,8 @@ struct ServerLink: Sendable {
     var isWiredInMemory = false
 }
 
-/// What the server does for a connected client, one at a time in the link's order.
+/// What the server does for a connected client, one at a time in the link's order (queued in
+/// the bearer's server half, ``ATTServerQueue``).
 enum ServerRequest: Sendable {
     /// A request or command as it arrived: its bytes and the link's security at that moment,
     /// which its permission checks use (a request sent before encryption started is not served
@@ -58,8 +59,6 @@ struct ConnectedClient: Sendable {
     /// The bond whose state this client took up (``GATTServer/adoptBondIdentity(_:clientID:connectionHandle:)``):
     /// what it changes is kept for that bond while the link stays encrypted with its key.
     var cachingIdentity: DeviceAddress?
-    /// Requests and commands, served one at a time in arrival order (Vol 3, Part F, 3.3.2).
-    let requests: AsyncStream<ServerRequest>.Continuation
 
     var connectionHandle: UInt16 { link.connectionHandle }
 }

@@ -69,17 +69,14 @@ extension GATTServer {
     /// bond (``LinkSecurity/bondIdentity``): the client takes up that bond's state, in order with
     /// the link's PDUs. The host calls it on the transport's reader thread as it applies
     /// Encryption Change to the bearer, and when a pairing's bond is stored.
+    ///
+    /// The client is taken up now, even before it sends anything: it may send nothing before
+    /// it expects its notifications.
     nonisolated func linkEncrypted(_ bearer: ATTBearer) {
         let security = bearer.security
         guard security.bondIdentity != nil else { return }
-        inbox.yield(.encrypted(ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer), security))
-    }
-
-    /// On the inbox: a Host connection's client is taken up now (it may send nothing before
-    /// it expects its notifications); a client wired in memory is taken up once it has talked.
-    func acceptEncryption(_ security: LinkSecurity, from link: ServerLink) {
-        guard !link.isWiredInMemory || clients[link.connectionHandle] != nil else { return }
-        client(for: link).requests.yield(.encrypted(security))
+        queue(.encrypted(security), on: ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer),
+              limit: inboundLimit.limit)
     }
 
     /// In the client's order: takes up the bond's state unless the link already holds it.

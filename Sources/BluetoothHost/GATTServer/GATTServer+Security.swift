@@ -58,6 +58,9 @@ extension GATTServer {
         let bearer = memoryBearer(connectionHandle)
         bearer.setSecurity(security)
         guard security.bondIdentity != nil else { return }
-        inbox.yield(.encrypted(ServerLink(connectionHandle: connectionHandle, peer: nil, bearer: bearer, isWiredInMemory: true), security))
+        // A client wired in memory is taken up once it has talked: its first PDU carries this
+        // security, and its serving takes up the bond's state then.
+        queue(.encrypted(security), on: ServerLink(connectionHandle: connectionHandle, peer: nil, bearer: bearer, isWiredInMemory: true),
+              limit: inboundLimit.limit, onlyIfServed: true)
     }
 }

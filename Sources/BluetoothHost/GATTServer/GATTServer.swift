@@ -27,13 +27,12 @@ public actor GATTServer {
     public typealias Sender = @Sendable (_ connectionHandle: UInt16, _ pdu: [UInt8], _ completion: HCIController.ACLCompletion?) -> Void
 
     enum InboxItem: Sendable {
-        /// With the link's security when the PDU arrived.
-        case pdu([UInt8], ServerLink, LinkSecurity)
+        /// A Handle Value Confirmation: handled at once, so that an indication is never held
+        /// up behind a request waiting for an application handler.
+        case confirmation([UInt8], ServerLink)
         /// The link ended; with its bearer, only the client on that bearer is closed (a later
         /// link may hold the handle already).
         case closed(connectionHandle: UInt16, bearer: ATTBearer?)
-        /// The link is encrypted with a bond's key (``linkEncrypted(_:)``).
-        case encrypted(ServerLink, LinkSecurity)
         /// The controller took a notification (or the link failed it).
         case notificationLeft(clientID: UInt64, connectionHandle: UInt16)
     }
@@ -72,7 +71,8 @@ public actor GATTServer {
     /// The loopback bearers of clients wired in memory, by connection handle: their MTU and
     /// security (``setSecurity(_:connectionHandle:)``), and the way out to the server's sender.
     nonisolated let memoryBearers = Mutex<[UInt16: ATTBearer]>([:])
-    /// The PDUs each connection has waiting (``GATTServerSettings/maximumQueuedPDUs``).
+    /// How many PDUs each link may have waiting (``GATTServerSettings/maximumQueuedPDUs``),
+    /// and how many were dropped past it.
     nonisolated let inboundLimit = InboundPDULimit(limit: GATTServerSettings().maximumQueuedPDUs)
 
     public init(preferredMTU: UInt16 = 517, clock: BluetoothClock = .continuous, logger: Logger = Logger(label: "bluejay.gatt-server"),
@@ -95,12 +95,13 @@ public actor GATTServer {
 
     deinit {
         inbox.finish()
-        // Connections still known end with the server: their request tasks would otherwise
-        // wait on their streams for ever.
+        // Links still known end with the server: their serving tasks would otherwise wait on
+        // their queues for ever.
         for client in clients.values {
-            client.requests.finish()
+            client.link.bearer.serverQueue.finish()
             client.indicationTimer?.cancel()
         }
+        for bearer in memoryBearers.withLock({ $0.values }) { bearer.serverQueue.finish() }
     }
 
     /// Stops taking requests (the host's transport is gone): the inbox ends.
@@ -110,19 +111,53 @@ public actor GATTServer {
 
     // MARK: Entry points (any thread, in link order)
 
-    /// A server-bound ATT PDU (request, command, confirmation) from a connection's bearer.
+    /// A server-bound ATT PDU (request, command, confirmation) from a connection's bearer, on
+    /// the transport's reader thread.
     nonisolated func receive(_ pdu: [UInt8], from bearer: ATTBearer) {
-        guard admit(connectionHandle: bearer.connectionHandle) else { return }
-        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer), bearer.security))
+        receive(pdu, on: ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer))
     }
 
     /// A server-bound ATT PDU from a client on a bearer that is not a Host connection, e.g. a
     /// ``GATTClient`` wired to this server in memory. Answers go to the server's sender with
     /// `connectionHandle`.
     public nonisolated func receive(_ pdu: [UInt8], connectionHandle: UInt16, peer: DeviceAddress? = nil) {
-        guard admit(connectionHandle: connectionHandle) else { return }
-        let bearer = memoryBearer(connectionHandle)
-        inbox.yield(.pdu(pdu, ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: bearer, isWiredInMemory: true), bearer.security))
+        receive(pdu, on: ServerLink(connectionHandle: connectionHandle, peer: peer, bearer: memoryBearer(connectionHandle), isWiredInMemory: true))
+    }
+
+    /// Requests and commands join the link's queue (the bearer's server half), with the link's
+    /// security as they arrive; a confirmation goes around it. Each is counted against the
+    /// link's limit until handled.
+    private nonisolated func receive(_ pdu: [UInt8], on link: ServerLink) {
+        guard let first = pdu.first else { return }
+        let limit = inboundLimit.limit
+        if first == ATTOpcode.handleValueConfirmation.rawValue {
+            guard link.bearer.serverQueue.admitBesideQueue(limit: limit) else { return refused(link) }
+            inbox.yield(.confirmation(pdu, link))
+            return
+        }
+        queue(.pdu(pdu, security: link.bearer.security), on: link, limit: limit)
+    }
+
+    /// Puts `request` in the link's queue, and starts serving the queue with its first.
+    nonisolated func queue(_ request: ServerRequest, on link: ServerLink, limit: Int, onlyIfServed: Bool = false) {
+        switch link.bearer.serverQueue.enqueue(request, limit: limit, onlyIfServed: onlyIfServed) {
+        case .queued(isFirst: true): serveQueue(of: link)
+        case .queued(isFirst: false), .finished: break
+        case .refused: refused(link)
+        }
+    }
+
+    /// The one task that serves a link's queue, one request at a time, until the link ends.
+    /// It holds the server only while it serves.
+    private nonisolated func serveQueue(of link: ServerLink) {
+        let queue = link.bearer.serverQueue
+        Task { [weak self] in
+            for await request in queue.requests {
+                if case .pdu = request { queue.taken() }
+                guard let self else { return }
+                await self.serve(request, on: link)
+            }
+        }
     }
 
     /// The loopback bearer of a client wired in memory, made on first use.
@@ -141,12 +176,11 @@ public actor GATTServer {
     /// waiting already.
     public nonisolated var droppedPDUCount: Int { inboundLimit.droppedCount }
 
-    private nonisolated func admit(connectionHandle: UInt16) -> Bool {
-        let (admitted, firstDrop) = inboundLimit.admit(connectionHandle: connectionHandle)
-        if firstDrop {
-            logger.warning("connection \(Hex.format(connectionHandle)) sends faster than the server answers: dropping ATT PDUs (\(inboundLimit.droppedCount) so far)")
+    /// A PDU past the link's limit: dropped, counted, and logged with the first of a run.
+    private nonisolated func refused(_ link: ServerLink) {
+        if inboundLimit.countDrop() {
+            logger.warning("connection \(Hex.format(link.connectionHandle)) sends faster than the server answers: dropping ATT PDUs (\(inboundLimit.droppedCount) so far)")
         }
-        return admitted
     }
 
     /// A client wired in memory (``receive(_:connectionHandle:peer:)``) went away: forget its
@@ -157,6 +191,7 @@ public actor GATTServer {
         // A client wired in memory that talks again on this handle is a new link, with a new
         // loopback bearer, whatever the inbox still holds of the old one.
         let bearer = memoryBearers.withLock { $0.removeValue(forKey: handle) }
+        bearer?.serverQueue.finish()
         inbox.yield(.closed(connectionHandle: handle, bearer: bearer))
     }
 
@@ -164,32 +199,34 @@ public actor GATTServer {
     /// same handle has talked already (then that client's state is left alone; the ended
     /// link's went as the later one's first PDU arrived).
     nonisolated func connectionDidClose(_ bearer: ATTBearer) {
+        bearer.serverQueue.finish()
         inbox.yield(.closed(connectionHandle: bearer.connectionHandle, bearer: bearer))
     }
 
     private func handle(_ item: InboxItem) {
         switch item {
-        case let .pdu(bytes, link, security): accept(bytes, from: link, security: security)
+        case let .confirmation(bytes, link): acceptConfirmation(bytes, from: link)
         case let .closed(handle, bearer): closeClient(handle, bearer: bearer)
-        case let .encrypted(link, security): acceptEncryption(security, from: link)
         case let .notificationLeft(clientID, handle): notificationDidLeave(clientID: clientID, connectionHandle: handle)
         }
     }
 
-    /// Confirmations are handled at once, so that an indication is never held up behind a
-    /// request waiting for an application handler; requests and commands go to the
-    /// connection's queue.
-    private func accept(_ bytes: [UInt8], from link: ServerLink, security: LinkSecurity) {
-        guard let first = bytes.first else {
-            inboundLimit.handled(connectionHandle: link.connectionHandle)
-            return
-        }
+    private func acceptConfirmation(_ bytes: [UInt8], from link: ServerLink) {
+        link.bearer.serverQueue.taken()
+        guard !link.bearer.serverQueue.isFinished else { return }
+        didReceiveConfirmation(bytes, connectionHandle: client(for: link).connectionHandle)
+    }
+
+    /// Serves one request of a link's queue, in the link's order. A link that ended (its end
+    /// may reach the server before what it had queued) is served no more.
+    private func serve(_ request: ServerRequest, on link: ServerLink) async {
+        guard !link.bearer.serverQueue.isFinished else { return }
         let client = client(for: link)
-        if ATTOpcode(rawValue: first) == .handleValueConfirmation {
-            inboundLimit.handled(connectionHandle: client.connectionHandle)
-            didReceiveConfirmation(bytes, connectionHandle: client.connectionHandle)
-        } else {
-            client.requests.yield(.pdu(bytes, security: security))
+        switch request {
+        case let .pdu(bytes, security):
+            await serve(bytes, security: security, clientID: client.id, connectionHandle: link.connectionHandle)
+        case let .encrypted(security):
+            await linkDidEncrypt(security, clientID: client.id, connectionHandle: link.connectionHandle)
         }
     }
 
@@ -200,40 +237,24 @@ public actor GATTServer {
     func client(for link: ServerLink) -> ConnectedClient {
         if let existing = clients[link.connectionHandle] {
             if existing.link.bearer === link.bearer { return existing }
-            // The inbound count is the new link's now: its first PDU is in it.
-            closeClient(link.connectionHandle, bearer: existing.link.bearer, keepingInboundCount: true)
+            closeClient(link.connectionHandle, bearer: existing.link.bearer)
         }
-        let id = makeIdentifier()
-        let (stream, continuation) = AsyncStream.makeStream(of: ServerRequest.self, bufferingPolicy: .unbounded)
-        let client = ConnectedClient(id: id, link: link,
-                                  prepareQueue: PreparedWriteQueue(capacity: settings.maximumPreparedWrites),
-                                  indications: IndicationQueue(capacity: settings.maximumQueuedIndications),
-                                  requests: continuation)
+        let client = ConnectedClient(id: makeIdentifier(), link: link,
+                                     prepareQueue: PreparedWriteQueue(capacity: settings.maximumPreparedWrites),
+                                     indications: IndicationQueue(capacity: settings.maximumQueuedIndications))
         clients[link.connectionHandle] = client
-        let inboundLimit = self.inboundLimit
-        Task { [weak self] in
-            for await request in stream {
-                switch request {
-                case let .pdu(bytes, security):
-                    inboundLimit.handled(connectionHandle: link.connectionHandle)
-                    await self?.serve(bytes, security: security, clientID: id, connectionHandle: link.connectionHandle)
-                case let .encrypted(security):
-                    await self?.linkDidEncrypt(security, clientID: id, connectionHandle: link.connectionHandle)
-                }
-            }
-        }
         return client
     }
 
     /// Closes the client on `connectionHandle`; with `bearer`, only when it is that bearer's.
-    private func closeClient(_ connectionHandle: UInt16, bearer: ATTBearer?, keepingInboundCount: Bool = false) {
+    /// Its link's queue ends: what it still holds is not served.
+    private func closeClient(_ connectionHandle: UInt16, bearer: ATTBearer?) {
         if let bearer, let current = clients[connectionHandle], current.link.bearer !== bearer { return }
-        if !keepingInboundCount { inboundLimit.reset(connectionHandle: connectionHandle) }
         let client = clients.removeValue(forKey: connectionHandle)
         // With the link's security as it ends (its bearer, a Host connection's or a loopback one, still holds it).
         if let client { leaveBondIdentity(of: client) }
         guard let client else { return }
-        client.requests.finish()
+        client.link.bearer.serverQueue.finish()
         client.indicationTimer?.cancel()
         var indications = client.indications
         for item in indications.removeAll() {
