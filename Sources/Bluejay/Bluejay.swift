@@ -211,9 +211,8 @@ public final class Bluejay: Sendable {
     }
 
     /// Queues a GATT operation on the connected link, with the operation time limit (or the
-    /// call's own `timeout`), run in a task of its own: on the callback queue, unless
-    /// `privileged` (a background task's, whose thread waits for it while the app's callback
-    /// queue may be busy). `deliver` gets the outcome once, on whatever thread; it hops queues itself.
+    /// call's own `timeout`), run in a task of its own. `deliver` gets the outcome once, on
+    /// whatever thread; it hops queues itself.
     func submitGATT<T: Sendable>(_ name: String, privileged: Bool = false, atFront: Bool = false, id: UInt64? = nil,
                                  timeout: Timeout? = nil,
                                  work: @escaping @Sendable (PeripheralLink) async throws -> T,
@@ -223,9 +222,7 @@ public final class Bluejay: Sendable {
             return
         }
         let body = gattOperation(name, timeout: timeout, work: work)
-        let executor = privileged ? nil : state.withLock { $0.callbackExecutor }
-        runner.submit(QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, executor: executor, work: body, deliver: deliver),
-                      atFront: atFront)
+        runner.submit(QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, work: body, deliver: deliver), atFront: atFront)
     }
 
     /// Queues a GATT operation on the connected link, with the operation time limit, and runs it

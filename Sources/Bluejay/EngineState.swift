@@ -53,11 +53,7 @@ struct EngineState: Sendable {
     var backend: (any CentralBackend)?
     var ownsHost = false
     var hostEvents: Task<Void, Never>?
-    var options: StartOptions {
-        didSet { callbackExecutor = CallbackQueueExecutor(options.callbackQueue) }
-    }
-    /// Where the callback API's GATT operations run: the callback queue.
-    private(set) var callbackExecutor: CallbackQueueExecutor
+    var options = StartOptions.default
     var isBluetoothAvailable = false
     var isBluetoothStateUpdateImminent = false
     /// Why the controller is unusable, for the errors of operations that need it.
@@ -94,11 +90,6 @@ struct EngineState: Sendable {
     var nextConnectionTaskID: UInt64 = 0
 
     var callbackQueue: DispatchQueue { options.callbackQueue }
-
-    init() {
-        options = .default
-        callbackExecutor = CallbackQueueExecutor(options.callbackQueue)
-    }
 
     /// The link while it is up. The host's word decides: a link the host reported ended is not
     /// connected, even before Bluejay has handled the disconnection (its handling runs a moment

@@ -123,7 +123,7 @@ final class OperationRunner: Sendable {
     }
 
     /// Starts an operation whose turn has come. One run by its caller is told to go. One run in
-    /// a task of its own (on the operation's executor, if it has one) starts on the submitter's thread (`Task.immediate`: no thread handoff
+    /// a task of its own starts on the submitter's thread (`Task.immediate`: no thread handoff
     /// until its first wait) when `fromSubmitter`; the operation after a finished one starts in
     /// a new task instead, so that a run of operations that finish without waiting never nests.
     private func launch(_ operation: QueuedOperation, fromSubmitter: Bool) {
@@ -136,9 +136,7 @@ final class OperationRunner: Sendable {
                 let report = await body()
                 self.didFinish(operation, report: report)
             }
-            let executor = operation.executor
-            let task = fromSubmitter ? Task.immediate(executorPreference: executor, operation: run)
-                : Task(executorPreference: executor, operation: run)
+            let task = fromSubmitter ? Task.immediate(operation: run) : Task(operation: run)
             state.withLock { state in
                 // The task may have finished already; then the slot belongs to another operation.
                 if state.queue.running?.id == operation.id { state.task = (operation.id, task) }

@@ -41,32 +41,27 @@ final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
     let name: String
     let kind: OperationKind
     let runner: Runner
-    /// Where a task of the runner's runs the work (``Runner/task(_:)`` only); `nil`: the
-    /// global pool. The callback API's GATT operations run on the callback queue
-    /// (``CallbackQueueExecutor``).
-    let executor: (any TaskExecutor)?
     /// Fires when the operation fails from outside while it runs, so that what its work
     /// waits for on the stack lets it go at once.
     let abort: AbortSignal
     private let failure: @Sendable (BluejayError) -> Void
     private let done: @Sendable () -> Bool
 
-    private init(id: UInt64, name: String, kind: OperationKind, runner: Runner, executor: (any TaskExecutor)? = nil,
-                 abort: AbortSignal, failure: @escaping @Sendable (BluejayError) -> Void, done: @escaping @Sendable () -> Bool) {
+    private init(id: UInt64, name: String, kind: OperationKind, runner: Runner, abort: AbortSignal,
+                 failure: @escaping @Sendable (BluejayError) -> Void, done: @escaping @Sendable () -> Bool) {
         self.id = id
         self.name = name
         self.kind = kind
         self.runner = runner
-        self.executor = executor
         self.abort = abort
         self.failure = failure
         self.done = done
     }
 
-    /// An operation whose `work` produces a value, run by the runner in a task of its own (on
-    /// `executor`, when given); `deliver` receives the outcome once.
+    /// An operation whose `work` produces a value, run by the runner in a task of its own;
+    /// `deliver` receives the outcome once.
     static func make<T: Sendable>(
-        id: UInt64, name: String, kind: OperationKind, executor: (any TaskExecutor)? = nil,
+        id: UInt64, name: String, kind: OperationKind,
         work: @escaping @Sendable () async throws -> T,
         deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void
     ) -> QueuedOperation {
@@ -84,7 +79,6 @@ final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
                 }
                 return { outcome.deliver(result) }
             },
-            executor: executor,
             abort: abort,
             failure: { outcome.deliver(.failure($0)) },
             done: { outcome.isDone }

@@ -1,6 +1,6 @@
 extension Bluejay {
     /// Queues an app-defined operation on the connected peripheral (see ``PeripheralOperation``);
-    /// it runs on the callback queue, and `completion` gets its outcome there.
+    /// `completion` gets its outcome on the callback queue.
     public func run<Operation: PeripheralOperation>(_ operation: Operation,
                                                    completion: @escaping @Sendable (Result<Operation.Output, BluejayError>) -> Void) {
         let deliver = onCallbackQueue(completion)
@@ -9,7 +9,7 @@ extension Bluejay {
             return
         }
         runner.submit(operation, id: runner.makeID(), defaultLimit: operationTimeLimit, clock: clock,
-                      executor: state.withLock { $0.callbackExecutor }, link: { [self] in try self.requireLink() }, deliver: deliver)
+                      link: { [self] in try self.requireLink() }, deliver: deliver)
     }
 
     /// Runs an app-defined operation on the connected peripheral when its turn in the queue

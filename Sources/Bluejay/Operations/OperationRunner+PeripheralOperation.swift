@@ -1,17 +1,15 @@
 import BluetoothCore
 
 extension OperationRunner {
-    /// Queues an app's ``PeripheralOperation`` as a GATT operation run in a task of its own (on
-    /// `executor`, when given), on the link `link` gives when its turn comes, within its time
-    /// limit (or `defaultLimit`). `deliver` gets the outcome once, at once when the operation is
-    /// ended from outside.
+    /// Queues an app's ``PeripheralOperation`` as a GATT operation run in a task of its own, on
+    /// the link `link` gives when its turn comes, within its time limit (or `defaultLimit`).
+    /// `deliver` gets the outcome once, at once when the operation is ended from outside.
     func submit<Operation: PeripheralOperation>(_ operation: Operation, id: UInt64, defaultLimit: Duration?, clock: BluetoothClock,
-                                                executor: (any TaskExecutor)? = nil,
                                                 link: @escaping @Sendable () throws -> PeripheralLink,
                                                 deliver: @escaping @Sendable (Result<Operation.Output, BluejayError>) -> Void) {
         let name = operation.name
         let limit = operation.timeout.map(\.duration) ?? defaultLimit
-        let queued = QueuedOperation.make(id: id, name: name, kind: .gatt, executor: executor, work: { [self] in
+        let queued = QueuedOperation.make(id: id, name: name, kind: .gatt, work: { [self] in
             let link = try link()
             // Ended from outside (this operation's failure fires its abort signal): the app lets go.
             let signal = RequestScope.current.abort

@@ -24,9 +24,6 @@
 /// In the last three the outcome is reported at once, ``abort(because:)`` is called, the task
 /// running ``start(on:)`` is cancelled and the GATT requests it waits for let go; the next
 /// operation starts only when ``start(on:)`` has returned, so two operations never run together.
-///
-/// Queued with ``Bluejay/run(_:completion:)``, ``start(on:)`` runs on the callback queue
-/// (``StartOptions/callbackQueue``) between its waits; awaited, in the caller's task.
 public protocol PeripheralOperation: Sendable {
     /// What the operation produces.
     associatedtype Output: Sendable

@@ -22,12 +22,6 @@ public struct StartOptions: Sendable {
     /// Bluejay's own (`bluejay.callbacks`), which works in a command-line program that never
     /// runs a main loop. Pass `.main` when the program runs `dispatchMain()` or a `RunLoop`.
     /// A concurrent queue is not allowed for: callbacks must run in order.
-    ///
-    /// The callback API's requests run on this queue too, between their waits, so that the
-    /// answer to a request reaches its completion with one thread handoff. Do not block the
-    /// queue waiting for another Bluejay request (a semaphore in a callback): that request
-    /// waits for the queue. Blocking work belongs in ``Bluejay/run(backgroundTask:completionOnMainThread:)``,
-    /// whose requests do not need the queue.
     public var callbackQueue: DispatchQueue
     /// The time limit of each read, write, discovery and listen set-up (the whole
     /// operation, discovery included). Bluejay on iOS has none; the default is 15 s.
