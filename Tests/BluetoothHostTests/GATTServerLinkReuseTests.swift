@@ -115,6 +115,17 @@ struct GATTServerLinkReuseTests {
         handlerCalled.open()
     }
 
+    /// A confirmation that crosses its link's end is not a flood: it is not counted as dropped.
+    @Test func aConfirmationAfterTheLinksEndIsNotCountedAsDropped() async throws {
+        let server = GATTServer(preferredMTU: 517, clock: .continuous) { _, _, _ in }
+        let bearer = Wire().bearer(peer: 0xC0FF_EE00_0001)
+        bearer.close(with: .disconnected(reason: .remoteUserTerminatedConnection))
+        server.receive([ATTOpcode.handleValueConfirmation.rawValue], from: bearer)
+        server.receive([ATTOpcode.readRequest.rawValue, 0x01, 0x00], from: bearer)
+        #expect(server.droppedPDUCount == 0)
+        #expect(bearer.serverQueue.pendingCount == 0)
+    }
+
     @Test func anEndedBearerSendsNothingAndSaysSo() async throws {
         let wire = Wire()
         let bearer = wire.bearer(peer: 0xC0FF_EE00_0001)

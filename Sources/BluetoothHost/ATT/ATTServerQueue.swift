@@ -58,12 +58,14 @@ final class ATTServerQueue: Sendable {
     }
 
     /// Counts a PDU that goes around the queue (a confirmation, which must not wait behind a
-    /// request): `false` when `limit` are pending already. ``taken()`` when it is handled.
-    func admitBesideQueue(limit: Int) -> Bool {
+    /// request), unless `limit` are pending already or the link ended; ``taken()`` when it is
+    /// handled.
+    func admitBesideQueue(limit: Int) -> Admission {
         state.withLock { state in
-            guard !state.isFinished, state.pending < limit else { return false }
+            guard !state.isFinished else { return .finished }
+            guard state.pending < limit else { return .refused }
             state.pending += 1
-            return true
+            return .queued(isFirst: false)
         }
     }
 

@@ -74,6 +74,8 @@ public actor GATTServer {
     /// How many PDUs each link may have waiting (``GATTServerSettings/maximumQueuedPDUs``),
     /// and how many were dropped past it.
     nonisolated let inboundLimit = InboundPDULimit(limit: GATTServerSettings().maximumQueuedPDUs)
+    /// Set by ``close()``.
+    private nonisolated let isClosed = Mutex(false)
 
     public init(preferredMTU: UInt16 = 517, clock: BluetoothClock = .continuous, logger: Logger = Logger(label: "bluejay.gatt-server"),
                 send: @escaping Sender) {
@@ -104,9 +106,12 @@ public actor GATTServer {
         for bearer in memoryBearers.withLock({ $0.values }) { bearer.serverQueue.finish() }
     }
 
-    /// Stops taking requests (the host's transport is gone): the inbox ends.
+    /// Stops taking requests (the host's transport is gone): the inbox ends, and nothing a
+    /// link sends from now on is taken.
     public nonisolated func close() {
+        isClosed.withLock { $0 = true }
         inbox.finish()
+        for bearer in memoryBearers.withLock({ $0.values }) { bearer.serverQueue.finish() }
     }
 
     // MARK: Entry points (any thread, in link order)
@@ -128,11 +133,14 @@ public actor GATTServer {
     /// security as they arrive; a confirmation goes around it. Each is counted against the
     /// link's limit until handled.
     private nonisolated func receive(_ pdu: [UInt8], on link: ServerLink) {
-        guard let first = pdu.first else { return }
+        guard let first = pdu.first, !isClosed.withLock({ $0 }) else { return }
         let limit = inboundLimit.limit
         if first == ATTOpcode.handleValueConfirmation.rawValue {
-            guard link.bearer.serverQueue.admitBesideQueue(limit: limit) else { return refused(link) }
-            inbox.yield(.confirmation(pdu, link))
+            switch link.bearer.serverQueue.admitBesideQueue(limit: limit) {
+            case .queued: inbox.yield(.confirmation(pdu, link))
+            case .refused: refused(link)
+            case .finished: break
+            }
             return
         }
         queue(.pdu(pdu, security: link.bearer.security), on: link, limit: limit)
@@ -250,6 +258,10 @@ public actor GATTServer {
     /// Its link's queue ends: what it still holds is not served.
     private func closeClient(_ connectionHandle: UInt16, bearer: ATTBearer?) {
         if let bearer, let current = clients[connectionHandle], current.link.bearer !== bearer { return }
+        // Without a bearer (a client wired in memory that never talked went away), a client
+        // wired in memory since, on a loopback bearer of its own, is a later link: left alone.
+        if bearer == nil, let current = clients[connectionHandle],
+           memoryBearers.withLock({ $0[connectionHandle] }) === current.link.bearer { return }
         let client = clients.removeValue(forKey: connectionHandle)
         // With the link's security as it ends (its bearer, a Host connection's or a loopback one, still holds it).
         if let client { leaveBondIdentity(of: client) }
