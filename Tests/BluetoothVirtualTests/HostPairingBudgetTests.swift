@@ -17,6 +17,17 @@ struct HostPairingBudgetTests {
         func passkey(for peer: DeviceAddress) async -> UInt32? { (await board.read() + 1) % 1_000_000 }
     }
 
+    /// A user who is slow to type the passkey: the pairing waits for `gate`, then types a wrong one.
+    final class SlowWrongPasskeyAgent: PairingAgent {
+        let board: PasskeyBoard
+        let gate = TestGate()
+        init(board: PasskeyBoard) { self.board = board }
+        func passkey(for peer: DeviceAddress) async -> UInt32? {
+            try? await gate.wait()
+            return (await board.read() + 1) % 1_000_000
+        }
+    }
+
     /// Our peripheral with a budget of one failure a minute, the attacker's central (the pair's)
     /// with `attacker` as its agent, and another central with an honest user.
     struct Rig {
@@ -78,6 +89,26 @@ struct HostPairingBudgetTests {
             guard case let HostError.pairingFailed(failure) = error else { return false }
             return failure == .peerFailed(.repeatedAttempts)
         }
+        await rig.shutdown()
+    }
+
+    /// Pairings run at once on two links cannot each take the last guess of the budget: while
+    /// the attacker's Passkey Entry pairing waits for its passkey, another is refused.
+    @Test func aPasskeyPairingUnderWayTakesTheLastGuess() async throws {
+        let display = SecurityManagerSettings(ioCapability: .displayOnly, requiresMITM: true)
+        let keyboard = SecurityManagerSettings(ioCapability: .keyboardOnly, requiresMITM: true)
+        let board = PasskeyBoard()
+        let attacker = SlowWrongPasskeyAgent(board: board)
+        let rig = try await Rig(peripheral: display, centrals: keyboard, attacker: attacker, board: board)
+        let (link, _) = try await rig.devices.connect()
+        let attempt = Task { try await rig.devices.central.pair(link) }
+        try await attacker.gate.waitForArrivals(1)
+        await #expect { try await rig.honestPairing() } throws: { error in
+            guard case let HostError.pairingFailed(failure) = error else { return false }
+            return failure == .peerFailed(.repeatedAttempts)
+        }
+        attacker.gate.open()
+        await #expect(throws: HostError.self) { try await attempt.value }
         await rig.shutdown()
     }
 

@@ -196,7 +196,17 @@ extension LEHost {
     /// procedure about to choose its method: the initiator's with the Pairing Response, the
     /// responder's with the Pairing Request its agent accepted (the only two places it does).
     func closingPasskeyEntry(_ procedure: inout PairingProcedure) {
-        procedure.passkeyEntryClosed = pairingAttempts.passkeyEntryWait(now: configuration.clock.now, settings: configuration.security)
+        procedure.passkeyEntryClosed = pairingAttempts.passkeyEntryWait(now: configuration.clock.now, settings: configuration.security,
+                                                                         running: runningPasskeyPairings)
+    }
+
+    /// Passkey Entry pairings under way on the links (the one choosing its method has not
+    /// chosen yet): each may still end as a failed guess.
+    private var runningPasskeyPairings: Int {
+        links.values.count { link in
+            guard let procedure = link.security?.procedure, case .passkeyEntry = procedure.method else { return false }
+            return !procedure.isFinished && procedure.phase != .idle && procedure.phase != .awaitingResponse
+        }
     }
 
     /// Installs a new procedure for the link and starts its Security Manager Timer.

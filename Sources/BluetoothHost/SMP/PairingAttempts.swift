@@ -14,7 +14,9 @@ import DequeModule
 /// all peers: after ``SecurityManagerSettings/failedPairingBudget`` of them within
 /// ``SecurityManagerSettings/failedPairingWindow``, a pairing with anyone that would use Passkey
 /// Entry fails with Repeated Attempts as its method is chosen, until the oldest of them leaves
-/// the window (``passkeyEntryWait(now:settings:)``). Guessing thus costs the attacker the
+/// the window (``passkeyEntryWait(now:settings:running:)``). The Passkey Entry pairings still
+/// running count as failures to come, so that pairings run at once on several links cannot
+/// each pass a budget that one guess is left of. Guessing thus costs the attacker the
 /// window. The other methods stay open meanwhile: an attacker can fail Passkey Entry pairings on
 /// purpose as easily as it can guess, and closing every pairing for that would let it stop
 /// everyone's. Failures that gave no guess (Just Works, Numeric Comparison, OOB, a Pairing
@@ -40,13 +42,17 @@ struct PairingAttempts {
     }
 
     /// How long no Passkey Entry pairing may run with anyone, the budget of guesses across all
-    /// peers being spent; `nil` when one may.
-    func passkeyEntryWait(now: BluetoothClock.Instant, settings: SecurityManagerSettings) -> Duration? {
-        guard settings.failedPairingBudget > 0, recentFailures.count >= settings.failedPairingBudget, let oldest = recentFailures.first else {
-            return nil
-        }
-        let end = oldest + settings.failedPairingWindow
-        return now < end ? end - now : nil
+    /// peers being spent by the failures within the window and the `running` Passkey Entry
+    /// pairings (each may yet fail); `nil` when one may.
+    func passkeyEntryWait(now: BluetoothClock.Instant, settings: SecurityManagerSettings, running: Int = 0) -> Duration? {
+        guard settings.failedPairingBudget > 0 else { return nil }
+        let recent = recentFailures.filter { now < $0 + settings.failedPairingWindow }
+        let excess = recent.count + running - settings.failedPairingBudget
+        guard excess >= 0 else { return nil }
+        // Open again once `excess + 1` of the failures have left the window; while the running
+        // pairings alone fill the budget, a window from now is the hint.
+        guard excess < recent.count else { return settings.failedPairingWindow }
+        return recent[recent.startIndex + excess] + settings.failedPairingWindow - now
     }
 
     /// A pairing with `claimant` failed: its interval doubles (up to the maximum), and, when it

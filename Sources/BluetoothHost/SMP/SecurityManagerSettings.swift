@@ -40,7 +40,8 @@ public struct SecurityManagerSettings: Sendable, Hashable {
     /// Failed Passkey Entry pairings (those that gave a guess at a secret), with any peers,
     /// after which no Passkey Entry pairing runs until the oldest is ``failedPairingWindow``
     /// old (the other methods stay open): a peer that changes its address for each guess
-    /// still meets a bound. Other failures count only against their peer. 0 turns the budget off.
+    /// still meets a bound; Passkey Entry pairings still running count against it too. Other
+    /// failures count only against their peer. 0 turns the budget off.
     public var failedPairingBudget: Int
     public var failedPairingWindow: Duration
     /// Central: Security Requests on one link closer together than this are dropped, as is

@@ -281,6 +281,22 @@ struct PairingAttemptsTests {
         #expect(attempts.passkeyEntryWait(now: now, settings: off) == nil)
     }
 
+    @Test("Passkey Entry pairings still running count against the budget: with one guess left, one runs at a time")
+    func runningPairingsCountAgainstTheBudget() {
+        var attempts = PairingAttempts()
+        let now = Self.origin
+        for index in 0..<3 {
+            attempts.failed(Self.address(0x40_00_00_00_00_00 | UInt64(index)), gaveGuessAtSecret: true, now: now, settings: Self.settings)
+        }
+        #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings, running: 0) == nil, "one guess left")
+        #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings, running: 1) == .seconds(60),
+                "the running pairing may take it: open again when the oldest failure leaves the window")
+        #expect(attempts.passkeyEntryWait(now: now + .seconds(60), settings: Self.settings, running: 1) == nil)
+        // Running pairings alone fill the budget: closed, with a window as the hint.
+        #expect(PairingAttempts().passkeyEntryWait(now: now, settings: Self.settings, running: 4) == .seconds(60))
+        #expect(PairingAttempts().passkeyEntryWait(now: now, settings: Self.settings, running: 3) == nil)
+    }
+
     @Test("Failures that gave no guess at a secret, from a new address each time, hold up only their own claimant")
     func failuresWithoutASecretDoNotStopEveryone() {
         var attempts = PairingAttempts()
