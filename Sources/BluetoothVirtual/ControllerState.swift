@@ -169,8 +169,10 @@ struct ControllerState: Sendable {
         address == readableAddress || address == randomAddress
     }
 
-    /// A free connection handle (0x0000...0x0EFF, Core 6.0, Vol 4, Part E, 5.4.2).
+    /// A free connection handle (0x0000...0x0EFF, Core 6.0, Vol 4, Part E, 5.4.2): the next in
+    /// turn, or the lowest free one (``VirtualController/Configuration/reusesHandles``).
     mutating func allocateHandle() -> UInt16 {
+        if configuration.reusesHandles, let free = (UInt16(0x0040)...0x0EFF).first(where: { connections[$0] == nil }) { return free }
         while connections[nextHandle] != nil { nextHandle = nextHandle >= 0x0EFF ? 0x0001 : nextHandle + 1 }
         let handle = nextHandle
         nextHandle = nextHandle >= 0x0EFF ? 0x0001 : nextHandle + 1

@@ -55,6 +55,10 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
         /// `LEFeatures/llPrivacy` in ``leFeatures`` it resolves peers' private addresses
         /// with the list once its host enables address resolution.
         public var resolvingListSize = ResolvingList.capacity
+        /// Whether a new connection takes the lowest free handle, so that the next link gets the
+        /// handle of the one that just ended, as Bumble's controller and many others do (a test
+        /// of what a host does on a reused handle). Off by default: each link a new handle.
+        public var reusesHandles = false
 
         public init(aclDataLength: UInt16 = 251, aclBufferCount: UInt8 = 8, packetsPerConnectionEvent: Int = 4,
                     txPower: Int8 = 0, sensitivity: Int8 = -90, leFeatures: LEFeatures = VirtualController.defaultLEFeatures,

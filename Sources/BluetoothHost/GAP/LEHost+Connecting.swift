@@ -593,7 +593,7 @@ extension LEHost {
 
     /// Only `connection`'s link: when its end was reported and a later link took the handle,
     /// that link is left alone.
-    private func disconnectionNeverReported(_ connection: Connection, after limit: Duration) {
+    func disconnectionNeverReported(_ connection: Connection, after limit: Duration) {
         guard isCurrent(connection) else { return }
         let handle = connection.handle
         logger.error("the controller did not report the end of connection \(Hex.format(handle)) within \(limit): ending it here")
