@@ -228,6 +228,15 @@ struct PairingAttemptsTests {
                                                   failedPairingBudget: 4, failedPairingWindow: .seconds(60))
     static let origin = BluetoothClock.Instant(offset: .seconds(1000))
 
+    /// `count` failed pairings at `now`, each from a new random address (a peer rotating its address).
+    static func failures(_ count: Int, fromNewAddressesAt now: BluetoothClock.Instant, gaveGuessAtSecret: Bool) -> PairingAttempts {
+        var attempts = PairingAttempts()
+        for index in 0..<count {
+            attempts.failed(address(0x40_00_00_00_00_00 | UInt64(index)), gaveGuessAtSecret: gaveGuessAtSecret, now: now, settings: settings)
+        }
+        return attempts
+    }
+
     static func address(_ value: UInt64, _ type: AddressType = .random) -> DeviceAddress {
         DeviceAddress(BluetoothAddress(rawValue: value), type: type)
     }
@@ -283,11 +292,8 @@ struct PairingAttemptsTests {
 
     @Test("Passkey Entry pairings still running count against the budget: with one guess left, one runs at a time")
     func runningPairingsCountAgainstTheBudget() {
-        var attempts = PairingAttempts()
         let now = Self.origin
-        for index in 0..<3 {
-            attempts.failed(Self.address(0x40_00_00_00_00_00 | UInt64(index)), gaveGuessAtSecret: true, now: now, settings: Self.settings)
-        }
+        let attempts = Self.failures(3, fromNewAddressesAt: now, gaveGuessAtSecret: true)
         #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings, running: 0) == nil, "one guess left")
         #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings, running: 1) == .seconds(60),
                 "the running pairing may take it: open again when the oldest failure leaves the window")
@@ -299,11 +305,8 @@ struct PairingAttemptsTests {
 
     @Test("Failures that gave no guess at a secret, from a new address each time, hold up only their own claimant")
     func failuresWithoutASecretDoNotStopEveryone() {
-        var attempts = PairingAttempts()
         let now = Self.origin
-        for index in 0..<100 {
-            attempts.failed(Self.address(0x40_00_00_00_00_00 | UInt64(index)), gaveGuessAtSecret: false, now: now, settings: Self.settings)
-        }
+        let attempts = Self.failures(100, fromNewAddressesAt: now, gaveGuessAtSecret: false)
         #expect(attempts.recentFailures.isEmpty)
         #expect(attempts.passkeyEntryWait(now: now, settings: Self.settings) == nil, "Passkey Entry still open")
         #expect(attempts.wait(for: Self.address(0x40_00_00_00_00_99), now: now) == nil, "someone else pairs at once")
