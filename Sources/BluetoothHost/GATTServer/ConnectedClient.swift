@@ -13,6 +13,13 @@ struct ServerLink: Sendable {
     var isWiredInMemory = false
 }
 
+extension ServerLink {
+    /// A Host connection's link: its bearer's handle and peer.
+    init(_ bearer: ATTBearer) {
+        self.init(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer)
+    }
+}
+
 /// What the server does for a connected client, one at a time in the link's order (queued in
 /// the bearer's server half, ``ATTServerQueue``).
 enum ServerRequest: Sendable {

@@ -75,8 +75,7 @@ extension GATTServer {
     nonisolated func linkEncrypted(_ bearer: ATTBearer) {
         let security = bearer.security
         guard security.bondIdentity != nil else { return }
-        queue(.encrypted(security), on: ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer),
-              limit: inboundLimit.limit)
+        queue(.encrypted(security), on: ServerLink(bearer), limit: inboundLimit.limit)
     }
 
     /// In the client's order: takes up the bond's state unless the link already holds it.

@@ -119,7 +119,7 @@ public actor GATTServer {
     /// A server-bound ATT PDU (request, command, confirmation) from a connection's bearer, on
     /// the transport's reader thread.
     nonisolated func receive(_ pdu: [UInt8], from bearer: ATTBearer) {
-        receive(pdu, on: ServerLink(connectionHandle: bearer.connectionHandle, peer: bearer.peer, bearer: bearer))
+        receive(pdu, on: ServerLink(bearer))
     }
 
     /// A server-bound ATT PDU from a client on a bearer that is not a Host connection, e.g. a
