@@ -106,7 +106,7 @@ let package = Package(
         ),
         .testTarget(name: "GATTProfilesTests", dependencies: ["BluetoothCore", "GATTProfiles"]),
         // BluetoothCore only for ManualClock (the call timeouts on simulated time).
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "BluetoothCore"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "BluetoothCore", "TestSupport"]),
         .testTarget(name: "BluetoothBlueZTests", dependencies: ["BluetoothBlueZ", "DBus", "BluetoothCore", "BluetoothHCI", "BluetoothHost"]),
         .testTarget(
             name: "BluetoothPeripheralTests",

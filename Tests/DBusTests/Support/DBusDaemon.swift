@@ -2,13 +2,15 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A private `dbus-daemon` for a test suite: its own configuration and socket in a temporary
 /// directory, started with `--nofork --print-address`, ready once it prints its address (no
-/// sleeping), and always stopped (SIGTERM, then SIGKILL) and its directory removed.
+/// sleeping), and always stopped and its directory removed. It runs tethered to the test
+/// process (``ChildTether``): should the tests die, it ends with them.
 ///
 /// Debian's `dbus-daemon` package; `scripts/test.sh` installs it when missing. Suites that need
 /// one are disabled with a message saying so when it is not installed.
@@ -37,12 +39,16 @@ final class DBusDaemon: Sendable {
     /// Every address it printed (`;`-separated), e.g. `unix:abstract=…,guid=…;unix:path=…,guid=…`.
     let address: String
     let directory: URL
+    /// The tether's wrapper; the daemon is its child.
     private let process: Process
+    /// The tether: the daemon ends when its writing end closes.
+    private let tether: Pipe
 
-    private init(address: String, directory: URL, process: Process) {
+    private init(address: String, directory: URL, process: Process, tether: Pipe) {
         self.address = address
         self.directory = directory
         self.process = process
+        self.tether = tether
     }
 
     /// The `unix:path=` address alone.
@@ -79,21 +85,20 @@ final class DBusDaemon: Sendable {
         try config.write(to: configPath, atomically: true, encoding: .utf8)
 
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--config-file=\(configPath.path)", "--nofork", "--print-address"]
+        process.executableURL = ChildTether.shell
+        process.arguments = ChildTether.arguments(running: executable, ["--config-file=\(configPath.path)", "--nofork", "--print-address"])
         let output = Pipe()
+        let tether = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = tether
         try process.run()
         do {
             let line = try await firstLine(of: output.fileHandleForReading, timeout: .seconds(20))
             guard line.hasPrefix("unix:") else { throw DaemonError("dbus-daemon printed \"\(line)\", not its address") }
-            return DBusDaemon(address: line, directory: directory, process: process)
+            return DBusDaemon(address: line, directory: directory, process: process, tether: tether)
         } catch {
-            process.terminate()
-            process.waitUntilExit()
-            try? FileManager.default.removeItem(at: directory)
+            end(process, tether: tether, directory: directory)
             throw error
         }
     }
@@ -118,18 +123,29 @@ final class DBusDaemon: Sendable {
         return try await box.wait(timeout: timeout)
     }
 
-    /// Stops the daemon and removes its directory. SIGKILL: the daemon keeps nothing worth a
-    /// clean exit, and a child of the test process may inherit a mask that blocks SIGTERM.
+    /// Stops the daemon (the tether's end: SIGKILL, as the daemon keeps nothing worth a clean
+    /// exit) and removes its directory.
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        Self.end(process, tether: tether, directory: directory)
+    }
+
+    private static func end(_ process: Process, tether: Pipe, directory: URL) {
+        try? tether.fileHandleForWriting.close()
+        process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
 
     deinit {
         stop()
+    }
+
+    /// The daemon's own process identifier (the wrapper's `dbus-daemon` child), while it runs.
+    var daemonProcessID: pid_t? {
+        let wrapper = process.processIdentifier
+        guard let children = try? String(contentsOfFile: "/proc/\(wrapper)/task/\(wrapper)/children", encoding: .utf8) else { return nil }
+        return children.split(separator: " ").compactMap { pid_t($0) }.first { child in
+            (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8))?.hasPrefix("dbus-daemon") == true
+        }
     }
 
     /// A connection to this daemon.

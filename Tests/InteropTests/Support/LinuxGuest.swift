@@ -159,23 +159,12 @@ final class LinuxGuest: Sendable {
             ]
         }
         let started = ContinuousClock.now
-        // The tether: QEMU ends when this process closes the wrapper's stdin, which the kernel
-        // does also when the tests die; the console (QEMU's stdout) comes through.
-        let tether = """
-            exec 3<&0
-            "$0" "$@" < /dev/null &
-            qemu=$!
-            { read -r _ <&3; kill -KILL "$qemu"; } > /dev/null 2>&1 &
-            watcher=$!
-            wait "$qemu"
-            status=$?
-            kill "$watcher" 2> /dev/null
-            exit $status
-            """
         let process = try ManagedProcess<String>.launch(
             name: "Linux guest",
-            executable: URL(fileURLWithPath: "/bin/bash"),
-            arguments: ["-c", tether, qemu.path] + arguments,
+            // Tethered: QEMU ends when this process closes the wrapper's stdin, which the kernel
+            // does also when the tests die; the console (QEMU's stdout) comes through.
+            executable: ChildTether.shell,
+            arguments: ChildTether.arguments(running: qemu.path, arguments),
             input: .pipe,
             stopping: StopSequence(farewell: nil, signals: [
                 .init(number: SIGTERM, after: StopSequence.gracePeriod), .init(number: SIGKILL, after: StopSequence.gracePeriod),

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Keeps a long-lived child of the tests (QEMU, a private dbus-daemon) from outliving them.
+///
+/// The child runs under a small bash wrapper whose stdin is a pipe from the test process. The
+/// wrapper starts the child (stdin from `/dev/null`) and waits for it; a watcher reads the pipe
+/// and kills the child with SIGKILL when the pipe ends. The pipe ends when the test process
+/// closes its side, and also when the kernel closes it because the tests died, however they
+/// died (SIGKILL, a crash, a CI timeout): nothing is left running either way. The wrapper
+/// exits with the child's status; the child's stdout and stderr are the wrapper's.
+public enum ChildTether {
+    /// The wrapper's interpreter.
+    public static let shell = URL(fileURLWithPath: "/bin/bash")
+
+    /// The wrapper's arguments to run `executable` with `arguments`. Launch ``shell`` with them
+    /// and a pipe as stdin; closing the pipe's writing end ends the child.
+    public static func arguments(running executable: String, _ arguments: [String]) -> [String] {
+        ["-c", script, executable] + arguments
+    }
+
+    private static let script = """
+        exec 3<&0
+        "$0" "$@" < /dev/null &
+        child=$!
+        { read -r _ <&3; kill -KILL "$child"; } > /dev/null 2>&1 &
+        watcher=$!
+        wait "$child"
+        status=$?
+        kill "$watcher" 2> /dev/null
+        exit $status
+        """
+}
