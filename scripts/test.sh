@@ -2,7 +2,9 @@
 # The project's one test command, run by `make test` and by CI (.ci/run):
 #  1. makes .venv (Python with the pinned Bumble and Rootcanal of Tests/InteropTests/bumble/requirements.txt)
 #     when it is missing, broken, or older than requirements.txt;
-#  2. builds everything with the tests and fails on any compiler warning in Sources/ or Tests/;
+#  2. checks the DocC symbol links of the public API (scripts/doc-links.py, a second; `make docs`
+#     is the full DocC check, minutes long, so not run here), then builds everything with the
+#     tests and fails on any compiler warning in Sources/ or Tests/;
 #  3. installs tshark, dbus-daemon, dbus-send and gdbus (Debian's packages) when missing, for the
 #     capture test and the D-Bus tests, and builds the Linux guest of the HCI user channel tests
 #     (scripts/linux-guest.sh: Debian's kernel and a bookworm root under QEMU, cached in
@@ -85,6 +87,9 @@ if [[ $(id -u) -eq 0 ]] || { command -v sudo > /dev/null && sudo -n true 2> /dev
 else
     echo "warning: building the Linux guest needs root or passwordless sudo: the HCI user channel tests will be skipped" >&2
 fi
+
+echo "==> DocC symbol links (scripts/doc-links.py)"
+python3 scripts/doc-links.py
 
 echo "==> swift build --build-tests"
 if ! swift build --build-tests 2>&1 | tee "$build_log"; then
