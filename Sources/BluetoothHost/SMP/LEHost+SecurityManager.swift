@@ -407,6 +407,7 @@ extension LEHost {
     /// with keys of a device that is not the bonded one, is ended with Authentication Failure.
     private func keep(_ bond: Bond, outcome: PairingOutcome, existing: Bond?, checkedBeforeKeys: BondReplacement?,
                       on connection: Connection) async {
+        let bond = withoutAnotherBondsIRK(bond, peer: connection.peer)
         if existing == nil, let kept = await bondsAtLimit() {
             // Two pairings with new peers that ran together, the store holding one short of the
             // limit at their start: the later keeps its keys for this link only.
@@ -451,6 +452,22 @@ extension LEHost {
             Task { await agent.bondReplaced(replacement, for: peer) }
         }
         finishPairing(outcome, bond: bond, saved: save, on: connection)
+    }
+
+    /// `bond`, without its peer's IRK when another bonded identity has that IRK already. IRKs
+    /// are random 128-bit keys: two devices never share one by chance. A device that has one of
+    /// another's does so because that device bonded with it and gave it its IRK (Part H, 3.6.4),
+    /// and if this host took it under the new identity, the other device's private addresses
+    /// would resolve to either identity (to the one the lookup meets first): an accessory could
+    /// make a phone that had bonded with it unknown here. The bond with the IRK first stays
+    /// whole; the new one keeps its keys and identity, and is found by its identity address only.
+    private func withoutAnotherBondsIRK(_ bond: Bond, peer: DeviceAddress) -> Bond {
+        guard let irk = bond.peerKeys.identityResolvingKey,
+              let holder = addressResolver.identity(havingIRK: irk, besides: bond.peerIdentity) else { return bond }
+        logger.warning("\(peer) distributed the IRK of the bond with \(holder) as that of \(bond.peerIdentity): the IRK is not kept; the bond with \(bond.peerIdentity) is kept without it")
+        var kept = bond
+        kept.peerKeys.identityResolvingKey = nil
+        return kept
     }
 
     /// `bond`: the bond kept for this pairing, whose identity the link's key now stands for

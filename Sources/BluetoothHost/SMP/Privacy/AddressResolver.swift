@@ -92,6 +92,12 @@ public final class AddressResolver: Sendable {
         }
     }
 
+    /// A bonded identity other than `identity` whose IRK is `irk`, if there is one.
+    public func identity(havingIRK irk: UInt128, besides identity: DeviceAddress) -> DeviceAddress? {
+        let identity = Self.identity(identity)
+        return state.withLock { state in state.keys.first { $0.value == irk && $0.key != identity }?.key }
+    }
+
     /// Whether `identity` is a bonded identity with an IRK here.
     public func hasKey(for identity: DeviceAddress) -> Bool {
         state.withLock { $0.keys[Self.identity(identity)] != nil }
