@@ -6,8 +6,10 @@ import Foundation
 /// wrapper starts the child (stdin from `/dev/null`) and waits for it; a watcher reads the pipe
 /// and kills the child with SIGKILL when the pipe ends. The pipe ends when the test process
 /// closes its side, and also when the kernel closes it because the tests died, however they
-/// died (SIGKILL, a crash, a CI timeout): nothing is left running either way. The wrapper
-/// exits with the child's status; the child's stdout and stderr are the wrapper's.
+/// died (SIGKILL, a crash, a CI timeout): nothing is left running either way. SIGTERM to the
+/// wrapper kills the child at once too (for when the pipe's end is late: another child of the
+/// tests may hold a copy of its writing end). The wrapper exits with the child's status; the
+/// child's stdout and stderr are the wrapper's.
 public enum ChildTether {
     /// The wrapper's interpreter.
     public static let shell = URL(fileURLWithPath: "/bin/bash")
@@ -22,6 +24,7 @@ public enum ChildTether {
         exec 3<&0
         "$0" "$@" < /dev/null &
         child=$!
+        trap 'kill -KILL "$child" 2> /dev/null; exit 143' TERM
         { read -r _ <&3; kill -KILL "$child"; } > /dev/null 2>&1 &
         watcher=$!
         wait "$child"

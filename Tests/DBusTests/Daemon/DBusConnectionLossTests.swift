@@ -6,8 +6,8 @@ import Testing
 @Suite("D-Bus: the bus going away (dbus-daemon)", .enabled(if: DBusDaemon.isAvailable, DBusDaemon.unavailableMessage), .timeLimit(.minutes(1)))
 struct DBusConnectionLossTests {
     @Test func callsAndStreamsEndWhenTheBusDies() async throws {
+        // Stopped below; should the test fail before, the daemon's deinit ends it.
         let daemon = try await DBusDaemon.start()
-        defer { daemon.stop() }
         let server = try await daemon.connect()
         let client = try await daemon.connect()
         let gate = Gate()
@@ -22,7 +22,7 @@ struct DBusConnectionLossTests {
         let call = Task { try await client.call(destination: server.uniqueName, path: path, interface: TestService.name, member: "Hang") }
         try await waitUntil("the handler waits") { gate.waitingCount == 1 }
 
-        daemon.stop()
+        await daemon.stop()
 
         await #expect {
             try await call.value

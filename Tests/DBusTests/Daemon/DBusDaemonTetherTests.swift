@@ -7,8 +7,9 @@ import Glibc
 /// The test suites' private dbus-daemon must not outlive them.
 @Suite("D-Bus: the private daemon's tether", .enabled(if: DBusDaemon.isAvailable, DBusDaemon.unavailableMessage))
 struct DBusDaemonTetherTests {
-    /// Stopping only closes the tether's pipe, which is what the kernel does when the tests die:
-    /// the daemon must be gone after it, not left running.
+    /// Stopping closes the tether's pipe, which is what the kernel does when the tests die: the
+    /// daemon must be gone after it, not left running, and its wrapper must have exited on its
+    /// own (the tether did it, not stop()'s fallback signals).
     @Test func theDaemonEndsWhenItsTetherCloses() async throws {
         let daemon = try await DBusDaemon.start()
         let pid = try #require(daemon.daemonProcessID, "the wrapper has a dbus-daemon child")
@@ -16,8 +17,9 @@ struct DBusDaemonTetherTests {
         let connection = try await daemon.connect()
         connection.close()
 
-        daemon.stop()
+        await daemon.stop()
 
         #expect(kill(pid, 0) == -1 && errno == ESRCH, "dbus-daemon \(pid) still runs after its tether closed")
+        #expect(daemon.exitedOnItsOwn, "the wrapper was signalled: the tether's end did not end it")
     }
 }

@@ -98,7 +98,7 @@ final class DBusDaemon: Sendable {
             guard line.hasPrefix("unix:") else { throw DaemonError("dbus-daemon printed \"\(line)\", not its address") }
             return DBusDaemon(address: line, directory: directory, process: process, tether: tether)
         } catch {
-            end(process, tether: tether, directory: directory)
+            await end(process, tether: tether, directory: directory)
             throw error
         }
     }
@@ -123,20 +123,46 @@ final class DBusDaemon: Sendable {
         return try await box.wait(timeout: timeout)
     }
 
-    /// Stops the daemon (the tether's end: SIGKILL, as the daemon keeps nothing worth a clean
-    /// exit) and removes its directory.
-    func stop() {
-        Self.end(process, tether: tether, directory: directory)
+    /// Stops the daemon and removes its directory: closes the tether (the wrapper's watcher then
+    /// kills the daemon with SIGKILL, as the daemon keeps nothing worth a clean exit, and the
+    /// wrapper exits), then SIGTERM and SIGKILL to the wrapper should it still run after a grace
+    /// period. Waits on a thread of its own: no thread of the cooperative pool waits for a
+    /// process (with two cores, two such waits would stop every other test).
+    func stop() async {
+        await Self.end(process, tether: tether, directory: directory)
     }
 
-    private static func end(_ process: Process, tether: Pipe, directory: URL) {
-        try? tether.fileHandleForWriting.close()
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
+    /// Whether the wrapper ended on its own (its exit status), not by one of ``stop()``'s signals.
+    var exitedOnItsOwn: Bool { !process.isRunning && process.terminationReason == .exit }
+
+    private static func end(_ process: Process, tether: Pipe, directory: URL) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                try? tether.fileHandleForWriting.close()
+                for signal in [SIGTERM, SIGKILL] where !waitForExit(process, timeout: .seconds(5)) {
+                    kill(process.processIdentifier, signal)
+                }
+                if process.isRunning { process.waitUntilExit() }
+                try? FileManager.default.removeItem(at: directory)
+                continuation.resume()
+            }
+            thread.name = "dbus-daemon stop"
+            thread.start()
+        }
     }
 
+    private static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while process.isRunning {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(5_000)
+        }
+        return true
+    }
+
+    /// Without a ``stop()``: the tether's end ends the daemon, without waiting for it.
     deinit {
-        stop()
+        try? tether.fileHandleForWriting.close()
     }
 
     /// The daemon's own process identifier (the wrapper's `dbus-daemon` child), while it runs.
@@ -205,10 +231,15 @@ struct PrivateBusTrait: SuiteTrait, TestScoping {
 
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         let daemon = try await DBusDaemon.start(configuration)
-        defer { daemon.stop() }
-        try await DBusDaemon.$current.withValue(daemon) {
-            try await function()
+        do {
+            try await DBusDaemon.$current.withValue(daemon) {
+                try await function()
+            }
+        } catch {
+            await daemon.stop()
+            throw error
         }
+        await daemon.stop()
     }
 }
 
