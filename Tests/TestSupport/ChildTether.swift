@@ -33,3 +33,17 @@ public enum ChildTether {
         exit $status
         """
 }
+
+extension Process {
+    /// Waits until the process has exited or `timeout` has passed, looking every 10 ms; whether
+    /// it exited. It blocks the calling thread: call it on a thread of its own, never on one of
+    /// the cooperative pool (nor `waitUntilExit()`, which spins).
+    public func waitForExit(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while isRunning {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+}

@@ -139,7 +139,7 @@ final class DBusDaemon: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let thread = Thread {
                 try? tether.fileHandleForWriting.close()
-                for signal in [SIGTERM, SIGKILL] where !waitForExit(process, timeout: .seconds(5)) {
+                for signal in [SIGTERM, SIGKILL] where !process.waitForExit(timeout: .seconds(5)) {
                     kill(process.processIdentifier, signal)
                 }
                 if process.isRunning { process.waitUntilExit() }
@@ -149,15 +149,6 @@ final class DBusDaemon: Sendable {
             thread.name = "dbus-daemon stop"
             thread.start()
         }
-    }
-
-    private static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(5_000)
-        }
-        return true
     }
 
     /// Without a ``stop()``: the tether's end ends the daemon, without waiting for it.

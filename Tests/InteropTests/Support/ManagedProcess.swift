@@ -263,7 +263,7 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
             try? handle.close()
         }
         for step in stopping.signals {
-            guard !Self.waitForExit(process, timeout: step.after) else { break }
+            guard !process.waitForExit(timeout: step.after) else { break }
             kill(process.processIdentifier, step.number)
         }
         if process.isRunning { process.waitUntilExit() }
@@ -281,15 +281,6 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
             thread.name = "\(name) stop"
             thread.start()
         }
-    }
-
-    private static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(10_000)
-        }
-        return true
     }
 }
 
