@@ -22,11 +22,11 @@ struct HostDuplicateIRKTests {
         let copier = DeviceAddress(TestAddresses.third, type: .public)
 
         let (link, _) = try await devices.connect()
-        _ = try await pairedOnBothEnds(link, by: devices.central, with: devices.peripheral)
+        _ = try await devices.central.pair(link, finishedBy: devices.peripheral)
         try await link.disconnect()
         try await devices.peripheral.startAdvertising(AdvertisingData())
         let second = try await accessory.connect(to: await devices.peripheralAddress, timeout: .seconds(5))
-        let security = try await pairedOnBothEnds(second, by: accessory, with: devices.peripheral)
+        let security = try await accessory.pair(second, finishedBy: devices.peripheral)
 
         // The accessory's pairing itself succeeds: its keys and identity are its own.
         #expect(security.isEncrypted)
@@ -47,17 +47,5 @@ struct HostDuplicateIRKTests {
 
         await accessory.shutdown()
         await devices.shutdown()
-    }
-
-    /// `central` pairs on `link`; returns once `peripheral` has finished the pairing too (its
-    /// bond is kept after the central's pair() returns).
-    private func pairedOnBothEnds(_ link: Connection, by central: LEHost, with peripheral: LEHost) async throws -> LinkSecurity {
-        let events = await peripheral.events()
-        let security = try await central.pair(link)
-        try await withTestTimeout(.seconds(10), "the peripheral's pairingFinished") {
-            for await event in events { if case .pairingFinished = event { return } }
-            Issue.record("the peripheral's events ended before its pairing finished")
-        }
-        return security
     }
 }

@@ -4,6 +4,7 @@ import BluetoothHCI
 import BluetoothHost
 @testable import BluetoothVirtual
 import Testing
+import TestSupport
 
 /// A bonded peripheral that advertises from resolvable private addresses, rotating them,
 /// keeps one identity at the central: in scan results, in connections, and as the address
@@ -91,14 +92,8 @@ struct HostPrivacyTests {
         #expect(try await discover(central, first).identity == nil, "no bond yet")
         let connection = try await central.connect(to: DeviceAddress(first, type: .random), timeout: .seconds(5))
         #expect(connection.identity == nil)
-        let peripheralEvents = await peripheral.events()
-        let security = try await central.pair(connection)
+        let security = try await central.pair(connection, finishedBy: peripheral)
         #expect(security.isBonded)
-        // The peripheral's side ends once the central's keys are in.
-        try await withTimeout("the peripheral's end of the pairing") {
-            for await event in peripheralEvents { if case .pairingFinished = event { return } }
-            throw WaitTimeout(description: "events ended")
-        }
         #expect(await peripheral.bonds().count == 1)
         #expect(connection.identity == Self.identity, "the identity the peer distributed")
         #expect(connection.peer == DeviceAddress(first, type: .random))

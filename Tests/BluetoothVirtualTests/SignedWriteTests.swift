@@ -4,6 +4,7 @@ import BluetoothHCI
 @testable import BluetoothVirtual
 import Foundation
 import Testing
+import TestSupport
 
 /// Signed writes between two of our hosts on the virtual controller, with the bond store's
 /// CSRKs and SignCounters (Core 6.0, Vol 3, Part H, 2.4.5; Part G, 4.9.2). Bumble 0.0.236
@@ -113,13 +114,8 @@ struct SignedWriteTests {
 
         // Bond (Just Works, both sides distribute a CSRK), then reconnect without encrypting.
         var (connection, incoming) = try await connect()
-        let pairingEvents = await peripheral.events()
-        _ = try await central.pair(connection)
         // The peripheral is done once it has the central's keys, which come last.
-        try await withTimeout("the peripheral's pairing") {
-            for await event in pairingEvents { if case .pairingFinished = event { return } }
-            throw WaitTimeout(description: "events ended")
-        }
+        _ = try await central.pair(connection, finishedBy: peripheral)
         #expect(await peripheral.bonds().count == 1, "bonds() waits for the bond's save")
         try await connection.disconnect()
         _ = try await incoming.waitForDisconnection()

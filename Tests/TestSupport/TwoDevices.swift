@@ -179,3 +179,18 @@ public struct TwoDevices: Sendable {
         await peripheral.shutdown()
     }
 }
+
+extension LEHost {
+    /// Pairs on `connection` (this host the central) and returns once `peer`, the
+    /// peripheral's host, has finished the pairing too: its end comes after the central's
+    /// pair() returns (it keeps its bond once the central's keys are in).
+    public func pair(_ connection: Connection, finishedBy peer: LEHost) async throws -> LinkSecurity {
+        let events = await peer.events()
+        let security = try await pair(connection)
+        try await withTestTimeout(.seconds(10), "the peripheral's end of the pairing") {
+            for await event in events { if case .pairingFinished = event { return } }
+            throw TestTimeout(description: "the peripheral's events ended before its pairing finished")
+        }
+        return security
+    }
+}
