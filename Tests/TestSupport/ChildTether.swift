@@ -46,4 +46,30 @@ extension Process {
         }
         return true
     }
+
+    /// Ends the process unless it exits on its own: for each step, waits up to its grace period,
+    /// then sends its signal; then waits for the exit. Whether it exited without a signal.
+    /// It blocks the calling thread, as ``waitForExit(timeout:)`` does.
+    @discardableResult
+    public func end(escalating steps: [(signal: Int32, after: Duration)]) -> Bool {
+        var signalled = false
+        for step in steps {
+            if waitForExit(timeout: step.after) { break }
+            kill(processIdentifier, step.signal)
+            signalled = true
+        }
+        if isRunning { waitUntilExit() }
+        return !signalled
+    }
+}
+
+/// Runs `body` on a thread of its own and returns its result, without holding a thread of the
+/// cooperative pool while it blocks (waiting for a process to exit, say: with two cores, two
+/// such waits on the pool would stop every other test).
+public func onThreadOfItsOwn<T: Sendable>(named name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.name = name
+        thread.start()
+    }
 }

@@ -98,7 +98,7 @@ final class DBusDaemon: Sendable {
             guard line.hasPrefix("unix:") else { throw DaemonError("dbus-daemon printed \"\(line)\", not its address") }
             return DBusDaemon(address: line, directory: directory, process: process, tether: tether)
         } catch {
-            await end(process, tether: tether, directory: directory)
+            _ = await end(process, tether: tether, directory: directory)
             throw error
         }
     }
@@ -126,28 +126,19 @@ final class DBusDaemon: Sendable {
     /// Stops the daemon and removes its directory: closes the tether (the wrapper's watcher then
     /// kills the daemon with SIGKILL, as the daemon keeps nothing worth a clean exit, and the
     /// wrapper exits), then SIGTERM and SIGKILL to the wrapper should it still run after a grace
-    /// period. Waits on a thread of its own: no thread of the cooperative pool waits for a
-    /// process (with two cores, two such waits would stop every other test).
-    func stop() async {
+    /// period. Waits on a thread of its own, not on the cooperative pool. Returns whether the
+    /// tether's end alone ended it (no signal was needed).
+    @discardableResult
+    func stop() async -> Bool {
         await Self.end(process, tether: tether, directory: directory)
     }
 
-    /// Whether the wrapper ended on its own (its exit status), not by one of ``stop()``'s signals.
-    var exitedOnItsOwn: Bool { !process.isRunning && process.terminationReason == .exit }
-
-    private static func end(_ process: Process, tether: Pipe, directory: URL) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                try? tether.fileHandleForWriting.close()
-                for signal in [SIGTERM, SIGKILL] where !process.waitForExit(timeout: .seconds(5)) {
-                    kill(process.processIdentifier, signal)
-                }
-                if process.isRunning { process.waitUntilExit() }
-                try? FileManager.default.removeItem(at: directory)
-                continuation.resume()
-            }
-            thread.name = "dbus-daemon stop"
-            thread.start()
+    private static func end(_ process: Process, tether: Pipe, directory: URL) async -> Bool {
+        await onThreadOfItsOwn(named: "dbus-daemon stop") {
+            try? tether.fileHandleForWriting.close()
+            let onItsOwn = process.end(escalating: [(SIGTERM, .seconds(5)), (SIGKILL, .seconds(5))])
+            try? FileManager.default.removeItem(at: directory)
+            return onItsOwn
         }
     }
 

@@ -262,25 +262,14 @@ final class ManagedProcess<Line: Sendable & CustomStringConvertible>: Sendable {
             if let farewell = stopping.farewell { try? handle.write(contentsOf: Data((farewell + "\n").utf8)) }
             try? handle.close()
         }
-        for step in stopping.signals {
-            guard !process.waitForExit(timeout: step.after) else { break }
-            kill(process.processIdentifier, step.number)
-        }
-        if process.isRunning { process.waitUntilExit() }
+        process.end(escalating: stopping.signals.map { ($0.number, $0.after) })
         output.waitForEndOfOutput(timeout: StopSequence.gracePeriod)
     }
 
     /// ``stop()`` on a thread of its own, without blocking a thread of the cooperative pool
     /// while the process exits. Still stops the process when the task is cancelled.
     func shutdown() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let thread = Thread { [self] in
-                stop()
-                continuation.resume()
-            }
-            thread.name = "\(name) stop"
-            thread.start()
-        }
+        await onThreadOfItsOwn(named: "\(name) stop") { [self] in stop() }
     }
 }
 
