@@ -55,18 +55,21 @@ struct PeripheralOperationTests {
         try await withSimulator { simulator, bluejay in
             let sensor = try await simulator.addHeartRateSensor(.init(measurementInterval: nil))
             try await connect(bluejay, to: sensor.device)
+            // The operation reads what the write queued before it wrote, and not what the write
+            // queued after it writes: it ran between them. (Its start is not ordered against the
+            // callbacks: those run on the callback queue, the operation in a task of its own.)
             let log = AwaitableLog<String>()
-            bluejay.read(from: Self.location) { (_: ReadResult<UInt8>) in log.append("read before") }
+            bluejay.write(to: Self.location, value: UInt8(2)) { _ in log.append("write before") }
             let outcome = AwaitableLog<ReadResult<UInt8>>()
-            bluejay.run(ReadLocation(log: log)) { result in
+            bluejay.run(ReadLocation(log: AwaitableLog())) { result in
                 log.append("operation done")
                 outcome.append(result)
             }
-            bluejay.read(from: Self.location) { (_: ReadResult<UInt8>) in log.append("read after") }
-            #expect(await log.wait(forCount: 4) == ["read before", "operation", "operation done", "read after"])
-            #expect(outcome.items == [.success(1)])
+            bluejay.write(to: Self.location, value: UInt8(3)) { _ in log.append("write after") }
+            #expect(await log.wait(forCount: 3) == ["write before", "operation done", "write after"])
+            #expect(outcome.items == [.success(2)])
             // The async form.
-            #expect(try await bluejay.run(ReadLocation(log: log)) == 1)
+            #expect(try await bluejay.run(ReadLocation(log: log)) == 3)
             try await bluejay.disconnect()
         }
     }
