@@ -21,12 +21,12 @@ struct UARTDeviceTests {
                 bluejay.run(backgroundTask: { peripheral in
                     var answers: [Data] = []
                     try peripheral.writeAndAssemble(writeTo: UART.rx, value: Data([0xA5, 0x2C, 0x01]), listenTo: UART.tx,
-                                                    expectedLength: 300, timeoutInSeconds: .seconds(5)) { (answer: Data) in
+                                                    expectedLength: 300, timeoutInSeconds: .seconds(15)) { (answer: Data) in
                         answers.append(answer)
                         return .done
                     }
                     try peripheral.writeAndAssemble(writeTo: UART.rx, value: Data("hello, uart".utf8), listenTo: UART.tx,
-                                                    expectedLength: 11, timeoutInSeconds: .seconds(5)) { (answer: Data) in
+                                                    expectedLength: 11, timeoutInSeconds: .seconds(15)) { (answer: Data) in
                         answers.append(answer)
                         return .done
                     }

@@ -136,7 +136,7 @@ public final class AwaitableLog<Element: Sendable>: Sendable {
 
 /// Waits until `condition` holds, checking it every 2 ms (without spinning a thread of a
 /// loaded machine); for state with no event to wait on. `false` after `timeout`, a hang guard.
-public func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
+public func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {
         if await condition() { return true }
@@ -196,7 +196,7 @@ public final class TestGate: Sendable {
 
     /// Waits until `count` calls of ``wait()`` have arrived in all; throws ``TestTimeout``
     /// after `timeout`.
-    public func waitForArrivals(_ count: Int = 1, timeout: Duration = .seconds(10)) async throws {
+    public func waitForArrivals(_ count: Int = 1, timeout: Duration = .seconds(30)) async throws {
         guard await arrivals.wait(forCount: count, timeout: timeout) != nil else {
             throw TestTimeout(description: "\(count) arrival(s) at the gate did not come within \(timeout)")
         }

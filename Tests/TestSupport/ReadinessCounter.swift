@@ -25,7 +25,7 @@ public final class ReadinessCounter: Sendable {
     deinit { task.cancel() }
 
     /// Returns once a readiness event came (taking it), or throws ``TestTimeout`` after `timeout`.
-    public func waitForReady(timeout: Duration = .seconds(10)) async throws {
+    public func waitForReady(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
             let took = ready.value.withLock { count -> Bool in
@@ -45,7 +45,7 @@ extension PeripheralManager {
     /// tries again, as an application should. Returns how many times the queue was full.
     @discardableResult
     public func deliver(_ value: [UInt8], to characteristic: GATTPublishedCharacteristic, readiness: ReadinessCounter,
-                        readyTimeout: Duration = .seconds(10)) async throws -> Int {
+                        readyTimeout: Duration = .seconds(30)) async throws -> Int {
         var full = 0
         while true {
             let result = try await updateValue(value, for: characteristic)

@@ -156,11 +156,11 @@ public struct TwoDevices: Sendable {
     /// The peripheral advertises `data` (connectable) and the central connects: both ends of
     /// the new link, once the peripheral's host has it too.
     public func connect(advertising data: AdvertisingData = AdvertisingData(), request: ConnectionRequest = ConnectionRequest(),
-                        timeout: Duration = .seconds(5)) async throws -> (central: Connection, peripheral: Connection) {
+                        timeout: Duration = .seconds(15)) async throws -> (central: Connection, peripheral: Connection) {
         let events = await peripheral.events()
         try await peripheral.startAdvertising(data)
         let connection = try await central.connect(to: await peripheralAddress, request: request, timeout: timeout)
-        let incoming = try await withTestTimeout(.seconds(10), "the peripheral's connected event") {
+        let incoming = try await withTestTimeout(.seconds(30), "the peripheral's connected event") {
             for await event in events { if case let .connected(incoming) = event { return incoming } }
             throw TestTimeout(description: "the peripheral's events ended before it connected")
         }
@@ -187,7 +187,7 @@ extension LEHost {
     public func pair(_ connection: Connection, finishedBy peer: LEHost) async throws -> LinkSecurity {
         let events = await peer.events()
         let security = try await pair(connection)
-        try await withTestTimeout(.seconds(10), "the peripheral's end of the pairing") {
+        try await withTestTimeout(.seconds(30), "the peripheral's end of the pairing") {
             for await event in events { if case .pairingFinished = event { return } }
             throw TestTimeout(description: "the peripheral's events ended before its pairing finished")
         }

@@ -32,7 +32,7 @@ func withSimulator(timeScale: Double = 1, operationTimeout: TimeInterval = 15,
 }
 
 /// Connects with the async API and checks the result.
-func connect(_ bluejay: Bluejay, to device: SimulatedDevice, timeout: TimeInterval = 5) async throws {
+func connect(_ bluejay: Bluejay, to device: SimulatedDevice, timeout: TimeInterval = 15) async throws {
     let connected = try await bluejay.connect(device.peripheralIdentifier, timeout: .seconds(timeout))
     #expect(connected == device.peripheralIdentifier)
     #expect(bluejay.isConnected)
@@ -81,7 +81,7 @@ final class EventRecorder: Sendable {
 
     /// Waits until an event matches.
     @discardableResult
-    func wait(for what: String, timeout: Duration = .seconds(10),
+    func wait(for what: String, timeout: Duration = .seconds(30),
               _ predicate: @escaping @Sendable (SimulatedDeviceEvent) -> Bool) async throws -> SimulatedDeviceEvent {
         var found: SimulatedDeviceEvent?
         let deadline = ContinuousClock.now + timeout

@@ -9,7 +9,7 @@ struct WaitTimeout: Error, CustomStringConvertible {
 }
 
 /// Waits for a callback to deliver one value, at most `timeout`.
-func callback<T: Sendable>(timeout: Duration = .seconds(10), _ what: String = "a callback",
+func callback<T: Sendable>(timeout: Duration = .seconds(30), _ what: String = "a callback",
                            _ body: (@escaping @Sendable (T) -> Void) -> Void) async throws -> T {
     let once = Once<T>()
     body { once.deliver($0) }
@@ -18,7 +18,7 @@ func callback<T: Sendable>(timeout: Duration = .seconds(10), _ what: String = "a
 }
 
 /// Checks `condition` until it holds, at most `timeout`.
-func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async throws {
+func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !(await condition()) {
         guard ContinuousClock.now < deadline else { throw WaitTimeout(what: what) }
