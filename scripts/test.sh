@@ -14,6 +14,7 @@
 #  4. runs the soak (bluejay-soak, `make soak`) for 8 seconds, so that it cannot rot;
 #  5. runs every fuzz target a few seconds (`make fuzz-smoke`, scripts/fuzz.sh --smoke), so that
 #     the fuzz harness (Fuzz/, built in .build-fuzz) keeps building and its seeds keep passing.
+# Each step's line starts with the seconds since the start ([N s]).
 # `scripts/test.sh --venv-only` does step 1 only (`make venv`).
 #
 # Note: an incremental build only shows the warnings of the files it recompiles; CI builds
@@ -29,14 +30,14 @@ stamp=$venv/.requirements.sha256
 wanted=$(sha256sum "$requirements" | cut -d' ' -f1)
 installed=$(cat "$stamp" 2>/dev/null || true)
 if [[ ! -x $venv/bin/python || "$wanted" != "$installed" ]] || ! "$venv/bin/python" -c 'import bumble' 2>/dev/null; then
-    echo "==> creating $venv with $(python3 --version) and $requirements"
+    echo "==> [${SECONDS} s] creating $venv with $(python3 --version) and $requirements"
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$requirements"
     echo "$wanted" > "$stamp"
 fi
 export BLUEJAY_PYTHON="$root/$venv/bin/python"
-echo "==> Bumble peer: $("$BLUEJAY_PYTHON" -c 'import bumble, sys; print("bumble", bumble.__version__ if hasattr(bumble, "__version__") else "?", "on Python", sys.version.split()[0])')"
+echo "==> [${SECONDS} s] Bumble peer: $("$BLUEJAY_PYTHON" -c 'import bumble, sys; print("bumble", bumble.__version__ if hasattr(bumble, "__version__") else "?", "on Python", sys.version.split()[0])')"
 
 if [[ "${1:-}" == "--venv-only" ]]; then
     exit 0
@@ -47,7 +48,7 @@ fi
 install_debian_package() {
     local package=$1 command=$2 why=$3
     command -v "$command" > /dev/null && return 0
-    echo "==> installing $package (Debian package) for $why"
+    echo "==> [${SECONDS} s] installing $package (Debian package) for $why"
     local sudo_cmd=()
     if [[ $(id -u) -ne 0 ]] && command -v sudo > /dev/null; then sudo_cmd=(sudo -n); fi
     if command -v apt-get > /dev/null \
@@ -81,17 +82,17 @@ trap '[[ -n $guest_pid ]] && wait "$guest_pid"; rm -f "$build_log" "$soak_log" "
 # debootstrap, cached in .build/guest after the first time. It needs root or passwordless sudo
 # (apt-get, debootstrap); without, its tests are skipped and say so.
 if [[ $(id -u) -eq 0 ]] || { command -v sudo > /dev/null && sudo -n true 2> /dev/null; }; then
-    echo "==> Linux guest (scripts/linux-guest.sh build), beside the Swift build"
+    echo "==> [${SECONDS} s] Linux guest (scripts/linux-guest.sh build), beside the Swift build"
     bash scripts/linux-guest.sh build > "$guest_log" 2>&1 &
     guest_pid=$!
 else
     echo "warning: building the Linux guest needs root or passwordless sudo: the HCI user channel tests will be skipped" >&2
 fi
 
-echo "==> DocC symbol links (scripts/doc-links.py)"
+echo "==> [${SECONDS} s] DocC symbol links (scripts/doc-links.py)"
 python3 scripts/doc-links.py
 
-echo "==> swift build --build-tests"
+echo "==> [${SECONDS} s] swift build --build-tests"
 if ! swift build --build-tests 2>&1 | tee "$build_log"; then
     echo "error: the build failed" >&2
     exit 1
@@ -114,15 +115,21 @@ if [[ -n $guest_pid ]]; then
     fi
     guest_pid=""
     grep "^==>" "$guest_log" || true
-    echo "==> Linux guest: $(tail -1 "$guest_log") (kernel $(sed -n 's/^kernel //p' "$(tail -1 "$guest_log")/manifest.txt"))"
+    echo "==> [${SECONDS} s] Linux guest: $(tail -1 "$guest_log") (kernel $(sed -n 's/^kernel //p' "$(tail -1 "$guest_log")/manifest.txt"))"
     # Built: the guest tests must run, not skip.
     export BLUEJAY_GUEST_REQUIRED=1
 fi
 
-echo "==> swift test"
+# At most 8 tests run at once (Swift Testing's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH;
+# without it every one of the run's ~1,700 tests starts at once). On two slow cores that burst
+# starved tests of the first minute past their hang guards (docs/TESTING.md); with 8 the unit
+# suites take as long as before, and each test gets its share of the machine. An experimental
+# setting: a toolchain without it ignores the variable.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
+echo "==> [${SECONDS} s] swift test (at most $SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH tests at once)"
 swift test
 
-echo "==> bluejay-soak for 8 s (make soak runs it for SOAK_MINUTES)"
+echo "==> [${SECONDS} s] bluejay-soak for 8 s (make soak runs it for SOAK_MINUTES)"
 if ! "$(swift build --show-bin-path)/bluejay-soak" --seconds 8 > "$soak_log" 2>&1; then
     cat "$soak_log"
     echo "error: the soak smoke run failed (SOAK_SEED above replays its choices)" >&2
@@ -130,5 +137,6 @@ if ! "$(swift build --show-bin-path)/bluejay-soak" --seconds 8 > "$soak_log" 2>&
 fi
 grep -E "^(operations|faults injected|notifications|result)" "$soak_log"
 
-echo "==> fuzz smoke (scripts/fuzz.sh --smoke)"
+echo "==> [${SECONDS} s] fuzz smoke (scripts/fuzz.sh --smoke)"
 bash scripts/fuzz.sh --smoke
+echo "==> [${SECONDS} s] all passed"
