@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-extension InteropSuites {
+extension GuestSuites {
     /// Bluejay on BlueZ, for real: in the Linux guest, bluetoothd (BlueZ 5.66) and the system
     /// bus run (`start-bluez`), bluetoothd keeps hci0 (the rig's controller A through hci_vhci),
     /// and our `bluejay --hci bluez` and a Bluejay app talk to it over D-Bus, against Bumble

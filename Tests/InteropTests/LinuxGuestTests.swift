@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-extension InteropSuites {
+extension GuestSuites {
     /// The kernel's HCI user channel, for real: a Linux guest under QEMU whose hci0 is the
     /// rig's controller A (through hci_vhci), running our `bluejay` and a Bluejay app as
     /// `--hci hci0` against Bumble peripherals on the host side of the link. One boot for the
