@@ -160,7 +160,10 @@ struct L2CAPChannelBoundedWaitTests {
         }
         open.cancel()
         await #expect(throws: L2CAPChannelError.cancelled) { try await open.value }
-        #expect(isReserved(sent.sourceCID, rig))
+        // Failed once (2026-11-28, a fresh clone's make test, after a 23 s stall of the run's
+        // first tests); what the link and the clock were then, for the next time.
+        #expect(isReserved(sent.sourceCID, rig),
+                "link connected: \(rig.connection.isConnected), reason: \(String(describing: rig.connection.disconnectReason)), clock moved \(rig.clock.now - start)")
         let deadline = start + LEHost.channelRequestTimeout
         try await rig.waitForTimer(at: deadline)
         rig.clock.advance(to: deadline)
