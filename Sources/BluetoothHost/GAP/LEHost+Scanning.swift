@@ -53,6 +53,11 @@ extension LEHost {
                    onEnd: @escaping @Sendable (HostError?) -> Void) async throws -> UInt64 {
         try requirePoweredOn()
         await waitForControllerRecovery()
+        // The last scan's end may still be on its way to the controller (its disable goes from a
+        // task of its own), and a controller that scans refuses new scan parameters with Command
+        // Disallowed (Core 6.0, Vol 4, Part E, 7.8.10 and 7.8.64): a connection attempt right
+        // after an app's scan ended failed so.
+        await waitForScanDisable()
         if !forConnection, let running = scanState, running.isForConnection {
             // The app's scan takes the place of the host's; the attempt hears the peer through it.
             await endScan(id: running.receiver.id)
