@@ -5,7 +5,7 @@ import BluetoothHost
 import Testing
 
 /// Runs `body`, failing with ``WaitTimeout`` if it takes longer than `timeout`.
-func withTimeout<T: Sendable>(_ description: String, _ timeout: Duration = .seconds(10), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(_ description: String, _ timeout: Duration = .seconds(30), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
         group.addTask {
