@@ -307,8 +307,10 @@ public final class VirtualLink: Sendable {
             let deliveries = engine.simulation.takeOutbox()
             return (result, deliveries, engine.isShutDown ? nil : Self.nextWakeUp(&engine))
         }
-        deliver(deliveries)
+        // Armed before the deliveries: a test that moves a manual clock on as soon as its host
+        // hears an event finds the link's alarm in place.
         if let wakeUp { arm(wakeUp) }
+        deliver(deliveries)
         return result
     }
 
@@ -345,6 +347,13 @@ public final class VirtualLink: Sendable {
             }
             engine.withLock { engine in
                 if engine.armedToken == token { engine.armedAlarm = alarm } else { clock.cancel(alarm) }
+            }
+            // A test that moved the clock past the deadline while this step ran (from another
+            // thread) did so before the alarm existed, and a clock runs a late alarm only at its
+            // next advance, which may never come: the link wakes itself up instead (a second
+            // run of the alarm finds its token spent and does nothing).
+            if clock.now >= deadline {
+                queue.async { [weak self] in self?.wakeUp(token: token) }
             }
         }
     }

@@ -154,7 +154,9 @@ public final class ManualClock: Sendable {
 
     /// Runs `action` when the clock reaches `deadline`, synchronously inside the advance that
     /// gets there (at once if the deadline has passed and an advance is under way, else at the
-    /// next advance).
+    /// next advance). An alarm scheduled for a time that has passed waits for the next advance,
+    /// which may never come: a caller that can schedule late (another thread may advance
+    /// meanwhile) checks ``now`` after scheduling and acts itself if the deadline is past.
     @discardableResult
     public func schedule(at deadline: Duration, _ action: @escaping @Sendable () -> Void) -> Alarm {
         state.withLock { state in
