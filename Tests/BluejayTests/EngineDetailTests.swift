@@ -76,7 +76,7 @@ struct EngineDetailTests {
         }
         #expect((try? result.get()) == 4)
         try bluejay.readRSSI()
-        try await eventually("the RSSI observer") { log.count("rssi") == 1 }
+        try await waitUntil("the RSSI observer") { log.count("rssi") == 1 }
         #expect(!log.all.contains("rssi error"))
         await bluejay.stop()
         await peripheral.shutdown()
@@ -99,25 +99,19 @@ struct EngineDetailTests {
 
         bluejay.broadcastErrorsToListeners = true
         bluejay.cancelEverything(shouldDisconnect: false)
-        try await eventually("cancelled told") { quiet.all == [.failure(.cancelled)] }
+        try await waitUntil("cancelled told") { quiet.all == [.failure(.cancelled)] }
         await peripheral.disconnectAll()
-        try await eventually("disconnection told") { quiet.count == 2 }
+        try await waitUntil("disconnection told") { quiet.count == 2 }
         guard case .failure(.disconnected) = quiet.all.last else {
             Issue.record("expected a disconnection, got \(quiet.all)")
             return
         }
-        try await eventually("reconnected and listening again") { await peripheral.subscriberCount(0x2A19) == 1 }
+        try await waitUntil("reconnected and listening again") { await peripheral.subscriberCount(0x2A19) == 1 }
         try await peripheral.notify(0x2A19, [9])
-        try await eventually("the listen goes on") { quiet.all.last == .success(9) }
+        try await waitUntil("the listen goes on") { quiet.all.last == .success(9) }
         await bluejay.stop()
         await peripheral.shutdown()
     }
 }
 
 /// A thread-safe list.
-final class Collected<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
-    func append(_ item: Element) { items.withLock { $0.append(item) } }
-    var all: [Element] { items.withLock { $0 } }
-    var count: Int { items.withLock { $0.count } }
-}

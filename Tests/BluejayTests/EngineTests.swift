@@ -40,7 +40,7 @@ struct EngineTests {
         await #expect(throws: BluejayError.self) { try await bluejay.waitUntilReady() }
         #expect(!bluejay.isBluetoothAvailable)
         #expect(!bluejay.isBluetoothStateUpdateImminent)
-        try await eventually("observer told") { log.all.contains("available false") }
+        try await waitUntil("observer told") { log.all.contains("available false") }
         await bluejay.stop()
     }
 
@@ -51,7 +51,7 @@ struct EngineTests {
         let bluejay = try await startBluejay(on: link)
         let log = EventLog()
         bluejay.register(connectionObserver: log)
-        try await eventually("availability told on registration") { log.all == ["available true"] }
+        try await waitUntil("availability told on registration") { log.all == ["available true"] }
 
         let connected: ConnectionResult = try await callback { done in
             bluejay.connect(peripheral.identifier, timeout: .seconds(10)) { done($0) }
@@ -60,7 +60,7 @@ struct EngineTests {
         #expect(bluejay.isConnected && !bluejay.isConnecting)
         #expect((bluejay.attMTU ?? 0) > 23, "the MTU was exchanged: \(String(describing: bluejay.attMTU))")
         #expect(bluejay.maximumWriteValueLength(for: .withoutResponse) == (bluejay.attMTU ?? 0) - 3)
-        try await eventually("connected told") { log.all.contains("connected \(peripheral.identifier.address)") }
+        try await waitUntil("connected told") { log.all.contains("connected \(peripheral.identifier.address)") }
 
         let location: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
         #expect(location == .success(1))
@@ -88,21 +88,21 @@ struct EngineTests {
         bluejay.listen(to: HeartRate.measurement, multipleListenOption: .replaceable) { (result: ReadResult<HeartRateMeasurementValue>) in
             if case let .success(value) = result { measurements.withLock { $0.append(value.beatsPerMinute) } }
         }
-        try await eventually("subscribed") { await peripheral.subscriberCount(0x2A37) == 1 }
+        try await waitUntil("subscribed") { await peripheral.subscriberCount(0x2A37) == 1 }
         #expect(bluejay.isListening(to: HeartRate.measurement))
         try await peripheral.notify(0x2A37, [0x00, 72])
         try await peripheral.notify(0x2A37, [0x01, 0x2C, 0x01])
-        try await eventually("two measurements") { measurements.withLock { $0 } == [72, 300] }
+        try await waitUntil("two measurements") { measurements.withLock { $0 } == [72, 300] }
 
         let ended: WriteResult = try await callback { done in bluejay.endListen(to: HeartRate.measurement) { done($0) } }
         #expect((try? ended.get()) != nil)
         #expect(!bluejay.isListening(to: HeartRate.measurement))
-        try await eventually("unsubscribed") { await peripheral.subscriberCount(0x2A37) == 0 }
+        try await waitUntil("unsubscribed") { await peripheral.subscriberCount(0x2A37) == 0 }
 
         let disconnected: DisconnectionResult = try await callback { done in bluejay.disconnect { done($0) } }
         #expect(disconnected == .disconnected(peripheral.identifier))
         #expect(!bluejay.shouldAutoReconnect, "a manual disconnection turns auto-reconnect off")
-        try await eventually("disconnected told") { log.all.contains("disconnected \(peripheral.identifier.address)") }
+        try await waitUntil("disconnected told") { log.all.contains("disconnected \(peripheral.identifier.address)") }
         await bluejay.stop()
         await peripheral.shutdown()
     }
@@ -129,7 +129,7 @@ struct EngineTests {
         #expect((try? first.get()) != nil)
         let second: ConnectionResult = try await callback { done in bluejay.connect(peripheral.identifier) { done($0) } }
         #expect(second == .failure(.alreadyConnected(peripheral.identifier)))
-        try await eventually("six results") { order.withLock { $0.count } == 7 }
+        try await waitUntil("six results") { order.withLock { $0.count } == 7 }
         #expect(order.withLock { $0 } == ["connected", "write 3", "read 3", "write 4", "read 4", "write 5", "read 5"])
         await bluejay.stop()
         await peripheral.shutdown()
@@ -147,7 +147,7 @@ struct EngineTests {
         }
         let disconnected: DisconnectionResult = try await callback { done in bluejay.disconnect(immediate: true) { done($0) } }
         #expect(disconnected == .disconnected(peripheral.identifier))
-        try await eventually("five results") { results.withLock { $0.count } == 5 }
+        try await waitUntil("five results") { results.withLock { $0.count } == 5 }
         let failures = results.withLock { $0 }.filter { $0 == .failure(.cancelled) }.count
         #expect(failures >= 4, "at most the running read finished: \(results.withLock { $0 })")
         #expect(!bluejay.isConnected)
@@ -176,7 +176,7 @@ struct EngineTests {
             }
         }
         #expect((try? result.get()) == 6)
-        try await eventually("inside result") { inside.withLock { $0 } != nil }
+        try await waitUntil("inside result") { inside.withLock { $0 } != nil }
         #expect(inside.withLock { $0 } == .failure(.regularAPIInBackgroundTask("read 2A38 in 180D")))
         let after: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
         #expect(after == .success(6), "the regular API works again once the task ended")
@@ -230,7 +230,7 @@ struct EngineTests {
                 try synchronized.listen(to: HeartRate.measurement) { (_: UInt8) in .keepListening }
             }, completionOnMainThread: { done($0) })
             Task {
-                try await eventually("subscribed") { await peripheral.subscriberCount(0x2A37) == 1 }
+                try await waitUntil("subscribed") { await peripheral.subscriberCount(0x2A37) == 1 }
                 await peripheral.disconnectAll()
             }
         }
@@ -267,18 +267,18 @@ struct EngineTests {
             }
             return values
         }
-        try await eventually("subscribed") { await peripheral.subscriberCount(0x2A37) == 1 }
-        try await eventually("listening") { bluejay.isListening(to: HeartRate.measurement) }
+        try await waitUntil("subscribed") { await peripheral.subscriberCount(0x2A37) == 1 }
+        try await waitUntil("listening") { bluejay.isListening(to: HeartRate.measurement) }
         for rate in [UInt8(60), 61, 62] { try await peripheral.notify(0x2A37, [0x00, rate]) }
         #expect(try await reader.value == [60, 61, 62])
-        try await eventually("the listen ended with the iteration") { !bluejay.isListening(to: HeartRate.measurement) }
-        try await eventually("unsubscribed") { await peripheral.subscriberCount(0x2A37) == 0 }
+        try await waitUntil("the listen ended with the iteration") { !bluejay.isListening(to: HeartRate.measurement) }
+        try await waitUntil("unsubscribed") { await peripheral.subscriberCount(0x2A37) == 0 }
 
         // A request queued behind a slow one, cancelled through its task, never runs.
         let blocker = Task { try await bluejay.read(from: HeartRate.slow) as UInt8 }
         try await peripheral.slowAnswers.waitForArrivals(1)
         let victim = Task { try await bluejay.write(to: HeartRate.bodySensorLocation, value: UInt8(9)) }
-        try await eventually("the write queued") { bluejay.runner.count == 2 }
+        try await waitUntil("the write queued") { bluejay.runner.count == 2 }
         victim.cancel()
         await #expect(throws: BluejayError.cancelled) { try await victim.value }
         peripheral.slowAnswers.open()
@@ -305,19 +305,19 @@ struct EngineTests {
         bluejay.listen(to: HeartRate.batteryLevel) { (result: ReadResult<UInt8>) in
             if case let .success(value) = result { values.withLock { $0.append(value) } }
         }
-        try await eventually("subscribed") { await peripheral.subscriberCount(0x2A19) == 1 }
+        try await waitUntil("subscribed") { await peripheral.subscriberCount(0x2A19) == 1 }
         // Queued after the listen: once it is done, so is the listen's set-up.
         let _: UInt8 = try await bluejay.read(from: HeartRate.batteryLevel)
         await peripheral.disconnectAll()
-        try await eventually("reconnected") { log.count("connected") == 2 && bluejay.isConnected }
+        try await waitUntil("reconnected") { log.count("connected") == 2 && bluejay.isConnected }
         #expect(log.all.contains("handler unexpected willReconnect=true"))
-        try await eventually("subscribed again") { await peripheral.subscriberCount(0x2A19) == 1 }
+        try await waitUntil("subscribed again") { await peripheral.subscriberCount(0x2A19) == 1 }
         try await peripheral.notify(0x2A19, [42])
-        try await eventually("value after reconnection") { values.withLock { $0 } == [42] }
+        try await waitUntil("value after reconnection") { values.withLock { $0 } == [42] }
 
         log.reconnectAnswer.withLock { $0 = .change(shouldAutoReconnect: false) }
         await peripheral.disconnectAll()
-        try await eventually("handler asked again") { log.count("handler") == 2 }
+        try await waitUntil("handler asked again") { log.count("handler") == 2 }
         try await Task.sleep(for: .milliseconds(500))
         #expect(!bluejay.isConnected && !bluejay.isConnecting, "the handler turned auto-reconnect off")
         #expect(!bluejay.shouldAutoReconnect)
@@ -375,7 +375,7 @@ struct EngineTests {
         let second = Bluejay()
         second.start(mode: .use(host: extractedHost, peripheral: extracted, options: StartOptions(operationTimeout: .seconds(30))))
         try await second.waitUntilReady()
-        try await eventually("the connection is adopted") { second.isConnected }
+        try await waitUntil("the connection is adopted") { second.isConnected }
         let location: UInt8 = try await second.read(from: HeartRate.bodySensorLocation)
         #expect(location == 1)
         await second.stop()

@@ -3,7 +3,7 @@ import BluetoothCore
 import Foundation
 import Synchronization
 import Testing
-import TestSupport
+
 
 /// Records what the operations of a test did.
 final class Journal: Sendable {
@@ -18,17 +18,6 @@ final class Journal: Sendable {
     var maximumConcurrency: Int { concurrency.withLock { $0.maximum } }
 }
 
-/// Waits for a condition, polling; fails the test after `timeout`.
-func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
 
 @Suite("Operation runner", .timeLimit(.minutes(1)))
 struct OperationRunnerTests {
@@ -61,7 +50,7 @@ struct OperationRunnerTests {
         let runner = OperationRunner()
         let journal = Journal()
         for name in ["a", "b", "c"] { runner.submit(operation(runner, name, journal: journal)) }
-        try await eventually("three completions") { journal.all.filter { $0.hasPrefix("done") }.count == 3 }
+        try await waitUntil("three completions") { journal.all.filter { $0.hasPrefix("done") }.count == 3 }
         #expect(journal.all == ["start a", "end a", "done a", "start b", "end b", "done b", "start c", "end c", "done c"])
         #expect(journal.maximumConcurrency == 1)
     }
@@ -72,16 +61,16 @@ struct OperationRunnerTests {
         let reader = OperationRunner { message in lines.withLock { $0.append(message()) } }
         let journal = Journal()
         reader.submit(operation(reader, "a", journal: journal))
-        try await eventually("the completion") { journal.all.contains("done a") }
-        try await eventually("three lines") { lines.withLock { $0.count } == 3 }
+        try await waitUntil("the completion") { journal.all.contains("done a") }
+        try await waitUntil("three lines") { lines.withLock { $0.count } == 3 }
         #expect(lines.withLock { $0 } == ["queued #1 a (1 in queue)", "running #1 a", "finished #1 a"])
 
         // A log that does not read its lines (debug logging off) never has them made.
         let offered = Mutex(0)
         let skipper = OperationRunner { _ in offered.withLock { $0 += 1 } }
         skipper.submit(operation(skipper, "b", journal: journal))
-        try await eventually("the completion") { journal.all.contains("done b") }
-        try await eventually("three lines offered") { offered.withLock { $0 } == 3 }
+        try await waitUntil("the completion") { journal.all.contains("done b") }
+        try await waitUntil("three lines offered") { offered.withLock { $0 } == 3 }
     }
 
     @Test("Submitting from many threads at once keeps one running at a time")
@@ -118,7 +107,7 @@ struct OperationRunnerTests {
         try await gate.waitForArrivals(1)
         runner.cancel(b.id)
         gate.open()
-        try await eventually("c done") { journal.all.contains("done c") }
+        try await waitUntil("c done") { journal.all.contains("done c") }
         #expect(journal.all.contains("failed b: cancelled"))
         #expect(!journal.all.contains("start b"))
     }
@@ -130,9 +119,9 @@ struct OperationRunnerTests {
         let a = operation(runner, "a", journal: journal, gate: TestGate())
         runner.submit(a)
         runner.submit(operation(runner, "b", journal: journal))
-        try await eventually("a started") { journal.all.contains("start a") }
+        try await waitUntil("a started") { journal.all.contains("start a") }
         runner.cancel(a.id, error: .timedOut(operation: "a", after: .seconds(1)))
-        try await eventually("b done") { journal.all.contains("done b") }
+        try await waitUntil("b done") { journal.all.contains("done b") }
         let entries = journal.all
         #expect(entries.contains("failed a: a timed out after 1.0 s"))
         #expect(!entries.contains("end a"), "the work was cancelled")
@@ -150,7 +139,7 @@ struct OperationRunnerTests {
         try await gate.waitForArrivals(1)
         runner.failAll(.notConnected) { $0.kind == .gatt }
         gate.open()
-        try await eventually("disconnect done") { journal.all.contains("done disconnect") }
+        try await waitUntil("disconnect done") { journal.all.contains("done disconnect") }
         #expect(journal.all.contains("failed read: not connected to a peripheral"))
         #expect(journal.all.contains("done scan"))
         #expect(!journal.all.contains("start read"))
@@ -169,13 +158,13 @@ struct OperationRunnerTests {
                 return 1
             }
         }
-        try await eventually("queued") { runner.count == 2 }
+        try await waitUntil("queued") { runner.count == 2 }
         task.cancel()
         let result = await task.result
         #expect(throws: BluejayError.cancelled) { try result.get() }
         gate.open()
-        try await eventually("blocker done") { journal.all.contains("done blocker") }
-        try await eventually("the queue empty") { runner.count == 0 }
+        try await waitUntil("blocker done") { journal.all.contains("done blocker") }
+        try await waitUntil("the queue empty") { runner.count == 0 }
         #expect(!journal.all.contains("queued ran"))
     }
 
@@ -186,7 +175,7 @@ struct OperationRunnerTests {
         let op = operation(runner, "early", journal: journal)
         runner.cancel(op.id)
         runner.submit(op)
-        try await eventually("early failed") { journal.all.contains("failed early: cancelled") }
+        try await waitUntil("early failed") { journal.all.contains("failed early: cancelled") }
         #expect(!journal.all.contains("start early"))
     }
 
@@ -218,12 +207,12 @@ struct OperationRunnerTests {
                 return "b"
             }
         }
-        try await eventually("b queued") { runner.count == 2 }
+        try await waitUntil("b queued") { runner.count == 2 }
         runner.submit(operation(runner, "c", journal: journal))
         #expect(!journal.all.contains("start b"), "b waits for a")
         gate.open()
         #expect(try await caller.value == "b")
-        try await eventually("c done") { journal.all.contains("done c") }
+        try await waitUntil("c done") { journal.all.contains("done c") }
         #expect(journal.all == ["start a", "end a", "done a", "start b", "start c", "end c", "done c"])
         #expect(journal.maximumConcurrency == 1)
     }
@@ -239,13 +228,13 @@ struct OperationRunnerTests {
                 return 1
             }
         }
-        try await eventually("read waiting") { journal.all.contains("waiting read") }
+        try await waitUntil("read waiting") { journal.all.contains("waiting read") }
         runner.submit(operation(runner, "next", journal: journal))
         runner.failAll(.notConnected) { $0.kind == .gatt && $0.name == "read" }
         let result = await caller.result
         #expect(throws: BluejayError.notConnected) { try result.get() }
         #expect(!journal.all.contains("read ran on"))
-        try await eventually("next done") { journal.all.contains("done next") }
+        try await waitUntil("next done") { journal.all.contains("done next") }
     }
 
     @Test("Cancelling the caller's task while its operation runs reports cancelled and aborts its waits")
@@ -258,11 +247,11 @@ struct OperationRunnerTests {
                 return 1
             }
         }
-        try await eventually("read waiting") { journal.all.contains("waiting read") }
+        try await waitUntil("read waiting") { journal.all.contains("waiting read") }
         caller.cancel()
         let result = await caller.result
         #expect(throws: BluejayError.cancelled) { try result.get() }
-        try await eventually("the queue empty") { runner.count == 0 }
+        try await waitUntil("the queue empty") { runner.count == 0 }
     }
 
     @Test("An operation run in a task of its own is aborted too when it fails from outside")
@@ -276,9 +265,9 @@ struct OperationRunnerTests {
             if case let .failure(error) = result { journal.add("failed write: \(error)") }
         })
         runner.submit(op)
-        try await eventually("write waiting") { journal.all.contains("waiting write") }
+        try await waitUntil("write waiting") { journal.all.contains("waiting write") }
         runner.cancel(op.id, error: .notConnected)
-        try await eventually("the queue empty") { runner.count == 0 }
+        try await waitUntil("the queue empty") { runner.count == 0 }
         #expect(journal.all.contains("failed write: not connected to a peripheral"))
         #expect(!journal.all.contains("write ran on"))
     }
@@ -318,6 +307,6 @@ struct OperationRunnerTests {
         #expect(runner.runningKind == nil, "nothing starts while suspended")
         #expect(runner.count == 1)
         runner.resume()
-        try await eventually("a done") { journal.all.contains("done a") }
+        try await waitUntil("a done") { journal.all.contains("done a") }
     }
 }

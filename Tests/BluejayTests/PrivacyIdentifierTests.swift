@@ -77,7 +77,7 @@ struct PrivacyIdentifierTests {
 
         let queued = Task { () throws(BluejayError) -> UInt8 in try await bluejay.read(from: HeartRate.bodySensorLocation) }
         _ = try await bluejay.pair()
-        let resolved = try await withTestTimeout(.seconds(10), "the identityResolved event") { () -> ConnectionEvent? in
+        let resolved = try await withTimeout("the identityResolved event", .seconds(10)) { () -> ConnectionEvent? in
             for await event in events {
                 if case .identityResolved = event { return event }
             }

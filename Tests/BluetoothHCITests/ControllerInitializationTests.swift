@@ -74,7 +74,7 @@ struct ScriptedController: Sendable {
         controller.start()
         let result: Result<ControllerInfo, any Error>
         do {
-            result = .success(try await withTestTimeout { try await controller.initialize() })
+            result = .success(try await withTimeout { try await controller.initialize() })
         } catch let timeout as TestTimeout {
             throw timeout
         } catch {
@@ -266,7 +266,7 @@ struct ScriptedController: Sendable {
         let controller = HCIController(transport: transport)
         controller.start()
         await #expect(throws: HCIError.commandFailed(ReadBDADDRCommand.opcode, .hardwareFailure)) {
-            try await withTestTimeout { try await controller.initialize() }
+            try await withTimeout { try await controller.initialize() }
         }
         #expect(transport.written.items.commandOpcodes.last == ReadBDADDRCommand.opcode)
     }

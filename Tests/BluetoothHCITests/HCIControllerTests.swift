@@ -22,7 +22,7 @@ import Testing
             packet.commandOpcode == ReadLocalVersionInformationCommand.opcode
                 ? [.complete(ReadLocalVersionInformationCommand.self, Self.version)] : []
         }
-        let version = try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) }
+        let version = try await withTimeout { try await controller.send(ReadLocalVersionInformationCommand()) }
         #expect(version == Self.version)
         #expect(transport.written.items == [H4Packet(.command, ReadLocalVersionInformationCommand().encode())])
     }
@@ -32,7 +32,7 @@ import Testing
             [.complete(ReadBDADDRCommand.opcode, returnParameters: [HCIStatus.commandDisallowed.rawValue])]
         }
         await #expect(throws: HCIError.commandFailed(ReadBDADDRCommand.opcode, .commandDisallowed)) {
-            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand()) }
+            _ = try await withTimeout { try await controller.send(ReadBDADDRCommand()) }
         }
     }
 
@@ -40,20 +40,20 @@ import Testing
         let (controller, _) = makeController { packet in
             packet.commandOpcode == DisconnectCommand.opcode ? [.status(DisconnectCommand.opcode)] : []
         }
-        _ = try await withTestTimeout { try await controller.send(DisconnectCommand(connectionHandle: 0x40)) }
+        _ = try await withTimeout { try await controller.send(DisconnectCommand(connectionHandle: 0x40)) }
     }
 
     @Test func nonZeroStatusInCommandStatusThrowsCommandFailed() async throws {
         let (controller, _) = makeController { _ in [.status(DisconnectCommand.opcode, .unknownConnectionIdentifier)] }
         await #expect(throws: HCIError.commandFailed(DisconnectCommand.opcode, .unknownConnectionIdentifier)) {
-            _ = try await withTestTimeout { try await controller.send(DisconnectCommand(connectionHandle: 0x40)) }
+            _ = try await withTimeout { try await controller.send(DisconnectCommand(connectionHandle: 0x40)) }
         }
     }
 
     @Test func truncatedReturnParametersThrowMalformedResponse() async throws {
         let (controller, _) = makeController { _ in [.complete(ReadBDADDRCommand.opcode, returnParameters: [0x00, 0x11, 0x22])] }
         let error = await #expect(throws: HCIError.self) {
-            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand()) }
+            _ = try await withTimeout { try await controller.send(ReadBDADDRCommand()) }
         }
         guard case let .malformedResponse(opcode, _)? = error else {
             Issue.record("expected malformedResponse, got \(String(describing: error))")
@@ -65,7 +65,7 @@ import Testing
     @Test func emptyReturnParametersThrowMalformedResponse() async throws {
         let (controller, _) = makeController { _ in [.complete(ResetCommand.opcode, returnParameters: [])] }
         let error = await #expect(throws: HCIError.self) {
-            _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+            _ = try await withTimeout { try await controller.send(ResetCommand()) }
         }
         guard case .malformedResponse(ResetCommand.opcode, _)? = error else {
             Issue.record("expected malformedResponse, got \(String(describing: error))")
@@ -76,7 +76,7 @@ import Testing
     @Test func commandStatusForACommandWithReturnParametersIsMalformed() async throws {
         let (controller, _) = makeController { _ in [.status(ReadBDADDRCommand.opcode)] }
         let error = await #expect(throws: HCIError.self) {
-            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand()) }
+            _ = try await withTimeout { try await controller.send(ReadBDADDRCommand()) }
         }
         guard case .malformedResponse(ReadBDADDRCommand.opcode, _)? = error else {
             Issue.record("expected malformedResponse, got \(String(describing: error))")
@@ -90,9 +90,9 @@ import Testing
             packet.commandOpcode == ResetCommand.opcode ? [] : [.complete(ReadLocalVersionInformationCommand.self, Self.version)]
         }
         await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) {
-            _ = try await withTestTimeout { try await controller.send(ResetCommand(), timeout: .milliseconds(100)) }
+            _ = try await withTimeout { try await controller.send(ResetCommand(), timeout: .milliseconds(100)) }
         }
-        let version = try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) }
+        let version = try await withTimeout { try await controller.send(ReadLocalVersionInformationCommand()) }
         #expect(version == Self.version)
         #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
     }
@@ -102,7 +102,7 @@ import Testing
         let (controller, _) = makeController { _ in [] }
         for _ in 0..<100 {
             await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) {
-                try await withTestTimeout(.seconds(10)) { try await controller.send(ResetCommand(), timeout: .zero) }
+                try await withTimeout("the command with no time", .seconds(10)) { try await controller.send(ResetCommand(), timeout: .zero) }
             }
         }
     }
@@ -114,8 +114,8 @@ import Testing
         let reset = Task { try await controller.send(ResetCommand(), timeout: .milliseconds(200)) }
         _ = try #require(await transport.written.wait(forCount: 1))
         let version = Task { try await controller.send(ReadLocalVersionInformationCommand()) }
-        await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) { try await withTestTimeout { try await reset.value } }
-        #expect(try await withTestTimeout { try await version.value } == Self.version)
+        await #expect(throws: HCIError.commandTimeout(ResetCommand.opcode)) { try await withTimeout { try await reset.value } }
+        #expect(try await withTimeout { try await version.value } == Self.version)
         #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
     }
 
@@ -126,8 +126,8 @@ import Testing
         let reset = Task { try await controller.send(ResetCommand()) }
         _ = try #require(await transport.written.wait(forCount: 1))
         reset.cancel()
-        await #expect(throws: HCIError.cancelled) { try await withTestTimeout { try await reset.value } }
-        #expect(try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
+        await #expect(throws: HCIError.cancelled) { try await withTimeout { try await reset.value } }
+        #expect(try await withTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
     }
 
     @Test func aCommandFromAnAlreadyCancelledTaskIsNotSent() async throws {
@@ -138,8 +138,8 @@ import Testing
             withUnsafeCurrentTask { $0?.cancel() }
             return try await controller.send(ResetCommand())
         }
-        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(10)) { try await cancelled.value } }
-        #expect(try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
+        await #expect(throws: HCIError.cancelled) { try await withTimeout("the cancelled command", .seconds(10)) { try await cancelled.value } }
+        #expect(try await withTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
         #expect(transport.written.items.commandOpcodes == [ReadLocalVersionInformationCommand.opcode])
     }
 
@@ -151,12 +151,12 @@ import Testing
         // An immediate task runs until it waits: the command is queued behind Reset.
         let waiting = Task.immediate { try await controller.send(ReadBDADDRCommand()) }
         waiting.cancel()
-        await #expect(throws: HCIError.cancelled) { try await withTestTimeout(.seconds(10)) { try await waiting.value } }
+        await #expect(throws: HCIError.cancelled) { try await withTimeout("the waiting command", .seconds(10)) { try await waiting.value } }
         // When Reset is answered, the cancelled command is not sent.
         transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version)] }
         transport.deliver([.complete(ResetCommand.opcode, returnParameters: [0])])
-        _ = try await withTestTimeout { try await reset.value }
-        #expect(try await withTestTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
+        _ = try await withTimeout { try await reset.value }
+        #expect(try await withTimeout { try await controller.send(ReadLocalVersionInformationCommand()) } == Self.version)
         #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
     }
 
@@ -164,10 +164,10 @@ import Testing
         let (controller, transport) = makeController { packet in
             [.complete(ResetCommand.opcode, returnParameters: [0], credits: 0)]
         }
-        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        _ = try await withTimeout { try await controller.send(ResetCommand()) }
         // The controller accepts no command now: this one may not be written; it times out.
         await #expect(throws: HCIError.commandTimeout(ReadBDADDRCommand.opcode)) {
-            _ = try await withTestTimeout { try await controller.send(ReadBDADDRCommand(), timeout: .milliseconds(150)) }
+            _ = try await withTimeout { try await controller.send(ReadBDADDRCommand(), timeout: .milliseconds(150)) }
         }
         #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode])
     }
@@ -177,13 +177,13 @@ import Testing
         let (controller, transport) = makeController { packet in
             [.complete(ResetCommand.opcode, returnParameters: [0], credits: 0)]
         }
-        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        _ = try await withTimeout { try await controller.send(ResetCommand()) }
         transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version)] }
         // An immediate task runs until it waits: the command is queued, and not written.
         let version = Task.immediate { try await controller.send(ReadLocalVersionInformationCommand()) }
         #expect(transport.written.count == 1)
         transport.deliver([.complete(.noOperation, returnParameters: [], credits: 1)])
-        #expect(try await withTestTimeout { try await version.value } == Self.version)
+        #expect(try await withTimeout { try await version.value } == Self.version)
         #expect(transport.written.items.commandOpcodes == [ResetCommand.opcode, ReadLocalVersionInformationCommand.opcode])
     }
 
@@ -191,7 +191,7 @@ import Testing
         let (controller, transport) = makeController { packet in
             [.complete(ResetCommand.opcode, returnParameters: [0], credits: 3)]
         }
-        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        _ = try await withTimeout { try await controller.send(ResetCommand()) }
         transport.respond { _ in [] }
         let tasks = (0..<4).map { _ in Task { try await controller.send(ReadLocalVersionInformationCommand()) } }
         // Three go out at once, without any answer; the fourth waits.
@@ -200,7 +200,7 @@ import Testing
         transport.respond { _ in [.complete(ReadLocalVersionInformationCommand.self, Self.version, credits: 1)] }
         // Answering one releases the fourth; answering everything finishes them all.
         for _ in 0..<3 { transport.deliver([.complete(ReadLocalVersionInformationCommand.self, Self.version, credits: 1)]) }
-        for task in tasks { #expect(try await withTestTimeout { try await task.value } == Self.version) }
+        for task in tasks { #expect(try await withTimeout { try await task.value } == Self.version) }
         #expect(transport.written.count == 5)
     }
 }
@@ -226,8 +226,8 @@ import Testing
         let failure = TransportError.connectionLost("fake", reason: "unplugged")
         transport.fail(failure)
 
-        await #expect(throws: HCIError.transportClosed(failure)) { try await withTestTimeout { try await inFlight.value } }
-        await #expect(throws: HCIError.transportClosed(failure)) { try await withTestTimeout { try await waiting.value } }
+        await #expect(throws: HCIError.transportClosed(failure)) { try await withTimeout { try await inFlight.value } }
+        await #expect(throws: HCIError.transportClosed(failure)) { try await withTimeout { try await waiting.value } }
         let results = try #require(await aclResults.wait(forCount: 2))
         guard case .failure(.transportClosed(failure)) = results[1] else {
             Issue.record("queued ACL: \(results[1])")
@@ -241,9 +241,9 @@ import Testing
         #expect(controller.isClosed)
 
         // Everything afterwards fails at once.
-        await #expect(throws: HCIError.transportClosed(failure)) { try await withTestTimeout { try await controller.send(ResetCommand()) } }
+        await #expect(throws: HCIError.transportClosed(failure)) { try await withTimeout { try await controller.send(ResetCommand()) } }
         await #expect(throws: HCIError.transportClosed(failure)) {
-            try await withTestTimeout { try await controller.sendACL(connectionHandle: 0x40, pdu: [0, 0, 4, 0]) }
+            try await withTimeout { try await controller.sendACL(connectionHandle: 0x40, pdu: [0, 0, 4, 0]) }
         }
     }
 
@@ -253,7 +253,7 @@ import Testing
         controller.start()
         transport.deliver(.unknown(code: 0xFE, parameters: [1]))
         controller.close()
-        let items: [HCIInbound] = try await withTestTimeout {
+        let items: [HCIInbound] = try await withTimeout {
             var items: [HCIInbound] = []
             for await item in controller.inbound { items.append(item) }
             return items
@@ -329,7 +329,7 @@ import Testing
     func waitUntilDeliveredFollowsCompletedPackets() async throws {
         let (controller, transport, inbound) = makeController(dataLength: 4, buffers: 1)
         // An idle link: at once.
-        try await withTestTimeout { await controller.waitUntilDelivered(connectionHandle: 1) }
+        try await withTimeout { await controller.waitUntilDelivered(connectionHandle: 1) }
 
         controller.sendACL(connectionHandle: 1, pdu: [0x04, 0x00, 0x06, 0x00, 1, 2, 3, 4], completion: nil) // two fragments
         let delivered = AwaitableLog<String>()
@@ -352,13 +352,13 @@ import Testing
         controller.sendACL(connectionHandle: 1, pdu: [0x00, 0x00, 0x06, 0x00], completion: nil)
         let ended = Task { await controller.waitUntilDelivered(connectionHandle: 1) }
         transport.deliver(.disconnectionComplete(DisconnectionCompleteEvent(connectionHandle: 1, reason: .remoteUserTerminatedConnection)))
-        try await withTestTimeout { await ended.value }
+        try await withTimeout { await ended.value }
 
         // The transport closes with a packet in flight on another link.
         controller.sendACL(connectionHandle: 3, pdu: [0x00, 0x00, 0x06, 0x00], completion: nil)
         let closed = Task { await controller.waitUntilDelivered(connectionHandle: 3) }
         transport.fail(.connectionLost("fake", reason: "unplugged"))
-        try await withTestTimeout { await closed.value }
+        try await withTimeout { await closed.value }
     }
 
     @Test func disconnectionFailsQueuedPDUsAndFreesTheConnectionsBuffers() async throws {
@@ -431,7 +431,7 @@ import Testing
             return [.completedPackets(handle: acl.connectionHandle, count: 1)]
         }
         let submitters = 8, perSubmitter = 30
-        try await withTestTimeout(.seconds(20), "the submitters") {
+        try await withTimeout("the submitters", .seconds(20)) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for submitter in 0..<submitters {
                     group.addTask {
@@ -499,7 +499,7 @@ import Testing
         #expect(inbound.items.compactMap(\.receivedEvent) == [.unknown(code: 0xFE, parameters: [7])])
         #expect(inbound.items.compactMap(\.receivedPDU).isEmpty)
         transport.respond { _ in [.complete(ResetCommand.opcode, returnParameters: [0])] }
-        _ = try await withTestTimeout { try await controller.send(ResetCommand()) }
+        _ = try await withTimeout { try await controller.send(ResetCommand()) }
     }
 
     @Test func unknownAndOrdinaryEventsArePassedOnInOrder() async throws {

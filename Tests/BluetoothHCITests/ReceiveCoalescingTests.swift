@@ -72,7 +72,7 @@ import Testing
         try #require(bytes.withUnsafeBytes { Glibc.send(peer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count)
         #expect(await batches.wait { $0.reduce(0, +) == 2 } == [2])
         #expect(await eventually { controller.isPausedForCoalescing })
-        try await withTestTimeout { controller.close() }
+        try await withTimeout { controller.close() }
     }
 
     @Test func anyOtherBatchIsFollowedByTheNextAtOnce() async throws {
@@ -120,6 +120,6 @@ import Testing
         #expect(sizes == [1, 1, 3])
         // Closing ends a pause too (the reader must finish before close returns).
         #expect(await eventually { controller.isPausedForCoalescing })
-        try await withTestTimeout { controller.close() }
+        try await withTimeout { controller.close() }
     }
 }

@@ -29,7 +29,7 @@ import Testing
         _ = await transport.written.wait(forCount: 1)
         // The controller reports a connection, then answers the command, in one read.
         transport.deliverBatch([.event(Self.connection), .complete(LESetAdvertisingEnableCommand.opcode, returnParameters: [0])])
-        _ = try await withTestTimeout { try await answer.value }
+        _ = try await withTimeout { try await answer.value }
         #expect(received.withLock { $0 } == 0, "the caller is resumed before the receiver has the batch")
 
         let waiter = Task { () -> Int in
@@ -40,10 +40,10 @@ import Testing
         let registered = await eventually { controller.deliveryWaiterCount == 1 }
         #expect(registered, "the wait must wait for the batch being read")
         release.signal()
-        #expect(try await withTestTimeout { await waiter.value } == 1, "the connection's event reached the receiver first")
+        #expect(try await withTimeout { await waiter.value } == 1, "the connection's event reached the receiver first")
 
         // Nothing being read: the wait returns at once.
-        try await withTestTimeout { await controller.waitForReceivedBatches() }
+        try await withTimeout { await controller.waitForReceivedBatches() }
         transport.close()
         release.signal()
     }
@@ -64,8 +64,8 @@ import Testing
         let waiter = Task { await controller.waitForReceivedBatches() }
         #expect(await eventually { controller.deliveryWaiterCount == 1 })
         release.signal()
-        try await withTestTimeout { await waiter.value }
+        try await withTimeout { await waiter.value }
         transport.close()
-        try await withTestTimeout { await controller.waitForReceivedBatches() }
+        try await withTimeout { await controller.waitForReceivedBatches() }
     }
 }

@@ -21,14 +21,14 @@ import Testing
         gate.leave()
         let passed = try #require(await order.wait(forCount: 5))
         #expect(passed == [1, 2, 3, 4, 5])
-        for task in tasks { try await withTestTimeout { try await task.value } }
+        for task in tasks { try await withTimeout { try await task.value } }
     }
 
     @Test func aFreeGateIsEnteredAtOnceAndLeavingFreesIt() async throws {
         let gate = AsyncSerialGate()
-        try await withTestTimeout { try await gate.enter() }
+        try await withTimeout { try await gate.enter() }
         gate.leave()
-        try await withTestTimeout { try await gate.enter() }
+        try await withTimeout { try await gate.enter() }
         gate.leave()
     }
 
@@ -44,7 +44,7 @@ import Testing
         }
         // It is waiting at the gate now.
         cancelled.cancel()
-        await #expect(throws: CancellationError.self) { try await withTestTimeout { try await cancelled.value } }
+        await #expect(throws: CancellationError.self) { try await withTimeout { try await cancelled.value } }
 
         let next = Task {
             try await gate.enter()
@@ -52,7 +52,7 @@ import Testing
             gate.leave()
         }
         gate.leave()
-        try await withTestTimeout { try await next.value }
+        try await withTimeout { try await next.value }
         #expect(entered.items == ["next"])
     }
 
@@ -63,10 +63,10 @@ import Testing
             withUnsafeCurrentTask { $0?.cancel() }
             try await gate.enter()
         }
-        await #expect(throws: CancellationError.self) { try await withTestTimeout(.seconds(10)) { try await cancelled.value } }
+        await #expect(throws: CancellationError.self) { try await withTimeout("the cancelled entry", .seconds(10)) { try await cancelled.value } }
         // Its place was not kept: the next waiter gets the gate as soon as it is left.
         let next = Task { try await gate.enter() }
         gate.leave()
-        try await withTestTimeout { try await next.value }
+        try await withTimeout { try await next.value }
     }
 }

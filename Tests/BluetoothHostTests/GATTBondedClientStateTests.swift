@@ -99,7 +99,7 @@ struct GATTBondedClientStateTests {
         #expect(await eventually { Self.pushes(back).map(\.value) == [[2]] })
 
         // The app heard both restored subscriptions as such, with the bond's identity.
-        let restored = try await withTestTimeout(.seconds(10), "the restored subscription events") {
+        let restored = try await withTimeout("the restored subscription events", .seconds(10)) {
             var restored: [GATTSubscription] = []
             for await event in events {
                 if case let .subscriptionChanged(subscription) = event, subscription.isRestored { restored.append(subscription) }

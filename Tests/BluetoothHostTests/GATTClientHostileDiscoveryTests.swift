@@ -29,10 +29,10 @@ import Testing
             .init(handle: 0x000F, value: Self.declaration(valueHandle: 0x0010)),
         ])
         await #expect(throws: HostError.self) {
-            _ = try await withTestTimeout { try await client.discoverCharacteristics(of: SampleDatabase.heartRateService) }
+            _ = try await withTimeout { try await client.discoverCharacteristics(of: SampleDatabase.heartRateService) }
         }
         server.script { _ in .standard }
-        #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == SampleDatabase.make().value(at: 0x0003),
+        #expect(try await withTimeout { try await client.readValue(handle: 0x0003) } == SampleDatabase.make().value(at: 0x0003),
                 "the bearer still works")
     }
 
@@ -46,7 +46,7 @@ import Testing
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         try lie(server, with: handles.map { .init(handle: $0, value: Self.declaration(valueHandle: $0 &+ 1)) })
         let error = await #expect(throws: HostError.self) {
-            _ = try await withTestTimeout { try await client.discoverCharacteristics(of: SampleDatabase.heartRateService) }
+            _ = try await withTimeout { try await client.discoverCharacteristics(of: SampleDatabase.heartRateService) }
         }
         guard case .protocolViolation? = error else {
             Issue.record("expected a protocol violation, got \(String(describing: error))")
@@ -65,7 +65,7 @@ import Testing
             guard case .findInformationRequest = request else { return .standard }
             return .pdu(.findInformationResponse(response))
         }
-        await #expect(throws: HostError.self) { _ = try await withTestTimeout { try await client.discoverDescriptors(of: characteristic) } }
+        await #expect(throws: HostError.self) { _ = try await withTimeout { try await client.discoverDescriptors(of: characteristic) } }
     }
 
     @Test func overlappingServicesAreRefused() async throws {
@@ -78,6 +78,6 @@ import Testing
             guard case .readByGroupTypeRequest = request else { return .standard }
             return .pdu(.readByGroupTypeResponse(response))
         }
-        await #expect(throws: HostError.self) { _ = try await withTestTimeout { try await client.discoverAllPrimaryServices() } }
+        await #expect(throws: HostError.self) { _ = try await withTimeout { try await client.discoverAllPrimaryServices() } }
     }
 }

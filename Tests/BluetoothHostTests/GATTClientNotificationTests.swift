@@ -33,8 +33,8 @@ import Testing
     @Test func severalSubscribersShareOneDescriptorWriteAndGetEveryNotificationInOrder() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let characteristic = SampleDatabase.measurementCharacteristic
-        let (first, firstTask) = collect(try await withTestTimeout { try await client.subscribe(to: characteristic) })
-        let (second, secondTask) = collect(try await withTestTimeout { try await client.subscribe(to: characteristic) })
+        let (first, firstTask) = collect(try await withTimeout { try await client.subscribe(to: characteristic) })
+        let (second, secondTask) = collect(try await withTimeout { try await client.subscribe(to: characteristic) })
         let (all, allTask) = collect(client.notifications())
         defer { allTask.cancel() }
         #expect(writes(to: 0x000F, in: server) == [Self.notificationOn], "written once, for the first subscriber")
@@ -63,7 +63,7 @@ import Testing
         // The last one leaves: the descriptor is cleared, once.
         secondTask.cancel()
         _ = try #require(await server.waitForSent { $0.writeRequest?.value == Self.off })
-        _ = try await withTestTimeout { try await client.readValue(handle: 0x0003) }
+        _ = try await withTimeout { try await client.readValue(handle: 0x0003) }
         #expect(writes(to: 0x000F, in: server) == [Self.notificationOn, Self.off])
         #expect(!client.isSubscribed(valueHandle: 0x000E))
     }
@@ -71,7 +71,7 @@ import Testing
     @Test func concurrentSubscribersStillWriteTheDescriptorOnce() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let characteristic = SampleDatabase.measurementCharacteristic
-        let streams = try await withTestTimeout {
+        let streams = try await withTimeout {
             try await withThrowingTaskGroup(of: ValueStream<[UInt8]>.self) { group in
                 for _ in 0..<3 {
                     group.addTask { try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) }
@@ -93,10 +93,10 @@ import Testing
     @Test func aNewSubscriberAfterEveryoneLeftWritesTheDescriptorAgain() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let characteristic = SampleDatabase.measurementCharacteristic
-        let (_, firstTask) = collect(try await withTestTimeout { try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) })
+        let (_, firstTask) = collect(try await withTimeout { try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) })
         firstTask.cancel()
         _ = try #require(await server.waitForSent { $0.writeRequest?.value == Self.off })
-        let (values, task) = collect(try await withTestTimeout { try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) })
+        let (values, task) = collect(try await withTimeout { try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) })
         defer { task.cancel() }
         #expect(writes(to: 0x000F, in: server) == [Self.notificationOn, Self.off, Self.notificationOn])
         server.push(.handleValueNotification(.init(handle: 0x000E, value: [1])))
@@ -105,7 +105,7 @@ import Testing
 
     @Test func indicationsAreDeliveredAndConfirmed() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        let (values, task) = collect(try await withTestTimeout {
+        let (values, task) = collect(try await withTimeout {
             try await client.subscribe(to: SampleDatabase.customValue, preferIndications: true)
         })
         defer { task.cancel() }
@@ -128,14 +128,14 @@ import Testing
     @Test func unsubscribeEndsEveryStreamAndClearsTheDescriptor() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let characteristic = SampleDatabase.customValue
-        let (first, firstTask) = collect(try await withTestTimeout { try await client.subscribe(to: characteristic) })
-        let (second, secondTask) = collect(try await withTestTimeout { try await client.subscribe(to: characteristic) })
+        let (first, firstTask) = collect(try await withTimeout { try await client.subscribe(to: characteristic) })
+        let (second, secondTask) = collect(try await withTimeout { try await client.subscribe(to: characteristic) })
         defer { firstTask.cancel(); secondTask.cancel() }
-        try await withTestTimeout { try await client.unsubscribe(from: characteristic) }
+        try await withTimeout { try await client.unsubscribe(from: characteristic) }
         #expect(try #require(await first.wait(forCount: 1)).last?.isEnd == true)
         #expect(try #require(await second.wait(forCount: 1)).last?.isEnd == true)
         #expect(first.items.first?.error == nil)
-        _ = try await withTestTimeout { try await client.readValue(handle: 0x0003) }
+        _ = try await withTimeout { try await client.readValue(handle: 0x0003) }
         #expect(writes(to: 0x0016, in: server) == [Self.notificationOn, Self.off])
         #expect(!client.isSubscribed(valueHandle: 0x0015))
     }
@@ -144,7 +144,7 @@ import Testing
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let location = GATTCharacteristic(uuid: SampleDatabase.bodySensorLocation, properties: [.read], declarationHandle: 0x0011,
                                           valueHandle: 0x0012, endHandle: 0x0012)
-        let error = await #expect(throws: HostError.self) { try await withTestTimeout { _ = try await client.subscribe(to: location) } }
+        let error = await #expect(throws: HostError.self) { try await withTimeout { _ = try await client.subscribe(to: location) } }
         guard case .unsupported? = error else {
             Issue.record("expected unsupported, got \(String(describing: error))")
             return
@@ -159,7 +159,7 @@ import Testing
             return .pdu(.errorResponse(.init(requestOpcode: .writeRequest, handle: write.handle, code: .writeNotPermitted)))
         }
         await #expect(throws: HostError.att(ATTError(requestOpcode: .writeRequest, handle: 0x000F, code: .writeNotPermitted))) {
-            try await withTestTimeout { _ = try await client.subscribe(to: SampleDatabase.measurementCharacteristic) }
+            try await withTimeout { _ = try await client.subscribe(to: SampleDatabase.measurementCharacteristic) }
         }
         #expect(!client.isSubscribed(valueHandle: 0x000E))
         #expect(await eventually { client.subscriberCount(valueHandle: 0x000E) == 0 })
@@ -167,14 +167,14 @@ import Testing
 
     @Test func serviceChangedInvalidatesTheCachedServicesInItsRange() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        _ = try await withTestTimeout { try await client.discoverAllPrimaryServices() }
-        #expect(try await withTestTimeout { try await client.enableServiceChangedIndications() })
+        _ = try await withTimeout { try await client.discoverAllPrimaryServices() }
+        #expect(try await withTimeout { try await client.enableServiceChangedIndications() })
         #expect(writes(to: 0x0009, in: server) == [Self.indicationOn])
         let (changes, changesTask) = collect(client.serviceChanges())
         defer { changesTask.cancel() }
 
         let before = server.sent.count
-        #expect(try await withTestTimeout { try await client.enableServiceChangedIndications() })
+        #expect(try await withTimeout { try await client.enableServiceChangedIndications() })
         #expect(server.sent.count == before, "already enabled")
 
         // The peer changed handles 0x000C...0x0012: the heart rate service is gone from the cache.
@@ -197,6 +197,6 @@ import Testing
         database.service(0x0001...0x0003, GATTAttributeType.gapService)
         database.characteristic(0x0002, GATTAttributeType.deviceName, [.read], value: [0x41])
         let (client, _) = ScriptedATTServer.connect(database: database)
-        #expect(try await withTestTimeout { try await client.enableServiceChangedIndications() } == false)
+        #expect(try await withTimeout { try await client.enableServiceChangedIndications() } == false)
     }
 }

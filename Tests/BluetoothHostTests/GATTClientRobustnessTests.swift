@@ -12,12 +12,12 @@ import Testing
         let confirmation = await server.waitForSent { if case .handleValueConfirmation = $0 { return true } else { return false } }
         #expect(confirmation != nil, "the server must not be left waiting for a confirmation")
         // The bearer still works.
-        #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == SampleDatabase.make().value(at: 0x0003))
+        #expect(try await withTimeout { try await client.readValue(handle: 0x0003) } == SampleDatabase.make().value(at: 0x0003))
     }
 
     @Test func concurrentMTUExchangesShareOneRequest() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        let results = try await withTestTimeout {
+        let results = try await withTimeout {
             async let first = client.exchangeMTU(247)
             async let second = client.exchangeMTU(247)
             return try await [first, second]
@@ -30,7 +30,7 @@ import Testing
 
     @Test func findingACharacteristicByUUIDNamesWhatIsMissing() async throws {
         let (client, _) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        let found = try await withTestTimeout {
+        let found = try await withTimeout {
             try await client.characteristic(SampleDatabase.measurement, inService: SampleDatabase.heartRate)
         }
         #expect(found == SampleDatabase.measurementCharacteristic)
@@ -51,13 +51,13 @@ import Testing
             return .standard
         }
         do {
-            _ = try await withTestTimeout { try await client.readValue(handle: 0x0003) }
+            _ = try await withTimeout { try await client.readValue(handle: 0x0003) }
             Issue.record("a 24-octet response at MTU 23 must fail the read")
         } catch let HostError.protocolViolation(text) {
             #expect(text == "ATT response of 24 octets exceeds ATT_MTU 23")
         }
         server.script { _ in .standard }
-        #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == SampleDatabase.make().value(at: 0x0003))
+        #expect(try await withTimeout { try await client.readValue(handle: 0x0003) } == SampleDatabase.make().value(at: 0x0003))
     }
 
     @Test func pushedValuesLargerThanTheMTUAreDroppedAndIndicationsStillConfirmed() async throws {
@@ -67,7 +67,7 @@ import Testing
         server.push([ATTOpcode.handleValueIndication.rawValue, 0x03, 0x00] + Array(repeating: 2, count: 21))
         server.push([ATTOpcode.multipleHandleValueNotification.rawValue, 0x03, 0x00, 19, 0x00] + Array(repeating: 3, count: 19))
         server.push([ATTOpcode.handleValueNotification.rawValue, 0x03, 0x00] + Array(repeating: 4, count: 20))
-        let first = try await withTestTimeout { await values.first { _ in true } }
+        let first = try await withTimeout { await values.first { _ in true } }
         #expect(first == GATTNotification(handle: 0x0003, value: Array(repeating: 4, count: 20), isIndication: false),
                 "only the notification that fits arrives")
         let confirmation = await server.waitForSent { if case .handleValueConfirmation = $0 { return true } else { return false } }
@@ -88,7 +88,7 @@ import Testing
         server.push(.exchangeMTUResponse(.init(serverRxMTU: 100)))
         #expect(client.mtu == 100, "set by the response itself, not later by the exchange's task")
         server.push([ATTOpcode.handleValueNotification.rawValue, 0x03, 0x00] + Array(repeating: 7, count: 97))
-        #expect(try await withTestTimeout { try await exchange.value } == 100)
-        #expect(try await withTestTimeout { await values.first { _ in true } }?.value == Array(repeating: 7, count: 97))
+        #expect(try await withTimeout { try await exchange.value } == 100)
+        #expect(try await withTimeout { await values.first { _ in true } }?.value == Array(repeating: 7, count: 97))
     }
 }

@@ -75,7 +75,7 @@ extension ATTPDU {
 @Suite(.timeLimit(.minutes(1))) struct GATTClientDiscoveryTests {
     @Test func discoversPrimaryServicesPageByPageUntilAttributeNotFound() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        let services = try await withTestTimeout { try await client.discoverAllPrimaryServices() }
+        let services = try await withTimeout { try await client.discoverAllPrimaryServices() }
         #expect(services == [SampleDatabase.gapService, SampleDatabase.gattService, SampleDatabase.heartRateService, SampleDatabase.custom])
         // Pages of two, then one (16-bit and 128-bit UUIDs do not share a response), then nothing.
         #expect(server.requests.compactMap(\.readByGroupTypeStart) == [0x0001, 0x000A, 0x0013, 0x0017])
@@ -87,7 +87,7 @@ extension ATTPDU {
         database.service(0x0001...0x0004, GATTAttributeType.gapService)
         database.service(0x0005...0xFFFF, SampleDatabase.heartRate)
         let (client, server) = ScriptedATTServer.connect(database: database)
-        let services = try await withTestTimeout { try await client.discoverAllPrimaryServices() }
+        let services = try await withTimeout { try await client.discoverAllPrimaryServices() }
         #expect(services.map(\.handleRange) == [0x0001...0x0004, 0x0005...0xFFFF])
         #expect(server.requests.count == 1, "no request after 0xFFFF")
     }
@@ -97,7 +97,7 @@ extension ATTPDU {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let firstPage = try #require(ATTReadByGroupTypeResponse(entries: [.init(handle: 0x0001, endGroupHandle: 0x0005, value: [0x00, 0x18])]))
         server.script { _ in .pdu(.readByGroupTypeResponse(firstPage)) }
-        let error = await #expect(throws: HostError.self) { try await withTestTimeout { try await client.discoverAllPrimaryServices() } }
+        let error = await #expect(throws: HostError.self) { try await withTimeout { try await client.discoverAllPrimaryServices() } }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
             return
@@ -109,7 +109,7 @@ extension ATTPDU {
         let (client, server) = ScriptedATTServer.connect()
         let backwards = try #require(ATTReadByGroupTypeResponse(entries: [.init(handle: 0x0010, endGroupHandle: 0x0008, value: [0x0D, 0x18])]))
         server.script { _ in .pdu(.readByGroupTypeResponse(backwards)) }
-        let error = await #expect(throws: HostError.self) { try await withTestTimeout { try await client.discoverAllPrimaryServices() } }
+        let error = await #expect(throws: HostError.self) { try await withTimeout { try await client.discoverAllPrimaryServices() } }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
             return
@@ -120,7 +120,7 @@ extension ATTPDU {
         var database = SampleDatabase.make(entriesPerResponse: 1)
         database.service(0x0040...0x0045, SampleDatabase.heartRate)
         let (client, server) = ScriptedATTServer.connect(database: database)
-        let services = try await withTestTimeout { try await client.discoverPrimaryServices(uuid: SampleDatabase.heartRate) }
+        let services = try await withTimeout { try await client.discoverPrimaryServices(uuid: SampleDatabase.heartRate) }
         #expect(services.map(\.handleRange) == [0x000A...0x0012, 0x0040...0x0045])
         let starts = server.requests.compactMap { pdu -> UInt16? in
             guard case let .findByTypeValueRequest(find) = pdu else { return nil }
@@ -133,7 +133,7 @@ extension ATTPDU {
 
     @Test func discoversCharacteristicsWithTheirEndHandles() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        let characteristics = try await withTestTimeout { try await client.discoverCharacteristics(of: SampleDatabase.heartRateService) }
+        let characteristics = try await withTimeout { try await client.discoverCharacteristics(of: SampleDatabase.heartRateService) }
         #expect(characteristics == [
             SampleDatabase.measurementCharacteristic,
             GATTCharacteristic(uuid: SampleDatabase.bodySensorLocation, properties: [.read], declarationHandle: 0x0011,
@@ -148,11 +148,11 @@ extension ATTPDU {
         #expect(readByType.first == 0x000A...0x0012)
         #expect(readByType.count == 2)
 
-        let onlyLocation = try await withTestTimeout {
+        let onlyLocation = try await withTimeout {
             try await client.discoverCharacteristics(of: SampleDatabase.heartRateService, uuid: SampleDatabase.bodySensorLocation)
         }
         #expect(onlyLocation.map(\.valueHandle) == [0x0012])
-        let custom = try await withTestTimeout { try await client.discoverCharacteristics(of: SampleDatabase.custom) }
+        let custom = try await withTimeout { try await client.discoverCharacteristics(of: SampleDatabase.custom) }
         #expect(custom == [SampleDatabase.customValue])
     }
 
@@ -162,7 +162,7 @@ extension ATTPDU {
         database.add(0x0002, GATTAttributeType.characteristic, [0x10, 0x03]) // properties, then half a handle
         let (client, _) = ScriptedATTServer.connect(database: database)
         let error = await #expect(throws: HostError.self) {
-            try await withTestTimeout { try await client.discoverCharacteristics(of: GATTService(uuid: SampleDatabase.heartRate, handleRange: 0x0001...0x0005)) }
+            try await withTimeout { try await client.discoverCharacteristics(of: GATTService(uuid: SampleDatabase.heartRate, handleRange: 0x0001...0x0005)) }
         }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
@@ -176,7 +176,7 @@ extension ATTPDU {
         database.add(0x0002, GATTAttributeType.include, [0x20, 0x00, 0x22]) // start, then half an end handle
         let (client, _) = ScriptedATTServer.connect(database: database)
         let error = await #expect(throws: HostError.self) {
-            try await withTestTimeout { try await client.discoverIncludedServices(of: GATTService(uuid: SampleDatabase.heartRate, handleRange: 0x0001...0x0005)) }
+            try await withTimeout { try await client.discoverIncludedServices(of: GATTService(uuid: SampleDatabase.heartRate, handleRange: 0x0001...0x0005)) }
         }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
@@ -186,7 +186,7 @@ extension ATTPDU {
 
     @Test func discoversDescriptorsInTheCharacteristicsRange() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(entriesPerResponse: 1))
-        let descriptors = try await withTestTimeout { try await client.discoverDescriptors(of: SampleDatabase.measurementCharacteristic) }
+        let descriptors = try await withTimeout { try await client.discoverDescriptors(of: SampleDatabase.measurementCharacteristic) }
         #expect(descriptors == [GATTDescriptor(uuid: SampleDatabase.cccd, handle: 0x000F),
                                 GATTDescriptor(uuid: GATTAttributeType.characteristicUserDescription, handle: 0x0010)])
         let ranges = server.requests.compactMap { pdu -> ClosedRange<UInt16>? in
@@ -198,7 +198,7 @@ extension ATTPDU {
 
         // A characteristic without room for descriptors asks nothing.
         let before = server.sent.count
-        let none = try await withTestTimeout {
+        let none = try await withTimeout {
             try await client.discoverDescriptors(of: GATTCharacteristic(uuid: SampleDatabase.bodySensorLocation, properties: [.read],
                                                                         declarationHandle: 0x0011, valueHandle: 0x0012, endHandle: 0x0012))
         }
@@ -208,7 +208,7 @@ extension ATTPDU {
 
     @Test func discoversIncludedServicesWith16And128BitUUIDs() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        let included = try await withTestTimeout { try await client.discoverIncludedServices(of: SampleDatabase.heartRateService) }
+        let included = try await withTimeout { try await client.discoverIncludedServices(of: SampleDatabase.heartRateService) }
         #expect(included == [
             GATTIncludedService(declarationHandle: 0x000B,
                                 service: GATTService(uuid: SampleDatabase.battery, isPrimary: false, handleRange: 0x0020...0x0022)),
@@ -225,7 +225,7 @@ extension ATTPDU {
 
     @Test func discoversTheWholeDatabase() async throws {
         let (client, _) = ScriptedATTServer.connect(database: SampleDatabase.make(entriesPerResponse: 3))
-        let database = try await withTestTimeout { try await client.discoverDatabase() }
+        let database = try await withTimeout { try await client.discoverDatabase() }
         #expect(database.map(\.service) == [SampleDatabase.gapService, SampleDatabase.gattService, SampleDatabase.heartRateService, SampleDatabase.custom])
         let heartRate = try #require(database.first { $0.service == SampleDatabase.heartRateService })
         #expect(heartRate.includedServices.count == 2)
@@ -239,12 +239,12 @@ extension ATTPDU {
 @Suite(.timeLimit(.minutes(1))) struct GATTClientReadWriteTests {
     @Test func readsAShortValue() async throws {
         let (client, _) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == Array("Bluejay".utf8))
+        #expect(try await withTimeout { try await client.readValue(handle: 0x0003) } == Array("Bluejay".utf8))
     }
 
     @Test func readsALongValueWithReadBlobUntilAShortPart() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        let value = try await withTestTimeout { try await client.read(SampleDatabase.customValue) }
+        let value = try await withTimeout { try await client.read(SampleDatabase.customValue) }
         #expect(value == SampleDatabase.longValue)
         // 22 + 22 + 16 bytes at the default MTU.
         #expect(server.requests == [
@@ -265,7 +265,7 @@ extension ATTPDU {
             }
             return .standard
         }
-        let value = try await withTestTimeout { try await client.readLongValue(handle: 0x0050) }
+        let value = try await withTimeout { try await client.readLongValue(handle: 0x0050) }
         #expect(value == Array(repeating: 7, count: 22))
         #expect(server.requests.count == 2)
     }
@@ -276,7 +276,7 @@ extension ATTPDU {
         let long = (0..<600).map { UInt8(truncatingIfNeeded: $0 * 7) }
         database.add(0x0050, SampleDatabase.customCharacteristic, long)
         let (client, server) = ScriptedATTServer.connect(database: database)
-        #expect(try await withTestTimeout { try await client.readLongValue(handle: 0x0050) } == long)
+        #expect(try await withTimeout { try await client.readLongValue(handle: 0x0050) } == long)
         #expect(server.requests.count == 28, "one Read and 27 Read Blob requests of 22 bytes")
     }
 
@@ -291,7 +291,7 @@ extension ATTPDU {
             default: return .standard
             }
         }
-        let value = try await withTestTimeout(.seconds(20)) { try await client.readLongValue(handle: 0x0003) }
+        let value = try await withTimeout("the long read", .seconds(20)) { try await client.readLongValue(handle: 0x0003) }
         #expect(value.count >= GATTClient.maximumValueLength)
         let offsets = server.requests.compactMap { pdu -> Int? in
             guard case let .readBlobRequest(blob) = pdu else { return nil }
@@ -305,7 +305,7 @@ extension ATTPDU {
 
     @Test func aShortWriteIsAWriteRequest() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        try await withTestTimeout { try await client.write([1, 2, 3], to: SampleDatabase.customValue) }
+        try await withTimeout { try await client.write([1, 2, 3], to: SampleDatabase.customValue) }
         #expect(server.requests == [.writeRequest(.init(handle: 0x0015, value: [1, 2, 3]))])
         #expect(server.database.value(at: 0x0015) == [1, 2, 3])
     }
@@ -313,7 +313,7 @@ extension ATTPDU {
     @Test func aLongWriteIsPreparedInPartsThenExecuted() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let value = (0..<40).map { UInt8(100 + $0) }
-        try await withTestTimeout { try await client.write(value, to: SampleDatabase.customValue) }
+        try await withTimeout { try await client.write(value, to: SampleDatabase.customValue) }
         // MTU 23: 18 bytes per Prepare Write Request.
         #expect(server.requests == [
             .prepareWriteRequest(.init(handle: 0x0015, offset: 0, partValue: Array(value[0..<18]))),
@@ -329,7 +329,7 @@ extension ATTPDU {
         database.add(0x0050, SampleDatabase.customCharacteristic, [])
         let (client, server) = ScriptedATTServer.connect(database: database)
         let long = (0..<600).map { UInt8(truncatingIfNeeded: $0 * 3) }
-        try await withTestTimeout { try await client.writeValue(long, handle: 0x0050) }
+        try await withTimeout { try await client.writeValue(long, handle: 0x0050) }
         #expect(server.requests.count == 35, "34 Prepare Write requests of 18 bytes, then Execute")
         #expect(server.database.value(at: 0x0050) == long)
     }
@@ -337,7 +337,7 @@ extension ATTPDU {
     @Test func aValueLongerThanAnOffsetCanReachIsRefused() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         let error = await #expect(throws: HostError.self) {
-            try await withTestTimeout { try await client.writeValue([UInt8](repeating: 0, count: GATTClient.maximumValueLength + 1), handle: 0x0015) }
+            try await withTimeout { try await client.writeValue([UInt8](repeating: 0, count: GATTClient.maximumValueLength + 1), handle: 0x0015) }
         }
         guard case .invalidArgument? = error else {
             Issue.record("expected invalidArgument, got \(String(describing: error))")
@@ -357,7 +357,7 @@ extension ATTPDU {
             return .standard
         }
         let value = (0..<40).map { UInt8($0) }
-        let error = await #expect(throws: HostError.self) { try await withTestTimeout { try await client.write(value, to: SampleDatabase.customValue) } }
+        let error = await #expect(throws: HostError.self) { try await withTimeout { try await client.write(value, to: SampleDatabase.customValue) } }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
             return
@@ -376,7 +376,7 @@ extension ATTPDU {
             return .standard
         }
         await #expect(throws: HostError.att(ATTError(requestOpcode: .prepareWriteRequest, handle: 0x0015, code: .prepareQueueFull))) {
-            try await withTestTimeout { try await client.write(Array(repeating: 1, count: 30), to: SampleDatabase.customValue) }
+            try await withTimeout { try await client.write(Array(repeating: 1, count: 30), to: SampleDatabase.customValue) }
         }
         #expect(server.requests.last == .executeWriteRequest(.init(flags: .cancel)))
     }
@@ -393,7 +393,7 @@ extension ATTPDU {
         #expect(sent == [.writeCommand(.init(handle: 0x0015, value: [9, 8, 7]))])
         events.append("taken")
         server.releaseCompletions()
-        try await withTestTimeout { try await write.value }
+        try await withTimeout { try await write.value }
         #expect(events.items == ["taken", "returned"])
     }
 
@@ -403,7 +403,7 @@ extension ATTPDU {
         let write = Task { try await client.writeWithoutResponse([1], handle: 0x0015) }
         _ = try #require(await server.waitForSent { _ in true })
         server.releaseCompletions(with: .failure(.connectionClosed(connectionHandle: 0x40)))
-        await #expect(throws: HostError.hci(.connectionClosed(connectionHandle: 0x40))) { try await withTestTimeout { try await write.value } }
+        await #expect(throws: HostError.hci(.connectionClosed(connectionHandle: 0x40))) { try await withTimeout { try await write.value } }
     }
 
     /// A controller that never returns buffer credits once held such a write for ever.
@@ -420,7 +420,7 @@ extension ATTPDU {
         _ = try #require(await server.waitForSent { _ in true })
         try await clock.waitForSleepingTasks()
         clock.advance(by: .seconds(2))
-        await #expect(throws: HostError.deadlineExceeded) { try await withTestTimeout { try await write.value } }
+        await #expect(throws: HostError.deadlineExceeded) { try await withTimeout { try await write.value } }
         // The PDU was handed over: its late completion is harmless.
         server.releaseCompletions()
     }
@@ -431,7 +431,7 @@ extension ATTPDU {
         let write = Task { try await client.writeWithoutResponse([1], handle: 0x0015) }
         _ = try #require(await server.waitForSent { _ in true })
         write.cancel()
-        await #expect(throws: HostError.cancelled) { try await withTestTimeout { try await write.value } }
+        await #expect(throws: HostError.cancelled) { try await withTimeout { try await write.value } }
         server.releaseCompletions()
     }
 
@@ -439,7 +439,7 @@ extension ATTPDU {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
         #expect(client.maximumWriteWithoutResponseLength == 20)
         let error = await #expect(throws: HostError.self) {
-            try await withTestTimeout { try await client.writeWithoutResponse(Array(repeating: 0, count: 21), handle: 0x0015) }
+            try await withTimeout { try await client.writeWithoutResponse(Array(repeating: 0, count: 21), handle: 0x0015) }
         }
         guard case .invalidArgument? = error else {
             Issue.record("expected invalidArgument, got \(String(describing: error))")
@@ -455,7 +455,7 @@ extension ATTPDU {
             return .pdu(.errorResponse(.init(requestOpcode: .readRequest, handle: read.handle, code: .insufficientAuthentication)))
         }
         let error = await #expect(throws: HostError.att(ATTError(requestOpcode: .readRequest, handle: 0x0012, code: .insufficientAuthentication))) {
-            try await withTestTimeout { try await client.readValue(handle: 0x0012) }
+            try await withTimeout { try await client.readValue(handle: 0x0012) }
         }
         #expect(error.map { "\($0)" }?.contains("Insufficient Authentication") == true)
     }
@@ -469,21 +469,21 @@ extension ATTPDU {
         database.serverMTU = 100
         let (client, server) = ScriptedATTServer.connect(database: database)
         #expect(client.mtu == 23)
-        #expect(try await withTestTimeout { try await client.exchangeMTU(247) } == 100)
+        #expect(try await withTimeout { try await client.exchangeMTU(247) } == 100)
         #expect(client.mtu == 100)
-        #expect(try await withTestTimeout { try await client.exchangeMTU(517) } == 100)
+        #expect(try await withTimeout { try await client.exchangeMTU(517) } == 100)
         #expect(server.requests == [.exchangeMTURequest(.init(clientRxMTU: 247))])
         #expect(client.maximumWriteWithoutResponseLength == 97)
     }
 
     @Test func theClientsPreferenceLimitsTheMTU() async throws {
         let (client, _) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        #expect(try await withTestTimeout { try await client.exchangeMTU(50) } == 50)
+        #expect(try await withTimeout { try await client.exchangeMTU(50) } == 50)
     }
 
     @Test func anMTUBelowTheMinimumIsRefused() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
-        await #expect(throws: HostError.self) { try await withTestTimeout { try await client.exchangeMTU(22) } }
+        await #expect(throws: HostError.self) { try await withTimeout { try await client.exchangeMTU(22) } }
         #expect(server.sent.count == 0)
     }
 
@@ -491,8 +491,8 @@ extension ATTPDU {
         var database = SampleDatabase.make()
         database.serverMTU = 40
         let (client, server) = ScriptedATTServer.connect(database: database)
-        _ = try await withTestTimeout { try await client.exchangeMTU(40) }
-        #expect(try await withTestTimeout { try await client.read(SampleDatabase.customValue) } == SampleDatabase.longValue)
+        _ = try await withTimeout { try await client.exchangeMTU(40) }
+        #expect(try await withTimeout { try await client.read(SampleDatabase.customValue) } == SampleDatabase.longValue)
         #expect(server.requests.dropFirst() == [.readRequest(.init(handle: 0x0015)), .readBlobRequest(.init(handle: 0x0015, offset: 39))])
     }
 }

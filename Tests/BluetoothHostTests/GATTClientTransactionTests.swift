@@ -19,7 +19,7 @@ import Testing
         let clock = ManualClock()
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .milliseconds(200),
                                                          clock: .manual(clock))
-        let (values, valuesTask) = collect(try await withTestTimeout { try await client.subscribe(to: SampleDatabase.measurementCharacteristic) })
+        let (values, valuesTask) = collect(try await withTimeout { try await client.subscribe(to: SampleDatabase.measurementCharacteristic) })
         defer { valuesTask.cancel() }
         silence(on: 0x0012, server)
         let unanswered = Task { try await client.readValue(handle: 0x0012) }
@@ -31,18 +31,18 @@ import Testing
         #expect(server.linkCloses.count == 0, "not before the transaction timeout")
         clock.advance(by: .milliseconds(1))
 
-        await #expect(throws: HostError.attTransactionTimeout) { try await withTestTimeout { try await unanswered.value } }
+        await #expect(throws: HostError.attTransactionTimeout) { try await withTimeout { try await unanswered.value } }
         // The one behind it failed with it, or, if it came too late, found the bearer closed.
-        let queuedError = await #expect(throws: HostError.self) { try await withTestTimeout { try await queued.value } }
+        let queuedError = await #expect(throws: HostError.self) { try await withTimeout { try await queued.value } }
         #expect(queuedError == .attTransactionTimeout || queuedError == .attBearerClosed)
         _ = try #require(await server.linkCloses.wait(forCount: 1))
 
         // Subscriptions end with the timeout; later requests find the bearer closed.
         let ended = try #require(await values.wait(forCount: 1)).last
         #expect(ended?.error as? HostError == .attTransactionTimeout)
-        await #expect(throws: HostError.attBearerClosed) { try await withTestTimeout { try await client.readValue(handle: 0x0003) } }
+        await #expect(throws: HostError.attBearerClosed) { try await withTimeout { try await client.readValue(handle: 0x0003) } }
         await #expect(throws: HostError.attBearerClosed) {
-            try await withTestTimeout { _ = try await client.subscribe(to: SampleDatabase.customValue) }
+            try await withTimeout { _ = try await client.subscribe(to: SampleDatabase.customValue) }
         }
         #expect(!server.requests.contains(.readRequest(.init(handle: 0x0003))), "nothing is sent after the timeout")
         #expect(server.linkCloses.count == 1)
@@ -61,16 +61,16 @@ import Testing
         let queued = Task {
             try await RequestScope.$current.withValue(RequestScope(deadline: start + .seconds(5))) { try await client.readValue(handle: 0x0003) }
         }
-        try await withTestTimeout { try await clock.waitForSleepingTasks(1) }
+        try await withTimeout { try await clock.waitForSleepingTasks(1) }
         clock.advance(by: .milliseconds(1999))
         #expect(clock.sleepingTaskCount == 1, "the one watchdog still waits")
         clock.advance(by: .milliseconds(1))
-        await #expect(throws: HostError.deadlineExceeded) { try await withTestTimeout { try await late.value } }
+        await #expect(throws: HostError.deadlineExceeded) { try await withTimeout { try await late.value } }
         // The abandoned request still holds the bearer (Core 6.0, Vol 3, Part F, 3.3.2): its
         // late response lets the queued one go out.
         #expect(!server.requests.contains(.readRequest(.init(handle: 0x0003))))
         server.push(.readResponse(.init(value: [1])))
-        #expect(try await withTestTimeout { try await queued.value }.isEmpty == false)
+        #expect(try await withTimeout { try await queued.value }.isEmpty == false)
         // A deadline already past fails at once, without a request.
         await #expect(throws: HostError.deadlineExceeded) {
             try await RequestScope.$current.withValue(RequestScope(deadline: start)) { try await client.readValue(handle: 0x0003) }
@@ -89,11 +89,11 @@ import Testing
         _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
         let queued = Task { try await client.readValue(handle: 0x0003) }
         abort.abort(with: Aborted())
-        await #expect(throws: Aborted()) { try await withTestTimeout { try await waiting.value } }
+        await #expect(throws: Aborted()) { try await withTimeout { try await waiting.value } }
         // The abandoned request still holds the bearer (Core 6.0, Vol 3, Part F, 3.3.2).
         #expect(!server.requests.contains(.readRequest(.init(handle: 0x0003))))
         server.push(.readResponse(.init(value: [1])))
-        #expect(try await withTestTimeout { try await queued.value }.isEmpty == false)
+        #expect(try await withTimeout { try await queued.value }.isEmpty == false)
         // A request made in a scope already aborted fails at once, without going out.
         await #expect(throws: Aborted()) {
             try await RequestScope.$current.withValue(RequestScope(abort: abort)) { try await client.readValue(handle: 0x0003) }
@@ -110,14 +110,14 @@ import Testing
         _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
         #expect(await eventually { clock.nextDeadline == .milliseconds(100) }, "the transaction's timer")
         clock.advance(by: .milliseconds(100))
-        await #expect(throws: HostError.attTransactionTimeout) { try await withTestTimeout { try await unanswered.value } }
+        await #expect(throws: HostError.attTransactionTimeout) { try await withTimeout { try await unanswered.value } }
         server.push(.readResponse(.init(value: [1])))
-        await #expect(throws: HostError.attBearerClosed) { try await withTestTimeout { try await client.readValue(handle: 0x0003) } }
+        await #expect(throws: HostError.attBearerClosed) { try await withTimeout { try await client.readValue(handle: 0x0003) } }
     }
 
     @Test func connectionDidCloseFailsEverythingAtOnceWithItsError() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .seconds(30))
-        let (values, valuesTask) = collect(try await withTestTimeout { try await client.subscribe(to: SampleDatabase.measurementCharacteristic) })
+        let (values, valuesTask) = collect(try await withTimeout { try await client.subscribe(to: SampleDatabase.measurementCharacteristic) })
         defer { valuesTask.cancel() }
         let (all, allTask) = collect(client.notifications())
         defer { allTask.cancel() }
@@ -130,16 +130,16 @@ import Testing
 
         let error = HostError.disconnected(reason: .connectionTimeout)
         client.connectionDidClose(error: error)
-        await #expect(throws: error) { try await withTestTimeout(.seconds(10)) { try await running.value } }
+        await #expect(throws: error) { try await withTimeout("the running request", .seconds(10)) { try await running.value } }
         for task in queued {
-            await #expect(throws: error) { try await withTestTimeout(.seconds(10)) { try await task.value } }
+            await #expect(throws: error) { try await withTimeout("the queued request", .seconds(10)) { try await task.value } }
         }
         #expect(try #require(await values.wait(forCount: 1)).last?.error as? HostError == error)
         #expect(try #require(await all.wait(forCount: 1)).last?.isEnd == true)
         #expect(try #require(await changes.wait(forCount: 1)).last?.isEnd == true)
 
-        await #expect(throws: error) { try await withTestTimeout { try await client.readValue(handle: 0x0003) } }
-        await #expect(throws: error) { try await withTestTimeout { try await client.writeWithoutResponse([1], handle: 0x0015) } }
+        await #expect(throws: error) { try await withTimeout { try await client.readValue(handle: 0x0003) } }
+        await #expect(throws: error) { try await withTimeout { try await client.writeWithoutResponse([1], handle: 0x0015) } }
         let lateTap = client.notifications()
         let (late, lateTask) = collect(lateTap)
         defer { lateTask.cancel() }
@@ -156,20 +156,20 @@ import Testing
             return .standard
         }
         let error = await #expect(throws: HostError.self) {
-            try await withTestTimeout(.seconds(10)) { try await client.discoverAllPrimaryServices() }
+            try await withTimeout("the discovery", .seconds(10)) { try await client.discoverAllPrimaryServices() }
         }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
             return
         }
         // The bearer goes on.
-        #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == Array("Bluejay".utf8))
+        #expect(try await withTimeout { try await client.readValue(handle: 0x0003) } == Array("Bluejay".utf8))
     }
 
     @Test func aMalformedErrorResponseEndsTheRequestToo() async throws {
         let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make(), transactionTimeout: .seconds(30))
         server.script { request in request.isReadRequest ? .bytes([0x01, 0x0A]) : .standard }
-        let error = await #expect(throws: HostError.self) { try await withTestTimeout(.seconds(10)) { try await client.readValue(handle: 0x0003) } }
+        let error = await #expect(throws: HostError.self) { try await withTimeout("the read", .seconds(10)) { try await client.readValue(handle: 0x0003) } }
         guard case .protocolViolation? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))")
             return
@@ -186,7 +186,7 @@ import Testing
         server.push([0x1B, 0x12]) // a truncated notification
         server.push([0xFF, 0x00]) // an opcode nobody knows
         server.push(.readResponse(.init(value: [0x07])))
-        #expect(try await withTestTimeout { try await read.value } == [0x07])
+        #expect(try await withTimeout { try await read.value } == [0x07])
     }
 
     @Test func cancellingAQueuedRequestRemovesItFromTheQueue() async throws {
@@ -196,11 +196,11 @@ import Testing
         _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
         let queued = Task { try await client.readValue(handle: 0x0005) }
         queued.cancel()
-        await #expect(throws: HostError.cancelled) { try await withTestTimeout { try await queued.value } }
+        await #expect(throws: HostError.cancelled) { try await withTimeout { try await queued.value } }
 
         server.push(.readResponse(.init(value: [0x01])))
-        #expect(try await withTestTimeout { try await outstanding.value } == [0x01])
-        #expect(try await withTestTimeout { try await client.readValue(handle: 0x0003) } == Array("Bluejay".utf8))
+        #expect(try await withTimeout { try await outstanding.value } == [0x01])
+        #expect(try await withTimeout { try await client.readValue(handle: 0x0003) } == Array("Bluejay".utf8))
         #expect(!server.requests.contains(.readRequest(.init(handle: 0x0005))), "the cancelled request was never sent")
     }
 
@@ -211,10 +211,10 @@ import Testing
         _ = try #require(await server.waitForSent { $0 == .readRequest(.init(handle: 0x0012)) })
         let next = Task { try await client.readValue(handle: 0x0003) }
         outstanding.cancel()
-        await #expect(throws: HostError.cancelled) { try await withTestTimeout { try await outstanding.value } }
+        await #expect(throws: HostError.cancelled) { try await withTimeout { try await outstanding.value } }
         // The late answer to the cancelled request is not taken for the next one's.
         server.push(.readResponse(.init(value: [0xAA])))
-        #expect(try await withTestTimeout { try await next.value } == Array("Bluejay".utf8))
+        #expect(try await withTimeout { try await next.value } == Array("Bluejay".utf8))
         #expect(server.requests == [.readRequest(.init(handle: 0x0012)), .readRequest(.init(handle: 0x0003))])
     }
 }

@@ -139,6 +139,6 @@ import Testing
         #expect(await barrier.value == 1, "resumed once the host handled the items before it")
         _ = router.process([.transportClosed(nil)])
         _ = await batches.next()
-        try await withTestTimeout { await router.barrier() }
+        try await withTimeout { await router.barrier() }
     }
 }

@@ -1,2 +1,2 @@
-// The shared test helpers (withTestTimeout, AwaitableLog, eventually) for every file here.
+// The shared test helpers (withTimeout, waitUntil, eventually, AwaitableLog) for every file here.
 @_exported import TestSupport

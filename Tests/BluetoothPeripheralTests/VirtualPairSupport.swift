@@ -38,7 +38,7 @@ struct VirtualPair {
     func findPeripheral(requireScanResponse: Bool = false, timeout: Duration = .seconds(10)) async throws -> Advertisement {
         let stream = try await central.scan(ScanOptions(active: true, filterDuplicates: false))
         do {
-            let found = try await withTestTimeout(timeout, "the peripheral's advertisement") {
+            let found = try await withTimeout("the peripheral's advertisement", timeout) {
                 for try await advertisement in stream where advertisement.peer.address == Self.peripheralAddress {
                     if !requireScanResponse || advertisement.scanResponse != nil { return advertisement }
                 }

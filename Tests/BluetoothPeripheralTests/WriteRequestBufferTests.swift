@@ -63,7 +63,7 @@ struct WriteRequestBufferTests {
         let request = try #require(await iterator.next())
         writer.cancel()
         // The request is still held here, unanswered: the writer must not wait for it.
-        let answer = try await withTestTimeout(.seconds(5), "the cancelled write") { await writer.value }
+        let answer = try await withTimeout("the cancelled write", .seconds(5)) { await writer.value }
         #expect(answer == .error(.unlikelyError))
         request.respond(.success)
         #expect(await pair.manager.value(of: characteristic) == [0], "nothing stored")

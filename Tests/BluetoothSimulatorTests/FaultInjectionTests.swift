@@ -24,18 +24,18 @@ struct FaultInjectionTests {
             try await waitUntil("the subscription") { await !sensor.device.subscribers(of: "2A37").isEmpty }
 
             sensor.device.failNextRequests(.dropLink, on: "2A38", kinds: .write)
-            let write = Once<WriteResult>()
-            let read = Once<ReadResult<UInt8>>()
-            bluejay.write(to: HeartRate.bodySensorLocation, value: UInt8(3)) { write.deliver($0) }
-            bluejay.read(from: HeartRate.batteryLevel) { read.deliver($0) }
+            let write = AwaitableLog<WriteResult>()
+            let read = AwaitableLog<ReadResult<UInt8>>()
+            bluejay.write(to: HeartRate.bodySensorLocation, value: UInt8(3)) { write.append($0) }
+            bluejay.read(from: HeartRate.batteryLevel) { read.append($0) }
             let expected = BluejayError.disconnected(sensor.device.peripheralIdentifier, reason: .connectionTimeout)
-            let written = await write.value(timeout: .seconds(5))
+            let written = await write.wait(forCount: 1, timeout: .seconds(5))?.first
             guard case let .failure(error)? = written else {
                 Issue.record("expected the write to fail, got \(String(describing: written))")
                 return
             }
             #expect(error == expected)
-            #expect(await read.value(timeout: .seconds(5)) == .failure(expected))
+            #expect(await read.wait(forCount: 1, timeout: .seconds(5))?.first == .failure(expected))
             try await waitUntil("the disconnect handler") { log.disconnectErrors.count == 1 }
             #expect(log.disconnectErrors == [expected])
             #expect(listenErrors.all == [expected])
@@ -61,9 +61,9 @@ struct FaultInjectionTests {
                 #expect(code == .readNotPermitted && operation == "reading \(location)")
             }
             sensor.device.failNextRequests(.attError(.writeNotPermitted), on: "2A38", kinds: .write)
-            let write = Once<WriteResult>()
-            bluejay.write(to: location, value: UInt8(3)) { write.deliver($0) }
-            guard case let .failure(.attError(code, operation, _))? = await write.value(timeout: .seconds(5)) else {
+            let write = AwaitableLog<WriteResult>()
+            bluejay.write(to: location, value: UInt8(3)) { write.append($0) }
+            guard case let .failure(.attError(code, operation, _))? = await write.wait(forCount: 1, timeout: .seconds(5))?.first else {
                 Issue.record("expected the write to be refused")
                 return
             }

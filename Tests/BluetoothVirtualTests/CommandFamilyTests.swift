@@ -42,7 +42,7 @@ struct CommandFamilyTests {
             for try await advertisement in try await host.scan() where advertisement.peer.address == address && matches(advertisement) {
                 return advertisement
             }
-            throw WaitTimeout(description: "the scan ended")
+            throw TestTimeout(description: "the scan ended")
         }
     }
 
@@ -65,7 +65,7 @@ struct CommandFamilyTests {
         let connection = try await central.host.connect(to: DeviceAddress(TestAddresses.peripheral, type: .public), timeout: .seconds(5))
         let incoming = try await withTimeout("the peripheral's connection") {
             for await event in events { if case let .connected(incoming) = event { return incoming } }
-            throw WaitTimeout(description: "events ended")
+            throw TestTimeout(description: "events ended")
         }
         try await waitUntil("the advertising set ended with the connection") { !peripheral.controller.isAdvertising }
         #expect(await !peripheral.host.isAdvertising)

@@ -25,7 +25,7 @@ struct ConnectionAnswerRaceTests {
             return false
         }
         let attempt = Task { try await host.connect(to: peripheral.publicAddress, timeout: .seconds(20)) }
-        try await waitUntilTrue("the host handled the LE Connection Complete") { await !host.connections.isEmpty }
+        try await waitUntil("the host handled the LE Connection Complete") { await !host.connections.isEmpty }
         #expect(filter.held.count == 1, "the Command Status still held")
         filter.releaseHeld()
         let connection = try await attempt.value

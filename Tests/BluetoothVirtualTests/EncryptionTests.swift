@@ -22,7 +22,7 @@ struct EncryptionTests {
             if case .longTermKeyRequest = $0 { return true }
             return false
         }
-        guard case let .longTermKeyRequest(request) = event else { throw WaitTimeout(description: "unreachable") }
+        guard case let .longTermKeyRequest(request) = event else { throw TestTimeout(description: "unreachable") }
         return (request, sentAt, askedAt)
     }
 

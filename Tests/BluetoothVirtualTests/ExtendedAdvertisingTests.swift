@@ -40,7 +40,7 @@ struct ExtendedAdvertisingTests {
             where advertisement.peer.address == TestAddresses.peripheral && accept(advertisement) {
                 return advertisement
             }
-            throw WaitTimeout(description: "scan ended")
+            throw TestTimeout(description: "scan ended")
         }
     }
 
@@ -112,7 +112,7 @@ struct ExtendedAdvertisingTests {
                 seen[advertisement.advertisingData] = advertisement
                 if seen.count == 3 { return seen }
             }
-            throw WaitTimeout(description: "scan ended")
+            throw TestTimeout(description: "scan ended")
         }
         #expect(seen[connectable]?.isConnectable == true)
         #expect(seen[connectable]?.isExtended == true)
@@ -141,7 +141,7 @@ struct ExtendedAdvertisingTests {
         clock.advance(by: .milliseconds(200))
         let termination = try await withTimeout("the terminated event") {
             for await termination in terminations { return termination }
-            throw WaitTimeout(description: "no termination")
+            throw TestTimeout(description: "no termination")
         }
         #expect(termination.set.handle == set.handle)
         #expect(termination.reason == .timeout)
@@ -160,7 +160,7 @@ struct ExtendedAdvertisingTests {
         clock.advance(by: .seconds(1))
         let termination = try await withTimeout("the terminated event") {
             for await termination in terminations { return termination }
-            throw WaitTimeout(description: "no termination")
+            throw TestTimeout(description: "no termination")
         }
         #expect(termination.set == set)
         #expect(termination.reason == .limitReached)
@@ -175,7 +175,7 @@ struct ExtendedAdvertisingTests {
         let connection = try await pair.central.connect(to: DeviceAddress(TestAddresses.peripheral, type: .public), timeout: .seconds(10))
         let termination = try await withTimeout("the terminated event") {
             for await termination in terminations { return termination }
-            throw WaitTimeout(description: "no termination")
+            throw TestTimeout(description: "no termination")
         }
         #expect(termination.set == set)
         guard case let .connected(peripheralSide) = termination.reason else {

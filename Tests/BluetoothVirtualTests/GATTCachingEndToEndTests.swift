@@ -77,7 +77,7 @@ struct GATTCachingEndToEndTests {
             try await connection.gatt.readValue(handle: handle)
         }
         #expect(connection.gatt.knownDatabase == nil)
-        try await waitUntilTrue("the stale database left the cache") {
+        try await waitUntil("the stale database left the cache") {
             await pair.central.gattDatabaseCache.database(for: Self.peripheralIdentity) == nil
         }
         #expect(await pair.peripheral.server.isChangeAware(connectionHandle: incoming.handle) == false)
@@ -179,14 +179,6 @@ struct GATTCachingEndToEndTests {
     }
 }
 
-/// Waits until an actor's state holds, checking every 2 ms, failing after `timeout`.
-func waitUntilTrue(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { throw WaitTimeout(description: "\(what) within \(timeout)") }
-        try await Task.sleep(for: .milliseconds(2))
-    }
-}
 
 private extension Duration {
     var formattedMilliseconds: String { String(format: "%.1f ms", self / .milliseconds(1)) }

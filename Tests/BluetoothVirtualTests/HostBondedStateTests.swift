@@ -47,7 +47,7 @@ struct HostBondedStateTests {
         try await waitUntil("the peripheral's pairing finished") { hosts.peripheralAgent.outcomes.count == 1 }
         let characteristic = try await first.gatt.characteristic(Self.feed, inService: Self.service)
         let values = try await first.gatt.subscribe(to: characteristic)
-        try await waitUntilTrue("subscribed") { await hosts.peripheral.server.subscriptions(forHandle: feed).count == 1 }
+        try await waitUntil("subscribed") { await hosts.peripheral.server.subscriptions(forHandle: feed).count == 1 }
         #expect(try await hosts.peripheral.server.updateValue([1], forHandle: feed).notified == [firstIncoming.handle])
         var iterator = values.makeAsyncIterator()
         #expect(try await iterator.next() == [1])
@@ -87,7 +87,7 @@ struct HostBondedStateTests {
         #expect(try await hosts.peripheral.server.updateValue([0xEE], forHandle: feed).notified.isEmpty)
         let security = try await hosts.central.secure(connection, allowPairing: false)
         #expect(security.isBonded)
-        try await waitUntilTrue("the subscription restored") {
+        try await waitUntil("the subscription restored") {
             await hosts.peripheral.server.subscriptions(forHandle: feed).map(\.connectionHandle) == [incoming.handle]
         }
         #expect(try await hosts.peripheral.server.updateValue([value], forHandle: feed).notified == [incoming.handle])
@@ -110,7 +110,7 @@ struct HostBondedStateTests {
         _ = try await hosts.central.pair(first)
         try await waitUntil("the peripheral's pairing finished") { hosts.peripheralAgent.outcomes.count == 1 }
         _ = try await first.gatt.subscribe(to: try await first.gatt.characteristic(Self.feed, inService: Self.service))
-        try await waitUntilTrue("subscribed") { await hosts.peripheral.server.subscriptions(forHandle: feed).count == 1 }
+        try await waitUntil("subscribed") { await hosts.peripheral.server.subscriptions(forHandle: feed).count == 1 }
         try await hosts.disconnect(first, firstIncoming)
         let identity = try #require(await hosts.peripheral.bonds().first).peerIdentity
         let stored = try #require(await hosts.peripheral.bonds().first?.clientState)
@@ -129,7 +129,7 @@ struct HostBondedStateTests {
         let attack = try await impostor.connect(to: DeviceAddress(TestAddresses.peripheral, type: .public), timeout: .seconds(5))
         let incoming = try await withTimeout("the peripheral's connected event") {
             for await event in events { if case let .connected(incoming) = event { return incoming } }
-            throw WaitTimeout(description: "events ended")
+            throw TestTimeout(description: "events ended")
         }
         #expect(incoming.peer == DeviceAddress(TestAddresses.central, type: .public), "the peripheral sees the bonded address")
         let received = Received(attack)
@@ -325,7 +325,7 @@ struct RestartableHosts {
         let connection = try await central.connect(to: DeviceAddress(TestAddresses.peripheral, type: .public), timeout: .seconds(5))
         let incoming = try await withTimeout("the peripheral's connected event") {
             for await event in events { if case let .connected(incoming) = event { return incoming } }
-            throw WaitTimeout(description: "events ended")
+            throw TestTimeout(description: "events ended")
         }
         return (connection, incoming)
     }

@@ -4,22 +4,6 @@ import BluetoothHost
 @testable import BluetoothVirtual
 import Testing
 
-/// Runs `body`, failing with ``WaitTimeout`` if it takes longer than `timeout`.
-func withTimeout<T: Sendable>(_ description: String, _ timeout: Duration = .seconds(30), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let result = first else {
-            throw WaitTimeout(description: "\(description) took longer than \(timeout)")
-        }
-        return result
-    }
-}
-
 @Suite("Our host on both ends of the virtual link", .timeLimit(.minutes(1)))
 struct HostEndToEndTests {
     static let name = "Virtual Peripheral"
@@ -55,7 +39,7 @@ struct HostEndToEndTests {
                 && advertisement.scanResponse != nil {
                 return advertisement
             }
-            throw WaitTimeout(description: "scan ended")
+            throw TestTimeout(description: "scan ended")
         }
         await central.stopScanning()
         #expect(advertisement.localName == Self.name)
@@ -70,7 +54,7 @@ struct HostEndToEndTests {
 
         let incoming = try await withTimeout("the peripheral's connected event") {
             for await event in peripheralEvents { if case let .connected(connection) = event { return connection } }
-            throw WaitTimeout(description: "events ended")
+            throw TestTimeout(description: "events ended")
         }
         #expect(incoming.role == .peripheral)
         #expect(incoming.peer == DeviceAddress(TestAddresses.central, type: .public))

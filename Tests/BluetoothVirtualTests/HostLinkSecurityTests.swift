@@ -86,7 +86,7 @@ struct HostLinkSecurityTests {
             for await event in events {
                 if case let .securityChanged(changed, security) = event, changed === incoming { return security }
             }
-            throw WaitTimeout(description: "events ended")
+            throw TestTimeout(description: "events ended")
         }
         #expect(announced.isBondRemoved)
 
@@ -124,7 +124,7 @@ struct HostLinkSecurityTests {
         try await pair.disconnect(first, firstIncoming)
         let identity = try #require(await pair.peripheral.bonds().first).peerIdentity
         let hash = await pair.peripheral.server.databaseHash
-        try await waitUntilTrue("the state stored with the bond") {
+        try await waitUntil("the state stored with the bond") {
             await pair.peripheralStore.bond(local: DeviceAddress(TestAddresses.peripheral, type: .public), peer: identity)?.clientState
                 == GATTBondedClientState(supportedFeatures: 0x01, knownDatabaseHash: hash)
         }

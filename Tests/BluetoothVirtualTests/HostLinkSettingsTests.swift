@@ -17,7 +17,7 @@ struct HostLinkSettingsTests {
         #expect(connection.phy == phy)
         let seen = try await withTimeout("the peripheral's PHY change") {
             for await change in peripheralChanges { if case let .phy(phy) = change { return phy } }
-            throw WaitTimeout(description: "changes ended")
+            throw TestTimeout(description: "changes ended")
         }
         #expect(seen == ConnectionPHY(tx: .le2M, rx: .le2M))
         #expect(try await incoming.readPHY() == seen, "LE Read PHY agrees with the event")
@@ -77,7 +77,7 @@ struct HostLinkSettingsTests {
         #expect(connection.maximumTxOctets == 100)
         let seen = try await withTimeout("the peripheral's data length change") {
             for await change in changes { if case let .dataLength(length) = change { return length } }
-            throw WaitTimeout(description: "changes ended")
+            throw TestTimeout(description: "changes ended")
         }
         #expect(seen.maxRxOctets == 100)
         #expect(try await incoming.setDataLength() == DataLength(maxTxOctets: 100, maxTxTime: 912, maxRxOctets: 100, maxRxTime: 912),
@@ -107,7 +107,7 @@ struct HostLinkSettingsTests {
         #expect(fast.supervisionTimeout == 500)
         let seen = try await withTimeout("the peripheral's parameter change") {
             for await change in changes { if case let .parameters(parameters) = change { return parameters } }
-            throw WaitTimeout(description: "changes ended")
+            throw TestTimeout(description: "changes ended")
         }
         #expect(seen == fast)
         // As the peripheral: L2CAP Connection Parameter Update Request, run by the central's host.

@@ -48,7 +48,7 @@ struct HostOwnPrivacyTests {
     private func discover(_ scanner: LEHost, _ address: BluetoothAddress) async throws -> Advertisement {
         let found = try await withTimeout("hearing \(address)") {
             for try await advertisement in try await scanner.scan() where advertisement.peer.address == address { return advertisement }
-            throw WaitTimeout(description: "scan ended")
+            throw TestTimeout(description: "scan ended")
         }
         await scanner.stopScanning()
         return found
@@ -89,7 +89,7 @@ struct HostOwnPrivacyTests {
         #expect(await host.privateAddressGeneration == 1, "still within its lifetime")
         #expect(controller.randomAddress == first)
         clock.advance(by: .seconds(1))
-        try await waitUntilTrue("the address changes") { await host.privateAddressGeneration == 2 }
+        try await waitUntil("the address changes") { await host.privateAddressGeneration == 2 }
         let second = try #require(await host.currentPrivateAddress)
         #expect(second != first)
         #expect(Self.isOurs(second))
@@ -145,11 +145,11 @@ struct HostOwnPrivacyTests {
         let attempt = Task { try await host.connect(to: absent, timeout: nil) }
         // The host must have had LE Create Connection's Command Status before the clock jumps:
         // its command timer runs on this clock too.
-        try await waitUntilTrue("initiating") { await host.isConnecting }
+        try await waitUntil("initiating") { await host.isConnecting }
         #expect(controller.isInitiating)
         clock.advance(by: Self.lifetime * 2)
         // The deadline passed; nothing may change while the controller initiates.
-        try await waitUntilTrue("the host to see the deadline") { await host.addressRotation?.isDue == true }
+        try await waitUntil("the host to see the deadline") { await host.addressRotation?.isDue == true }
         #expect(controller.randomAddress == first, "the attempt's address holds")
         #expect(await host.privateAddressGeneration == 1)
         let sentWhileInitiating = transport.sentCommands.drop { $0 != LECreateConnectionCommand.opcode }
@@ -221,7 +221,7 @@ struct HostOwnPrivacyTests {
 
         // The addresses change while the link is up; the link and its pairing keep the old one.
         clock.advance(by: Self.lifetime)
-        try await waitUntilTrue("the addresses change") { await peripheral.privateAddressGeneration == 2 }
+        try await waitUntil("the addresses change") { await peripheral.privateAddressGeneration == 2 }
         #expect(peripheralSide.local == DeviceAddress(advertisedFrom, type: .random))
         #expect(connection.isConnected)
         let security = try await central.pair(connection)
@@ -272,7 +272,7 @@ struct HostOwnPrivacyTests {
             }
         }
         transport.releaseHeld()
-        try await waitUntilTrue("the change") { await peripheral.privateAddressGeneration == 2 }
+        try await waitUntil("the change") { await peripheral.privateAddressGeneration == 2 }
         let peripheralSide = try #require(await peripheral.connections.first)
         #expect(peripheralSide.local == DeviceAddress(first, type: .random), "the link was made with the address before the change")
         #expect(!(await peripheral.isAdvertising), "the connection ended the advertising; the change does not restart it")
@@ -331,11 +331,11 @@ struct HostOwnPrivacyTests {
         try await waitUntil("the peripheral's user is asked") { !SilentAgent.waiting.withLock { $0.isEmpty } }
 
         clock.advance(by: Self.lifetime)
-        try await waitUntilTrue("the host to see the deadline") { await peripheral.addressRotation?.isDue == true }
+        try await waitUntil("the host to see the deadline") { await peripheral.addressRotation?.isDue == true }
         #expect(await peripheral.privateAddressGeneration == 1, "no change while the pairing runs")
         // The pairing times out on the peripheral's clock.
         clock.advance(by: Self.lifetime)
-        try await waitUntilTrue("the change once the pairing ended") { await peripheral.privateAddressGeneration == 2 }
+        try await waitUntil("the change once the pairing ended") { await peripheral.privateAddressGeneration == 2 }
         #expect(Self.isOurs(peripheralController.randomAddress))
         #expect(peripheralController.randomAddress != first)
         pairing.cancel()

@@ -62,11 +62,11 @@ struct HostPairingEndToEndTests {
         try await store.gate.waitForArrivals(1)
         #expect(connection.security.isEncrypted, "the key distribution ran on an encrypted link")
         let secured = Task { try await devices.central.secure(connection, allowPairing: false) }
-        try await waitUntilTrue("secure() waiting") { await devices.central.securityWaiterCount(connection) == 1 }
+        try await waitUntil("secure() waiting") { await devices.central.securityWaiterCount(connection) == 1 }
         store.gate.open()
-        let security = try await withTestTimeout { try await secured.value }
+        let security = try await withTimeout { try await secured.value }
         #expect(security.isEncrypted && security.isBonded, "\(security)")
-        _ = try await withTestTimeout { try await asked.value }
+        _ = try await withTimeout { try await asked.value }
         await devices.shutdown()
     }
 

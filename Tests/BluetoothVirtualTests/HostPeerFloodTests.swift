@@ -69,7 +69,7 @@ struct HostPeerFloodTests {
         try await channel.write([1, 2, 3])
         let served = try await withTimeout("the accepted channel") {
             for await channel in accepted { return channel }
-            throw WaitTimeout(description: "no channel")
+            throw TestTimeout(description: "no channel")
         }
         #expect(try await served.read() == [1, 2, 3])
         channel.close()

@@ -29,7 +29,7 @@ struct HostPrivacyTests {
             for try await advertisement in try await central.scan() where advertisement.peer.address == address {
                 return advertisement
             }
-            throw WaitTimeout(description: "scan ended")
+            throw TestTimeout(description: "scan ended")
         }
         await central.stopScanning()
         return advertisement
@@ -133,7 +133,7 @@ struct HostPrivacyTests {
                 heard += 1
                 if heard == 10 { return heard }
             }
-            throw WaitTimeout(description: "scan ended")
+            throw TestTimeout(description: "scan ended")
         }
         await central.stopScanning()
         #expect(heard == 10)

@@ -46,7 +46,7 @@ struct HostResolvingListTests {
     private func discover(_ scanner: LEHost, where matches: @escaping @Sendable (Advertisement) -> Bool) async throws -> Advertisement {
         let found = try await withTimeout("hearing the peer") {
             for try await advertisement in try await scanner.scan() where matches(advertisement) { return advertisement }
-            throw WaitTimeout(description: "scan ended")
+            throw TestTimeout(description: "scan ended")
         }
         await scanner.stopScanning()
         return found
@@ -136,7 +136,7 @@ struct HostResolvingListTests {
         // Removing the bond in the list frees the entry: the other one takes it.
         #expect(try await central.removeBond(with: inList.identity))
         try await waitUntil("the list follows the bonds") { controller.resolvingList == [overflow.identity] }
-        try await waitUntilTrue("the host leaves it to the controller") {
+        try await waitUntil("the host leaves it to the controller") {
             central.addressResolver.controllerResolvedIdentities == [overflow.identity]
         }
         await central.shutdown()

@@ -179,7 +179,7 @@ struct HostShutdownTests {
         try await waitUntil("the central's user is asked to confirm") { agent.wasAsked }
 
         devices.link.removeController(devices.centralController)
-        let outcome = try await withTestTimeout(.seconds(10), "the pairing's end") { await pairing.result }
+        let outcome = try await withTimeout("the pairing's end", .seconds(10)) { await pairing.result }
         guard case let .failure(error) = outcome else {
             Issue.record("the pairing succeeded without its user")
             return
@@ -226,7 +226,7 @@ struct HostShutdownTests {
 
         // The controller reports a new link on the same handle: the first one's end was lost.
         filter.inject(completion)
-        let outcome = try await withTestTimeout(.seconds(10), "the first link's pairing") { await pairing.result }
+        let outcome = try await withTimeout("the first link's pairing", .seconds(10)) { await pairing.result }
         guard case let .failure(error) = outcome, case HostError.disconnected? = error as? HostError else {
             Issue.record("the first link's pairing ended with \(outcome), not its link's end")
             return

@@ -34,7 +34,7 @@ struct L2CAPChannelBoundedWaitTests {
                 spsm: 0x0080, sourceCID: L2CAPChannelID(rawValue: source), mtu: 100, mps: 50, initialCredits: 5)), identifier: identifier)
             let answer = try await next().command
             guard case let .leCreditBasedConnectionResponse(response) = answer, response.result == .success else {
-                throw WaitTimeout(description: "channel refused: \(answer)")
+                throw TestTimeout(description: "channel refused: \(answer)")
             }
             return response.destinationCID
         }

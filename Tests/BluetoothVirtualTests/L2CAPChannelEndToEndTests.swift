@@ -20,7 +20,7 @@ struct L2CAPChannelEndToEndTests {
         let channel = try await pair.central.openChannel(psm: psm, on: links.central, parameters: client)
         let accepted = try await withTimeout("the accepted channel") {
             for await channel in stream { return channel }
-            throw WaitTimeout(description: "no channel")
+            throw TestTimeout(description: "no channel")
         }
         return (channel, accepted, links)
     }

@@ -55,7 +55,7 @@ struct L2CAPChannelHostileTests {
             let answer = try await exchange(.leCreditBasedConnectionRequest(.init(
                 spsm: 0x0080, sourceCID: L2CAPChannelID(rawValue: source), mtu: 100, mps: 50, initialCredits: credits)))
             guard case let .leCreditBasedConnectionResponse(response) = answer, response.result == .success else {
-                throw WaitTimeout(description: "channel refused: \(answer)")
+                throw TestTimeout(description: "channel refused: \(answer)")
             }
             #expect(response.mtu == 100 && response.mps == 50 && response.initialCredits == 2)
             return response.destinationCID

@@ -13,7 +13,7 @@ struct ScanningTests {
             guard case let .advertisingReport(report) = event else { return false }
             return report.reports.contains { ($0.eventType == .scanRsp) == scanResponse }
         }
-        guard case let .advertisingReport(report) = event, let first = report.reports.first else { throw WaitTimeout(description: "unreachable") }
+        guard case let .advertisingReport(report) = event, let first = report.reports.first else { throw TestTimeout(description: "unreachable") }
         return (first, time)
     }
 

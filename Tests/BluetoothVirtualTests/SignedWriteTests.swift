@@ -39,7 +39,7 @@ struct SignedWriteTests {
     static func waitForValue(_ value: [UInt8], at handle: UInt16, on server: GATTServer) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while await server.value(forHandle: handle) != value {
-            guard ContinuousClock.now < deadline else { throw WaitTimeout(description: "value \(value) at \(handle) not stored") }
+            guard ContinuousClock.now < deadline else { throw TestTimeout(description: "value \(value) at \(handle) not stored") }
             try await Task.sleep(for: .milliseconds(10))
         }
     }

@@ -160,7 +160,7 @@ struct StaticIdentityTests {
                                                      parameters: ExtendedAdvertisingParameters(isConnectable: true))
         let heard = try await withTimeout("hearing the set") {
             for try await advertisement in try await scanner.scan() where advertisement.localName == "Set" { return advertisement }
-            throw WaitTimeout(description: "the scan ended")
+            throw TestTimeout(description: "the scan ended")
         }
         #expect(heard.peer == identity && heard.isExtended)
         // A central reaches it at the identity address.

@@ -162,11 +162,3 @@ private final class TransportOwner: Sendable {
     }
 }
 
-/// Polls a condition that has no event to wait for, every 10 ms, failing after `timeout`.
-func waitUntil(_ description: String, timeout: Duration = .seconds(20), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw WaitTimeout(description: "\(description): not within \(timeout)") }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}

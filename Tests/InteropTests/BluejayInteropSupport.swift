@@ -82,40 +82,8 @@ func connect(_ bluejay: Bluejay, to peripheral: PeripheralIdentifier, rig: Bumbl
     }
 }
 
-/// Waits for one call of a callback-style API and returns what it delivered.
-func callback<T: Sendable>(timeout: Duration = .seconds(15), _ body: (@escaping @Sendable (T) -> Void) -> Void) async throws -> T {
-    let delivered = Mutex<T?>(nil)
-    body { value in delivered.withLock { if $0 == nil { $0 = value } } }
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if let value = delivered.withLock({ $0 }) { return value }
-        guard ContinuousClock.now < deadline else {
-            Issue.record("no callback within \(timeout)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
-
-/// Polls until `condition` holds; records an issue naming `what` after `timeout`.
-func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
 
 /// A thread-safe list, for what callbacks deliver.
-final class Collected<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
-    func append(_ item: Element) { items.withLock { $0.append(item) } }
-    var all: [Element] { items.withLock { $0 } }
-    var count: Int { items.withLock { $0.count } }
-}
 
 /// What observers, handlers and restorers were told, in order.
 final class Recorder: ConnectionObserver, DisconnectHandler, ServiceObserver, ListenRestorer, BackgroundRestorer, LogObserver, Sendable {

@@ -111,7 +111,7 @@ extension InteropSuites {
                     await host.stopScanning()
                     #expect(await host.isScanning == false)
                     // The stopped scan's stream finishes, without an error.
-                    try await withTestTimeout(.seconds(10), "the stopped scan's stream to finish") {
+                    try await withTimeout("the stopped scan's stream to finish", .seconds(10)) {
                         for try await _ in running {}
                     }
                 }
@@ -362,12 +362,12 @@ extension InteropSuites {
                     // The controller took the command (whose own timer is gone): the attempt's timer is
                     // the one sleeping on the host's clock. It gives up at 500 ms and answers at once
                     // (time does not move again).
-                    try await withTestTimeout(.seconds(10), "the connect timer") { try await clock.waitForSleepingTasks(1) }
+                    try await withTimeout("the connect timer", .seconds(10)) { try await clock.waitForSleepingTasks(1) }
                     clock.advance(by: .milliseconds(499))
                     #expect(await host.isConnecting, "still trying at 499 ms")
                     clock.advance(by: .milliseconds(1))
                     await #expect(throws: HostError.connectionTimeout(absent)) {
-                        _ = try await withTestTimeout(.seconds(10), "the attempt's answer") { try await attempt.value }
+                        _ = try await withTimeout("the attempt's answer", .seconds(10)) { try await attempt.value }
                     }
                     #expect(await !host.isConnecting)
                     // The controller is free again: a real connection still works.

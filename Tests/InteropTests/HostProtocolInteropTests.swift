@@ -91,7 +91,7 @@ extension InteropSuites {
                     let read = Task { try await connection.gatt.read(location) }
                     _ = try await rig.waitForEvent(named: "ignored")
                     // The bearer's watchdog is the one timer left running.
-                    try await withTestTimeout(.seconds(10), "the ATT watchdog") { try await clock.waitForSleepingTasks(1) }
+                    try await withTimeout("the ATT watchdog", .seconds(10)) { try await clock.waitForSleepingTasks(1) }
                     clock.advance(by: .seconds(29))
                     #expect(clock.sleepingTaskCount == 1, "the watchdog still waits at 29 s")
                     clock.advance(by: .seconds(1))

@@ -16,7 +16,7 @@ extension InteropSuites {
         /// Scans until an advertisement from `address` (written as Bumble writes it) arrives.
         private func discover(_ host: LEHost, _ address: String) async throws -> Advertisement {
             let stream = try await host.scan()
-            let found = try await withTestTimeout(.seconds(20), "hearing \(address)") {
+            let found = try await withTimeout("hearing \(address)", .seconds(20)) {
                 for try await advertisement in stream where advertisement.peer.address.description == address.uppercased() {
                     return advertisement
                 }

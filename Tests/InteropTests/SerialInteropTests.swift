@@ -106,7 +106,7 @@ extension InteropSuites {
                 try await rig.request("uart_vanish")
 
                 // Well before the ATT transaction timeout (30 s): the transport's end fails it.
-                let outcome = try await withTestTimeout(.seconds(10), "the pending read") { await read.result }
+                let outcome = try await withTimeout("the pending read", .seconds(10)) { await read.result }
                 guard case let .failure(error) = outcome, case let HostError.transportClosed(reason)? = error as? HostError,
                       case let .connectionLost(name, why)? = reason else {
                     Issue.record("the read should fail with transportClosed(connectionLost), got \(outcome)")
@@ -115,14 +115,14 @@ extension InteropSuites {
                 }
                 #expect(name == "serial:\(path)")
                 #expect(why.contains("hung up"), "\(why)")
-                let closed = try await withTestTimeout(.seconds(10), "the host's transportClosed event") {
+                let closed = try await withTimeout("the host's transportClosed event", .seconds(10)) {
                     for await event in events { if case .transportClosed = event { return true } }
                     return false
                 }
                 #expect(closed)
                 // What comes after fails at once, typed.
                 await #expect(throws: HostError.self) { _ = try await host.scan(ScanOptions(active: true)) }
-                try await withTestTimeout(.seconds(10), "the host's shutdown") { await host.shutdown() }
+                try await withTimeout("the host's shutdown", .seconds(10)) { await host.shutdown() }
             }
         }
     }

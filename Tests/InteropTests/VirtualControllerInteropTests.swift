@@ -39,7 +39,7 @@ extension InteropSuites {
                     let host = LEHost(transport: ourController.makeTransport())
                     try await host.powerOn()
                     let peer = DeviceAddress(try #require(BluetoothAddress(Self.bumbleAddress)), type: .random)
-                    let advertisement = try await withTestTimeout(.seconds(10), "discovering Bumble") {
+                    let advertisement = try await withTimeout("discovering Bumble", .seconds(10)) {
                         for try await advertisement in try await host.scan() where advertisement.peer == peer && advertisement.scanResponse != nil {
                             return advertisement
                         }

@@ -1,69 +1,18 @@
 import Synchronization
 
 // Helpers for tests that wait on events: every wait has a time limit, none sleeps for a
-// fixed time. Shared by the test targets (`import TestSupport`).
+// fixed time. Shared by the test targets (`import TestSupport`); the plain waits with their
+// time limits are in Waiting.swift.
 
-/// A test waited longer than it allows for something that should have happened.
-public struct TestTimeout: Error, CustomStringConvertible {
-    public var description: String
-}
+/// Values collected from callbacks, from any thread.
+public final class Collected<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
 
-/// Runs `body` and returns its result, or throws ``TestTimeout`` after `timeout`: a test
-/// waits on events, never for a fixed time, and never hangs. On timeout the body's task is
-/// cancelled and abandoned (if it ignores cancellation it stays behind; the test has failed).
-public func withTestTimeout<T: Sendable>(_ timeout: Duration = .seconds(20), _ what: String = "operation",
-                                  _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    let race = TimeoutRace<T>()
-    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-        race.begin(continuation)
-        let work = Task {
-            let result: Result<T, any Error>
-            do { result = .success(try await body()) } catch { result = .failure(error) }
-            race.finish(result)
-        }
-        let timer = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }
-            if race.finish(.failure(TestTimeout(description: "\(what) did not finish within \(timeout)"))) { work.cancel() }
-        }
-        race.setTimer(timer)
-    }
-}
+    public init() {}
 
-/// Whichever of the work and the timer ends first resumes the caller; the other is ignored.
-private final class TimeoutRace<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var timer: Task<Void, Never>?
-        var isFinished = false
-    }
-
-    private let state = Mutex(State())
-
-    func begin(_ continuation: CheckedContinuation<T, any Error>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    func setTimer(_ timer: Task<Void, Never>) {
-        let finished = state.withLock { state -> Bool in
-            state.timer = timer
-            return state.isFinished
-        }
-        if finished { timer.cancel() }
-    }
-
-    @discardableResult
-    func finish(_ result: Result<T, any Error>) -> Bool {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
-            guard !state.isFinished else { return (nil, nil) }
-            state.isFinished = true
-            defer { state.continuation = nil }
-            return (state.continuation, state.timer)
-        }
-        guard let continuation else { return false }
-        timer?.cancel()
-        continuation.resume(with: result)
-        return true
-    }
+    public func append(_ item: Element) { items.withLock { $0.append(item) } }
+    public var all: [Element] { items.withLock { $0 } }
+    public var count: Int { items.withLock { $0.count } }
 }
 
 /// Items recorded as they happen (packets written, events received), that a test can wait
@@ -106,7 +55,7 @@ public final class AwaitableLog<Element: Sendable>: Sendable {
     }
 
     /// Waits until the items satisfy `predicate` and returns them; `nil` after `timeout`.
-    public func wait(timeout: Duration = .seconds(20), until predicate: @escaping @Sendable ([Element]) -> Bool) async -> [Element]? {
+    public func wait(timeout: Duration = hangGuard, until predicate: @escaping @Sendable ([Element]) -> Bool) async -> [Element]? {
         await withCheckedContinuation { (continuation: CheckedContinuation<[Element]?, Never>) in
             let immediate = state.withLock { state -> [Element]? in
                 if predicate(state.items) { return state.items }
@@ -124,7 +73,7 @@ public final class AwaitableLog<Element: Sendable>: Sendable {
     }
 
     /// Waits until there are at least `count` items.
-    public func wait(forCount count: Int, timeout: Duration = .seconds(20)) async -> [Element]? {
+    public func wait(forCount count: Int, timeout: Duration = hangGuard) async -> [Element]? {
         await wait(timeout: timeout) { $0.count >= count }
     }
 
@@ -132,17 +81,6 @@ public final class AwaitableLog<Element: Sendable>: Sendable {
         let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
         waiter?.continuation.resume(returning: nil)
     }
-}
-
-/// Waits until `condition` holds, checking it every 2 ms (without spinning a thread of a
-/// loaded machine); for state with no event to wait on. `false` after `timeout`, a hang guard.
-public func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        do { try await Task.sleep(for: .milliseconds(2)) } catch { return await condition() }
-    }
-    return await condition()
 }
 
 /// A gate a test opens by hand: work that reaches ``wait()`` holds there until ``open()``, and

@@ -25,18 +25,14 @@ public final class ReadinessCounter: Sendable {
     deinit { task.cancel() }
 
     /// Returns once a readiness event came (taking it), or throws ``TestTimeout`` after `timeout`.
-    public func waitForReady(timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            let took = ready.value.withLock { count -> Bool in
+    public func waitForReady(timeout: Duration = hangGuard) async throws {
+        try await waitUntil("the manager says its queue drained", timeout: timeout) {
+            ready.value.withLock { count -> Bool in
                 guard count > 0 else { return false }
                 count -= 1
                 return true
             }
-            if took { return }
-            try await Task.sleep(for: .milliseconds(2))
         }
-        throw TestTimeout(description: "the manager never said the queue drained (within \(timeout))")
     }
 }
 

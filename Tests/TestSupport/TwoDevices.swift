@@ -160,7 +160,7 @@ public struct TwoDevices: Sendable {
         let events = await peripheral.events()
         try await peripheral.startAdvertising(data)
         let connection = try await central.connect(to: await peripheralAddress, request: request, timeout: timeout)
-        let incoming = try await withTestTimeout(.seconds(30), "the peripheral's connected event") {
+        let incoming = try await withTimeout("the peripheral's connected event", .seconds(30)) {
             for await event in events { if case let .connected(incoming) = event { return incoming } }
             throw TestTimeout(description: "the peripheral's events ended before it connected")
         }
@@ -187,7 +187,7 @@ extension LEHost {
     public func pair(_ connection: Connection, finishedBy peer: LEHost) async throws -> LinkSecurity {
         let events = await peer.events()
         let security = try await pair(connection)
-        try await withTestTimeout(.seconds(30), "the peripheral's end of the pairing") {
+        try await withTimeout("the peripheral's end of the pairing", .seconds(30)) {
             for await event in events { if case .pairingFinished = event { return } }
             throw TestTimeout(description: "the peripheral's events ended before its pairing finished")
         }

@@ -119,16 +119,6 @@ func startBluejay(on link: VirtualLink, name: String = "central", options: (inou
     return bluejay
 }
 
-/// Waits for a callback to deliver one value.
-func callback<T: Sendable>(timeout: Duration = .seconds(10), _ body: (@escaping @Sendable (T) -> Void) -> Void) async throws -> T {
-    let delivered = AwaitableLog<T>()
-    body { delivered.append($0) }
-    guard let value = await delivered.wait(forCount: 1, timeout: timeout)?.first else {
-        Issue.record("no callback within \(timeout)")
-        throw CancellationError()
-    }
-    return value
-}
 
 /// Collects what observers and handlers are told.
 final class EventLog: ConnectionObserver, DisconnectHandler, ServiceObserver, ListenRestorer, BackgroundRestorer, RSSIObserver, LogObserver, Sendable {

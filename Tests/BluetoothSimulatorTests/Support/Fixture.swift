@@ -84,13 +84,9 @@ final class EventRecorder: Sendable {
     func wait(for what: String, timeout: Duration = .seconds(30),
               _ predicate: @escaping @Sendable (SimulatedDeviceEvent) -> Bool) async throws -> SimulatedDeviceEvent {
         var found: SimulatedDeviceEvent?
-        let deadline = ContinuousClock.now + timeout
-        while found == nil {
+        try await waitUntil(what, timeout: timeout) {
             found = all.first(where: predicate)
-            if found == nil {
-                guard ContinuousClock.now < deadline else { throw WaitTimeout(what: what) }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            return found != nil
         }
         return try #require(found)
     }

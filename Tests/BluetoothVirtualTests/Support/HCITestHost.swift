@@ -94,7 +94,7 @@ final class HCITestHost: Sendable {
             link.waitUntilDelivered()
             if let found = inbox.take(where: matches) { return found }
             guard let next = clock.nextDeadline, next <= limit else {
-                throw WaitTimeout(description: "no \(description) within \(timeout) of simulated time")
+                throw TestTimeout(description: "no \(description) within \(timeout) of simulated time")
             }
             clock.advance(to: next)
         }
@@ -119,7 +119,7 @@ final class HCITestHost: Sendable {
         do {
             _ = try await inbox.next(description, timeout: duration, where: matches)
             return false
-        } catch is WaitTimeout {
+        } catch is TestTimeout {
             return true
         }
     }
@@ -150,7 +150,7 @@ final class HCITestHost: Sendable {
             if case let .event(.commandComplete(complete)) = item { return complete.opcode == opcode }
             return false
         }
-        guard case let .event(.commandComplete(complete)) = received.item else { throw WaitTimeout(description: "unreachable") }
+        guard case let .event(.commandComplete(complete)) = received.item else { throw TestTimeout(description: "unreachable") }
         return complete
     }
 
@@ -174,7 +174,7 @@ final class HCITestHost: Sendable {
             if case let .event(.commandStatus(status)) = item { return status.opcode == opcode }
             return false
         }
-        guard case let .event(.commandStatus(status)) = received.item else { throw WaitTimeout(description: "unreachable") }
+        guard case let .event(.commandStatus(status)) = received.item else { throw TestTimeout(description: "unreachable") }
         return status
     }
 
@@ -184,14 +184,14 @@ final class HCITestHost: Sendable {
     @discardableResult
     func event(_ description: String, timeout: Duration = .seconds(20), where matches: @escaping @Sendable (HCIEvent) -> Bool) async throws -> (HCIEvent, Duration) {
         let received = try await next(description, timeout: timeout) { item in item.event.map(matches) ?? false }
-        guard let event = received.item.event else { throw WaitTimeout(description: "unreachable") }
+        guard let event = received.item.event else { throw TestTimeout(description: "unreachable") }
         return (event, received.time)
     }
 
     @discardableResult
     func leEvent(_ description: String, timeout: Duration = .seconds(20), where matches: @escaping @Sendable (HCILEMetaEvent) -> Bool) async throws -> (HCILEMetaEvent, Duration) {
         let received = try await next(description, timeout: timeout) { item in item.le.map(matches) ?? false }
-        guard let event = received.item.le else { throw WaitTimeout(description: "unreachable") }
+        guard let event = received.item.le else { throw TestTimeout(description: "unreachable") }
         return (event, received.time)
     }
 
@@ -200,14 +200,14 @@ final class HCITestHost: Sendable {
             if case let .disconnectionComplete(complete) = event { return complete.connectionHandle == handle }
             return false
         }
-        guard case let .disconnectionComplete(complete) = event else { throw WaitTimeout(description: "unreachable") }
+        guard case let .disconnectionComplete(complete) = event else { throw TestTimeout(description: "unreachable") }
         return (complete, time)
     }
 
     /// The next ACL packet, with its arrival time.
     func acl(timeout: Duration = .seconds(20)) async throws -> (ACLDataPacket, Duration) {
         let received = try await next("ACL data", timeout: timeout) { $0.acl != nil }
-        guard let packet = received.item.acl else { throw WaitTimeout(description: "unreachable") }
+        guard let packet = received.item.acl else { throw TestTimeout(description: "unreachable") }
         return (packet, received.time)
     }
 
@@ -216,7 +216,7 @@ final class HCITestHost: Sendable {
             if case .numberOfCompletedPackets = event { return true }
             return false
         }
-        guard case let .numberOfCompletedPackets(completed) = event else { throw WaitTimeout(description: "unreachable") }
+        guard case let .numberOfCompletedPackets(completed) = event else { throw TestTimeout(description: "unreachable") }
         return (completed.entries.filter { $0.connectionHandle == handle }.map { Int($0.completedPackets) }.reduce(0, +), time)
     }
 
@@ -272,7 +272,7 @@ final class HCITestHost: Sendable {
                                                       peerAddress: c.peerAddress, connectionInterval: c.connectionInterval,
                                                       peripheralLatency: c.peripheralLatency, supervisionTimeout: c.supervisionTimeout), time)
         default:
-            throw WaitTimeout(description: "unreachable")
+            throw TestTimeout(description: "unreachable")
         }
     }
 

@@ -1,11 +1,6 @@
 import Foundation
 import Synchronization
 
-/// Why a wait in a test failed.
-struct WaitTimeout: Error, CustomStringConvertible {
-    var description: String
-}
-
 /// Items arriving from another thread, each stamped with the link's simulated time, and
 /// waits for them. Each item is returned by at most one wait, so waiting twice for the same
 /// kind yields two items in order.
@@ -103,7 +98,7 @@ final class TestInbox<Item: Sendable>: Sendable {
                 // Started once the waiter is registered, so that it always finds it.
                 Task { [weak self] in
                     try? await Task.sleep(for: timeout)
-                    self?.expire(key, WaitTimeout(description: "no \(description) within \(timeout)"))
+                    self?.expire(key, TestTimeout(description: "no \(description) within \(timeout)"))
                 }
             }
         } onCancel: {

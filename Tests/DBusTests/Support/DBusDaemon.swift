@@ -2,7 +2,7 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
-import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,15 +1,6 @@
 @testable import DBus
 import Testing
 
-/// Waits until `condition` holds, checking it every few milliseconds, at most `timeout`: for
-/// state that has no event of its own (a subscription count going down).
-func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw DaemonError("timed out after \(timeout) waiting until \(what)") }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
 
 /// The next element of `iterator`, waiting at most `timeout` (a hang guard, not a delay).
 func next<Element: Sendable>(

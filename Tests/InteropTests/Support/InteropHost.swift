@@ -71,7 +71,7 @@ extension GATTClient {
 /// they do not come within `timeout`.
 func collect<S: AsyncSequence & Sendable>(_ count: Int, from stream: S, timeout: Duration) async throws -> [S.Element]
 where S.Element: Sendable {
-    try await withTestTimeout(timeout, "collecting \(count) values") {
+    try await withTimeout("collecting \(count) values", timeout) {
         var values: [S.Element] = []
         for try await value in stream {
             values.append(value)

@@ -1,0 +1,2 @@
+// The shared test helpers (the waits, AwaitableLog, TestGate) for every file here.
+@_exported import TestSupport

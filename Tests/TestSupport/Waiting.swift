@@ -1,0 +1,109 @@
+import Synchronization
+
+// The waits every test target shares: each has a time limit (a hang guard, not a delay: it
+// passes only when what the test waits for fails to happen), and none sleeps for a fixed time.
+// A failed wait throws ``TestTimeout`` naming what did not happen.
+
+/// How long a wait allows by default: far longer than anything a test waits for takes, even
+/// on a loaded two-core machine running eight tests at once (`make test`'s width).
+public let hangGuard: Duration = .seconds(30)
+
+/// A test waited longer than it allows for something that should have happened.
+public struct TestTimeout: Error, CustomStringConvertible {
+    public var description: String
+
+    public init(description: String) {
+        self.description = description
+    }
+}
+
+/// Runs `body` and returns its result, or throws ``TestTimeout`` naming `what` after
+/// `timeout`. On timeout the body's task is cancelled and abandoned (if it ignores
+/// cancellation it stays behind; the test has failed).
+public func withTimeout<T: Sendable>(_ what: String = "the operation", _ timeout: Duration = hangGuard,
+                                     _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let race = TimeoutRace<T>()
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        race.begin(continuation)
+        let work = Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            race.finish(result)
+        }
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            if race.finish(.failure(TestTimeout(description: "\(what) did not finish within \(timeout)"))) { work.cancel() }
+        }
+        race.setTimer(timer)
+    }
+}
+
+/// Whichever of the work and the timer ends first resumes the caller; the other is ignored.
+private final class TimeoutRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var timer: Task<Void, Never>?
+        var isFinished = false
+    }
+
+    private let state = Mutex(State())
+
+    func begin(_ continuation: CheckedContinuation<T, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func setTimer(_ timer: Task<Void, Never>) {
+        let finished = state.withLock { state -> Bool in
+            state.timer = timer
+            return state.isFinished
+        }
+        if finished { timer.cancel() }
+    }
+
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+            guard !state.isFinished else { return (nil, nil) }
+            state.isFinished = true
+            defer { state.continuation = nil }
+            return (state.continuation, state.timer)
+        }
+        guard let continuation else { return false }
+        timer?.cancel()
+        continuation.resume(with: result)
+        return true
+    }
+}
+
+/// Waits until `condition` holds, checking it every 5 ms (without spinning a thread of a
+/// loaded machine): for state with no event to wait on. Throws ``TestTimeout`` after `timeout`.
+public func waitUntil(_ what: String, timeout: Duration = hangGuard, _ condition: () async throws -> Bool) async throws {
+    guard try await !poll(until: ContinuousClock.now + timeout, condition) else { return }
+    throw TestTimeout(description: "timed out after \(timeout) waiting until \(what)")
+}
+
+/// Whether `condition` holds within `timeout`, checking it every 5 ms: for an expectation,
+/// `#expect(await eventually { ... })`.
+public func eventually(timeout: Duration = hangGuard, _ condition: () async -> Bool) async -> Bool {
+    (try? await poll(until: ContinuousClock.now + timeout, condition)) ?? false
+}
+
+private func poll(until deadline: ContinuousClock.Instant, _ condition: () async throws -> Bool) async throws -> Bool {
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        do { try await Task.sleep(for: .milliseconds(5)) } catch { break }
+    }
+    return try await condition()
+}
+
+/// Calls a callback-style API (`body` gets the callback to pass on) and returns the first
+/// value the callback delivers; throws ``TestTimeout`` after `timeout`.
+public func callback<T: Sendable>(_ what: String = "the callback", timeout: Duration = hangGuard,
+                                  _ body: (@escaping @Sendable (T) -> Void) -> Void) async throws -> T {
+    let delivered = AwaitableLog<T>()
+    body { delivered.append($0) }
+    guard let value = await delivered.wait(forCount: 1, timeout: timeout)?.first else {
+        throw TestTimeout(description: "\(what) did not come within \(timeout)")
+    }
+    return value
+}
