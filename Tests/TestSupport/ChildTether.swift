@@ -48,17 +48,21 @@ extension Process {
     }
 
     /// Ends the process unless it exits on its own: for each step, waits up to its grace period,
-    /// then sends its signal; then waits for the exit. Whether it exited without a signal.
+    /// then sends its signal; then waits for the exit, at most `reapLimit` (a process that
+    /// outlives its last signal, SIGKILL, by that long is stuck in the kernel: it is left, and
+    /// the caller goes on rather than hanging the run). Whether it exited without a signal.
     /// It blocks the calling thread, as ``waitForExit(timeout:)`` does.
     @discardableResult
-    public func end(escalating steps: [(signal: Int32, after: Duration)]) -> Bool {
+    public func end(escalating steps: [(signal: Int32, after: Duration)], reapLimit: Duration = .seconds(10)) -> Bool {
         var signalled = false
         for step in steps {
             if waitForExit(timeout: step.after) { break }
             kill(processIdentifier, step.signal)
             signalled = true
         }
-        if isRunning { waitUntilExit() }
+        if !waitForExit(timeout: reapLimit) {
+            FileHandle.standardError.write(Data("process \(processIdentifier) still runs \(reapLimit) after its last signal; left\n".utf8))
+        }
         return !signalled
     }
 }
