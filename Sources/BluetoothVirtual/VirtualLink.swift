@@ -182,7 +182,7 @@ public final class VirtualLink: Sendable {
             engine.armedDeadline = nil
             return Self.nextWakeUp(&engine)
         }
-        if let rearm { arm(rearm) }
+        if let rearm { _ = arm(rearm) } // a real-time wake-up, never late
     }
 
     /// Returns once everything the link has been given so far is processed and what it produced
@@ -301,15 +301,34 @@ public final class VirtualLink: Sendable {
     }
 
     private func step<T: Sendable>(_ body: (inout LinkSimulation) -> T) -> T {
-        let (result, deliveries, wakeUp) = engine.withLock { engine -> (T, [Delivery], WakeUp?) in
+        let (result, stepDeliveries, stepWakeUp) = engine.withLock { engine -> (T, [Delivery], WakeUp?) in
             engine.simulation.advance(to: engine.time.simulatedNow)
             let result = body(&engine.simulation)
             let deliveries = engine.simulation.takeOutbox()
             return (result, deliveries, engine.isShutDown ? nil : Self.nextWakeUp(&engine))
         }
+        var deliveries = stepDeliveries
+        var wakeUp = stepWakeUp
         // Armed before the deliveries: a test that moves a manual clock on as soon as its host
         // hears an event finds the link's alarm in place.
-        if let wakeUp { arm(wakeUp) }
+        while let next = wakeUp, let late = arm(next) {
+            // A test moved the manual clock past the deadline while this step ran (from another
+            // thread), before the alarm existed, and a clock runs an alarm scheduled in the past
+            // only at its next advance, which may never come: the link catches up now, in this
+            // same work item, so that ``waitUntilDelivered()`` sees what it produced.
+            let caughtUp = engine.withLock { engine -> (deliveries: [Delivery], wakeUp: WakeUp?, alarm: ManualClock.Alarm?)? in
+                guard engine.armedToken == late.token else { return nil }
+                let alarm = engine.armedAlarm
+                engine.armedDeadline = nil
+                engine.armedAlarm = nil
+                engine.simulation.advance(to: engine.time.simulatedNow)
+                return (engine.simulation.takeOutbox(), engine.isShutDown ? nil : Self.nextWakeUp(&engine), alarm)
+            }
+            guard let caughtUp else { break }
+            if let alarm = caughtUp.alarm { late.clock.cancel(alarm) }
+            deliveries += caughtUp.deliveries
+            wakeUp = caughtUp.wakeUp
+        }
         deliver(deliveries)
         return result
     }
@@ -329,7 +348,9 @@ public final class VirtualLink: Sendable {
         }
     }
 
-    private func arm(_ wakeUp: WakeUp) {
+    /// Arms `wakeUp`. Returns the manual clock and the wake-up's token when that clock has
+    /// passed its deadline already (see ``step(_:)``), `nil` otherwise.
+    private func arm(_ wakeUp: WakeUp) -> (clock: ManualClock, token: UInt64)? {
         switch wakeUp {
         case let .real(instant, token):
             let delay = max(.zero, instant - ContinuousClock.now)
@@ -338,6 +359,7 @@ public final class VirtualLink: Sendable {
             queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
                 self?.wakeUp(token: token)
             }
+            return nil
         case let .manual(clock, deadline, token, replaced):
             if let replaced { clock.cancel(replaced) }
             // The alarm runs inside the test's advance: the link catches up before it returns.
@@ -348,13 +370,9 @@ public final class VirtualLink: Sendable {
             engine.withLock { engine in
                 if engine.armedToken == token { engine.armedAlarm = alarm } else { clock.cancel(alarm) }
             }
-            // A test that moved the clock past the deadline while this step ran (from another
-            // thread) did so before the alarm existed, and a clock runs a late alarm only at its
-            // next advance, which may never come: the link wakes itself up instead (a second
-            // run of the alarm finds its token spent and does nothing).
-            if clock.now >= deadline {
-                queue.async { [weak self] in self?.wakeUp(token: token) }
-            }
+            // Checked after the alarm exists: an advance either takes the alarm or has moved
+            // the clock past the deadline by now (the clock does both under one lock).
+            return clock.now >= deadline ? (clock, token) : nil
         }
     }
 

@@ -4,7 +4,6 @@ import Foundation
 import Synchronization
 import Testing
 
-
 /// Records what the operations of a test did.
 final class Journal: Sendable {
     private let entries = Mutex<[String]>([])
@@ -17,7 +16,6 @@ final class Journal: Sendable {
     func leave() { concurrency.withLock { $0.current -= 1 } }
     var maximumConcurrency: Int { concurrency.withLock { $0.maximum } }
 }
-
 
 @Suite("Operation runner", .timeLimit(.minutes(1)))
 struct OperationRunnerTests {

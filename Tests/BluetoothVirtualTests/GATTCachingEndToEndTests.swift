@@ -179,7 +179,6 @@ struct GATTCachingEndToEndTests {
     }
 }
 
-
 private extension Duration {
     var formattedMilliseconds: String { String(format: "%.1f ms", self / .milliseconds(1)) }
 }

@@ -179,6 +179,29 @@ struct ScanningTests {
         #expect(try await bystander.expectNothing("directed report", for: .milliseconds(200)) { $0.le != nil })
     }
 
+    /// High duty cycle directed advertising sends its first PDU at once (its timer is due at the
+    /// link's present when the enable is taken): the target hears it in the step that enabled
+    /// it, with no advance of the manual clock. A wake-up armed for a time the clock already
+    /// reads used to wait for the next advance, which a test need not make.
+    @Test func aTimerDueAtTheLinksPresentFiresWithoutAnAdvance() async throws {
+        let link = VirtualLink.manual()
+        let target = HCITestHost(link.addController(name: "target", address: TestAddresses.central))
+        let advertiser = HCITestHost(link.addController(name: "advertiser", address: TestAddresses.peripheral, position: .init(x: 1, y: 0)))
+        for host in [target, advertiser] { try await host.initialize() }
+        try await target.complete(LESetScanParametersCommand(scanType: .passive, scanInterval: 0x20, scanWindow: 0x20))
+        try await target.complete(LESetScanEnableCommand(enable: true, filterDuplicates: true))
+        #expect(try await advertiser.complete(LESetAdvertisingParametersCommand(
+            intervalMin: 0, intervalMax: 0, advertisingType: .advDirectIndHigh, peerAddressType: .public, peerAddress: TestAddresses.central)).status == .success)
+        let before = link.now
+        try advertiser.sendRaw(LESetAdvertisingEnableCommand(enable: true).encode())
+        link.waitUntilDelivered()
+        #expect(link.now == before, "the clock did not move")
+        #expect(target.inbox.contains { item in
+            if case let .advertisingReport(report)? = item.le { return report.reports.contains { $0.eventType == .advDirectInd } }
+            return false
+        })
+    }
+
     @Test func highDutyCycleDirectedAdvertisingTimesOut() async throws {
         let link = VirtualLink.manual()
         let advertiser = HCITestHost(link.addController(address: TestAddresses.peripheral))

@@ -35,13 +35,9 @@ struct SignedWriteTests {
              peerKeys: BondKeys(longTermKey: 1, signatureKey: peerCSRK), localKeys: BondKeys(signatureKey: localCSRK))
     }
 
-    /// The server's value, polled (a command has no answer to wait for), failing after 10 s.
+    /// The server's value, polled (a command has no answer to wait for).
     static func waitForValue(_ value: [UInt8], at handle: UInt16, on server: GATTServer) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await server.value(forHandle: handle) != value {
-            guard ContinuousClock.now < deadline else { throw TestTimeout(description: "value \(value) at \(handle) not stored") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitUntil("value \(value) is stored at \(handle)") { await server.value(forHandle: handle) == value }
     }
 
     @Test("The signer takes each SignCounter once, stores the next before it returns, and keeps on after a restart")

@@ -82,9 +82,6 @@ func connect(_ bluejay: Bluejay, to peripheral: PeripheralIdentifier, rig: Bumbl
     }
 }
 
-
-/// A thread-safe list, for what callbacks deliver.
-
 /// What observers, handlers and restorers were told, in order.
 final class Recorder: ConnectionObserver, DisconnectHandler, ServiceObserver, ListenRestorer, BackgroundRestorer, LogObserver, Sendable {
     let events = Collected<String>()

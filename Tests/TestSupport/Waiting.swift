@@ -18,72 +18,85 @@ public struct TestTimeout: Error, CustomStringConvertible {
 }
 
 /// Runs `body` and returns its result, or throws ``TestTimeout`` naming `what` after
-/// `timeout`. On timeout the body's task is cancelled and abandoned (if it ignores
-/// cancellation it stays behind; the test has failed).
+/// `timeout`. On timeout, or when the calling task is cancelled (it then throws
+/// `CancellationError`), the body's task is cancelled and abandoned: if it ignores
+/// cancellation it stays behind, and the test has failed anyway.
 public func withTimeout<T: Sendable>(_ what: String = "the operation", _ timeout: Duration = hangGuard,
                                      _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let race = TimeoutRace<T>()
-    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-        race.begin(continuation)
-        let work = Task {
-            let result: Result<T, any Error>
-            do { result = .success(try await body()) } catch { result = .failure(error) }
-            race.finish(result)
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            guard race.begin(continuation) else { return }
+            let work = Task {
+                let result: Result<T, any Error>
+                do { result = .success(try await body()) } catch { result = .failure(error) }
+                race.finish(result)
+            }
+            let timer = Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                race.finish(.failure(TestTimeout(description: "\(what) did not finish within \(timeout)")))
+            }
+            race.setTasks(work: work, timer: timer)
         }
-        let timer = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }
-            if race.finish(.failure(TestTimeout(description: "\(what) did not finish within \(timeout)"))) { work.cancel() }
-        }
-        race.setTimer(timer)
+    } onCancel: {
+        race.finish(.failure(CancellationError()))
     }
 }
 
-/// Whichever of the work and the timer ends first resumes the caller; the other is ignored.
+/// Whichever of the work, the timer and the caller's cancellation ends first resumes the
+/// caller and cancels the others' tasks; the rest is ignored.
 private final class TimeoutRace<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
-        var timer: Task<Void, Never>?
-        var isFinished = false
+        var tasks: [Task<Void, Never>] = []
+        /// The outcome, once there is one (a cancellation may come before ``begin(_:)``).
+        var outcome: Result<T, any Error>?
     }
 
     private let state = Mutex(State())
 
-    func begin(_ continuation: CheckedContinuation<T, any Error>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    func setTimer(_ timer: Task<Void, Never>) {
-        let finished = state.withLock { state -> Bool in
-            state.timer = timer
-            return state.isFinished
+    /// Takes the caller's continuation; `false` (and the continuation resumed) when the race
+    /// is over already.
+    func begin(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
+        let outcome = state.withLock { state -> Result<T, any Error>? in
+            if state.outcome == nil { state.continuation = continuation }
+            return state.outcome
         }
-        if finished { timer.cancel() }
+        guard let outcome else { return true }
+        continuation.resume(with: outcome)
+        return false
     }
 
-    @discardableResult
-    func finish(_ result: Result<T, any Error>) -> Bool {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
-            guard !state.isFinished else { return (nil, nil) }
-            state.isFinished = true
+    func setTasks(work: Task<Void, Never>, timer: Task<Void, Never>) {
+        let over = state.withLock { state -> Bool in
+            state.tasks = [work, timer]
+            return state.outcome != nil
+        }
+        if over { work.cancel(); timer.cancel() }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            guard state.outcome == nil else { return (nil, []) }
+            state.outcome = result
             defer { state.continuation = nil }
-            return (state.continuation, state.timer)
+            return (state.continuation, state.tasks)
         }
-        guard let continuation else { return false }
-        timer?.cancel()
-        continuation.resume(with: result)
-        return true
+        tasks.forEach { $0.cancel() }
+        continuation?.resume(with: result)
     }
 }
 
 /// Waits until `condition` holds, checking it every 5 ms (without spinning a thread of a
-/// loaded machine): for state with no event to wait on. Throws ``TestTimeout`` after `timeout`.
+/// loaded machine): for state with no event to wait on. Throws ``TestTimeout`` after `timeout`,
+/// `CancellationError` when the calling task is cancelled.
 public func waitUntil(_ what: String, timeout: Duration = hangGuard, _ condition: () async throws -> Bool) async throws {
     guard try await !poll(until: ContinuousClock.now + timeout, condition) else { return }
     throw TestTimeout(description: "timed out after \(timeout) waiting until \(what)")
 }
 
 /// Whether `condition` holds within `timeout`, checking it every 5 ms: for an expectation,
-/// `#expect(await eventually { ... })`.
+/// `#expect(await eventually { ... })`. `false` when the calling task is cancelled first.
 public func eventually(timeout: Duration = hangGuard, _ condition: () async -> Bool) async -> Bool {
     (try? await poll(until: ContinuousClock.now + timeout, condition)) ?? false
 }
@@ -91,7 +104,7 @@ public func eventually(timeout: Duration = hangGuard, _ condition: () async -> B
 private func poll(until deadline: ContinuousClock.Instant, _ condition: () async throws -> Bool) async throws -> Bool {
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
-        do { try await Task.sleep(for: .milliseconds(5)) } catch { break }
+        try await Task.sleep(for: .milliseconds(5))
     }
     return try await condition()
 }

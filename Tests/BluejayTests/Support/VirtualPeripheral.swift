@@ -119,7 +119,6 @@ func startBluejay(on link: VirtualLink, name: String = "central", options: (inou
     return bluejay
 }
 
-
 /// Collects what observers and handlers are told.
 final class EventLog: ConnectionObserver, DisconnectHandler, ServiceObserver, ListenRestorer, BackgroundRestorer, RSSIObserver, LogObserver, Sendable {
     private let entries = Mutex<[String]>([])

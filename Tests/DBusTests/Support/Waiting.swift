@@ -1,7 +1,6 @@
 @testable import DBus
 import Testing
 
-
 /// The next element of `iterator`, waiting at most `timeout` (a hang guard, not a delay).
 func next<Element: Sendable>(
     _ iterator: inout DBusSignals<Element>.AsyncIterator, timeout: Duration = .seconds(10)
