@@ -86,6 +86,25 @@ import Testing
         #expect(second.bearer.closedError == .disconnected(reason: .connectionTimeout))
     }
 
+    /// A cancelled open's task may cancel it twice (its cancellation handler, and its own check
+    /// once the request is sent, when the cancellation came in between): the second must not
+    /// end the request, whose CIDs stay held until the peer answers or the RTX bound passes.
+    @Test func aPendingOpenIsCancelledOnceAndKeepsWaitingForItsEnd() throws {
+        let router = makeRouter()
+        _ = router.process([Self.connectionComplete(peer: 0xC0FF_EE00_0001)])
+        let link = try #require(router.link(for: Self.handle))
+        let outcomes = Collected<String>()
+        link.addPendingOpen(.init(channels: [], complete: { outcomes.append("caller: \($0)") }), identifier: 9)
+        let late: @Sendable (Result<LESignalingCommand, L2CAPChannelError>) -> Void = { outcomes.append("late: \($0)") }
+        link.cancelPendingOpen(identifier: 9, late: late)
+        link.cancelPendingOpen(identifier: 9, late: late)
+        #expect(outcomes.all == ["caller: \(Result<LESignalingCommand, L2CAPChannelError>.failure(.cancelled))"])
+        // The request's real end still reaches `late`, once.
+        link.takePendingOpen(identifier: 9)?.complete(.failure(.timeout))
+        #expect(outcomes.all.count == 2)
+        #expect(outcomes.all.last == "late: \(Result<LESignalingCommand, L2CAPChannelError>.failure(.timeout))")
+    }
+
     @Test func closingFailsEveryOpenAndChannelOnceAndStopsReleaseTimers() async throws {
         let router = makeRouter()
         _ = router.process([Self.connectionComplete(peer: 0xC0FF_EE00_0001)])

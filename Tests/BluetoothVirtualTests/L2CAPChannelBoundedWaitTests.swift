@@ -160,8 +160,9 @@ struct L2CAPChannelBoundedWaitTests {
         }
         open.cancel()
         await #expect(throws: L2CAPChannelError.cancelled) { try await open.value }
-        // Failed once (2026-11-28, a fresh clone's make test, after a 23 s stall of the run's
-        // first tests); what the link and the clock were then, for the next time.
+        // Failed once (2026-11-28, under load): the cancellation came between the request's
+        // send and the open's own check of it, both cancelled the open, and the second released
+        // the CID (L2CAPLinkTests.aPendingOpenIsCancelledOnceAndKeepsWaitingForItsEnd).
         #expect(isReserved(sent.sourceCID, rig),
                 "link connected: \(rig.connection.isConnected), reason: \(String(describing: rig.connection.disconnectReason)), clock moved \(rig.clock.now - start)")
         let deadline = start + LEHost.channelRequestTimeout

@@ -20,6 +20,8 @@ final class L2CAPLink: Sendable {
         var channels: [L2CAPChannel]
         /// Gets the response (an LE or an enhanced credit-based connection response), or why none came.
         var complete: @Sendable (Result<LESignalingCommand, L2CAPChannelError>) -> Void
+        /// Whether its task was cancelled (``L2CAPLink/cancelPendingOpen(identifier:late:)``).
+        var isCancelled = false
     }
 
     private struct Channels {
@@ -171,10 +173,13 @@ final class L2CAPLink: Sendable {
     /// The task waiting for the answer to `identifier` was cancelled: the open fails with
     /// ``L2CAPChannelError/cancelled`` now, and `late` gets what ends the request later (the
     /// peer's response, the RTX timeout or the link's end) in its place.
+    /// Once only: the task's cancellation handler and its own check after sending may both
+    /// call it, and a second call would hand `late` the cancellation as the request's end,
+    /// releasing the CIDs of a request still on its way (Core 6.0, Vol 3, Part A, 6.2.1).
     func cancelPendingOpen(identifier: UInt8, late: @escaping @Sendable (Result<LESignalingCommand, L2CAPChannelError>) -> Void) {
         let open = channels.withLock { state -> PendingOpen? in
-            guard let open = state.pendingOpens[identifier] else { return nil }
-            state.pendingOpens[identifier] = PendingOpen(channels: open.channels, complete: late)
+            guard let open = state.pendingOpens[identifier], !open.isCancelled else { return nil }
+            state.pendingOpens[identifier] = PendingOpen(channels: open.channels, complete: late, isCancelled: true)
             return open
         }
         open?.complete(.failure(.cancelled))
