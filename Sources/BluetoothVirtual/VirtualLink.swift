@@ -301,36 +301,32 @@ public final class VirtualLink: Sendable {
     }
 
     private func step<T: Sendable>(_ body: (inout LinkSimulation) -> T) -> T {
-        let (result, stepDeliveries, stepWakeUp) = engine.withLock { engine -> (T, [Delivery], WakeUp?) in
+        var (result, deliveries, wakeUp) = advance(body)
+        // Armed before the deliveries: a test that moves a manual clock on as soon as its host
+        // hears an event finds the link's alarm in place.
+        while let next = wakeUp, let late = arm(next), let spent = spendWakeUp(token: late.token) {
+            // A test moved the manual clock past the deadline while this step ran (from another
+            // thread), before the alarm existed, and a clock runs an alarm scheduled in the past
+            // only at its next advance, which may never come: the link catches up now, in this
+            // same work item, so that ``waitUntilDelivered()`` sees what it produced.
+            if let alarm = spent { late.clock.cancel(alarm) }
+            let (_, more, after) = advance { _ in }
+            deliveries += more
+            wakeUp = after
+        }
+        deliver(deliveries)
+        return result
+    }
+
+    /// Catches the simulation up with the clock, runs `body`, and takes what it produced and
+    /// the wake-up to arm next, if any.
+    private func advance<T: Sendable>(_ body: (inout LinkSimulation) -> T) -> (T, [Delivery], WakeUp?) {
+        engine.withLock { engine -> (T, [Delivery], WakeUp?) in
             engine.simulation.advance(to: engine.time.simulatedNow)
             let result = body(&engine.simulation)
             let deliveries = engine.simulation.takeOutbox()
             return (result, deliveries, engine.isShutDown ? nil : Self.nextWakeUp(&engine))
         }
-        var deliveries = stepDeliveries
-        var wakeUp = stepWakeUp
-        // Armed before the deliveries: a test that moves a manual clock on as soon as its host
-        // hears an event finds the link's alarm in place.
-        while let next = wakeUp, let late = arm(next) {
-            // A test moved the manual clock past the deadline while this step ran (from another
-            // thread), before the alarm existed, and a clock runs an alarm scheduled in the past
-            // only at its next advance, which may never come: the link catches up now, in this
-            // same work item, so that ``waitUntilDelivered()`` sees what it produced.
-            let caughtUp = engine.withLock { engine -> (deliveries: [Delivery], wakeUp: WakeUp?, alarm: ManualClock.Alarm?)? in
-                guard engine.armedToken == late.token else { return nil }
-                let alarm = engine.armedAlarm
-                engine.armedDeadline = nil
-                engine.armedAlarm = nil
-                engine.simulation.advance(to: engine.time.simulatedNow)
-                return (engine.simulation.takeOutbox(), engine.isShutDown ? nil : Self.nextWakeUp(&engine), alarm)
-            }
-            guard let caughtUp else { break }
-            if let alarm = caughtUp.alarm { late.clock.cancel(alarm) }
-            deliveries += caughtUp.deliveries
-            wakeUp = caughtUp.wakeUp
-        }
-        deliver(deliveries)
-        return result
     }
 
     /// When to wake up for the earliest timer, unless a wake-up at or before it is already armed.
@@ -377,14 +373,22 @@ public final class VirtualLink: Sendable {
     }
 
     private func wakeUp(token: UInt64) {
-        let current = engine.withLock { engine -> Bool in
-            guard engine.armedToken == token else { return false }
-            engine.armedDeadline = nil
-            engine.armedAlarm = nil
-            return true
-        }
-        guard current else { return }
+        guard spendWakeUp(token: token) != nil else { return }
         step { _ in }
+    }
+
+    /// Ends the armed wake-up `token`, if it is still the current one: `nil` when it is not,
+    /// else its manual clock's alarm (`.some(nil)` without one), which the caller cancels when
+    /// it has not run.
+    private func spendWakeUp(token: UInt64) -> ManualClock.Alarm?? {
+        engine.withLock { engine -> ManualClock.Alarm?? in
+            guard engine.armedToken == token else { return nil }
+            defer {
+                engine.armedDeadline = nil
+                engine.armedAlarm = nil
+            }
+            return .some(engine.armedAlarm)
+        }
     }
 
     private func deliver(_ deliveries: [Delivery]) {
