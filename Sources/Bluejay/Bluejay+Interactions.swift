@@ -11,7 +11,9 @@ extension Bluejay {
     public func read<R: Receivable>(from characteristic: CharacteristicIdentifier, timeout: Timeout? = nil,
                                     completion: @escaping @Sendable (ReadResult<R>) -> Void) {
         let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
-        submitGATT("read \(characteristic)", timeout: timeout, work: { link in try await link.read(characteristic) }, deliver: deliver)
+        submitGATT("read \(characteristic)", timeout: timeout,
+                   begin: { link, scope, next in link.startRead(characteristic, within: scope, completion: next) },
+                   work: { link in try await link.read(characteristic) }, deliver: deliver)
     }
 
     /// Writes a value: with response (acknowledged; long values as a long write) or without
@@ -30,7 +32,9 @@ extension Bluejay {
     public func read<R: Receivable>(from descriptor: DescriptorIdentifier, timeout: Timeout? = nil,
                                     completion: @escaping @Sendable (ReadResult<R>) -> Void) {
         let deliver = onCallbackQueue { (result: Result<Data, BluejayError>) in completion(result.decoded()) }
-        submitGATT("read \(descriptor)", timeout: timeout, work: { link in try await link.read(descriptor) }, deliver: deliver)
+        submitGATT("read \(descriptor)", timeout: timeout,
+                   begin: { link, scope, next in link.startRead(descriptor, within: scope, completion: next) },
+                   work: { link in try await link.read(descriptor) }, deliver: deliver)
     }
 
     /// Writes a descriptor (with response). `timeout` replaces the operation time limit for this call.

@@ -225,6 +225,34 @@ public final class Bluejay: Sendable {
         runner.submit(QueuedOperation.make(id: id ?? runner.makeID(), name: name, kind: .gatt, work: body, deliver: deliver), atFront: atFront)
     }
 
+    /// ``submitGATT(_:privileged:atFront:id:timeout:work:deliver:)`` for work that may begin
+    /// without a task (the callback API's reads): when its turn comes, `begin` starts it on the
+    /// connected link within the operation's time limit and returns `false` when it cannot;
+    /// `work` then runs in a task. What `begin`'s work leaves to run in a task keeps the
+    /// operation's deadline.
+    func submitGATT<T: Sendable>(_ name: String, timeout: Timeout? = nil,
+                                 begin: @escaping @Sendable (PeripheralLink, RequestScope,
+                                                             _ next: @escaping @Sendable (StartedProcedure<T>) -> Void) -> Bool,
+                                 work: @escaping @Sendable (PeripheralLink) async throws -> T,
+                                 deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void) {
+        if let refusal = refusal(for: name) {
+            deliver(.failure(refusal))
+            return
+        }
+        let limit = timeout.map(\.duration) ?? operationTimeLimit
+        let start: @Sendable (AbortSignal, @escaping @Sendable (StartedProcedure<T>) -> Void) -> Bool = { [self] abort, next in
+            // Without a link, the task-run work reports why.
+            guard let link = try? requireLink() else { return false }
+            let deadline = limit.map { (at: clock.now + $0, limit: $0) }
+            return begin(link, RequestScope(deadline: deadline?.at, abort: abort)) { started in
+                guard case let .unfinished(rest) = started else { return next(started) }
+                next(.unfinished { try await withDeadline(deadline, operation: name) { try await rest() } })
+            }
+        }
+        runner.submit(QueuedOperation.make(id: runner.makeID(), name: name, kind: .gatt, begin: start,
+                                           work: gattOperation(name, timeout: timeout, work: work), deliver: deliver))
+    }
+
     /// Queues a GATT operation on the connected link, with the operation time limit, and runs it
     /// in the calling task when its turn comes (the `async` API).
     func performGATT<T: Sendable>(_ name: String, timeout: Timeout? = nil,

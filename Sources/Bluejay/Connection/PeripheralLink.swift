@@ -100,9 +100,54 @@ final class PeripheralLink: Sendable {
 
     /// Reads a characteristic's value, however long.
     func read(_ id: CharacteristicIdentifier) async throws -> Data {
-        try await resyncing {
-            let found = try await characteristic(id)
-            return Data(try await mapErrors("reading \(id)") { try await connection.read(found) })
+        try await resyncing { try await readOnce(id) }
+    }
+
+    private func readOnce(_ id: CharacteristicIdentifier) async throws -> Data {
+        let found = try await characteristic(id)
+        return Data(try await mapErrors("reading \(id)") { try await connection.read(found) })
+    }
+
+    /// Starts ``read(_:)-(CharacteristicIdentifier)`` without a task when it can (the callback
+    /// API): the characteristic is known and the backend starts reads that way
+    /// (``CentralConnection/startRead(handle:raisingSecurity:within:completion:)``). `completion`
+    /// then gets the whole value on the thread its response came on, or what is left to run in
+    /// a task: the rest of a long value, a security raise, a resynchronisation after Database
+    /// Out Of Sync, or the error to report, as ``read(_:)-(CharacteristicIdentifier)`` would
+    /// throw it. Returns `false`, without calling `completion`, when it cannot start so.
+    func startRead(_ id: CharacteristicIdentifier, within scope: RequestScope,
+                   completion: @escaping @Sendable (StartedProcedure<Data>) -> Void) -> Bool {
+        guard let uuid = id.uuid, let found = caches.withLock({ $0.characteristics[id.service]?.first { $0.uuid == uuid } }) else {
+            return false
+        }
+        return startRead(handle: found.valueHandle, named: { "reading \(id)" }, within: scope,
+                         again: { [self] in try await readOnce(id) }, completion: completion)
+    }
+
+    /// ``startRead(_:within:completion:)-(CharacteristicIdentifier,_,_)`` for a descriptor.
+    func startRead(_ id: DescriptorIdentifier, within scope: RequestScope,
+                   completion: @escaping @Sendable (StartedProcedure<Data>) -> Void) -> Bool {
+        guard let uuid = id.uuid, let found = caches.withLock({ $0.descriptors[id.characteristic]?.first { $0.uuid == uuid } }) else {
+            return false
+        }
+        return startRead(handle: found.handle, named: { "reading \(id)" }, within: scope,
+                         again: { [self] in try await readOnce(id) }, completion: completion)
+    }
+
+    /// Starts the read of `handle`; what is left goes on as the task-run read does, with
+    /// `again` as the read after a resynchronisation.
+    private func startRead(handle: UInt16, named operation: @escaping @Sendable () -> String, within scope: RequestScope,
+                           again: @escaping @Sendable () async throws -> Data,
+                           completion: @escaping @Sendable (StartedProcedure<Data>) -> Void) -> Bool {
+        connection.startRead(handle: handle, raisingSecurity: raisesSecurity, within: scope) { [self] started in
+            switch started {
+            case let .finished(value):
+                completion(.finished(Data(value)))
+            case let .unfinished(rest):
+                completion(.unfinished { [self] in
+                    try await resyncing(first: { Data(try await mapped(operation()) { try await rest() }) }, then: again)
+                })
+            }
         }
     }
 
@@ -138,10 +183,12 @@ final class PeripheralLink: Sendable {
     }
 
     func read(_ id: DescriptorIdentifier) async throws -> Data {
-        try await resyncing {
-            let found = try await descriptor(id)
-            return Data(try await mapErrors("reading \(id)") { try await connection.read(found) })
-        }
+        try await resyncing { try await readOnce(id) }
+    }
+
+    private func readOnce(_ id: DescriptorIdentifier) async throws -> Data {
+        let found = try await descriptor(id)
+        return Data(try await mapErrors("reading \(id)") { try await connection.read(found) })
     }
 
     func write(_ value: Data, to id: DescriptorIdentifier) async throws {
@@ -210,8 +257,13 @@ final class PeripheralLink: Sendable {
     /// trusted peer's database is rediscovered and cached) and runs it once more, finding the
     /// handles anew. A second Database Out Of Sync is thrown as ``BluejayError/attError(code:operation:handle:)``.
     private func resyncing<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await resyncing(first: body, then: body)
+    }
+
+    /// ``resyncing(_:)`` whose first try is `first` and whose try after resynchronising is `then`.
+    private func resyncing<T: Sendable>(first: () async throws -> T, then body: () async throws -> T) async throws -> T {
         do {
-            return try await body()
+            return try await first()
         } catch BluejayError.attError(code: .databaseOutOfSync, _, _) {
             caches.withLock { $0 = Caches() }
             do {
@@ -227,8 +279,15 @@ final class PeripheralLink: Sendable {
     /// `operation` names the procedure in the error, and is made only when there is one (a
     /// read would otherwise pay for the string every time).
     private func mapErrors<T: Sendable>(_ operation: @autoclosure () -> String, _ body: () async throws -> T) async throws -> T {
+        try await mapped(operation()) {
+            try await raisesSecurity ? connection.raisingSecurity(body, willRaise: { _ in }) : body()
+        }
+    }
+
+    /// ``mapErrors(_:_:)`` without the security raise.
+    private func mapped<T: Sendable>(_ operation: @autoclosure () -> String, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await raisesSecurity ? connection.raisingSecurity(body, willRaise: { _ in }) : body()
+            return try await body()
         } catch {
             throw BluejayError(error, peripheral: identifier, operation: operation())
         }

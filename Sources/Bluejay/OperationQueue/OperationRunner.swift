@@ -1,8 +1,10 @@
 import BluetoothCore
+import BluetoothHost
 import Synchronization
 
 /// Runs ``QueuedOperation``s from a ``FIFOQueue``, one at a time: the callback API's in a task
-/// of their own, the `async` API's in their caller's task (``perform(_:kind:atFront:work:)``).
+/// of their own (its reads begin without one, ``QueuedOperation/Runner/started(begin:otherwise:)``),
+/// the `async` API's in their caller's task (``perform(_:kind:atFront:work:)``).
 /// Thread-safe: submit and cancel from anywhere. A cancelled or failed operation reports at
 /// once (its waits on the stack are aborted); the next operation starts when the failed one's
 /// work has actually returned, so that two operations never run together.
@@ -124,23 +126,52 @@ final class OperationRunner: Sendable {
 
     /// Starts an operation whose turn has come. One run by its caller is told to go. One run in
     /// a task of its own starts on the submitter's thread (`Task.immediate`: no thread handoff
-    /// until its first wait) when `fromSubmitter`; the operation after a finished one starts in
-    /// a new task instead, so that a run of operations that finish without waiting never nests.
+    /// until its first wait) when `fromSubmitter`, and one that begins without a task begins
+    /// there; the operation after a finished one starts in a new task instead, so that a run of
+    /// operations that finish without waiting never nests, and no work begins on the thread
+    /// that finished the last one (a transport's reader thread, for a read begun without a task).
     private func launch(_ operation: QueuedOperation, fromSubmitter: Bool) {
         log { "running \(operation)" }
         switch operation.runner {
         case let .caller(turn):
             turn.grant()
         case let .task(body):
-            let run: @Sendable () async -> Void = { [self] in
-                let report = await body()
-                self.didFinish(operation, report: report)
+            run(operation, body, immediately: fromSubmitter)
+        case let .started(begin, otherwise):
+            guard fromSubmitter else {
+                Task { self.begin(operation, begin, otherwise: otherwise, immediately: false) }
+                return
             }
-            let task = fromSubmitter ? Task.immediate(operation: run) : Task(operation: run)
-            state.withLock { state in
-                // The task may have finished already; then the slot belongs to another operation.
-                if state.queue.running?.id == operation.id { state.task = (operation.id, task) }
+            self.begin(operation, begin, otherwise: otherwise, immediately: true)
+        }
+    }
+
+    private func begin(_ operation: QueuedOperation,
+                       _ begin: @Sendable (_ next: @escaping @Sendable (StartedProcedure<QueuedOperation.Report>) -> Void) -> Bool,
+                       otherwise: @escaping @Sendable () async -> QueuedOperation.Report, immediately: Bool) {
+        let began = begin { [self] started in
+            switch started {
+            case let .finished(report):
+                didFinish(operation, report: report)
+            case let .unfinished(rest):
+                // `rest` reports its errors; it does not throw them.
+                run(operation, { (try? await rest()) ?? {} }, immediately: false)
             }
+        }
+        if !began { run(operation, otherwise, immediately: immediately) }
+    }
+
+    /// Runs an operation's `body` in a task of its own (started on this thread until its first
+    /// wait when `immediately`), then finishes the operation with the body's report.
+    private func run(_ operation: QueuedOperation, _ body: @escaping @Sendable () async -> QueuedOperation.Report, immediately: Bool) {
+        let run: @Sendable () async -> Void = { [self] in
+            let report = await body()
+            self.didFinish(operation, report: report)
+        }
+        let task = immediately ? Task.immediate(operation: run) : Task(operation: run)
+        state.withLock { state in
+            // The task may have finished already; then the slot belongs to another operation.
+            if state.queue.running?.id == operation.id { state.task = (operation.id, task) }
         }
     }
 

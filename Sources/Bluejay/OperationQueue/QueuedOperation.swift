@@ -1,4 +1,5 @@
 import BluetoothCore
+import BluetoothHost
 import Synchronization
 
 /// What an operation needs from the link, so that a disconnection fails the right ones.
@@ -28,6 +29,15 @@ final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
         /// free and starts it at once, on its own thread, rather than behind a finish still on
         /// its way (one thread handoff more per request, `Benchmarks/README.md`).
         case task(@Sendable () async -> Report)
+        /// The ``OperationRunner`` calls `begin` on the thread that launches the operation, with
+        /// a callback that `begin`'s work calls once, from any thread, with how it went on:
+        /// finished, with its report, or with the rest to run in a task of the runner's.
+        /// `begin` returns `false` when the work cannot begin so; `otherwise` then runs as
+        /// `.task`'s body does. For the callback API's reads, whose response is handled and
+        /// reported on the transport's reader thread: one thread handoff less per read than in
+        /// a task (`Benchmarks/README.md`).
+        case started(begin: @Sendable (_ next: @escaping @Sendable (StartedProcedure<Report>) -> Void) -> Bool,
+                     otherwise: @Sendable () async -> Report)
         /// The task that queued the operation runs it (the `async` API): the runner only tells
         /// it that its turn has come. No task is made and no thread handoff paid.
         case caller(CallerTurn)
@@ -67,22 +77,52 @@ final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
     ) -> QueuedOperation {
         let outcome = OneShot(deliver)
         let abort = AbortSignal()
-        return QueuedOperation(
-            id: id, name: name, kind: kind,
-            runner: .task {
-                guard !outcome.isDone else { return {} }
-                let result: Result<T, BluejayError>
-                do {
-                    result = .success(try await RequestScope.$current.withValue(RequestScope.current.aborted(by: abort)) { try await work() })
-                } catch {
-                    result = .failure(BluejayError(error, operation: name))
+        return QueuedOperation(id: id, name: name, kind: kind, runner: .task(reporting(work, name: name, outcome: outcome, abort: abort)),
+                               abort: abort, failure: { outcome.deliver(.failure($0)) }, done: { outcome.isDone })
+    }
+
+    /// An operation whose work may begin without a task (``Runner/started(begin:otherwise:)``):
+    /// `begin` gets the operation's abort signal and the callback for how the work went on,
+    /// and returns `false` when it cannot begin so; `work` then runs in a task, as for
+    /// ``make(id:name:kind:work:deliver:)``. `deliver` receives the outcome once.
+    static func make<T: Sendable>(
+        id: UInt64, name: String, kind: OperationKind,
+        begin: @escaping @Sendable (AbortSignal, _ next: @escaping @Sendable (StartedProcedure<T>) -> Void) -> Bool,
+        work: @escaping @Sendable () async throws -> T,
+        deliver: @escaping @Sendable (Result<T, BluejayError>) -> Void
+    ) -> QueuedOperation {
+        let outcome = OneShot(deliver)
+        let abort = AbortSignal()
+        let runner = Runner.started(begin: { next in
+            guard !outcome.isDone else {
+                next(.finished({}))
+                return true
+            }
+            return begin(abort) { started in
+                switch started {
+                case let .finished(value): next(.finished({ outcome.deliver(.success(value)) }))
+                case let .unfinished(rest): next(.unfinished(reporting(rest, name: name, outcome: outcome, abort: abort)))
                 }
-                return { outcome.deliver(result) }
-            },
-            abort: abort,
-            failure: { outcome.deliver(.failure($0)) },
-            done: { outcome.isDone }
-        )
+            }
+        }, otherwise: reporting(work, name: name, outcome: outcome, abort: abort))
+        return QueuedOperation(id: id, name: name, kind: kind, runner: runner, abort: abort,
+                               failure: { outcome.deliver(.failure($0)) }, done: { outcome.isDone })
+    }
+
+    /// The body of a task that runs `work` within the operation's abort signal and returns the
+    /// report of its outcome (nothing, when the operation had one already).
+    private static func reporting<T: Sendable>(_ work: @escaping @Sendable () async throws -> T, name: String,
+                                               outcome: OneShot<T>, abort: AbortSignal) -> @Sendable () async -> Report {
+        return {
+            guard !outcome.isDone else { return {} }
+            let result: Result<T, BluejayError>
+            do {
+                result = .success(try await RequestScope.$current.withValue(RequestScope.current.aborted(by: abort)) { try await work() })
+            } catch {
+                result = .failure(BluejayError(error, operation: name))
+            }
+            return { outcome.deliver(result) }
+        }
     }
 
     /// An operation that the calling task runs itself once ``CallerTurn/wait()`` returns.

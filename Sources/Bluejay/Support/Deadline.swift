@@ -12,13 +12,20 @@ import BluetoothHost
 /// so the queue goes on.
 func withTimeLimit<T: Sendable>(_ limit: Duration?, clock: BluetoothClock, operation: String,
                                 _ body: () async throws -> T) async throws -> T {
+    try await withDeadline(limit.map { (clock.now + $0, $0) }, operation: operation, body)
+}
+
+/// ``withTimeLimit(_:clock:operation:_:)`` with its deadline set already (`limit` names it in
+/// the error): the rest of an operation that began without a task.
+func withDeadline<T: Sendable>(_ deadline: (at: BluetoothClock.Instant, limit: Duration)?, operation: String,
+                               _ body: () async throws -> T) async throws -> T {
     do {
-        guard let limit else { return try await body() }
-        return try await RequestScope.$current.withValue(RequestScope.current.limited(to: clock.now + limit)) {
+        guard let deadline else { return try await body() }
+        return try await RequestScope.$current.withValue(RequestScope.current.limited(to: deadline.at)) {
             do {
                 return try await body()
             } catch HostError.deadlineExceeded, BluejayError.host(.deadlineExceeded) {
-                throw BluejayError.timedOut(operation: operation, after: limit)
+                throw BluejayError.timedOut(operation: operation, after: deadline.limit)
             }
         }
     } catch is CancellationError {

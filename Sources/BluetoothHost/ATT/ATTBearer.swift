@@ -14,8 +14,22 @@ import Synchronization
 /// (the transaction rule already orders requests: the next leaves only after a response), so a
 /// sender may hand a response straight back.
 public final class ATTBearer: Sendable {
-    /// The caller of a request, waiting for its response.
-    typealias Ticket = CheckedContinuation<ATTPDU, any Error>
+    /// The caller of a request, waiting for its response: a task suspended in
+    /// ``request(_:)``, or the handler of ``request(_:within:handler:)``. Resumed once.
+    enum Ticket: Sendable {
+        case task(CheckedContinuation<ATTPDU, any Error>)
+        case handler(@Sendable (Result<ATTPDU, any Error>) -> Void)
+
+        func resume(returning response: ATTPDU) { resume(with: .success(response)) }
+        func resume(throwing error: any Error) { resume(with: .failure(error)) }
+
+        private func resume(with result: Result<ATTPDU, any Error>) {
+            switch self {
+            case let .task(continuation): continuation.resume(with: result)
+            case let .handler(handler): handler(result)
+            }
+        }
+    }
 
     private struct State {
         var mtu = ATTPDU.defaultLEMTU
@@ -185,32 +199,65 @@ public final class ATTBearer: Sendable {
     /// ``HostError/deadlineExceeded``; when its abort signal fires, the caller gets the
     /// signal's error at once. Either way the request keeps its place, as for cancellation.
     public func request(_ pdu: ATTPDU) async throws -> ATTPDU {
-        let id = state.withLock { state -> UInt64 in
-            state.nextTransactionID &+= 1
-            return state.nextTransactionID
-        }
+        let id = makeTransactionID()
         let scope = RequestScope.current
         let registration = scope.abort?.whenAborted { [weak self] error in self?.abandon(id, with: error) }
         defer { if let registration { scope.abort?.remove(registration) } }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (ticket: Ticket) in
-                let outcome = state.withLock { state -> Result<[UInt8]?, any Error> in
-                    if let closedError = state.closedError { return .failure(closedError) }
-                    if Task.isCancelled { return .failure(HostError.cancelled) }
-                    if let aborted = scope.abort?.error { return .failure(aborted) }
-                    if let deadline = scope.deadline, deadline <= clock.now { return .failure(HostError.deadlineExceeded) }
-                    let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket, deadline: scope.deadline))
-                    let bytes = ready.map { startTransaction($0, state: &state) }
-                    armWatchdog(&state)
-                    return .success(bytes)
-                }
-                switch outcome {
-                case let .failure(refusal): ticket.resume(throwing: refusal)
-                case let .success(bytes): if let bytes { sendFrame(bytes, nil) }
-                }
+            try await withCheckedThrowingContinuation { continuation in
+                enqueue(id, pdu, ticket: .task(continuation), scope: scope)
             }
         } onCancel: {
             abandon(id, with: HostError.cancelled)
+        }
+    }
+
+    /// Sends a request as ``request(_:)`` does, for a caller that is not a task: `handler` gets
+    /// the response, or the error ``request(_:)`` would throw, once, on the thread that ends
+    /// the wait: for a response, the transport's reader thread, so it must be short and must
+    /// not block. `scope` bounds the wait as the calling task's does for ``request(_:)``.
+    /// This lets the callback API finish a read where its response arrives, with no thread
+    /// handoff (`Benchmarks/README.md`).
+    public func request(_ pdu: ATTPDU, within scope: RequestScope,
+                        handler: @escaping @Sendable (Result<ATTPDU, any Error>) -> Void) {
+        let id = makeTransactionID()
+        guard let abort = scope.abort else {
+            enqueue(id, pdu, ticket: .handler(handler), scope: scope)
+            return
+        }
+        // Registered before the request is queued, so that the ticket, which removes it, can
+        // only be resumed after it exists.
+        let registration = Mutex<AbortSignal.Registration?>(nil)
+        registration.withLock { $0 = abort.whenAborted { [weak self] error in self?.abandon(id, with: error) } }
+        enqueue(id, pdu, ticket: .handler { result in
+            if let registered = registration.withLock({ $0.take() }) { abort.remove(registered) }
+            handler(result)
+        }, scope: scope)
+    }
+
+    private func makeTransactionID() -> UInt64 {
+        state.withLock { state -> UInt64 in
+            state.nextTransactionID &+= 1
+            return state.nextTransactionID
+        }
+    }
+
+    /// Queues request `id`, or fails its ticket at once: the bearer closed, the caller was
+    /// cancelled, or its scope was aborted or is past its deadline.
+    private func enqueue(_ id: UInt64, _ pdu: ATTPDU, ticket: Ticket, scope: RequestScope) {
+        let outcome = state.withLock { state -> Result<[UInt8]?, any Error> in
+            if let closedError = state.closedError { return .failure(closedError) }
+            if Task.isCancelled { return .failure(HostError.cancelled) }
+            if let aborted = scope.abort?.error { return .failure(aborted) }
+            if let deadline = scope.deadline, deadline <= clock.now { return .failure(HostError.deadlineExceeded) }
+            let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket, deadline: scope.deadline))
+            let bytes = ready.map { startTransaction($0, state: &state) }
+            armWatchdog(&state)
+            return .success(bytes)
+        }
+        switch outcome {
+        case let .failure(refusal): ticket.resume(throwing: refusal)
+        case let .success(bytes): if let bytes { sendFrame(bytes, nil) }
         }
     }
 
@@ -233,10 +280,7 @@ public final class ATTBearer: Sendable {
         let waiter = OneShotContinuation()
         let registration = scope.abort?.whenAborted { error in waiter.resume(with: .failure(error)) }
         defer { if let registration { scope.abort?.remove(registration) } }
-        let id = state.withLock { state -> UInt64 in
-            state.nextTransactionID &+= 1
-            return state.nextTransactionID
-        }
+        let id = makeTransactionID()
         defer {
             state.withLock { state in
                 guard state.waitingSends.removeValue(forKey: id) != nil else { return }

@@ -108,6 +108,16 @@ public protocol CentralConnection: AnyObject, Sendable {
     /// Reads a value, however long.
     func read(_ characteristic: GATTCharacteristic) async throws -> [UInt8]
     func read(_ descriptor: GATTDescriptor) async throws -> [UInt8]
+    /// Starts reading the value at `handle` (a characteristic's value handle or a descriptor's
+    /// handle) without a task, for the callback API: a value that comes whole in the first
+    /// response reaches `completion` on the thread that received it
+    /// (``GATTClient/startReadLongValue(handle:within:completion:)``); the rest of a long value,
+    /// or a refusal, comes as what is left to run in a task, which, when `raisingSecurity`,
+    /// raises the link's security and reads again as ``raisingSecurity(_:willRaise:)`` does.
+    /// `scope` bounds the first request's wait. Returns `false`, without calling `completion`,
+    /// when the backend has no such start; the caller then runs ``read(_:)`` in a task.
+    func startRead(handle: UInt16, raisingSecurity: Bool, within scope: RequestScope,
+                   completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) -> Bool
     /// Writes with response, however long (a long write past one PDU).
     func write(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws
     func write(_ value: [UInt8], to descriptor: GATTDescriptor) async throws

@@ -71,6 +71,16 @@ extension Connection: CentralConnection {
     public func discoverDatabase() async throws -> [GATTDiscoveredService] { try await gatt.discoverDatabase() }
     public func read(_ characteristic: GATTCharacteristic) async throws -> [UInt8] { try await gatt.read(characteristic) }
     public func read(_ descriptor: GATTDescriptor) async throws -> [UInt8] { try await gatt.read(descriptor) }
+    public func startRead(handle: UInt16, raisingSecurity raises: Bool, within scope: RequestScope,
+                          completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) -> Bool {
+        gatt.startReadLongValue(handle: handle, within: scope) { [self] started in
+            guard raises, case let .unfinished(rest) = started else { return completion(started) }
+            completion(.unfinished { [self] in
+                try await raisingSecurity(first: rest, then: { [gatt] in try await gatt.readLongValue(handle: handle) })
+            })
+        }
+        return true
+    }
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws { try await gatt.write(value, to: characteristic) }
     public func write(_ value: [UInt8], to descriptor: GATTDescriptor) async throws { try await gatt.write(value, to: descriptor) }
     public func writeWithoutResponse(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws {

@@ -113,12 +113,27 @@ public final class GATTClient: Sendable {
         if Self.isDiscovery(pdu) { state.withLock { $0.discoveryRequests += 1 } }
         do {
             return try await bearer.request(pdu)
-        } catch HostError.att(let error) where error.code == .databaseOutOfSync {
+        } catch {
+            throw noticing(error)
+        }
+    }
+
+    /// ``request(_:)`` for a caller that is not a task: `handler` gets the outcome on the
+    /// thread that ends the wait (see ``ATTBearer/request(_:within:handler:)``).
+    func request(_ pdu: ATTPDU, within scope: RequestScope,
+                 handler: @escaping @Sendable (Result<ATTPDU, any Error>) -> Void) {
+        if Self.isDiscovery(pdu) { state.withLock { $0.discoveryRequests += 1 } }
+        bearer.request(pdu, within: scope) { [self] result in handler(result.mapError(noticing)) }
+    }
+
+    /// A request's error, after what it tells the client is taken in.
+    private func noticing(_ error: any Error) -> any Error {
+        if case let HostError.att(refusal) = error, refusal.code == .databaseOutOfSync {
             // Core 6.0, Vol 3, Part G, 2.5.2.1: the server changed its database and this client
             // has not learnt it yet: whatever was discovered may name the wrong handles.
             databaseWentStale(because: "the server answered Database Out Of Sync")
-            throw HostError.att(error)
         }
+        return error
     }
 
     /// Sends a command or confirmation: no response; returns once the controller took it.

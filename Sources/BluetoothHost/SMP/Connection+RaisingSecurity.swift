@@ -21,10 +21,17 @@ extension Connection {
     /// Authentication on a link already at level 4.
     public func raisingSecurity<T: Sendable>(_ body: () async throws -> T,
                                              willRaise: (ATTErrorCode) -> Void = { _ in }) async throws -> T {
+        try await raisingSecurity(first: body, then: body, willRaise: willRaise)
+    }
+
+    /// ``raisingSecurity(_:willRaise:)`` whose first try is `first` and whose tries after a
+    /// raise are `then` (a read started without a task goes on from its first response).
+    func raisingSecurity<T: Sendable>(first: () async throws -> T, then: () async throws -> T,
+                                      willRaise: (ATTErrorCode) -> Void = { _ in }) async throws -> T {
         var raises = 0
         while true {
             do {
-                return try await body()
+                return try await (raises == 0 ? first() : then())
             } catch let HostError.att(error) where raises < 2 {
                 guard let raise = securityRaise(for: error.code) else { throw HostError.att(error) }
                 willRaise(error.code)
