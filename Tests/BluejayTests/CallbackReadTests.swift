@@ -98,6 +98,34 @@ struct CallbackReadTests {
         await stop(bluejay, peer)
     }
 
+    @Test("Reads of a known value make no task; one to be discovered does")
+    func noTask() async throws {
+        let (bluejay, peer) = try await start("D2:00:00:00:00:07")
+        let before = bluejay.runner.tasksMade
+        for _ in 0..<5 { #expect(try await read(Self.plain, bluejay) == .success(Data([0x11]))) }
+        let description: ReadResult<String> = try await callback { done in bluejay.read(from: HeartRate.userDescription) { done($0) } }
+        #expect(description == .success("Body Sensor Location"))
+        #expect(bluejay.runner.tasksMade == before + 1, "only the descriptor's discovery ran in a task")
+        let again: ReadResult<String> = try await callback { done in bluejay.read(from: HeartRate.userDescription) { done($0) } }
+        #expect(again == .success("Body Sensor Location"))
+        #expect(bluejay.runner.tasksMade == before + 1)
+        await stop(bluejay, peer)
+    }
+
+    @Test("A read asked for from a cancelled task is still made: the callback API's requests are not the task's")
+    func fromACancelledTask() async throws {
+        let (bluejay, peer) = try await start("D2:00:00:00:00:08")
+        let result = AwaitableLog<ReadResult<Data>>()
+        let asking = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            #expect(Task.isCancelled)
+            bluejay.read(from: Self.plain) { result.append($0) }
+        }
+        await asking.value
+        #expect(await result.wait(forCount: 1, timeout: hangGuard)?.first == .success(Data([0x11])))
+        await stop(bluejay, peer)
+    }
+
     @Test("A read refused for lack of encryption encrypts the link and is answered")
     func securityRaise() async throws {
         let (bluejay, peer) = try await start("D2:00:00:00:00:02")

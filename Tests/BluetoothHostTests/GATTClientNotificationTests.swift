@@ -1,5 +1,6 @@
 import BluetoothCore
 import BluetoothHCI
+import Synchronization
 import Testing
 @testable import BluetoothHost
 
@@ -28,6 +29,37 @@ import Testing
         _ = try #require(await server.waitForSent { $0.writeRequest?.value == Self.off })
         #expect(writes(to: 0x000F, in: server) == [Self.notificationOn, Self.off])
         #expect(await eventually { !client.isSubscribed(valueHandle: characteristic.valueHandle) })
+    }
+
+    /// A read begun without a task is reported where its response arrives, in the middle of
+    /// the transport's batch: the notifications the peer sent before it in the batch go out
+    /// first, those after it at the batch's end.
+    @Test func aReadAnsweredInABatchIsReportedAfterTheNotificationsBeforeIt() async throws {
+        let (client, server) = ScriptedATTServer.connect(database: SampleDatabase.make())
+        let characteristic = SampleDatabase.measurementCharacteristic
+        let order = Mutex<[String]>([])
+        let subscription = try await withTimeout {
+            try await client.subscribe(to: characteristic, clientConfigurationHandle: 0x000F) { values in
+                order.withLock { $0 += values.map { "notified \($0.value)" } }
+            }
+        }
+        defer { subscription.cancel() }
+        server.script { _ in .silence }
+        let read = AwaitableLog<[UInt8]>()
+        client.startReadLongValue(handle: 0x0003, within: RequestScope()) { started in
+            guard case let .finished(value) = started else { return }
+            order.withLock { $0.append("read \(value)") }
+            read.append(value)
+        }
+        _ = try #require(await server.waitForSent { $0.opcode == .readRequest })
+        var batch = NotificationDeliveries()
+        client.bearer.receive(ATTPDU.handleValueNotification(.init(handle: 0x000E, value: [1])).encode()[...], deliveries: &batch)
+        client.bearer.receive(ATTPDU.handleValueNotification(.init(handle: 0x000E, value: [2])).encode()[...], deliveries: &batch)
+        client.bearer.receive(ATTPDU.readResponse(.init(value: [7])).encode()[...], deliveries: &batch)
+        client.bearer.receive(ATTPDU.handleValueNotification(.init(handle: 0x000E, value: [3])).encode()[...], deliveries: &batch)
+        batch.flush()
+        #expect(await read.wait(forCount: 1) == [[7]])
+        #expect(order.withLock { $0 } == ["notified [1]", "notified [2]", "read [7]", "notified [3]"])
     }
 
     @Test func severalSubscribersShareOneDescriptorWriteAndGetEveryNotificationInOrder() async throws {

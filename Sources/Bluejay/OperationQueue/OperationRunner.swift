@@ -16,6 +16,8 @@ final class OperationRunner: Sendable {
         /// Identifiers cancelled before they were submitted (a `Task` cancelled while its
         /// request was being built).
         var cancelledEarly: Set<UInt64> = []
+        /// Tasks made to run operations, for tests of the work that begins without one.
+        var tasksMade = 0
     }
 
     private let state: Mutex<State>
@@ -111,6 +113,9 @@ final class OperationRunner: Sendable {
     /// The running operation's kind, if one runs.
     var runningKind: OperationKind? { state.withLock { $0.queue.running?.kind } }
 
+    /// How many tasks were made to run operations so far.
+    var tasksMade: Int { state.withLock { $0.tasksMade } }
+
     /// How many operations wait or run.
     var count: Int { state.withLock { $0.queue.count } }
 
@@ -139,7 +144,9 @@ final class OperationRunner: Sendable {
             run(operation, body, immediately: fromSubmitter)
         case let .started(begin, otherwise):
             guard fromSubmitter else {
-                Task { self.begin(operation, begin, otherwise: otherwise, immediately: false) }
+                // In a task of its own: the work that cannot begin without one runs in it.
+                state.withLock { $0.tasksMade += 1 }
+                Task { self.begin(operation, begin, otherwise: otherwise, immediately: true) }
                 return
             }
             self.begin(operation, begin, otherwise: otherwise, immediately: true)
@@ -170,6 +177,7 @@ final class OperationRunner: Sendable {
         }
         let task = immediately ? Task.immediate(operation: run) : Task(operation: run)
         state.withLock { state in
+            state.tasksMade += 1
             // The task may have finished already; then the slot belongs to another operation.
             if state.queue.running?.id == operation.id { state.task = (operation.id, task) }
         }

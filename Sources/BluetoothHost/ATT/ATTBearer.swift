@@ -242,12 +242,13 @@ public final class ATTBearer: Sendable {
         }
     }
 
-    /// Queues request `id`, or fails its ticket at once: the bearer closed, the caller was
-    /// cancelled, or its scope was aborted or is past its deadline.
+    /// Queues request `id`, or fails its ticket at once: the bearer closed, the calling task
+    /// was cancelled (a task's ticket only: a handler's caller may be a task whose
+    /// cancellation is not the request's), or its scope was aborted or is past its deadline.
     private func enqueue(_ id: UInt64, _ pdu: ATTPDU, ticket: Ticket, scope: RequestScope) {
         let outcome = state.withLock { state -> Result<[UInt8]?, any Error> in
             if let closedError = state.closedError { return .failure(closedError) }
-            if Task.isCancelled { return .failure(HostError.cancelled) }
+            if case .task = ticket, Task.isCancelled { return .failure(HostError.cancelled) }
             if let aborted = scope.abort?.error { return .failure(aborted) }
             if let deadline = scope.deadline, deadline <= clock.now { return .failure(HostError.deadlineExceeded) }
             let ready = state.transactions.enqueue(.init(id: id, request: pdu, ticket: ticket, deadline: scope.deadline))
@@ -455,6 +456,10 @@ public final class ATTBearer: Sendable {
         default:
             switch ATTOpcode(rawValue: opcode).kind {
             case .response?:
+                // The values the batch holds so far go out first: a response may be reported
+                // from here (a handler's ticket), and must not overtake the notifications the
+                // peer sent before it.
+                deliveries.flushPending()
                 receiveResponse(pdu)
             default:
                 serverInbox(Array(pdu), self)

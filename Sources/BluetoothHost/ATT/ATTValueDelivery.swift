@@ -52,4 +52,11 @@ struct NotificationDeliveries {
     func flush() {
         for (sink, values) in batches { sink.deliver(values) }
     }
+
+    /// Flushes what was added so far, and starts again empty.
+    mutating func flushPending() {
+        guard !batches.isEmpty else { return }
+        flush()
+        batches.removeAll(keepingCapacity: true)
+    }
 }

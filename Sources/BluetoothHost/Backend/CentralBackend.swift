@@ -142,6 +142,12 @@ public protocol CentralSubscription: Sendable {
 }
 
 extension CentralConnection {
+    /// None, by default: the caller runs ``read(_:)`` in a task.
+    public func startRead(handle: UInt16, raisingSecurity: Bool, within scope: RequestScope,
+                          completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) -> Bool {
+        false
+    }
+
     /// Finds a characteristic by UUID in a service found by UUID.
     public func findCharacteristic(_ characteristicUUID: BluetoothUUID, inService serviceUUID: BluetoothUUID) async throws -> GATTCharacteristic {
         guard let service = try await discoverPrimaryServices(uuid: serviceUUID).first else {
