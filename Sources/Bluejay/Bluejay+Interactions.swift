@@ -23,7 +23,9 @@ extension Bluejay {
                                         timeout: Timeout? = nil, completion: @escaping @Sendable (WriteResult) -> Void) {
         let data = value.toBluetoothData()
         submitGATT("write \(data.count) bytes to \(characteristic)\(type == .withoutResponse ? " without response" : type == .signed ? " signed" : "")",
-                   timeout: timeout, work: { link in try await link.write(data, to: characteristic, type: type) },
+                   timeout: timeout,
+                   begin: { link, scope, next in link.startWrite(data, to: characteristic, type: type, within: scope, completion: next) },
+                   work: { link in try await link.write(data, to: characteristic, type: type) },
                    deliver: onCallbackQueue(completion))
     }
 
@@ -41,8 +43,9 @@ extension Bluejay {
     public func write<S: Transmittable>(to descriptor: DescriptorIdentifier, value: S, timeout: Timeout? = nil,
                                         completion: @escaping @Sendable (WriteResult) -> Void) {
         let data = value.toBluetoothData()
-        submitGATT("write \(data.count) bytes to \(descriptor)", timeout: timeout, work: { link in try await link.write(data, to: descriptor) },
-                   deliver: onCallbackQueue(completion))
+        submitGATT("write \(data.count) bytes to \(descriptor)", timeout: timeout,
+                   begin: { link, scope, next in link.startWrite(data, to: descriptor, within: scope, completion: next) },
+                   work: { link in try await link.write(data, to: descriptor) }, deliver: onCallbackQueue(completion))
     }
 
     /// Reads the signal strength of the connection; the ``RSSIObserver``s get the result.

@@ -484,12 +484,6 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         return bytes
     }
 
-    /// None here: bluetoothd does the ATT requests, and each read is a D-Bus call made from a task.
-    func startRead(handle: UInt16, raisingSecurity: Bool, within scope: RequestScope,
-                   completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) -> Bool {
-        false
-    }
-
     func read(_ descriptor: GATTDescriptor) async throws -> [UInt8] {
         let object = try await objectPath(of: descriptor)
         let reply = try await gattCall(object, BlueZ.gattDescriptor, "ReadValue", [DBusValue([String: DBusValue]())],

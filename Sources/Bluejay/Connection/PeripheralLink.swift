@@ -117,37 +117,61 @@ final class PeripheralLink: Sendable {
     /// throw it. Returns `false`, without calling `completion`, when it cannot start so.
     func startRead(_ id: CharacteristicIdentifier, within scope: RequestScope,
                    completion: @escaping @Sendable (StartedProcedure<Data>) -> Void) -> Bool {
-        guard let uuid = id.uuid, let found = caches.withLock({ $0.characteristics[id.service]?.first { $0.uuid == uuid } }) else {
-            return false
-        }
-        return startRead(handle: found.valueHandle, named: { "reading \(id)" }, within: scope,
-                         again: { [self] in try await readOnce(id) }, completion: completion)
+        guard let found = known(id) else { return false }
+        let goOn = continuing({ "reading \(id)" }, again: { [self] in try await readOnce(id) }, completion)
+        return connection.startRead(handle: found.valueHandle, raisingSecurity: raisesSecurity, within: scope) { goOn($0.map { Data($0) }) }
     }
 
     /// ``startRead(_:within:completion:)-(CharacteristicIdentifier,_,_)`` for a descriptor.
     func startRead(_ id: DescriptorIdentifier, within scope: RequestScope,
                    completion: @escaping @Sendable (StartedProcedure<Data>) -> Void) -> Bool {
-        guard let uuid = id.uuid, let found = caches.withLock({ $0.descriptors[id.characteristic]?.first { $0.uuid == uuid } }) else {
-            return false
-        }
-        return startRead(handle: found.handle, named: { "reading \(id)" }, within: scope,
-                         again: { [self] in try await readOnce(id) }, completion: completion)
+        guard let found = known(id) else { return false }
+        let goOn = continuing({ "reading \(id)" }, again: { [self] in try await readOnce(id) }, completion)
+        return connection.startRead(handle: found.handle, raisingSecurity: raisesSecurity, within: scope) { goOn($0.map { Data($0) }) }
     }
 
-    /// Starts the read of `handle`; what is left goes on as the task-run read does, with
-    /// `again` as the read after a resynchronisation.
-    private func startRead(handle: UInt16, named operation: @escaping @Sendable () -> String, within scope: RequestScope,
-                           again: @escaping @Sendable () async throws -> Data,
-                           completion: @escaping @Sendable (StartedProcedure<Data>) -> Void) -> Bool {
-        connection.startRead(handle: handle, raisingSecurity: raisesSecurity, within: scope) { [self] started in
-            switch started {
-            case let .finished(value):
-                completion(.finished(Data(value)))
-            case let .unfinished(rest):
-                completion(.unfinished { [self] in
-                    try await resyncing(first: { Data(try await mapped(operation()) { try await rest() }) }, then: again)
-                })
-            }
+    /// Starts ``write(_:to:type:)`` with response without a task when it can, as
+    /// ``startRead(_:within:completion:)-(CharacteristicIdentifier,_,_)`` starts a read: the
+    /// characteristic is known, the value fits in one Write Request (and in the 512 bytes a
+    /// write may carry), and the backend starts writes that way. Returns `false`, without
+    /// calling `completion`, otherwise.
+    func startWrite(_ value: Data, to id: CharacteristicIdentifier, type: WriteType, within scope: RequestScope,
+                    completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool {
+        guard type == .withResponse, value.count <= GATTClient.maximumAttributeValueLength, let found = known(id) else { return false }
+        let goOn = continuing({ "writing \(id)" }, again: { [self] in try await writeOnce(value, to: id, type: type) }, completion)
+        return connection.startWrite(Array(value), handle: found.valueHandle, raisingSecurity: raisesSecurity, within: scope, completion: goOn)
+    }
+
+    /// ``startWrite(_:to:type:within:completion:)`` for a descriptor.
+    func startWrite(_ value: Data, to id: DescriptorIdentifier, within scope: RequestScope,
+                    completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool {
+        guard value.count <= GATTClient.maximumAttributeValueLength, let found = known(id) else { return false }
+        let goOn = continuing({ "writing \(id)" }, again: { [self] in try await writeOnce(value, to: id) }, completion)
+        return connection.startWrite(Array(value), handle: found.handle, raisingSecurity: raisesSecurity, within: scope, completion: goOn)
+    }
+
+    /// The characteristic, if already found.
+    private func known(_ id: CharacteristicIdentifier) -> GATTCharacteristic? {
+        guard let uuid = id.uuid else { return nil }
+        return caches.withLock { $0.characteristics[id.service]?.first { $0.uuid == uuid } }
+    }
+
+    /// The descriptor, if already found.
+    private func known(_ id: DescriptorIdentifier) -> GATTDescriptor? {
+        guard let uuid = id.uuid else { return nil }
+        return caches.withLock { $0.descriptors[id.characteristic]?.first { $0.uuid == uuid } }
+    }
+
+    /// The completion of a procedure begun without a task, whose rest goes on as the task-run
+    /// procedure does: errors reported as ``BluejayError``s naming `operation`, and after
+    /// Database Out Of Sync, `again` once the link has resynchronised.
+    private func continuing<T: Sendable>(_ operation: @escaping @Sendable () -> String, again: @escaping @Sendable () async throws -> T,
+                                         _ completion: @escaping @Sendable (StartedProcedure<T>) -> Void) -> @Sendable (StartedProcedure<T>) -> Void {
+        { [self] started in
+            guard case let .unfinished(rest) = started else { return completion(started) }
+            completion(.unfinished { [self] in
+                try await resyncing(first: { try await mapped(operation()) { try await rest() } }, then: again)
+            })
         }
     }
 
@@ -192,13 +216,15 @@ final class PeripheralLink: Sendable {
     }
 
     func write(_ value: Data, to id: DescriptorIdentifier) async throws {
-        try await resyncing {
-            let target = try await descriptor(id)
-            guard value.count <= GATTClient.maximumAttributeValueLength else {
-                throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
-            }
-            try await mapErrors("writing \(id)") { try await connection.write(Array(value), to: target) }
+        try await resyncing { try await writeOnce(value, to: id) }
+    }
+
+    private func writeOnce(_ value: Data, to id: DescriptorIdentifier) async throws {
+        let target = try await descriptor(id)
+        guard value.count <= GATTClient.maximumAttributeValueLength else {
+            throw BluejayError.valueTooLong(length: value.count, maximum: GATTClient.maximumAttributeValueLength)
         }
+        try await mapErrors("writing \(id)") { try await connection.write(Array(value), to: target) }
     }
 
     /// Enables notifications (or indications); `handler` gets each transport batch's values

@@ -121,6 +121,15 @@ public protocol CentralConnection: AnyObject, Sendable {
     /// Writes with response, however long (a long write past one PDU).
     func write(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws
     func write(_ value: [UInt8], to descriptor: GATTDescriptor) async throws
+    /// Starts writing `value` with response at `handle` without a task, for the callback API,
+    /// as ``startRead(handle:raisingSecurity:within:completion:)`` starts a read: the
+    /// acknowledgement of a value that fits in one Write Request reaches `completion` on the
+    /// thread that received it (``GATTClient/startWriteValue(_:handle:within:completion:)``);
+    /// a refusal comes as what is left to run in a task, which, when `raisingSecurity`, raises
+    /// the link's security and writes again. Returns `false`, without calling `completion`,
+    /// when the backend has no such start or the value needs a long write.
+    func startWrite(_ value: [UInt8], handle: UInt16, raisingSecurity: Bool, within scope: RequestScope,
+                    completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool
     func writeWithoutResponse(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws
     func writeSigned(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws
     /// Turns notifications (or indications) on; `handler` gets the values in batches, `ended`
@@ -145,6 +154,12 @@ extension CentralConnection {
     /// None, by default: the caller runs ``read(_:)`` in a task.
     public func startRead(handle: UInt16, raisingSecurity: Bool, within scope: RequestScope,
                           completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) -> Bool {
+        false
+    }
+
+    /// None, by default: the caller runs ``write(_:to:)`` in a task.
+    public func startWrite(_ value: [UInt8], handle: UInt16, raisingSecurity: Bool, within scope: RequestScope,
+                           completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool {
         false
     }
 

@@ -73,13 +73,29 @@ extension Connection: CentralConnection {
     public func read(_ descriptor: GATTDescriptor) async throws -> [UInt8] { try await gatt.read(descriptor) }
     public func startRead(handle: UInt16, raisingSecurity raises: Bool, within scope: RequestScope,
                           completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) -> Bool {
-        gatt.startReadLongValue(handle: handle, within: scope) { [self] started in
-            guard raises, case let .unfinished(rest) = started else { return completion(started) }
-            completion(.unfinished { [self] in
-                try await raisingSecurity(first: rest, then: { [gatt] in try await gatt.readLongValue(handle: handle) })
-            })
-        }
+        gatt.startReadLongValue(handle: handle, within: scope, completion: raisingSecurity(raises, again: { [gatt] in
+            try await gatt.readLongValue(handle: handle)
+        }, completion))
         return true
+    }
+
+    public func startWrite(_ value: [UInt8], handle: UInt16, raisingSecurity raises: Bool, within scope: RequestScope,
+                           completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool {
+        gatt.startWriteValue(value, handle: handle, within: scope, completion: raisingSecurity(raises, again: { [gatt] in
+            try await gatt.writeValue(value, handle: handle)
+        }, completion))
+    }
+
+    /// A started procedure's completion that, when `raises`, goes on after a refusal for the
+    /// link's security by raising it and running `again`, as ``raisingSecurity(_:willRaise:)``.
+    private func raisingSecurity<T: Sendable>(_ raises: Bool, again: @escaping @Sendable () async throws -> T,
+                                              _ completion: @escaping @Sendable (StartedProcedure<T>) -> Void)
+        -> @Sendable (StartedProcedure<T>) -> Void {
+        guard raises else { return completion }
+        return { [self] started in
+            guard case let .unfinished(rest) = started else { return completion(started) }
+            completion(.unfinished { [self] in try await raisingSecurity(first: rest, then: again) })
+        }
     }
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristic) async throws { try await gatt.write(value, to: characteristic) }
     public func write(_ value: [UInt8], to descriptor: GATTDescriptor) async throws { try await gatt.write(value, to: descriptor) }

@@ -26,6 +26,26 @@ extension GATTClient {
         }
     }
 
+    /// Starts ``writeValue(_:handle:)`` for a caller that is not a task (the callback API),
+    /// when the value fits in one Write Request (MTU - 3): the acknowledgement goes to
+    /// `completion` as ``StartedProcedure/finished(_:)`` on the thread that received the Write
+    /// Response, with no task and no thread handoff; an error comes as
+    /// ``StartedProcedure/unfinished(_:)``, which throws it. Returns `false`, without calling
+    /// `completion`, for a longer value: its prepared writes run in a task
+    /// (``writeValue(_:handle:)``). `scope` bounds the wait as a task's ``RequestScope`` would.
+    public func startWriteValue(_ value: [UInt8], handle: UInt16, within scope: RequestScope,
+                                completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool {
+        guard value.count <= Int(mtu) - 3 else { return false }
+        request(.writeRequest(.init(handle: handle, value: value)), within: scope) { [self] result in
+            switch result {
+            case .success(.writeResponse): completion(.finished(()))
+            case let .success(response): completion(.unfinished { [self] in throw unexpected(response) })
+            case let .failure(error): completion(.unfinished { throw error })
+            }
+        }
+        return true
+    }
+
     /// Write Without Response (Core 6.0, Vol 3, Part G, 4.9.1). Returns once the controller
     /// has taken the packet under its buffer credits, so a loop of these is paced by the link
     /// instead of filling memory. The value must fit in one PDU (MTU - 3 bytes).

@@ -6,13 +6,13 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The callback API's reads of a characteristic or descriptor already found begin without a
-/// task: the Read Request goes out from the caller's thread and a whole value is reported from
-/// the thread its response arrives on. Everything else a read can meet goes on in a task, as
-/// the `async` API's read does: these tests hold the two to the same outcomes, and count what
-/// the peripheral was asked.
-@Suite("Bluejay callback reads begun without a task", .timeLimit(.minutes(1)))
-struct CallbackReadTests {
+/// The callback API's reads, and writes with response, of a characteristic or descriptor
+/// already found begin without a task: the request goes out from the caller's thread and a
+/// whole value, or the acknowledgement, is reported from the thread its response arrives on.
+/// Everything else they can meet goes on in a task, as the `async` API's requests do: these
+/// tests hold the two to the same outcomes, and count what the peripheral was asked.
+@Suite("Bluejay callback reads and writes begun without a task", .timeLimit(.minutes(1)))
+struct CallbackRequestTests {
     static let service = ServiceIdentifier(uuid: "FEC0")
     /// Read first, so that the service's characteristics are known.
     static let plain = CharacteristicIdentifier(uuid: "FEC1", service: service)
@@ -24,6 +24,9 @@ struct CallbackReadTests {
     static let refused = CharacteristicIdentifier(uuid: "FEC4", service: service)
     /// Answers when the test opens its gate.
     static let held = CharacteristicIdentifier(uuid: "FEC5", service: service)
+    /// Writable, on an encrypted link only for ``protectedWritable``; each write is recorded.
+    static let writable = CharacteristicIdentifier(uuid: "FEC6", service: service)
+    static let protectedWritable = CharacteristicIdentifier(uuid: "FEC7", service: service)
     static let longValue = (0..<100).map { UInt8($0) }
 
     /// The peripheral's side: what it was asked, and the gate of ``held``.
@@ -33,6 +36,8 @@ struct CallbackReadTests {
         /// The offset of every request for ``long``, and how many for ``refused``.
         let longOffsets = Mutex<[Int]>([])
         let refusals = Mutex(0)
+        /// What each write request carried, by characteristic, in order.
+        let writes = Mutex<[String]>([])
 
         init(_ peripheral: VirtualPeripheral) { self.peripheral = peripheral }
     }
@@ -56,6 +61,15 @@ struct CallbackReadTests {
                 do { try await gate.wait() } catch { return .error(.unlikelyError) }
                 return .value([0x55])
             }),
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFEC6)), properties: [.read, .write], onWrite: { request in
+                peer.writes.withLock { $0.append("FEC6 \(request.value.count) \(request.kind.rawValue)") }
+                return .success
+            }),
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFEC7)), properties: [.read, .write],
+                                         permissions: [.readable, .writeable, .writeEncryptionRequired], onWrite: { request in
+                peer.writes.withLock { $0.append("FEC7 \(request.value.count) \(request.kind.rawValue)") }
+                return .success
+            }),
         ]))
         let bluejay = try await startBluejay(on: link) { startOptions in
             startOptions.hostConfiguration.preferredATTMTU = 23
@@ -73,6 +87,21 @@ struct CallbackReadTests {
     private func asyncRead(_ characteristic: CharacteristicIdentifier, _ bluejay: Bluejay) async -> ReadResult<Data> {
         do {
             return .success(try await bluejay.read(from: characteristic))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func describe(_ result: WriteResult) -> String {
+        switch result {
+        case .success: return "written"
+        case let .failure(error): return "\(error)"
+        }
+    }
+
+    private func asyncWrite(_ descriptor: DescriptorIdentifier, _ value: String, _ bluejay: Bluejay) async -> WriteResult {
+        do {
+            return .success(try await bluejay.write(to: descriptor, value: value))
         } catch {
             return .failure(error)
         }
@@ -109,6 +138,43 @@ struct CallbackReadTests {
         let again: ReadResult<String> = try await callback { done in bluejay.read(from: HeartRate.userDescription) { done($0) } }
         #expect(again == .success("Body Sensor Location"))
         #expect(bluejay.runner.tasksMade == before + 1)
+        await stop(bluejay, peer)
+    }
+
+    @Test("Writes with response of a known value make no task; a long one goes on in one, whole")
+    func writes() async throws {
+        let (bluejay, peer) = try await start("D2:00:00:00:00:09")
+        let first: WriteResult = try await callback { done in bluejay.write(to: Self.writable, value: Data([1, 2, 3])) { done($0) } }
+        #expect((try? first.get()) != nil)
+        let before = bluejay.runner.tasksMade
+        for index in 0..<3 {
+            let written: WriteResult = try await callback { done in bluejay.write(to: Self.writable, value: Data(repeating: UInt8(index), count: 20)) { done($0) } }
+            #expect((try? written.get()) != nil)
+        }
+        #expect(bluejay.runner.tasksMade == before, "no task for writes that fit in one request")
+        // 60 bytes at an MTU of 23: prepared writes, in a task.
+        let long: WriteResult = try await callback { done in bluejay.write(to: Self.writable, value: Data(Self.longValue.prefix(60))) { done($0) } }
+        #expect((try? long.get()) != nil)
+        #expect(bluejay.runner.tasksMade == before + 1)
+        #expect(peer.writes.withLock { $0 }.prefix(4) == ["FEC6 3 request", "FEC6 20 request", "FEC6 20 request", "FEC6 20 request"])
+        #expect(peer.writes.withLock { $0 }.dropFirst(4).allSatisfy { $0.hasPrefix("FEC6 60") }, "the long value arrives whole")
+        // The second write to the descriptor begins without a task (the first one found it);
+        // each ends as the async API's write does.
+        let asked = describe(await asyncWrite(HeartRate.userDescription, "x", bluejay))
+        for _ in 0..<2 {
+            let description: WriteResult = try await callback { done in bluejay.write(to: HeartRate.userDescription, value: "x") { done($0) } }
+            #expect(describe(description) == asked)
+        }
+        await stop(bluejay, peer)
+    }
+
+    @Test("A write refused for lack of encryption encrypts the link and is made once")
+    func writeSecurityRaise() async throws {
+        let (bluejay, peer) = try await start("D2:00:00:00:00:0A")
+        let written: WriteResult = try await callback { done in bluejay.write(to: Self.protectedWritable, value: Data([7])) { done($0) } }
+        #expect((try? written.get()) != nil)
+        #expect(bluejay.linkSecurity?.isEncrypted == true)
+        #expect(peer.writes.withLock { $0 } == ["FEC7 1 request"])
         await stop(bluejay, peer)
     }
 
