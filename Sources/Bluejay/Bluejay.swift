@@ -226,7 +226,7 @@ public final class Bluejay: Sendable {
     }
 
     /// ``submitGATT(_:privileged:atFront:id:timeout:work:deliver:)`` for work that may begin
-    /// without a task (the callback API's reads): when its turn comes, `begin` starts it on the
+    /// without a task (the callback API's reads and writes with response): when its turn comes, `begin` starts it on the
     /// connected link within the operation's time limit and returns `false` when it cannot;
     /// `work` then runs in a task. What `begin`'s work leaves to run in a task keeps the
     /// operation's deadline.

@@ -27,6 +27,8 @@ struct CallbackRequestTests {
     /// Writable, on an encrypted link only for ``protectedWritable``; each write is recorded.
     static let writable = CharacteristicIdentifier(uuid: "FEC6", service: service)
     static let protectedWritable = CharacteristicIdentifier(uuid: "FEC7", service: service)
+    /// A writable descriptor of ``writable``; each write is recorded.
+    static let writableDescriptor = DescriptorIdentifier(uuid: "FEC8", characteristic: writable)
     static let longValue = (0..<100).map { UInt8($0) }
 
     /// The peripheral's side: what it was asked, and the gate of ``held``.
@@ -61,7 +63,12 @@ struct CallbackRequestTests {
                 do { try await gate.wait() } catch { return .error(.unlikelyError) }
                 return .value([0x55])
             }),
-            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFEC6)), properties: [.read, .write], onWrite: { request in
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0xFEC6)), properties: [.read, .write], descriptors: [
+                GATTDescriptorDefinition(uuid: BluetoothUUID(UInt16(0xFEC8)), permissions: .readWrite, onWrite: { request in
+                    peer.writes.withLock { $0.append("FEC8 \(request.value.count) \(request.kind.rawValue)") }
+                    return .success
+                }),
+            ], onWrite: { request in
                 peer.writes.withLock { $0.append("FEC6 \(request.value.count) \(request.kind.rawValue)") }
                 return .success
             }),
@@ -99,9 +106,9 @@ struct CallbackRequestTests {
         }
     }
 
-    private func asyncWrite(_ descriptor: DescriptorIdentifier, _ value: String, _ bluejay: Bluejay) async -> WriteResult {
+    private func asyncWrite(_ characteristic: CharacteristicIdentifier, _ value: Data, _ bluejay: Bluejay) async -> WriteResult {
         do {
-            return .success(try await bluejay.write(to: descriptor, value: value))
+            return .success(try await bluejay.write(to: characteristic, value: value))
         } catch {
             return .failure(error)
         }
@@ -144,35 +151,47 @@ struct CallbackRequestTests {
     @Test("Writes with response of a known value make no task; a long one goes on in one, whole")
     func writes() async throws {
         let (bluejay, peer) = try await start("D2:00:00:00:00:09")
-        let first: WriteResult = try await callback { done in bluejay.write(to: Self.writable, value: Data([1, 2, 3])) { done($0) } }
-        #expect((try? first.get()) != nil)
+        let write = { (characteristic: CharacteristicIdentifier, value: Data) async throws -> String in
+            self.describe(try await callback { done in bluejay.write(to: characteristic, value: value) { done($0) } })
+        }
         let before = bluejay.runner.tasksMade
-        for index in 0..<3 {
-            let written: WriteResult = try await callback { done in bluejay.write(to: Self.writable, value: Data(repeating: UInt8(index), count: 20)) { done($0) } }
-            #expect((try? written.get()) != nil)
-        }
+        // 0 and 20 bytes (MTU - 3 at an MTU of 23): one Write Request each, no task.
+        #expect(try await write(Self.writable, Data()) == "written")
+        for index in 0..<3 { #expect(try await write(Self.writable, Data(repeating: UInt8(index), count: 20)) == "written") }
         #expect(bluejay.runner.tasksMade == before, "no task for writes that fit in one request")
-        // 60 bytes at an MTU of 23: prepared writes, in a task.
-        let long: WriteResult = try await callback { done in bluejay.write(to: Self.writable, value: Data(Self.longValue.prefix(60))) { done($0) } }
-        #expect((try? long.get()) != nil)
-        #expect(bluejay.runner.tasksMade == before + 1)
-        #expect(peer.writes.withLock { $0 }.prefix(4) == ["FEC6 3 request", "FEC6 20 request", "FEC6 20 request", "FEC6 20 request"])
-        #expect(peer.writes.withLock { $0 }.dropFirst(4).allSatisfy { $0.hasPrefix("FEC6 60") }, "the long value arrives whole")
-        // The second write to the descriptor begins without a task (the first one found it);
-        // each ends as the async API's write does.
-        let asked = describe(await asyncWrite(HeartRate.userDescription, "x", bluejay))
-        for _ in 0..<2 {
-            let description: WriteResult = try await callback { done in bluejay.write(to: HeartRate.userDescription, value: "x") { done($0) } }
-            #expect(describe(description) == asked)
+        // 21 bytes (MTU - 2) and 60: prepared writes, each in a task, each arriving whole.
+        #expect(try await write(Self.writable, Data(repeating: 9, count: 21)) == "written")
+        #expect(try await write(Self.writable, Data(Self.longValue.prefix(60))) == "written")
+        #expect(bluejay.runner.tasksMade == before + 2)
+        #expect(peer.writes.withLock { $0 } == ["FEC6 0 request", "FEC6 20 request", "FEC6 20 request", "FEC6 20 request",
+                                                 "FEC6 21 preparedWrite", "FEC6 60 preparedWrite"])
+        // A refusal (FEC1 is read-only) ends as the async API's write does.
+        let refused = try await write(Self.plain, Data([1]))
+        let asked = describe(await asyncWrite(Self.plain, Data([1]), bluejay))
+        #expect(refused.contains("FEC1") && refused == asked)
+        await stop(bluejay, peer)
+    }
+
+    @Test("A write to a known descriptor makes no task; one to be discovered does")
+    func descriptorWrites() async throws {
+        let (bluejay, peer) = try await start("D2:00:00:00:00:0B")
+        let before = bluejay.runner.tasksMade
+        for value in [Data([1]), Data([2, 2])] {
+            let written: WriteResult = try await callback { done in bluejay.write(to: Self.writableDescriptor, value: value) { done($0) } }
+            #expect(describe(written) == "written")
         }
+        #expect(bluejay.runner.tasksMade == before + 1, "only the first write, which discovered the descriptor, ran in a task")
+        #expect(peer.writes.withLock { $0 } == ["FEC8 1 request", "FEC8 2 request"])
         await stop(bluejay, peer)
     }
 
     @Test("A write refused for lack of encryption encrypts the link and is made once")
     func writeSecurityRaise() async throws {
         let (bluejay, peer) = try await start("D2:00:00:00:00:0A")
+        let before = bluejay.runner.tasksMade
         let written: WriteResult = try await callback { done in bluejay.write(to: Self.protectedWritable, value: Data([7])) { done($0) } }
-        #expect((try? written.get()) != nil)
+        #expect(describe(written) == "written")
+        #expect(bluejay.runner.tasksMade == before + 1, "begun without a task; the raise went on in one")
         #expect(bluejay.linkSecurity?.isEncrypted == true)
         #expect(peer.writes.withLock { $0 } == ["FEC7 1 request"])
         await stop(bluejay, peer)

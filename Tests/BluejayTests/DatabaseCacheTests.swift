@@ -51,8 +51,9 @@ struct DatabaseCacheTests {
         await peripheral.shutdown()
     }
 
-    @Test("A read refused with Database Out Of Sync finds its characteristic again and succeeds")
-    func outOfSyncIsRetried() async throws {
+    @Test("A read or a write refused with Database Out Of Sync finds its characteristic again and succeeds",
+          arguments: [false, true])
+    func outOfSyncIsRetried(writing: Bool) async throws {
         let link = VirtualLink()
         let peripheral = try await VirtualPeripheral.start(on: link, name: "Sensor", address: "D0:00:00:00:00:22")
         let bluejay = try await startBluejay(on: link)
@@ -67,14 +68,23 @@ struct DatabaseCacheTests {
         let heartRate = try #require(await server.services.first { $0.uuid == BluetoothUUID(UInt16(0x180D)) })
         try await server.removeService(heartRate)
         let moved = try await server.addService(GATTServiceDefinition(uuid: BluetoothUUID(UInt16(0x180D)), characteristics: [
-            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A38)), properties: [.read], value: [0x05]),
+            GATTCharacteristicDefinition(uuid: BluetoothUUID(UInt16(0x2A38)), properties: [.read, .write], value: [0x05]),
         ]))
         #expect(moved.handleRange != heartRate.handleRange)
         let incoming = try #require(await server.connectionHandles.first)
         #expect(await server.isChangeAware(connectionHandle: incoming) == false)
 
-        let second: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
-        #expect(second == .success(5), "read at the characteristic's new handle after the refusal")
+        if writing {
+            // The characteristic is known, so the write begins without a task; the refusal
+            // resynchronises in one.
+            let written: WriteResult = try await callback { done in bluejay.write(to: HeartRate.bodySensorLocation, value: UInt8(7)) { done($0) } }
+            #expect((try? written.get()) != nil)
+            let newHandle = try #require(moved.characteristics.first?.valueHandle)
+            #expect(await server.value(forHandle: newHandle) == [7], "written at the characteristic's new handle after the refusal")
+        } else {
+            let second: ReadResult<UInt8> = try await callback { done in bluejay.read(from: HeartRate.bodySensorLocation) { done($0) } }
+            #expect(second == .success(5), "read at the characteristic's new handle after the refusal")
+        }
         #expect(await server.isChangeAware(connectionHandle: incoming) == true)
         await bluejay.stop()
         await peripheral.shutdown()

@@ -3,7 +3,8 @@ import BluetoothHost
 import Synchronization
 
 /// Runs ``QueuedOperation``s from a ``FIFOQueue``, one at a time: the callback API's in a task
-/// of their own (its reads begin without one, ``QueuedOperation/Runner/started(begin:otherwise:)``),
+/// of their own (its reads and writes with response begin without one,
+/// ``QueuedOperation/Runner/started(begin:otherwise:)``),
 /// the `async` API's in their caller's task (``perform(_:kind:atFront:work:)``).
 /// Thread-safe: submit and cancel from anywhere. A cancelled or failed operation reports at
 /// once (its waits on the stack are aborted); the next operation starts when the failed one's
@@ -134,7 +135,7 @@ final class OperationRunner: Sendable {
     /// until its first wait) when `fromSubmitter`, and one that begins without a task begins
     /// there; the operation after a finished one starts in a new task instead, so that a run of
     /// operations that finish without waiting never nests, and no work begins on the thread
-    /// that finished the last one (a transport's reader thread, for a read begun without a task).
+    /// that finished the last one (a transport's reader thread, for a request begun without a task).
     private func launch(_ operation: QueuedOperation, fromSubmitter: Bool) {
         log { "running \(operation)" }
         switch operation.runner {

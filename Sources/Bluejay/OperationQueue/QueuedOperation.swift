@@ -33,9 +33,9 @@ final class QueuedOperation: Identifiable, Sendable, CustomStringConvertible {
         /// a callback that `begin`'s work calls once, from any thread, with how it went on:
         /// finished, with its report, or with the rest to run in a task of the runner's.
         /// `begin` returns `false` when the work cannot begin so; `otherwise` then runs as
-        /// `.task`'s body does. For the callback API's reads, whose response is handled and
-        /// reported on the transport's reader thread: one thread handoff less per read than in
-        /// a task (`Benchmarks/README.md`).
+        /// `.task`'s body does. For the callback API's reads and writes with response, whose
+        /// response is handled and reported on the transport's reader thread: one thread
+        /// handoff less per request than in a task (`Benchmarks/README.md`).
         case started(begin: @Sendable (_ next: @escaping @Sendable (StartedProcedure<Report>) -> Void) -> Bool,
                      otherwise: @Sendable () async -> Report)
         /// The task that queued the operation runs it (the `async` API): the runner only tells
