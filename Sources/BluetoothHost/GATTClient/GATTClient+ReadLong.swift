@@ -20,7 +20,7 @@ extension GATTClient {
     /// ``StartedProcedure/finished(_:)``, with no task and no thread handoff. Otherwise
     /// `completion` gets ``StartedProcedure/unfinished(_:)``: the Read Blob Requests that follow a
     /// full part, or the first response's error, for the caller to run in a task of its own.
-    /// `scope` bounds the first request's wait as a task's ``RequestScope`` would.
+    /// `scope` bounds the first request's wait as a task's `RequestScope` would.
     public func startReadLongValue(handle: UInt16, within scope: RequestScope,
                                    completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) {
         request(.readRequest(.init(handle: handle)), within: scope) { [self] result in

@@ -32,7 +32,7 @@ extension GATTClient {
     /// Response, with no task and no thread handoff; an error comes as
     /// ``StartedProcedure/unfinished(_:)``, which throws it. Returns `false`, without calling
     /// `completion`, for a longer value: its prepared writes run in a task
-    /// (``writeValue(_:handle:)``). `scope` bounds the wait as a task's ``RequestScope`` would.
+    /// (``writeValue(_:handle:)``). `scope` bounds the wait as a task's `RequestScope` would.
     public func startWriteValue(_ value: [UInt8], handle: UInt16, within scope: RequestScope,
                                 completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool {
         guard value.count <= Int(mtu) - 3 else { return false }
