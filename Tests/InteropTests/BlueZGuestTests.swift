@@ -305,8 +305,17 @@ extension GuestSuites {
                 rig.discardEvents(named: "subscribed")
                 async let app = guest.run("BluejayGuestApp --hci \(transport) --name 'Bluejay Peer 2' --measure --reads \(reads) "
                     + "--notifications \(notifications) --pids \(pids)", timeout: .seconds(85))
-                _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true },
-                                               timeout: .seconds(170))
+                do {
+                    // Seconds when all goes well; past the app's own 85 s bound it has ended.
+                    _ = try await rig.waitForEvent(named: "subscribed",
+                                                   matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true },
+                                                   timeout: .seconds(100))
+                } catch {
+                    // The app never subscribed: its output says how far it got.
+                    let result = try? await app
+                    Issue.record("\(transport): no subscription (\(error)); the app: \(result.map { "\($0)" } ?? "no result")\n\(rig.diagnostics)")
+                    throw error
+                }
                 // Paced, as a radio paces them (a few per connection event), not one burst: through
                 // BlueZ a value the app's AcquireNotify socket cannot take when bluetoothd writes
                 // it is lost, and an emulated guest on a loaded host reads slowly (a burst of 300
