@@ -147,16 +147,16 @@ final class OperationRunner: Sendable {
             guard fromSubmitter else {
                 // In a task of its own: the work that cannot begin without one runs in it.
                 state.withLock { $0.tasksMade += 1 }
-                Task { self.begin(operation, begin, otherwise: otherwise, immediately: true) }
+                Task { self.begin(operation, begin, otherwise: otherwise) }
                 return
             }
-            self.begin(operation, begin, otherwise: otherwise, immediately: true)
+            self.begin(operation, begin, otherwise: otherwise)
         }
     }
 
     private func begin(_ operation: QueuedOperation,
                        _ begin: @Sendable (_ next: @escaping @Sendable (StartedProcedure<QueuedOperation.Report>) -> Void) -> Bool,
-                       otherwise: @escaping @Sendable () async -> QueuedOperation.Report, immediately: Bool) {
+                       otherwise: @escaping @Sendable () async -> QueuedOperation.Report) {
         let began = begin { [self] started in
             switch started {
             case let .finished(report):
@@ -166,7 +166,9 @@ final class OperationRunner: Sendable {
                 run(operation, { (try? await rest()) ?? {} }, immediately: false)
             }
         }
-        if !began { run(operation, otherwise, immediately: immediately) }
+        // Work that cannot begin without a task starts in one on this thread, as `.task`'s does
+        // from its submitter (this thread is the submitter's, or the launching task's).
+        if !began { run(operation, otherwise, immediately: true) }
     }
 
     /// Runs an operation's `body` in a task of its own (started on this thread until its first
