@@ -3,9 +3,9 @@ import Foundation
 
 // A small app on the Bluejay API, run inside the Linux guest over the kernel's HCI user
 // channel (`--hci hci0`) by the Linux guest tests (Tests/InteropTests/LinuxGuestTests.swift):
-// it scans for the rig's peripheral by name, connects, reads the serial number, writes the
-// body sensor location and reads it back, listens to the heart rate for `--notifications`
-// values, disconnects and stops. Each step prints one JSON object (`{"step": …}`); a failure
+// it scans for the rig's peripheral by name, connects, reads the serial number (with the async
+// API, then the callback API), writes the body sensor location (callback API) and reads it
+// back, listens to the heart rate for `--notifications` values, disconnects and stops. Each step prints one JSON object (`{"step": …}`); a failure
 // prints `{"step": "error", "message": …}` and exits 1.
 //
 //     BluejayGuestApp --hci hci0 --name "Bluejay Peer 1" --notifications 3
@@ -99,7 +99,12 @@ func run(_ bluejay: Bluejay) async throws {
     emit("connected")
 
     let serial: String = try await bluejay.read(from: serialNumber)
-    emit("read", ["serial": serial])
+    // The seeds' callback API as well: over our host its read begins on the calling thread and
+    // is answered from the transport's reader thread (the kernel's user channel here).
+    let calledBack: String = try await withCheckedThrowingContinuation { continuation in
+        bluejay.read(from: serialNumber) { (result: ReadResult<String>) in continuation.resume(with: result) }
+    }
+    emit("read", ["serial": serial, "callback_serial": calledBack])
     if measuring {
         let before = cpuMicroseconds(pids: pids)
         for _ in 0..<readCount {
@@ -109,7 +114,9 @@ func run(_ bluejay: Bluejay) async throws {
         emit("reads", ["count": readCount, "cpu_us": cpuMicroseconds(pids: pids) - before])
     }
 
-    try await bluejay.write(to: bodySensorLocation, value: UInt8(3))
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        bluejay.write(to: bodySensorLocation, value: UInt8(3)) { result in continuation.resume(with: result) }
+    }
     let location: UInt8 = try await bluejay.read(from: bodySensorLocation)
     emit("written", ["location": Int(location)])
 

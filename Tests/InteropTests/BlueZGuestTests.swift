@@ -46,17 +46,20 @@ extension GuestSuites {
             if linked { _ = try await bench.rig.request(.disconnect(peripheral: index)) }
         }
 
-        /// bluetoothd running and hci0 powered (bluetoothd powers it when asked; Bluejay does too).
-        static func startBlueZ(_ guest: LinuxGuest) async throws {
-            let started = try await guest.run("start-bluez && btmgmt --index 0 power on > /dev/null")
+        /// bluetoothd running and hci0 powered (bluetoothd powers it when asked; Bluejay does too),
+        /// and no peripheral still linked to it: a test that failed midway may have left one
+        /// connected, which then neither advertises nor can be found by the next.
+        static func startBlueZ(_ bench: GuestBench) async throws {
+            let started = try await bench.guest.run("start-bluez && btmgmt --index 0 power on > /dev/null")
             #expect(started.status == 0, "\(started)")
+            for index in 1...4 { try await release(index, on: bench) }
         }
 
         @Test("bluejay adapters says BlueZ keeps hci0; scan over BlueZ finds every peripheral with its name")
         func adaptersAndScan() async throws {
             let bench = try GuestBench.require()
             let guest = bench.guest
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
             let listed = try await guest.run("bluejay adapters --json")
             #expect(listed.status == 0, "\(listed)")
             let adapter = try #require(try listed.jsonObjects().first, "\(listed)")
@@ -85,7 +88,7 @@ extension GuestSuites {
         func cliGATT() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
             let peer = "--hci bluez --address \(Self.peripheral1) --random"
 
             // Not the pairing plugin's service (6E400301): reading its values makes BlueZ pair on
@@ -139,23 +142,23 @@ extension GuestSuites {
         @Test("listen to notifications (AcquireNotify) and indications (StartNotify) over BlueZ")
         func cliListen() async throws {
             let bench = try GuestBench.require()
-            let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            let rig = bench.rig
+            try await Self.startBlueZ(bench)
             rig.discardEvents(named: "subscribed")
-            async let listen = guest.run("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 --count 3 --json")
-            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }, timeout: .seconds(120))
-            try await rig.request(.notify(uuid: "2A37", count: 3, start: 70, peripheral: 1))
-            let listened = try await listen
+            let listen = bench.start("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 --count 3 --json")
+            try await listen.event(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A37" && $0.bool("notify") == true })
+            try await listen.request(.notify(uuid: "2A37", count: 3, start: 70, peripheral: 1))
+            let listened = try await listen.result
             #expect(listened.status == 0, "\(listened)")
             #expect(try listened.jsonObjects().compactMap { $0["value"] as? String } == ["014600", "014700", "014800"], "\(listened)")
             try await Self.release(1, on: bench)
 
             rig.discardEvents(named: "subscribed")
-            async let indications = guest.run("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service \(Self.customService) "
+            let indications = bench.start("bluejay listen --hci bluez --address \(Self.peripheral1) --random --service \(Self.customService) "
                 + "--characteristic 6E400005-B5A3-F393-E0A9-E50E24DCCA9E --count 2 --json")
-            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "6E400005-B5A3-F393-E0A9-E50E24DCCA9E" && $0.bool("indicate") == true }, timeout: .seconds(120))
-            try await rig.request(.indicate(uuid: "6E400005-B5A3-F393-E0A9-E50E24DCCA9E", count: 2, start: 5, peripheral: 1))
-            let indicated = try await indications
+            try await indications.event(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "6E400005-B5A3-F393-E0A9-E50E24DCCA9E" && $0.bool("indicate") == true })
+            try await indications.request(.indicate(uuid: "6E400005-B5A3-F393-E0A9-E50E24DCCA9E", count: 2, start: 5, peripheral: 1))
+            let indicated = try await indications.result
             #expect(indicated.status == 0, "\(indicated)")
             let values = try indicated.jsonObjects()
             #expect(values.compactMap { $0["value"] as? String } == ["05000000", "06000000"], "\(indicated)")
@@ -166,41 +169,42 @@ extension GuestSuites {
         @Test("A Bluejay app scans, connects, reads, writes and listens over BlueZ")
         func bluejayApp() async throws {
             let bench = try GuestBench.require()
-            let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            let rig = bench.rig
+            try await Self.startBlueZ(bench)
             rig.discardEvents(named: "subscribed")
-            async let app = guest.run("BluejayGuestApp --hci bluez --name 'Bluejay Peer 2' --notifications 3")
-            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }, timeout: .seconds(120))
-            try await rig.request(.notify(uuid: "2A37", count: 3, start: 1, peripheral: 2))
-            let result = try await app
+            let app = bench.start("BluejayGuestApp --hci bluez --name 'Bluejay Peer 2' --notifications 3")
+            try await app.event(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true })
+            try await app.request(.notify(uuid: "2A37", count: 3, start: 1, peripheral: 2))
+            let result = try await app.result
             #expect(result.status == 0, "\(result)")
             let steps = try result.jsonObjects()
             #expect(steps.compactMap { $0["step"] as? String }
                 == ["ready", "found", "connected", "read", "written", "listening", "notification", "notification", "notification", "disconnected", "stopped"],
                 "\(result)")
-            #expect(steps.first { $0["step"] as? String == "read" }?["serial"] as? String == "SN-0002", "\(result)")
+            let read = steps.first { $0["step"] as? String == "read" }
+            #expect(read?["serial"] as? String == "SN-0002" && read?["callback_serial"] as? String == "SN-0002", "async and callback API: \(result)")
+            #expect(steps.first { $0["step"] as? String == "written" }?["location"] as? Int == 3, "\(result)")
             #expect(steps.filter { $0["step"] as? String == "notification" }.compactMap { $0["value"] as? String } == ["010100", "010200", "010300"])
             try await Self.release(2, on: bench)
         }
         @Test("Over BlueZ, Bluejay connects again after the peripheral drops the link and turns its listen on again (auto-reconnect, listen restore)")
         func reconnectAndRestoreListen() async throws {
             let bench = try GuestBench.require()
-            let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            let rig = bench.rig
+            try await Self.startBlueZ(bench)
             let heartRate: @Sendable (RigEvent) -> Bool = { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true }
             rig.discardEvents(named: "subscribed")
             rig.discardEvents(named: "written")
-            async let app = guest.run("BluejayGuestApp --reconnect --hci bluez --name 'Bluejay Peer 2'", timeout: .seconds(160))
-            _ = try await rig.waitForEvent(named: "subscribed", matching: heartRate, timeout: .seconds(120))
-            try await rig.request(.notify(uuid: "2A37", count: 1, start: 1, peripheral: 2))
+            let app = bench.start("BluejayGuestApp --reconnect --hci bluez --name 'Bluejay Peer 2'", timeout: .seconds(160))
+            try await app.event(named: "subscribed", matching: heartRate)
+            try await app.request(.notify(uuid: "2A37", count: 1, start: 1, peripheral: 2))
             // The app got it (it writes the body sensor location then); the peripheral drops the link.
-            _ = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A38" },
-                                           timeout: .seconds(60))
-            try await rig.request(.disconnect(peripheral: 2))
+            try await app.event(named: "written", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A38" }, timeout: .seconds(60))
+            try await app.request(.disconnect(peripheral: 2))
             // Bluejay connects again on its own and subscribes again: no app code does either.
-            _ = try await rig.waitForEvent(named: "subscribed", matching: heartRate, timeout: .seconds(120))
-            try await rig.request(.notify(uuid: "2A37", count: 1, start: 2, peripheral: 2))
-            let result = try await app
+            try await app.event(named: "subscribed", matching: heartRate)
+            try await app.request(.notify(uuid: "2A37", count: 1, start: 2, peripheral: 2))
+            let result = try await app.result
             try await Self.release(2, on: bench)
             #expect(result.status == 0, "\(result)")
             let steps = try result.jsonObjects()
@@ -216,15 +220,14 @@ extension GuestSuites {
         @Test("Over BlueZ, a Service Changed from the peripheral reaches the app (servicesModified) and the new service is read")
         func serviceChanged() async throws {
             let bench = try GuestBench.require()
-            let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            let rig = bench.rig
+            try await Self.startBlueZ(bench)
             rig.discardEvents(named: "written")
-            async let app = guest.run("BluejayGuestApp --service-changed --hci bluez --name 'Bluejay Peer 1'", timeout: .seconds(160))
-            _ = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A38" },
-                                           timeout: .seconds(120))
-            let added = try await rig.request("add_service", ["peripheral": 1])
+            let app = bench.start("BluejayGuestApp --service-changed --hci bluez --name 'Bluejay Peer 1'", timeout: .seconds(160))
+            try await app.event(named: "written", matching: { $0.int("peripheral") == 1 && $0.string("uuid") == "2A38" })
+            let added = try await app.during { try await rig.request("add_service", ["peripheral": 1]) }
             #expect(added.int("indicated") == 1, "BlueZ subscribed to Service Changed and confirmed: \(added)")
-            let result = try await app
+            let result = try await app.result
             _ = try await rig.request("remove_service", ["peripheral": 1])
             try await Self.release(1, on: bench)
             #expect(result.status == 0, "\(result)")
@@ -237,7 +240,7 @@ extension GuestSuites {
         func pairing() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
             _ = try await rig.request("pairing_config", ["io": "display", "mitm": true, "passkey": 123_456, "peripheral": 3])
             let paired = try await Self.run("bluejay pair --hci bluez --address \(Self.peripheral3) --random --io keyboard --passkey 123456 --json",
                                             on: bench, releasing: 3)
@@ -274,7 +277,7 @@ extension GuestSuites {
         func wrongPasskey() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
             _ = try await guest.run("bluetoothctl remove \(Self.peripheral4)")
             _ = try await rig.request("pairing_config", ["io": "display", "mitm": true, "passkey": 111_111, "peripheral": 4])
             let refused = try await Self.run("bluejay pair --hci bluez --address \(Self.peripheral4) --random --io keyboard --passkey 222222",
@@ -295,7 +298,7 @@ extension GuestSuites {
         func speed() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
             // Few enough for the suite's three minutes under TCG (a read through BlueZ takes about
             // half a second there); enough that the 10 ms ticks of /proc/PID/stat matter little.
             let (reads, notifications) = (50, 300)
@@ -303,26 +306,17 @@ extension GuestSuites {
 
             func measure(_ transport: String) async throws -> (read: Double, notification: Double) {
                 rig.discardEvents(named: "subscribed")
-                async let app = guest.run("BluejayGuestApp --hci \(transport) --name 'Bluejay Peer 2' --measure --reads \(reads) "
+                let app = bench.start("BluejayGuestApp --hci \(transport) --name 'Bluejay Peer 2' --measure --reads \(reads) "
                     + "--notifications \(notifications) --pids \(pids)", timeout: .seconds(85))
-                do {
-                    // Seconds when all goes well; past the app's own 85 s bound it has ended.
-                    _ = try await rig.waitForEvent(named: "subscribed",
-                                                   matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true },
-                                                   timeout: .seconds(100))
-                } catch {
-                    // The app never subscribed: its output says how far it got.
-                    let result = try? await app
-                    Issue.record("\(transport): no subscription (\(error)); the app: \(result.map { "\($0)" } ?? "no result")\n\(rig.diagnostics)")
-                    throw error
-                }
+                // Seconds when all goes well; the wait ends with the app's output if it never subscribes.
+                try await app.event(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A37" && $0.bool("notify") == true })
                 // Paced, as a radio paces them (a few per connection event), not one burst: through
                 // BlueZ a value the app's AcquireNotify socket cannot take when bluetoothd writes
                 // it is lost, and an emulated guest on a loaded host reads slowly (a burst of 300
                 // once left the app waiting for the rest until it was killed). CPU per value is
                 // what is measured, not throughput.
-                try await rig.request(.notify(uuid: "2A37", count: notifications, intervalMilliseconds: 2, peripheral: 2))
-                let result = try await app
+                try await app.request(.notify(uuid: "2A37", count: notifications, intervalMilliseconds: 2, peripheral: 2))
+                let result = try await app.result
                 try await Self.release(2, on: bench)
                 #expect(result.status == 0, "\(transport): \(result)")
                 let steps = try result.jsonObjects()
@@ -350,11 +344,11 @@ extension GuestSuites {
         func peripheralRole() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
             let service = "6E400010-B5A3-F393-E0A9-E50E24DCCA9E"
             @Sendable func characteristic(_ last: Int) -> String { "6E4000\(last)-B5A3-F393-E0A9-E50E24DCCA9E" }
-            async let app = guest.run("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Guest Peripheral' | tee /tmp/peripheral.log",
-                                      timeout: .seconds(160))
+            let app = bench.start("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Guest Peripheral' | tee /tmp/peripheral.log",
+                                  timeout: .seconds(160))
 
             // The rig's B4 scans for the advertisement BlueZ sends for us and connects to it.
             let connected: RigEvent
@@ -388,20 +382,20 @@ extension GuestSuites {
             _ = try await rig.request("central_subscribe", ["uuid": characteristic(13)])
             var notified: [String] = []
             for _ in 0..<3 {
-                let value = try await rig.waitForEvent(named: "central_value", matching: { $0.string("uuid") == characteristic(13) }, timeout: .seconds(60))
+                let value = try await app.event(named: "central_value", matching: { $0.string("uuid") == characteristic(13) }, timeout: .seconds(60))
                 notified.append(value.string("value") ?? "?")
             }
             #expect(notified == ["01", "02", "03"])
             _ = try await rig.request("central_subscribe", ["uuid": characteristic(14), "indicate": true])
             var indicated: [String] = []
             for _ in 0..<2 {
-                let value = try await rig.waitForEvent(named: "central_value", matching: { $0.string("uuid") == characteristic(14) }, timeout: .seconds(60))
+                let value = try await app.event(named: "central_value", matching: { $0.string("uuid") == characteristic(14) }, timeout: .seconds(60))
                 indicated.append(value.string("value") ?? "?")
             }
             #expect(indicated == ["a1", "a2"])
             _ = try await rig.request("central_disconnect")
 
-            let result = try await app
+            let result = try await app.result
             #expect(result.status == 0, "\(result)")
             let steps = try result.jsonObjects()
             let names = steps.compactMap { $0["step"] as? String }
@@ -429,9 +423,9 @@ extension GuestSuites {
         func peripheralAfterRestart() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
-            async let app = guest.run("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Phoenix' 2>&1 | tee /tmp/phoenix.log",
-                                      timeout: .seconds(160))
+            try await Self.startBlueZ(bench)
+            let app = bench.start("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Phoenix' 2>&1 | tee /tmp/phoenix.log",
+                                  timeout: .seconds(160))
             // Registered once: a scanner hears it.
             _ = try await rig.request("central_find", ["name": "Phoenix", "timeout_s": 60, "peripheral": 4], timeout: .seconds(80))
             // bluetoothd goes and comes back (NameOwnerChanged twice); the adapter is powered again.
@@ -453,7 +447,7 @@ extension GuestSuites {
             let greeting = try await rig.request("central_read", ["uuid": "6E400011-B5A3-F393-E0A9-E50E24DCCA9E"])
             #expect(greeting.bytes("value") == Array("hello from the guest".utf8), "\(greeting)")
             _ = try await rig.request("central_disconnect")
-            let result = try await app
+            let result = try await app.result
             #expect(result.stdout.contains("bluetoothd is back: registering the GATT application and the advertisement again"), "\(result)")
             #expect(!result.stdout.contains("could not register again"), "\(result)")
             #expect(result.stdout.contains("\"step\":\"stopped\""), "\(result)")
@@ -463,15 +457,15 @@ extension GuestSuites {
         func cliAdvertise() async throws {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
-            try await Self.startBlueZ(guest)
-            async let advertised = guest.run("bluejay advertise --hci bluez --name 'CLI Ad' --manufacturer-data c0ffee --seconds 25 --json --verbose 2> /tmp/advertise.log",
-                                             timeout: .seconds(90))
+            try await Self.startBlueZ(bench)
+            let advertised = bench.start("bluejay advertise --hci bluez --name 'CLI Ad' --manufacturer-data c0ffee --seconds 25 --json --verbose 2> /tmp/advertise.log",
+                                         timeout: .seconds(90))
             let found: RigEvent
             do {
                 found = try await rig.request("central_find", ["name": "CLI Ad", "timeout_s": 60, "peripheral": 3], timeout: .seconds(80))
             } catch {
                 let command: String
-                do { command = "\(try await advertised)" } catch { command = "\(error)" }
+                do { command = "\(try await advertised.result)" } catch { command = "\(error)" }
                 let logs = try? await guest.run("cat /tmp/advertise.log; tail -20 /run/bluejay-guest/bluetoothd.log")
                 Issue.record("\(error)\n\(command)\n\(logs.map { "\($0)" } ?? "")")
                 throw error
@@ -480,7 +474,7 @@ extension GuestSuites {
             // Complete Local Name "CLI Ad", and Manufacturer Specific Data of company 0xFFFF: c0ffee.
             #expect(data.contains("0709" + Array("CLI Ad".utf8).map { String(format: "%02x", $0) }.joined()), "\(found)")
             #expect(data.contains("06ffffffc0ffee"), "\(found)")
-            let result = try await advertised
+            let result = try await advertised.result
             #expect(result.status == 0, "\(result)")
             #expect(try result.jsonObjects().compactMap { $0["event"] as? String } == ["advertising", "stopped"], "\(result)")
             let left = try await guest.run("dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci0 org.freedesktop.DBus.Properties.Get "
@@ -492,7 +486,7 @@ extension GuestSuites {
         func errors() async throws {
             let bench = try GuestBench.require()
             let guest = bench.guest
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
             // A user the system bus's policy does not let talk to org.bluez (Debian's
             // bluetooth.conf lets anyone: a policy for nobody denies it, as a distribution's
             // stricter one would). dbus-daemon reloads its configuration when asked.
@@ -523,7 +517,7 @@ extension GuestSuites {
                 """)
             #expect(stopped.status != 0, "\(stopped)")
             #expect(stopped.stderr.contains("bluetoothd") && stopped.stderr.contains("systemctl start bluetooth"), "\(stopped)")
-            try await Self.startBlueZ(guest)
+            try await Self.startBlueZ(bench)
         }
     }
 }

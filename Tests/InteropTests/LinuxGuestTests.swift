@@ -109,10 +109,10 @@ extension GuestSuites {
             #expect(written.bytes("value") == [0x02])
 
             rig.discardEvents(named: "subscribed")
-            async let listen = guest.run("bluejay listen --hci hci0 --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 --count 3 --json")
-            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.bool("notify") == true }, timeout: .seconds(120))
-            try await rig.request(.notify(uuid: "2A37", count: 3, start: 70, peripheral: 1))
-            let listened = try await listen
+            let listen = bench.start("bluejay listen --hci hci0 --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 --count 3 --json")
+            try await listen.event(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.bool("notify") == true })
+            try await listen.request(.notify(uuid: "2A37", count: 3, start: 70, peripheral: 1))
+            let listened = try await listen.result
             #expect(listened.status == 0, "\(listened)")
             #expect(try listened.jsonObjects().compactMap { $0["value"] as? String } == ["014600", "014700", "014800"], "\(listened)")
             try await Self.expectClean(bench, after: "bluejay listen")
@@ -121,19 +121,20 @@ extension GuestSuites {
         @Test("A Bluejay app scans, connects, reads, writes and listens over hci0")
         func bluejayAppOverHCI0() async throws {
             let bench = try GuestBench.require()
-            let (rig, guest) = (bench.rig, bench.guest)
+            let rig = bench.rig
             rig.discardEvents(named: "subscribed")
-            async let app = guest.run("BluejayGuestApp --hci hci0 --name 'Bluejay Peer 2' --notifications 3")
-            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.bool("notify") == true }, timeout: .seconds(120))
-            try await rig.request(.notify(uuid: "2A37", count: 3, start: 1, peripheral: 2))
-            let result = try await app
+            let app = bench.start("BluejayGuestApp --hci hci0 --name 'Bluejay Peer 2' --notifications 3")
+            try await app.event(named: "subscribed", matching: { $0.int("peripheral") == 2 && $0.bool("notify") == true })
+            try await app.request(.notify(uuid: "2A37", count: 3, start: 1, peripheral: 2))
+            let result = try await app.result
             #expect(result.status == 0, "\(result)")
             let steps = try result.jsonObjects()
             #expect(steps.compactMap { $0["step"] as? String }
                 == ["ready", "found", "connected", "read", "written", "listening", "notification", "notification", "notification", "disconnected", "stopped"],
                 "\(result)")
             #expect(steps.first { $0["step"] as? String == "found" }?["address"] as? String == Self.peripheral2, "\(result)")
-            #expect(steps.first { $0["step"] as? String == "read" }?["serial"] as? String == "SN-0002", "\(result)")
+            let read = steps.first { $0["step"] as? String == "read" }
+            #expect(read?["serial"] as? String == "SN-0002" && read?["callback_serial"] as? String == "SN-0002", "async and callback API: \(result)")
             #expect(steps.first { $0["step"] as? String == "written" }?["location"] as? Int == 3, "\(result)")
             #expect(steps.filter { $0["step"] as? String == "notification" }.compactMap { $0["value"] as? String } == ["010100", "010200", "010300"])
             let written = try await rig.waitForEvent(named: "written", matching: { $0.int("peripheral") == 2 && $0.string("uuid") == "2A38" })
@@ -185,7 +186,7 @@ extension GuestSuites {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
             rig.discardEvents(named: "subscribed")
-            async let killed = guest.run("""
+            let killed = bench.start("""
                 bluejay listen --hci hci0 --address \(Self.peripheral4) --random --service 180D --characteristic 2A37 > /tmp/listen.log 2>&1 &
                 echo $! > /tmp/listen.pid
                 wait $!
@@ -193,10 +194,10 @@ extension GuestSuites {
                 cat /tmp/listen.log >&2
                 exit $status
                 """)
-            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 4 && $0.bool("notify") == true }, timeout: .seconds(120))
+            try await killed.event(named: "subscribed", matching: { $0.int("peripheral") == 4 && $0.bool("notify") == true })
             let kill = try await guest.run("kill -KILL $(cat /tmp/listen.pid)")
             #expect(kill.status == 0, "\(kill)")
-            let died = try await killed
+            let died = try await killed.result
             #expect(died.status == 137, "the listen should have died of SIGKILL: \(died)")
 
             // Nobody disconnected: the kernel closed the user channel and took hci0 down, but the
@@ -218,7 +219,7 @@ extension GuestSuites {
             let bench = try GuestBench.require()
             let (rig, guest) = (bench.rig, bench.guest)
             rig.discardEvents(named: "subscribed")
-            async let holder = guest.run("""
+            let holder = bench.start("""
                 bluejay listen --hci hci0 --address \(Self.peripheral1) --random --service 180D --characteristic 2A37 > /tmp/holder.log 2>&1 &
                 echo $! > /tmp/holder.pid
                 wait $!
@@ -226,7 +227,7 @@ extension GuestSuites {
                 cat /tmp/holder.log >&2
                 exit $status
                 """)
-            _ = try await rig.waitForEvent(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.bool("notify") == true }, timeout: .seconds(120))
+            try await holder.event(named: "subscribed", matching: { $0.int("peripheral") == 1 && $0.bool("notify") == true })
 
             let second = try await guest.run("bluejay read --hci hci0 --address \(Self.peripheral2) --random --service 180A --characteristic 2A25")
             #expect(second.status == 74, "\(second)")
@@ -240,7 +241,7 @@ extension GuestSuites {
 
             let stopped = try await guest.run("kill -TERM $(cat /tmp/holder.pid)")
             #expect(stopped.status == 0, "\(stopped)")
-            let held = try await holder
+            let held = try await holder.result
             #expect(held.status == 0, "bluejay listen should exit 0 on SIGTERM: \(held)")
             try await Self.expectClean(bench, after: "bluejay listen and SIGTERM")
         }
@@ -261,7 +262,7 @@ extension GuestSuites {
                 ("scan --hci hci0 --duration 600", "TERM", "scanning"),
                 ("advertise --hci hci0 --name GuestAd --seconds 600", "INT", "advertising"),
             ] {
-                async let stopped = guest.run("""
+                let stopped = bench.start("""
                     bluejay \(command) > /tmp/running.log 2>&1 &
                     echo $! > /tmp/running.pid
                     wait $!
@@ -274,7 +275,7 @@ extension GuestSuites {
                 }
                 let signalled = try await guest.run("kill -\(signal) $(cat /tmp/running.pid)")
                 #expect(signalled.status == 0, "\(signalled)")
-                let ended = try await stopped
+                let ended = try await stopped.result
                 #expect(ended.status == 0, "bluejay \(command) should exit 0 on SIG\(signal): \(ended)")
                 try await Self.expectClean(bench, after: "bluejay \(command) and SIG\(signal)")
             }
