@@ -204,6 +204,12 @@ public final class Bluejay: Sendable {
     /// The time limit of GATT operations.
     var operationTimeLimit: Duration? { state.withLock { $0.options.operationTimeout.duration } }
 
+    /// A GATT operation's time limit: the call's own `timeout` (``Timeout/none``: none), else
+    /// the operation time limit.
+    private func timeLimit(_ timeout: Timeout?) -> Duration? {
+        timeout.map(\.duration) ?? operationTimeLimit
+    }
+
     /// The clock of Bluejay's timers (operation limits, scan durations and expiry, flush
     /// windows, reconnect delays): the host's, so that the whole stack keeps one time.
     var clock: BluetoothClock {
@@ -239,7 +245,7 @@ public final class Bluejay: Sendable {
             deliver(.failure(refusal))
             return
         }
-        let limit = timeout.map(\.duration) ?? operationTimeLimit
+        let limit = timeLimit(timeout)
         let start: @Sendable (AbortSignal, @escaping @Sendable (StartedProcedure<T>) -> Void) -> Bool = { [self] abort, next in
             // Without a link, the task-run work reports why.
             guard let link = try? requireLink() else { return false }
@@ -265,7 +271,7 @@ public final class Bluejay: Sendable {
     /// call's `timeout` (``Timeout/none``: no limit), else the operation time limit.
     private func gattOperation<T: Sendable>(_ name: String, timeout: Timeout?,
                                             work: @escaping @Sendable (PeripheralLink) async throws -> T) -> @Sendable () async throws -> T {
-        let limit = timeout.map(\.duration) ?? operationTimeLimit
+        let limit = timeLimit(timeout)
         // A request made while connected that finds the link gone reports the disconnection,
         // whichever of the failing of the queue and its own start came first.
         let submittedOn = state.withLock { $0.connectedLink }

@@ -4,7 +4,11 @@ extension GATTClient {
     /// Read Characteristic Value (Core 6.0, Vol 3, Part G, 4.8.1): one Read Request, so at
     /// most MTU - 1 bytes. Use ``readLongValue(handle:)`` when the value may be longer.
     public func readValue(handle: UInt16) async throws -> [UInt8] {
-        let response = try await request(.readRequest(.init(handle: handle)))
+        try readResponseValue(try await request(.readRequest(.init(handle: handle))))
+    }
+
+    /// The value a Read Request's `response` carries.
+    func readResponseValue(_ response: ATTPDU) throws -> [UInt8] {
         guard case let .readResponse(read) = response else { throw unexpected(response) }
         return read.value
     }

@@ -24,10 +24,7 @@ extension GATTClient {
     public func startReadLongValue(handle: UInt16, within scope: RequestScope,
                                    completion: @escaping @Sendable (StartedProcedure<[UInt8]>) -> Void) {
         request(.readRequest(.init(handle: handle)), within: scope) { [self] result in
-            let first = result.flatMap { response -> Result<[UInt8], any Error> in
-                guard case let .readResponse(read) = response else { return .failure(unexpected(response)) }
-                return .success(read.value)
-            }
+            let first = result.flatMap { response in Result { try readResponseValue(response) } }
             switch first {
             case let .success(value) where value.count < Int(mtu) - 1:
                 completion(.finished(value))

@@ -19,8 +19,7 @@ extension GATTClient {
             throw HostError.invalidArgument("a value written in parts is at most \(Self.maximumValueLength) bytes, not \(value.count)")
         }
         if value.count <= Int(mtu) - 3 {
-            let response = try await request(.writeRequest(.init(handle: handle, value: value)))
-            guard case .writeResponse = response else { throw unexpected(response) }
+            try acknowledgeWrite(try await request(.writeRequest(.init(handle: handle, value: value))))
         } else {
             try await writeLongValue(value, handle: handle)
         }
@@ -37,13 +36,17 @@ extension GATTClient {
                                 completion: @escaping @Sendable (StartedProcedure<Void>) -> Void) -> Bool {
         guard value.count <= Int(mtu) - 3 else { return false }
         request(.writeRequest(.init(handle: handle, value: value)), within: scope) { [self] result in
-            switch result {
-            case .success(.writeResponse): completion(.finished(()))
-            case let .success(response): completion(.unfinished { [self] in throw unexpected(response) })
+            switch result.flatMap({ response in Result { try acknowledgeWrite(response) } }) {
+            case .success: completion(.finished(()))
             case let .failure(error): completion(.unfinished { throw error })
             }
         }
         return true
+    }
+
+    /// Checks that a Write Request's `response` is its Write Response.
+    func acknowledgeWrite(_ response: ATTPDU) throws {
+        guard case .writeResponse = response else { throw unexpected(response) }
     }
 
     /// Write Without Response (Core 6.0, Vol 3, Part G, 4.9.1). Returns once the controller
