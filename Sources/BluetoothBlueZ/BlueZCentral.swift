@@ -396,6 +396,29 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
 
     func tree() -> BlueZObjectTree { state.withLock { $0.tree } }
 
+    /// Reads BlueZ's objects (`GetManagedObjects`) and adds to the tree the GATT objects below
+    /// `device` that it lacks: those whose `InterfacesAdded` has not come yet. What the tree has
+    /// already came from a signal, newer than or as new as this answer, and stays.
+    func loadGATTObjects(of device: DBusObjectPath) async {
+        guard let bus = state.withLock({ $0.bus }) else { return }
+        let objects: [DBusObjectPath: [String: [String: DBusValue]]]
+        do {
+            objects = try await bus.managedObjects(of: BlueZ.service)
+        } catch {
+            logger.notice("reading \(device)'s GATT objects (GetManagedObjects): \(error); using those signalled")
+            return
+        }
+        let added = state.withLock { state in
+            var added = 0
+            for (path, interfaces) in objects where path != device && path.isWithin(device) {
+                let interfaces = state.tree.addMissing(path, interfaces: interfaces)
+                if !Set(interfaces).isDisjoint(with: [BlueZ.gattService, BlueZ.gattCharacteristic, BlueZ.gattDescriptor]) { added += 1 }
+            }
+            return added
+        }
+        if added > 0 { logger.info("\(device): \(added) GATT objects read before BlueZ signalled them (ServicesResolved came first)") }
+    }
+
     // MARK: Scanning
 
     public func startScanning(_ options: ScanOptions, handler: @escaping @Sendable ([Advertisement]) -> Void,

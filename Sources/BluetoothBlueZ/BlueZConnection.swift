@@ -48,6 +48,8 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         /// have all arrived; and whether the database held each already.
         var addedServices: [DBusObjectPath: Bool] = [:]
         var addedServicesFlush: Task<Void, Never>?
+        /// Reading BlueZ's GATT objects once it said ServicesResolved (see ``resolveDatabase()``).
+        var resolving: Task<Void, Never>?
     }
 
     init(central: BlueZCentral, path: DBusObjectPath, peer: DeviceAddress) {
@@ -92,14 +94,14 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
             state.isConnected = true
             state.disconnectReason = nil
         }
-        refreshDatabase()
+        resolveDatabase()
     }
 
     // MARK: Signals (from the central)
 
     func propertiesChanged(_ object: DBusObjectPath, interface: String, changed: [String: DBusValue]) {
         if object == path, interface == BlueZ.device {
-            if changed["ServicesResolved"]?.unwrapped.boolValue == true { refreshDatabase() }
+            if changed["ServicesResolved"]?.unwrapped.boolValue == true { resolveDatabase() }
             if changed["Paired"]?.unwrapped.boolValue == true {
                 let waiters = state.withLock { state in
                     defer { state.pairedWaiters = [:] }
@@ -155,6 +157,27 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         }
         listeners.forEach { $0.finish() }
         central?.connectionDidEnd(self)
+    }
+
+    /// Builds the database once BlueZ has resolved the services, from its GATT objects read
+    /// afresh with `GetManagedObjects`. BlueZ may signal `ServicesResolved` before the
+    /// `InterfacesAdded` of those objects (bluez/bluez#1489: bluetoothd sends a device's property
+    /// changes and the object manager's additions from separate idle callbacks, in either order),
+    /// and a database built from the signals alone then lacked services (a CI run's app stopped
+    /// when its read found no Device Information service). bluetoothd registers the objects
+    /// before it sets `ServicesResolved`, so the call sees them all; the signals that follow
+    /// change nothing. Without a bus (or if the call fails) the signals' objects are used.
+    private func resolveDatabase() {
+        guard let central, central.tree().properties(path, BlueZ.device)?["ServicesResolved"]?.boolValue == true else { return }
+        let device = path
+        state.withLock { state in
+            guard state.resolving == nil else { return }
+            state.resolving = Task { [weak self] in
+                await central.loadGATTObjects(of: device)
+                self?.state.withLock { $0.resolving = nil }
+                self?.refreshDatabase()
+            }
+        }
     }
 
     /// Rebuilds the database from BlueZ's objects once it has resolved the services.
@@ -405,7 +428,7 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     func database() async throws -> BlueZGATTDatabase {
         try requireConnected()
         if let database = state.withLock({ $0.database }) { return database }
-        refreshDatabase()
+        resolveDatabase()
         try await wait(in: \.resolveWaiters) { state in
             if state.database != nil { return .success(()) }
             // The link ended since requireConnected(): linkDidEnd has answered every waiter then.

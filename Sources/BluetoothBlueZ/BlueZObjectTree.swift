@@ -18,6 +18,18 @@ struct BlueZObjectTree: Sendable, Equatable {
         }
     }
 
+    /// Adds the interfaces of `path` the tree does not have; those it has stay as they are.
+    /// Returns the names of those it added.
+    @discardableResult
+    mutating func addMissing(_ path: DBusObjectPath, interfaces: Interfaces) -> [String] {
+        var added: [String] = []
+        for (interface, properties) in interfaces where objects[path]?[interface] == nil {
+            objects[path, default: [:]][interface] = properties.mapValues(\.unwrapped)
+            added.append(interface)
+        }
+        return added
+    }
+
     mutating func remove(_ path: DBusObjectPath, interfaces: [String]) {
         for interface in interfaces { objects[path]?[interface] = nil }
         if objects[path]?.isEmpty == true { objects[path] = nil }

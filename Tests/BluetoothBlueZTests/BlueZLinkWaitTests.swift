@@ -36,6 +36,40 @@ struct BlueZLinkWaitTests {
         #expect(link.waiterCount == 0)
     }
 
+    /// bluetoothd may send ServicesResolved before the InterfacesAdded of the GATT objects
+    /// (bluez/bluez#1489); a database built from the signals then lacked services. The objects
+    /// are read with GetManagedObjects once services are resolved.
+    @Test("ServicesResolved before the GATT objects' InterfacesAdded: database() has the services GetManagedObjects gives")
+    func servicesResolvedBeforeTheirObjects() async throws {
+        let unsignalled = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0020")
+        let battery: [String: DBusValue] = ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
+        let deviceInformation: [String: DBusValue] = ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
+        let bluetoothd = try WithholdingBluetoothd(managedObjects: [
+            Self.device: [BlueZ.device: ["Connected": .variant(.boolean(true)), "ServicesResolved": .variant(.boolean(true))]],
+            Self.service: [BlueZ.gattService: battery],
+            unsignalled: [BlueZ.gattService: deviceInformation],
+        ])
+        var options = DBusConnection.Options()
+        options.isBus = false
+        let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
+        defer { bus.close() }
+        let connected = ConnectedDevice(Self.device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
+                                        properties: ["ServicesResolved": .variant(.boolean(false))],
+                                        objects: [Self.service: [BlueZ.gattService: battery]], bus: bus)
+        let link = connected.link
+        let database = Task { try await link.database() }
+        await Self.whenWaiting(link, 1)
+        connected.changed(["ServicesResolved": .boolean(true)])
+        let services = try await database.value.services
+        #expect(services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID(UInt16(0x180A))])
+        // Its InterfacesAdded, late, changes nothing.
+        connected.central.handle(.signal(path: .root, interface: DBusConnection.objectManagerInterface, member: "InterfacesAdded",
+                                         body: [DBusValue(unsignalled), DBusValue([BlueZ.gattService: deviceInformation])]))
+        #expect(try await link.database().services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID(UInt16(0x180A))])
+        #expect(link.waiterCount == 0)
+        withExtendedLifetime(bluetoothd) {}
+    }
+
     @Test("The link lost: database() throws disconnected, waitForDisconnection() has the reason")
     func linkLost() async throws {
         let connected = Self.connected()

@@ -120,7 +120,9 @@ final class WithholdingBluetoothd: Sendable {
     private let directory: URL
 
     /// `answeringPairAfter`: answer Pair with the error `errorName` that long after it came.
-    init(answeringPairAfter delay: Duration? = nil, with errorName: String = "org.bluez.Error.Failed") throws {
+    /// `managedObjects`: what `GetManagedObjects` answers.
+    init(answeringPairAfter delay: Duration? = nil, with errorName: String = "org.bluez.Error.Failed",
+         managedObjects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-bluetoothd-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("socket").path
@@ -159,6 +161,8 @@ final class WithholdingBluetoothd: Sendable {
                     }
                     Thread.sleep(forTimeInterval: delay / .seconds(1))
                     reply = DBusMessage.error(to: call, name: DBusErrorName(rawValue: errorName), message: "Authentication Failed")
+                } else if call.member == "GetManagedObjects" {
+                    reply = DBusMessage.methodReturn(to: call, body: [DBusValue(managedObjects)])
                 } else if !call.flags.contains(.noReplyExpected) {
                     reply = DBusMessage.methodReturn(to: call)
                 }
