@@ -78,6 +78,9 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
         var isShutDown = false
         /// bluetoothd came back without the adapter: load when an adapter appears.
         var awaitsAdapter = false
+        /// The objects removed while each `GetManagedObjects` of ``loadGATTObjects(of:)`` was
+        /// under way: its answer may predate their removal, and must not bring them back.
+        var removedDuringReads: [UInt64: Set<DBusObjectPath>] = [:]
     }
 
     /// A backend on `adapter` (`hci0`; `nil`: BlueZ's default, its first adapter).
@@ -270,6 +273,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
                 state.authenticatedPeers.remove(address.address)
             }
             state.tree.remove(path, interfaces: interfaces)
+            for read in state.removedDuringReads.keys { state.removedDuringReads[read]?.insert(path) }
             return connection
         }
         if let connection, interfaces.contains(BlueZ.device) { connection.linkDidEnd(reason: nil) }
@@ -397,20 +401,28 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
     func tree() -> BlueZObjectTree { state.withLock { $0.tree } }
 
     /// Reads BlueZ's objects (`GetManagedObjects`) and adds to the tree the GATT objects below
-    /// `device` that it lacks: those whose `InterfacesAdded` has not come yet. What the tree has
-    /// already came from a signal, newer than or as new as this answer, and stays.
+    /// `device` that it lacks: those whose `InterfacesAdded` has not come yet. What the tree
+    /// has came from signals, as new as this answer or newer, and stays; an object removed
+    /// while the call was under way is not brought back; nothing is added once the task is
+    /// cancelled or the device is no longer connected (bluetoothd gone: the tree is empty).
     func loadGATTObjects(of device: DBusObjectPath) async {
         guard let bus = state.withLock({ $0.bus }) else { return }
-        let objects: [DBusObjectPath: [String: [String: DBusValue]]]
+        let read = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.removedDuringReads[state.nextID] = []
+            return state.nextID
+        }
+        var objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
         do {
             objects = try await bus.managedObjects(of: BlueZ.service)
         } catch {
             logger.notice("reading \(device)'s GATT objects (GetManagedObjects): \(error); using those signalled")
-            return
         }
-        let added = state.withLock { state in
+        let added = state.withLock { state -> Int in
+            let removed = state.removedDuringReads.removeValue(forKey: read) ?? []
+            guard !Task.isCancelled, state.tree.properties(device, BlueZ.device)?["Connected"]?.boolValue == true else { return 0 }
             var added = 0
-            for (path, interfaces) in objects where path != device && path.isWithin(device) {
+            for (path, interfaces) in objects where path != device && path.isWithin(device) && !removed.contains(path) {
                 let interfaces = state.tree.addMissing(path, interfaces: interfaces)
                 if !Set(interfaces).isDisjoint(with: [BlueZ.gattService, BlueZ.gattCharacteristic, BlueZ.gattDescriptor]) { added += 1 }
             }

@@ -48,8 +48,10 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
         /// have all arrived; and whether the database held each already.
         var addedServices: [DBusObjectPath: Bool] = [:]
         var addedServicesFlush: Task<Void, Never>?
-        /// Reading BlueZ's GATT objects once it said ServicesResolved (see ``resolveDatabase()``).
+        /// Reading BlueZ's GATT objects once it said ServicesResolved (see ``resolveDatabase()``),
+        /// and whether it said so again meanwhile (then the objects are read once more).
         var resolving: Task<Void, Never>?
+        var resolvesAgain = false
     }
 
     init(central: BlueZCentral, path: DBusObjectPath, peer: DeviceAddress) {
@@ -67,6 +69,8 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     var isConnected: Bool { state.withLock { $0.isConnected } }
     var disconnectReason: HCIStatus? { state.withLock { $0.disconnectReason } }
     var attMTU: UInt16 { state.withLock { $0.mtu } }
+    /// Whether BlueZ's GATT objects are being read for the database (``resolveDatabase()``).
+    var isResolving: Bool { state.withLock { $0.resolving != nil } }
     /// How many tasks wait on this link: for its end, its services, a pairing.
     var waiterCount: Int { state.withLock { $0.disconnectWaiters.count + $0.resolveWaiters.count + $0.pairedWaiters.count } }
 
@@ -133,6 +137,7 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
             let reason = given ?? state.reportedReason ?? .unspecifiedError
             state.isConnected = false
             state.disconnectReason = reason
+            state.resolving?.cancel()
             defer {
                 state.disconnectWaiters = [:]
                 state.resolveWaiters = [:]
@@ -166,15 +171,31 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     /// and a database built from the signals alone then lacked services (a CI run's app stopped
     /// when its read found no Device Information service). bluetoothd registers the objects
     /// before it sets `ServicesResolved`, so the call sees them all; the signals that follow
-    /// change nothing. Without a bus (or if the call fails) the signals' objects are used.
+    /// add nothing to it. Without a bus (or if the call fails) the signals' objects are used.
     private func resolveDatabase() {
         guard let central, central.tree().properties(path, BlueZ.device)?["ServicesResolved"]?.boolValue == true else { return }
         let device = path
         state.withLock { state in
-            guard state.resolving == nil else { return }
+            guard state.resolving == nil else {
+                state.resolvesAgain = true
+                return
+            }
+            state.resolvesAgain = false
             state.resolving = Task { [weak self] in
-                await central.loadGATTObjects(of: device)
-                self?.state.withLock { $0.resolving = nil }
+                while true {
+                    await central.loadGATTObjects(of: device)
+                    // Asked again meanwhile: read again; else done, in one step under the lock.
+                    let done = self?.state.withLock { state -> Bool in
+                        if state.resolvesAgain, !Task.isCancelled {
+                            state.resolvesAgain = false
+                            return false
+                        }
+                        state.resolving = nil
+                        return true
+                    } ?? true
+                    if done { break }
+                }
+                guard !Task.isCancelled else { return }
                 self?.refreshDatabase()
             }
         }

@@ -70,6 +70,68 @@ struct BlueZLinkWaitTests {
         withExtendedLifetime(bluetoothd) {}
     }
 
+    /// GetManagedObjects answers with what bluetoothd had when it answered; a service removed
+    /// since (its InterfacesRemoved handled before the answer) must not come back.
+    @Test("A service removed while GetManagedObjects is under way is not brought back by its answer")
+    func removedDuringTheRead() async throws {
+        let removed = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0020")
+        let battery: [String: DBusValue] = ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
+        let bluetoothd = try WithholdingBluetoothd(managedObjects: [
+            Self.service: [BlueZ.gattService: battery],
+            removed: [BlueZ.gattService: ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
+        ], holdingManagedObjects: true)
+        var options = DBusConnection.Options()
+        options.isBus = false
+        let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
+        defer { bus.close() }
+        let connected = ConnectedDevice(Self.device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
+                                        properties: ["ServicesResolved": .variant(.boolean(false))],
+                                        objects: [Self.service: [BlueZ.gattService: battery]], bus: bus)
+        let link = connected.link
+        var calls = bluetoothd.calls.makeAsyncIterator()
+        let database = Task { try await link.database() }
+        await Self.whenWaiting(link, 1)
+        connected.changed(["ServicesResolved": .boolean(true)])
+        #expect(await calls.next() == "ObjectManager.GetManagedObjects")
+        connected.central.handle(.signal(path: .root, interface: DBusConnection.objectManagerInterface, member: "InterfacesRemoved",
+                                         body: [DBusValue(removed), DBusValue([BlueZ.gattService])]))
+        bluetoothd.releaseManagedObjects()
+        #expect(try await database.value.services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F))])
+        #expect(connected.central.tree().properties(removed, BlueZ.gattService) == nil)
+    }
+
+    @Test("The link lost while GetManagedObjects is under way: database() throws disconnected and the answer adds nothing")
+    func linkLostDuringTheRead() async throws {
+        let late = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0020")
+        let bluetoothd = try WithholdingBluetoothd(managedObjects: [
+            late: [BlueZ.gattService: ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
+        ], holdingManagedObjects: true)
+        var options = DBusConnection.Options()
+        options.isBus = false
+        let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
+        defer { bus.close() }
+        let connected = ConnectedDevice(Self.device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
+                                        properties: ["ServicesResolved": .variant(.boolean(false))], bus: bus)
+        let link = connected.link
+        var calls = bluetoothd.calls.makeAsyncIterator()
+        let database = Task { try await link.database() }
+        await Self.whenWaiting(link, 1)
+        connected.changed(["ServicesResolved": .boolean(true)])
+        #expect(await calls.next() == "ObjectManager.GetManagedObjects")
+        connected.changed(["Connected": .boolean(false)])
+        await #expect {
+            _ = try await database.value
+        } throws: { error in
+            if case .disconnected = error as? HostError { return true }
+            return false
+        }
+        bluetoothd.releaseManagedObjects()
+        // The answer, once in, adds nothing to the tree of a link that ended.
+        while link.isResolving { await Task.yield() }
+        #expect(connected.central.tree().properties(late, BlueZ.gattService) == nil)
+        #expect(link.waiterCount == 0)
+    }
+
     @Test("The link lost: database() throws disconnected, waitForDisconnection() has the reason")
     func linkLost() async throws {
         let connected = Self.connected()

@@ -119,10 +119,14 @@ final class WithholdingBluetoothd: Sendable {
     let unanswered = Mutex<[String]>([])
     private let directory: URL
 
+    /// Held `GetManagedObjects` answers go out one per ``releaseManagedObjects()``.
+    private let managedObjectsReleases = DispatchSemaphore(value: 0)
+
     /// `answeringPairAfter`: answer Pair with the error `errorName` that long after it came.
-    /// `managedObjects`: what `GetManagedObjects` answers.
+    /// `managedObjects`: what `GetManagedObjects` answers; `holdingManagedObjects`: only once
+    /// the test calls ``releaseManagedObjects()``.
     init(answeringPairAfter delay: Duration? = nil, with errorName: String = "org.bluez.Error.Failed",
-         managedObjects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]) throws {
+         managedObjects: [DBusObjectPath: [String: [String: DBusValue]]] = [:], holdingManagedObjects: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-bluetoothd-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("socket").path
@@ -162,6 +166,10 @@ final class WithholdingBluetoothd: Sendable {
                     Thread.sleep(forTimeInterval: delay / .seconds(1))
                     reply = DBusMessage.error(to: call, name: DBusErrorName(rawValue: errorName), message: "Authentication Failed")
                 } else if call.member == "GetManagedObjects" {
+                    if holdingManagedObjects {
+                        continuation.yield(name)
+                        managedObjectsReleases.wait()
+                    }
                     reply = DBusMessage.methodReturn(to: call, body: [DBusValue(managedObjects)])
                 } else if !call.flags.contains(.noReplyExpected) {
                     reply = DBusMessage.methodReturn(to: call)
@@ -171,10 +179,13 @@ final class WithholdingBluetoothd: Sendable {
                     reply.serial = serial
                     guard (try? session.write(reply)) != nil else { return }
                 }
-                if call.member != "Pair" { continuation.yield(name) }
+                if call.member != "Pair", !(holdingManagedObjects && call.member == "GetManagedObjects") { continuation.yield(name) }
             }
         }.start()
     }
+
+    /// Lets one held `GetManagedObjects` answer go.
+    func releaseManagedObjects() { managedObjectsReleases.signal() }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 

@@ -349,51 +349,53 @@ extension GuestSuites {
             @Sendable func characteristic(_ last: Int) -> String { "6E4000\(last)-B5A3-F393-E0A9-E50E24DCCA9E" }
             let app = bench.start("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Guest Peripheral' | tee /tmp/peripheral.log",
                                   timeout: .seconds(160))
+            // Whatever fails while the app runs waits for its end and shows its output.
+            try await app.during {
+                // The rig's B4 scans for the advertisement BlueZ sends for us and connects to it.
+                let connected: RigEvent
+                do {
+                    connected = try await rig.request("central_connect", ["name": "Guest Peripheral", "timeout_s": 60, "peripheral": 4],
+                                                      timeout: .seconds(90))
+                } catch {
+                    let state = try? await guest.run("cat /tmp/peripheral.log; tail -20 /run/bluejay-guest/bluetoothd.log; bluetoothctl show")
+                    Issue.record("\(error)\n\(state.map { "\($0)" } ?? "")\n\(rig.diagnostics)")
+                    throw error
+                }
+                let services = connected["services"]?.arrayValue?.compactMap(\.objectValue) ?? []
+                let ours = try #require(services.first { $0["uuid"]?.stringValue == service }, "\(connected)")
+                #expect(ours["characteristics"]?.arrayValue?.compactMap(\.stringValue) == (11...16).map(characteristic), "\(connected)")
 
-            // The rig's B4 scans for the advertisement BlueZ sends for us and connects to it.
-            let connected: RigEvent
-            do {
-                connected = try await rig.request("central_connect", ["name": "Guest Peripheral", "timeout_s": 60, "peripheral": 4],
-                                                  timeout: .seconds(90))
-            } catch {
-                let state = try? await guest.run("cat /tmp/peripheral.log; tail -20 /run/bluejay-guest/bluetoothd.log; bluetoothctl show")
-                Issue.record("\(error)\n\(state.map { "\($0)" } ?? "")\n\(rig.diagnostics)")
-                throw error
-            }
-            let services = connected["services"]?.arrayValue?.compactMap(\.objectValue) ?? []
-            let ours = try #require(services.first { $0["uuid"]?.stringValue == service }, "\(connected)")
-            #expect(ours["characteristics"]?.arrayValue?.compactMap(\.stringValue) == (11...16).map(characteristic), "\(connected)")
+                let greeting = try await rig.request("central_read", ["uuid": characteristic(11)])
+                #expect(greeting.bytes("value") == Array("hello from the guest".utf8), "\(greeting)")
+                let written = try await rig.request("central_write", ["uuid": characteristic(12), "value": "0102"])
+                #expect(written.string("error") == nil, "\(written)")
+                let command = try await rig.request("central_write", ["uuid": characteristic(12), "value": "03", "with_response": false])
+                #expect(command.string("error") == nil, "\(command)")
+                // The app's answer reaches the central: it refuses a setting of two octets.
+                let refused = try await rig.request("central_write", ["uuid": characteristic(16), "value": "0203"])
+                #expect(refused.string("error")?.contains("INVALID_ATTRIBUTE_LENGTH") == true, "\(refused)")
+                let accepted = try await rig.request("central_write", ["uuid": characteristic(16), "value": "07"])
+                #expect(accepted.string("error") == nil, "\(accepted)")
+                // Its permissions need encryption: BlueZ refuses the unpaired central before it asks us.
+                let secret = try await rig.request("central_read", ["uuid": characteristic(15)])
+                #expect(secret.string("value") == nil && secret.string("error")?.contains("INSUFFICIENT") == true, "\(secret)")
 
-            let greeting = try await rig.request("central_read", ["uuid": characteristic(11)])
-            #expect(greeting.bytes("value") == Array("hello from the guest".utf8), "\(greeting)")
-            let written = try await rig.request("central_write", ["uuid": characteristic(12), "value": "0102"])
-            #expect(written.string("error") == nil, "\(written)")
-            let command = try await rig.request("central_write", ["uuid": characteristic(12), "value": "03", "with_response": false])
-            #expect(command.string("error") == nil, "\(command)")
-            // The app's answer reaches the central: it refuses a setting of two octets.
-            let refused = try await rig.request("central_write", ["uuid": characteristic(16), "value": "0203"])
-            #expect(refused.string("error")?.contains("INVALID_ATTRIBUTE_LENGTH") == true, "\(refused)")
-            let accepted = try await rig.request("central_write", ["uuid": characteristic(16), "value": "07"])
-            #expect(accepted.string("error") == nil, "\(accepted)")
-            // Its permissions need encryption: BlueZ refuses the unpaired central before it asks us.
-            let secret = try await rig.request("central_read", ["uuid": characteristic(15)])
-            #expect(secret.string("value") == nil && secret.string("error")?.contains("INSUFFICIENT") == true, "\(secret)")
-
-            _ = try await rig.request("central_subscribe", ["uuid": characteristic(13)])
-            var notified: [String] = []
-            for _ in 0..<3 {
-                let value = try await app.event(named: "central_value", matching: { $0.string("uuid") == characteristic(13) }, timeout: .seconds(60))
-                notified.append(value.string("value") ?? "?")
+                _ = try await rig.request("central_subscribe", ["uuid": characteristic(13)])
+                var notified: [String] = []
+                for _ in 0..<3 {
+                    let value = try await app.event(named: "central_value", matching: { $0.string("uuid") == characteristic(13) }, timeout: .seconds(60))
+                    notified.append(value.string("value") ?? "?")
+                }
+                #expect(notified == ["01", "02", "03"])
+                _ = try await rig.request("central_subscribe", ["uuid": characteristic(14), "indicate": true])
+                var indicated: [String] = []
+                for _ in 0..<2 {
+                    let value = try await app.event(named: "central_value", matching: { $0.string("uuid") == characteristic(14) }, timeout: .seconds(60))
+                    indicated.append(value.string("value") ?? "?")
+                }
+                #expect(indicated == ["a1", "a2"])
+                _ = try await rig.request("central_disconnect")
             }
-            #expect(notified == ["01", "02", "03"])
-            _ = try await rig.request("central_subscribe", ["uuid": characteristic(14), "indicate": true])
-            var indicated: [String] = []
-            for _ in 0..<2 {
-                let value = try await app.event(named: "central_value", matching: { $0.string("uuid") == characteristic(14) }, timeout: .seconds(60))
-                indicated.append(value.string("value") ?? "?")
-            }
-            #expect(indicated == ["a1", "a2"])
-            _ = try await rig.request("central_disconnect")
 
             let result = try await app.result
             #expect(result.status == 0, "\(result)")
@@ -426,27 +428,30 @@ extension GuestSuites {
             try await Self.startBlueZ(bench)
             let app = bench.start("timeout 150 BluejayGuestApp --peripheral --hci bluez --name 'Phoenix' 2>&1 | tee /tmp/phoenix.log",
                                   timeout: .seconds(160))
-            // Registered once: a scanner hears it.
-            _ = try await rig.request("central_find", ["name": "Phoenix", "timeout_s": 60, "peripheral": 4], timeout: .seconds(80))
-            // bluetoothd goes and comes back (NameOwnerChanged twice); the adapter is powered again.
-            let restarted = try await guest.run("""
-                kill $(pidof bluetoothd); while pidof bluetoothd > /dev/null; do sleep 0.1; done
-                start-bluez > /dev/null && btmgmt --index 0 power on > /dev/null && echo restarted
-                """)
-            #expect(restarted.stdout.contains("restarted"), "\(restarted)")
-            let connected: RigEvent
-            do {
-                connected = try await rig.request("central_connect", ["name": "Phoenix", "timeout_s": 60, "peripheral": 4], timeout: .seconds(80))
-            } catch {
-                let log = try? await guest.run("cat /tmp/phoenix.log; tail -20 /run/bluejay-guest/bluetoothd.log")
-                Issue.record("\(error)\n\(log.map { "\($0)" } ?? "")")
-                throw error
+            // Whatever fails while the app runs waits for its end and shows its output.
+            try await app.during {
+                // Registered once: a scanner hears it.
+                _ = try await rig.request("central_find", ["name": "Phoenix", "timeout_s": 60, "peripheral": 4], timeout: .seconds(80))
+                // bluetoothd goes and comes back (NameOwnerChanged twice); the adapter is powered again.
+                let restarted = try await guest.run("""
+                    kill $(pidof bluetoothd); while pidof bluetoothd > /dev/null; do sleep 0.1; done
+                    start-bluez > /dev/null && btmgmt --index 0 power on > /dev/null && echo restarted
+                    """)
+                #expect(restarted.stdout.contains("restarted"), "\(restarted)")
+                let connected: RigEvent
+                do {
+                    connected = try await rig.request("central_connect", ["name": "Phoenix", "timeout_s": 60, "peripheral": 4], timeout: .seconds(80))
+                } catch {
+                    let log = try? await guest.run("cat /tmp/phoenix.log; tail -20 /run/bluejay-guest/bluetoothd.log")
+                    Issue.record("\(error)\n\(log.map { "\($0)" } ?? "")")
+                    throw error
+                }
+                let services = connected["services"]?.arrayValue?.compactMap(\.objectValue) ?? []
+                #expect(services.contains { $0["uuid"]?.stringValue == "6E400010-B5A3-F393-E0A9-E50E24DCCA9E" }, "\(connected)")
+                let greeting = try await rig.request("central_read", ["uuid": "6E400011-B5A3-F393-E0A9-E50E24DCCA9E"])
+                #expect(greeting.bytes("value") == Array("hello from the guest".utf8), "\(greeting)")
+                _ = try await rig.request("central_disconnect")
             }
-            let services = connected["services"]?.arrayValue?.compactMap(\.objectValue) ?? []
-            #expect(services.contains { $0["uuid"]?.stringValue == "6E400010-B5A3-F393-E0A9-E50E24DCCA9E" }, "\(connected)")
-            let greeting = try await rig.request("central_read", ["uuid": "6E400011-B5A3-F393-E0A9-E50E24DCCA9E"])
-            #expect(greeting.bytes("value") == Array("hello from the guest".utf8), "\(greeting)")
-            _ = try await rig.request("central_disconnect")
             let result = try await app.result
             #expect(result.stdout.contains("bluetoothd is back: registering the GATT application and the advertisement again"), "\(result)")
             #expect(!result.stdout.contains("could not register again"), "\(result)")

@@ -72,16 +72,27 @@ struct GuestRun: Sendable {
     func during<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
+        } catch let error as GuestRunFailure {
+            throw error
         } catch {
             throw await failure("\(error)")
         }
     }
 
-    private func failure(_ what: String) async -> RigError {
+    private func failure(_ what: String) async -> GuestRunFailure {
         let output = await (try? task.value).map { "\($0)" } ?? "no result from the guest"
         let log = (try? await bench.guest.run("tail -n 30 /run/bluejay-guest/bluetoothd.log 2> /dev/null", timeout: .seconds(20)))?.stdout ?? ""
-        return RigError(message: "\(command): \(what)", context: "the command: \(output)\nbluetoothd's log (tail): \(log)\n\(bench.rig.diagnostics)")
+        return GuestRunFailure(message: "\(command): \(what)", context: "the command: \(output)\nbluetoothd's log (tail): \(log)\n\(bench.rig.diagnostics)")
     }
+}
+
+/// A failure while a ``GuestRun``'s command ran, with the command's output: passed on as it
+/// is by an enclosing ``GuestRun/during(_:)``.
+struct GuestRunFailure: Error, CustomStringConvertible {
+    var message: String
+    var context: String
+
+    var description: String { "\(message)\n\(context)" }
 }
 
 extension GuestBench {

@@ -291,7 +291,7 @@ final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
     }
 
     private enum WaitOutcome {
-        case found(Line), ended, waiting
+        case found(Line), ended, cancelled, waiting
     }
 
     private struct State {
@@ -419,6 +419,8 @@ final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
                         return .found(state.lines[index])
                     }
                     if state.ended { return .ended }
+                    // Cancelled before it got here: its cancellation handler found nothing to end.
+                    if Task.isCancelled { return .cancelled }
                     state.waiters[key] = Waiter(matches: matching, consumes: consuming, description: description, continuation: continuation)
                     return .waiting
                 }
@@ -430,6 +432,8 @@ final class LineBuffer<Line: Sendable & CustomStringConvertible>: Sendable {
                         message: "The \(name) has exited; no \(description) will come",
                         context: context()
                     ))
+                case .cancelled:
+                    continuation.resume(throwing: CancellationError())
                 case .waiting:
                     let timer = Task { [self] in
                         try? await Task.sleep(for: timeout)
