@@ -19,6 +19,17 @@ struct BlueZLinkWaitTests {
                                                                 "Primary": .variant(.boolean(true))]]])
     }
 
+    /// Expects `database` to end with HostError.disconnected.
+    private static func expectDisconnected(_ database: Task<BlueZGATTDatabase, any Error>,
+                                           sourceLocation: SourceLocation = #_sourceLocation) async {
+        await #expect(sourceLocation: sourceLocation) {
+            _ = try await database.value
+        } throws: { error in
+            if case .disconnected = error as? HostError { return true }
+            return false
+        }
+    }
+
     /// Returns once `count` tasks wait on the link.
     private static func whenWaiting(_ link: BlueZConnection, _ count: Int) async {
         while link.waiterCount < count { await Task.yield() }
@@ -36,6 +47,22 @@ struct BlueZLinkWaitTests {
         #expect(link.waiterCount == 0)
     }
 
+    /// A link whose central's bus is `bluetoothd`, with ServicesResolved false and `objects`
+    /// signalled so far, and a task asking for its database once ServicesResolved turns true.
+    private static func resolving(served bluetoothd: WithholdingBluetoothd,
+                                  signalled objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:])
+        async throws -> (connected: ConnectedDevice, bus: DBusConnection, database: Task<BlueZGATTDatabase, any Error>) {
+        var options = DBusConnection.Options()
+        options.isBus = false
+        let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
+        let connected = ConnectedDevice(device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
+                                        properties: ["ServicesResolved": .variant(.boolean(false))], objects: objects, bus: bus)
+        let link = connected.link
+        let database = Task { try await link.database() }
+        await whenWaiting(link, 1)
+        return (connected, bus, database)
+    }
+
     /// bluetoothd may send ServicesResolved before the InterfacesAdded of the GATT objects
     /// (bluez/bluez#1489); a database built from the signals then lacked services. The objects
     /// are read with GetManagedObjects once services are resolved.
@@ -49,16 +76,9 @@ struct BlueZLinkWaitTests {
             Self.service: [BlueZ.gattService: battery],
             unsignalled: [BlueZ.gattService: deviceInformation],
         ])
-        var options = DBusConnection.Options()
-        options.isBus = false
-        let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
+        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: battery]])
         defer { bus.close() }
-        let connected = ConnectedDevice(Self.device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
-                                        properties: ["ServicesResolved": .variant(.boolean(false))],
-                                        objects: [Self.service: [BlueZ.gattService: battery]], bus: bus)
         let link = connected.link
-        let database = Task { try await link.database() }
-        await Self.whenWaiting(link, 1)
         connected.changed(["ServicesResolved": .boolean(true)])
         let services = try await database.value.services
         #expect(services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID(UInt16(0x180A))])
@@ -80,17 +100,9 @@ struct BlueZLinkWaitTests {
             Self.service: [BlueZ.gattService: battery],
             removed: [BlueZ.gattService: ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
         ], holdingManagedObjects: true)
-        var options = DBusConnection.Options()
-        options.isBus = false
-        let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
-        defer { bus.close() }
-        let connected = ConnectedDevice(Self.device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
-                                        properties: ["ServicesResolved": .variant(.boolean(false))],
-                                        objects: [Self.service: [BlueZ.gattService: battery]], bus: bus)
-        let link = connected.link
         var calls = bluetoothd.calls.makeAsyncIterator()
-        let database = Task { try await link.database() }
-        await Self.whenWaiting(link, 1)
+        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: battery]])
+        defer { bus.close() }
         connected.changed(["ServicesResolved": .boolean(true)])
         #expect(await calls.next() == "ObjectManager.GetManagedObjects")
         connected.central.handle(.signal(path: .root, interface: DBusConnection.objectManagerInterface, member: "InterfacesRemoved",
@@ -106,25 +118,14 @@ struct BlueZLinkWaitTests {
         let bluetoothd = try WithholdingBluetoothd(managedObjects: [
             late: [BlueZ.gattService: ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
         ], holdingManagedObjects: true)
-        var options = DBusConnection.Options()
-        options.isBus = false
-        let bus = try await DBusConnection.connect(to: bluetoothd.address, options: options)
-        defer { bus.close() }
-        let connected = ConnectedDevice(Self.device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
-                                        properties: ["ServicesResolved": .variant(.boolean(false))], bus: bus)
-        let link = connected.link
         var calls = bluetoothd.calls.makeAsyncIterator()
-        let database = Task { try await link.database() }
-        await Self.whenWaiting(link, 1)
+        let (connected, bus, database) = try await Self.resolving(served: bluetoothd)
+        defer { bus.close() }
+        let link = connected.link
         connected.changed(["ServicesResolved": .boolean(true)])
         #expect(await calls.next() == "ObjectManager.GetManagedObjects")
         connected.changed(["Connected": .boolean(false)])
-        await #expect {
-            _ = try await database.value
-        } throws: { error in
-            if case .disconnected = error as? HostError { return true }
-            return false
-        }
+        await Self.expectDisconnected(database)
         bluetoothd.releaseManagedObjects()
         // The answer, once in, adds nothing to the tree of a link that ended.
         while link.isResolving { await Task.yield() }
@@ -142,12 +143,7 @@ struct BlueZLinkWaitTests {
         connected.central.handle(.signal(path: Self.device, interface: BlueZ.device, member: "Disconnected",
                                body: [.string("org.bluez.Reason.Remote"), .string("Connection terminated by remote user")]))
         connected.changed(["Connected": .boolean(false)])
-        await #expect {
-            _ = try await database.value
-        } throws: { error in
-            if case .disconnected = error as? HostError { return true }
-            return false
-        }
+        await Self.expectDisconnected(database)
         #expect(try await ended.value == .remoteUserTerminatedConnection)
         #expect(try await link.waitForDisconnection() == .remoteUserTerminatedConnection, "a link already down answers at once")
         #expect(link.waiterCount == 0)
