@@ -105,7 +105,7 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
 
     func propertiesChanged(_ object: DBusObjectPath, interface: String, changed: [String: DBusValue]) {
         if object == path, interface == BlueZ.device {
-            if changed["ServicesResolved"]?.unwrapped.boolValue == true { resolveDatabase() }
+            if changed["ServicesResolved"]?.unwrapped.boolValue == true { resolveDatabase(afresh: true) }
             if changed["Paired"]?.unwrapped.boolValue == true {
                 let waiters = state.withLock { state in
                     defer { state.pairedWaiters = [:] }
@@ -172,12 +172,14 @@ final class BlueZConnection: CentralConnection, @unchecked Sendable {
     /// when its read found no Device Information service). bluetoothd registers the objects
     /// before it sets `ServicesResolved`, so the call sees them all; the signals that follow
     /// add nothing to it. Without a bus (or if the call fails) the signals' objects are used.
-    private func resolveDatabase() {
+    /// `afresh` (a new `ServicesResolved`): a read already under way may predate it, so the
+    /// objects are read once more after it; otherwise that read serves.
+    private func resolveDatabase(afresh: Bool = false) {
         guard let central, central.tree().properties(path, BlueZ.device)?["ServicesResolved"]?.boolValue == true else { return }
         let device = path
         state.withLock { state in
             guard state.resolving == nil else {
-                state.resolvesAgain = true
+                if afresh { state.resolvesAgain = true }
                 return
             }
             state.resolvesAgain = false

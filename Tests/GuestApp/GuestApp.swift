@@ -5,8 +5,9 @@ import Foundation
 // channel (`--hci hci0`) by the Linux guest tests (Tests/InteropTests/LinuxGuestTests.swift):
 // it scans for the rig's peripheral by name, connects, reads the serial number (with the async
 // API, then the callback API), writes the body sensor location (callback API) and reads it
-// back, listens to the heart rate for `--notifications` values, disconnects and stops. Each step prints one JSON object (`{"step": …}`); a failure
-// prints `{"step": "error", "message": …}` and exits 1.
+// back, listens to the heart rate for `--notifications` values, disconnects and stops. Each
+// step prints one JSON object (`{"step": …}`); a failure prints `{"step": "error", "message": …}`
+// and exits 1.
 //
 //     BluejayGuestApp --hci hci0 --name "Bluejay Peer 1" --notifications 3
 //

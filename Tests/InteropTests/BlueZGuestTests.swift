@@ -39,11 +39,13 @@ extension GuestSuites {
             return result
         }
 
-        static func release(_ index: Int, on bench: GuestBench) async throws {
-            let address = "F0:00:00:00:00:0\(index)"
+        /// Ends the link of each peripheral in `indices` that is still linked to controller A.
+        static func release(_ indices: Int..., on bench: GuestBench) async throws {
             let state = try await bench.rig.request("host_controller")
-            let linked = state["connections"]?.arrayValue?.contains { $0.objectValue?["peer_address"]?.stringValue == address } == true
-            if linked { _ = try await bench.rig.request(.disconnect(peripheral: index)) }
+            let linked = Set(state["connections"]?.arrayValue?.compactMap { $0.objectValue?["peer_address"]?.stringValue } ?? [])
+            for index in indices where linked.contains("F0:00:00:00:00:0\(index)") {
+                _ = try await bench.rig.request(.disconnect(peripheral: index))
+            }
         }
 
         /// bluetoothd running and hci0 powered (bluetoothd powers it when asked; Bluejay does too),
@@ -52,7 +54,7 @@ extension GuestSuites {
         static func startBlueZ(_ bench: GuestBench) async throws {
             let started = try await bench.guest.run("start-bluez && btmgmt --index 0 power on > /dev/null")
             #expect(started.status == 0, "\(started)")
-            for index in 1...4 { try await release(index, on: bench) }
+            try await release(1, 2, 3, 4, on: bench)
         }
 
         @Test("bluejay adapters says BlueZ keeps hci0; scan over BlueZ finds every peripheral with its name")
