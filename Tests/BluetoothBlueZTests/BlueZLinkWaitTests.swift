@@ -90,6 +90,17 @@ struct BlueZLinkWaitTests {
         withExtendedLifetime(bluetoothd) {}
     }
 
+    @Test("GetManagedObjects refused: the database is built from the objects signalled")
+    func objectsReadRefused() async throws {
+        let battery: [String: DBusValue] = ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
+        let bluetoothd = try WithholdingBluetoothd(managedObjects: nil)
+        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: battery]])
+        defer { bus.close() }
+        connected.changed(["ServicesResolved": .boolean(true)])
+        #expect(try await database.value.services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F))])
+        #expect(connected.link.waiterCount == 0)
+    }
+
     /// GetManagedObjects answers with what bluetoothd had when it answered; a service removed
     /// since (its InterfacesRemoved handled before the answer) must not come back.
     @Test("A service removed while GetManagedObjects is under way is not brought back by its answer")

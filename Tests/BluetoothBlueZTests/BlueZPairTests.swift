@@ -123,10 +123,10 @@ final class WithholdingBluetoothd: Sendable {
     private let managedObjectsReleases = DispatchSemaphore(value: 0)
 
     /// `answeringPairAfter`: answer Pair with the error `errorName` that long after it came.
-    /// `managedObjects`: what `GetManagedObjects` answers; `holdingManagedObjects`: only once
-    /// the test calls ``releaseManagedObjects()``.
+    /// `managedObjects`: what `GetManagedObjects` answers (`nil`: an error); `holdingManagedObjects`:
+    /// only once the test calls ``releaseManagedObjects()``.
     init(answeringPairAfter delay: Duration? = nil, with errorName: String = "org.bluez.Error.Failed",
-         managedObjects: [DBusObjectPath: [String: [String: DBusValue]]] = [:], holdingManagedObjects: Bool = false) throws {
+         managedObjects: [DBusObjectPath: [String: [String: DBusValue]]]? = [:], holdingManagedObjects: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluejay-bluetoothd-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("socket").path
@@ -170,7 +170,11 @@ final class WithholdingBluetoothd: Sendable {
                         continuation.yield(name)
                         managedObjectsReleases.wait()
                     }
-                    reply = DBusMessage.methodReturn(to: call, body: [DBusValue(managedObjects)])
+                    if let managedObjects {
+                        reply = DBusMessage.methodReturn(to: call, body: [DBusValue(managedObjects)])
+                    } else {
+                        reply = DBusMessage.error(to: call, name: DBusErrorName(rawValue: "org.freedesktop.DBus.Error.Failed"), message: "refused")
+                    }
                 } else if !call.flags.contains(.noReplyExpected) {
                     reply = DBusMessage.methodReturn(to: call)
                 }
