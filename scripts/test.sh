@@ -74,9 +74,10 @@ install_debian_package libglib2.0-bin gdbus "the D-Bus tests with gdbus"
 build_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-build.XXXXXX")
 soak_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-soak.XXXXXX")
 guest_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-guest.XXXXXX")
+test_log=$(mktemp "${TMPDIR:-/tmp}/bluejay-test.XXXXXX")
 guest_pid=""
 # On an early exit the guest build is waited for, not killed (it caches for the next run).
-trap '[[ -n $guest_pid ]] && wait "$guest_pid"; rm -f "$build_log" "$soak_log" "$guest_log"' EXIT
+trap '[[ -n $guest_pid ]] && wait "$guest_pid"; rm -f "$build_log" "$soak_log" "$guest_log" "$test_log"' EXIT
 
 # The Linux guest (docs/LINUX-GUEST.md) is built while Swift builds: mostly downloads and
 # debootstrap, cached in .build/guest after the first time. It needs root or passwordless sudo
@@ -127,7 +128,17 @@ fi
 # setting: a toolchain without it ignores the variable.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
 echo "==> [${SECONDS} s] swift test (at most $SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH tests at once)"
-swift test
+# A failure is summed up at the very end (CI shows only the output's tail): each issue's first
+# line, the test that failed, and any error of swift test itself.
+status=0
+swift test 2>&1 | tee "$test_log" || status=$?
+if [[ $status -ne 0 ]]; then
+    echo "==> [${SECONDS} s] swift test failed (exit $status); its issues (full text above):" >&2
+    grep -E "^(✘ Test .*(recorded an issue|failed after)|error: |Fatal error|.*Exited with)" "$test_log" \
+        | grep -vE "^✘ Test run with" | cut -c1-400 | head -n 16 >&2 || true
+    grep -E "^✘ Test run with" "$test_log" >&2 || echo "swift test ended before its summary (a crash?); its last lines are above" >&2
+    exit "$status"
+fi
 
 echo "==> [${SECONDS} s] bluejay-soak for 8 s (make soak runs it for SOAK_MINUTES)"
 if ! "$(swift build --show-bin-path)/bluejay-soak" --seconds 8 > "$soak_log" 2>&1; then
