@@ -53,11 +53,19 @@ struct FaultMatrixTests {
             let peripheral = matrix.device.peripheralIdentifier
             let (trigger, run) = try await matrix.prepare(row.procedure)
             let faultReason: HCIStatus = row.fault == .controllerReset ? .hardwareFailure : .connectionTimeout
+            // The fault waits until the read below is queued: a procedure whose PDU goes out from
+            // the calling thread (a callback request begun without a task) would otherwise fire
+            // it, and Bluejay could handle the link's loss, before that read is queued; the read
+            // would then wait for the auto-reconnection and succeed on the new link.
+            let readQueued = TestGate()
             matrix.transport.arm(opcodes: trigger.opcodes, occurrence: trigger.occurrence) { [matrix] in
-                switch row.fault {
-                case .linkDrop: matrix.simulator.centralController().dropAllConnections(reason: .connectionTimeout)
-                case .controllerReset: matrix.simulator.centralController().simulateHardwareError()
-                case .transportClosed: matrix.transport.breakTransport()
+                Task {
+                    do { try await readQueued.wait() } catch { return }
+                    switch row.fault {
+                    case .linkDrop: matrix.simulator.centralController().dropAllConnections(reason: .connectionTimeout)
+                    case .controllerReset: matrix.simulator.centralController().simulateHardwareError()
+                    case .transportClosed: matrix.transport.breakTransport()
+                    }
                 }
             }
             // The procedure, and an operation queued right behind it.
@@ -65,6 +73,7 @@ struct FaultMatrixTests {
             let next = AwaitableLog<ReadResult<Data>>()
             run(outcome)
             bluejay.read(from: Matrix.other) { next.append($0) }
+            readQueued.open()
 
             let error = try #require(await outcome.wait(forCount: 1)?.first, "the procedure ended") ?? nil
             // With the transport gone, the host also ends the link (Hardware Failure): the
