@@ -178,9 +178,11 @@ final class OperationRunner: Sendable {
             let report = await body()
             self.didFinish(operation, report: report)
         }
+        // Counted before it starts: the task may finish, and its completion be seen, before
+        // this thread goes on.
+        state.withLock { $0.tasksMade += 1 }
         let task = immediately ? Task.immediate(operation: run) : Task(operation: run)
         state.withLock { state in
-            state.tasksMade += 1
             // The task may have finished already; then the slot belongs to another operation.
             if state.queue.running?.id == operation.id { state.task = (operation.id, task) }
         }
