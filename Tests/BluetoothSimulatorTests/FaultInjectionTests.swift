@@ -26,16 +26,20 @@ struct FaultInjectionTests {
             sensor.device.failNextRequests(.dropLink, on: "2A38", kinds: .write)
             let write = AwaitableLog<WriteResult>()
             let read = AwaitableLog<ReadResult<UInt8>>()
+            // Both queued before either starts: a write of a known characteristic begins on this
+            // thread, and the link could drop, and its loss be handled, before the read is queued.
+            bluejay.runner.suspend()
             bluejay.write(to: HeartRate.bodySensorLocation, value: UInt8(3)) { write.append($0) }
             bluejay.read(from: HeartRate.batteryLevel) { read.append($0) }
+            bluejay.runner.resume()
             let expected = BluejayError.disconnected(sensor.device.peripheralIdentifier, reason: .connectionTimeout)
-            let written = await write.wait(forCount: 1, timeout: .seconds(5))?.first
+            let written = await write.wait(forCount: 1, timeout: hangGuard)?.first
             guard case let .failure(error)? = written else {
                 Issue.record("expected the write to fail, got \(String(describing: written))")
                 return
             }
             #expect(error == expected)
-            #expect(await read.wait(forCount: 1, timeout: .seconds(5))?.first == .failure(expected))
+            #expect(await read.wait(forCount: 1, timeout: hangGuard)?.first == .failure(expected))
             try await waitUntil("the disconnect handler") { log.disconnectErrors.count == 1 }
             #expect(log.disconnectErrors == [expected])
             #expect(listenErrors.all == [expected])
