@@ -424,7 +424,7 @@ public final class BlueZCentral: CentralBackend, @unchecked Sendable {
             var added = 0
             for (path, interfaces) in objects where path != device && path.isWithin(device) && !removed.contains(path) {
                 let interfaces = state.tree.addMissing(path, interfaces: interfaces)
-                if !BlueZ.gattInterfaces.isDisjoint(with: interfaces) { added += 1 }
+                if interfaces.contains(where: BlueZ.gattInterfaces.contains) { added += 1 }
             }
             return added
         }

@@ -9,8 +9,8 @@ enum BlueZ {
     static let gattService = "org.bluez.GattService1"
     static let gattCharacteristic = "org.bluez.GattCharacteristic1"
     static let gattDescriptor = "org.bluez.GattDescriptor1"
-    /// The interfaces of a remote device's GATT objects.
-    static let gattInterfaces: Set<String> = [gattService, gattCharacteristic, gattDescriptor]
+    /// The interfaces of a remote device's GATT objects, in the order a database is built.
+    static let gattInterfaces = [gattService, gattCharacteristic, gattDescriptor]
     static let gattManager = "org.bluez.GattManager1"
     static let advertisingManager = "org.bluez.LEAdvertisingManager1"
     static let agentManager = "org.bluez.AgentManager1"

@@ -77,7 +77,7 @@ struct BlueZObjectTree: Sendable, Equatable {
     func gattObjects(of device: DBusObjectPath) -> [(path: DBusObjectPath, interface: String, properties: [String: DBusValue])] {
         var found: [(DBusObjectPath, String, [String: DBusValue])] = []
         for (path, interfaces) in objects where path != device && path.isWithin(device) {
-            for interface in BlueZ.gattInterfaces.sorted() {
+            for interface in BlueZ.gattInterfaces {
                 if let properties = interfaces[interface] { found.append((path, interface, properties)) }
             }
         }
