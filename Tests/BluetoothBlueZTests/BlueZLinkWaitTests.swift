@@ -11,12 +11,18 @@ import Testing
 struct BlueZLinkWaitTests {
     static let device = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08")
     static let service = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0010")
+    /// A primary service's GattService1 properties: Battery, Device Information.
+    static let battery = primaryService("0000180f-0000-1000-8000-00805f9b34fb")
+    static let deviceInformation = primaryService("0000180a-0000-1000-8000-00805f9b34fb")
+
+    private static func primaryService(_ uuid: String) -> [String: DBusValue] {
+        ["UUID": .variant(.string(uuid)), "Primary": .variant(.boolean(true))]
+    }
 
     private static func connected() -> ConnectedDevice {
         ConnectedDevice(device, peer: DeviceAddress(BluetoothAddress(rawValue: 0xC0_0000_0000_08), type: .random),
                         properties: ["ServicesResolved": .variant(.boolean(false))],
-                        objects: [service: [BlueZ.gattService: ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")),
-                                                                "Primary": .variant(.boolean(true))]]])
+                        objects: [service: [BlueZ.gattService: Self.battery]])
     }
 
     /// Expects `database` to end with HostError.disconnected.
@@ -69,14 +75,12 @@ struct BlueZLinkWaitTests {
     @Test("ServicesResolved before the GATT objects' InterfacesAdded: database() has the services GetManagedObjects gives")
     func servicesResolvedBeforeTheirObjects() async throws {
         let unsignalled = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0020")
-        let battery: [String: DBusValue] = ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
-        let deviceInformation: [String: DBusValue] = ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
         let bluetoothd = try WithholdingBluetoothd(managedObjects: [
             Self.device: [BlueZ.device: ["Connected": .variant(.boolean(true)), "ServicesResolved": .variant(.boolean(true))]],
-            Self.service: [BlueZ.gattService: battery],
-            unsignalled: [BlueZ.gattService: deviceInformation],
+            Self.service: [BlueZ.gattService: Self.battery],
+            unsignalled: [BlueZ.gattService: Self.deviceInformation],
         ])
-        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: battery]])
+        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: Self.battery]])
         defer { bus.close() }
         let link = connected.link
         connected.changed(["ServicesResolved": .boolean(true)])
@@ -84,7 +88,7 @@ struct BlueZLinkWaitTests {
         #expect(services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID(UInt16(0x180A))])
         // Its InterfacesAdded, late, changes nothing.
         connected.central.handle(.signal(path: .root, interface: DBusConnection.objectManagerInterface, member: "InterfacesAdded",
-                                         body: [DBusValue(unsignalled), DBusValue([BlueZ.gattService: deviceInformation])]))
+                                         body: [DBusValue(unsignalled), DBusValue([BlueZ.gattService: Self.deviceInformation])]))
         #expect(try await link.database().services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F)), BluetoothUUID(UInt16(0x180A))])
         #expect(link.waiterCount == 0)
         withExtendedLifetime(bluetoothd) {}
@@ -92,9 +96,8 @@ struct BlueZLinkWaitTests {
 
     @Test("GetManagedObjects refused: the database is built from the objects signalled")
     func objectsReadRefused() async throws {
-        let battery: [String: DBusValue] = ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
         let bluetoothd = try WithholdingBluetoothd(managedObjects: nil)
-        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: battery]])
+        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: Self.battery]])
         defer { bus.close() }
         connected.changed(["ServicesResolved": .boolean(true)])
         #expect(try await database.value.services.map(\.service.uuid) == [BluetoothUUID(UInt16(0x180F))])
@@ -106,13 +109,12 @@ struct BlueZLinkWaitTests {
     @Test("A service removed while GetManagedObjects is under way is not brought back by its answer")
     func removedDuringTheRead() async throws {
         let removed = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0020")
-        let battery: [String: DBusValue] = ["UUID": .variant(.string("0000180f-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]
         let bluetoothd = try WithholdingBluetoothd(managedObjects: [
-            Self.service: [BlueZ.gattService: battery],
-            removed: [BlueZ.gattService: ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
+            Self.service: [BlueZ.gattService: Self.battery],
+            removed: [BlueZ.gattService: Self.deviceInformation],
         ], holdingManagedObjects: true)
         var calls = bluetoothd.calls.makeAsyncIterator()
-        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: battery]])
+        let (connected, bus, database) = try await Self.resolving(served: bluetoothd, signalled: [Self.service: [BlueZ.gattService: Self.battery]])
         defer { bus.close() }
         connected.changed(["ServicesResolved": .boolean(true)])
         #expect(await calls.next() == "ObjectManager.GetManagedObjects")
@@ -127,7 +129,7 @@ struct BlueZLinkWaitTests {
     func linkLostDuringTheRead() async throws {
         let late = DBusObjectPath(uncheckedPath: "/org/bluez/hci0/dev_C0_00_00_00_00_08/service0020")
         let bluetoothd = try WithholdingBluetoothd(managedObjects: [
-            late: [BlueZ.gattService: ["UUID": .variant(.string("0000180a-0000-1000-8000-00805f9b34fb")), "Primary": .variant(.boolean(true))]],
+            late: [BlueZ.gattService: Self.deviceInformation],
         ], holdingManagedObjects: true)
         var calls = bluetoothd.calls.makeAsyncIterator()
         let (connected, bus, database) = try await Self.resolving(served: bluetoothd)
