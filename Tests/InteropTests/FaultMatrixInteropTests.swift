@@ -82,10 +82,12 @@ extension InteropSuites {
                 }
                 // An operation queued behind the procedure. On a loaded machine the link may be
                 // gone, and its loss handled, before it is queued (a stress run): then it waits
-                // behind the auto-reconnection and runs on the new link.
+                // behind the auto-reconnection and runs on the new link. Asked after queueing:
+                // `isConnected` turns false when the host reports the loss, before Bluejay handles
+                // it, so still connected then means queued before the handling.
                 let next = AwaitableLog<ReadResult<Data>>()
-                let queuedWhileConnected = bluejay.isConnected
                 bluejay.read(from: Peer.batteryLevel) { next.append($0) }
+                let queuedWhileConnected = bluejay.isConnected
                 _ = try await rig.waitForEvent(named: "hostile_answered")
 
                 let dropped = BluejayError.disconnected(peripheral, reason: .remoteUserTerminatedConnection)
