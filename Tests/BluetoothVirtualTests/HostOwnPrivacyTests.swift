@@ -1,6 +1,7 @@
 import BluetoothCore
 import BluetoothCrypto
 import BluetoothHCI
+import BluetoothTransport
 @testable import BluetoothHost
 @testable import BluetoothVirtual
 import Synchronization
@@ -105,6 +106,67 @@ struct HostOwnPrivacyTests {
         #expect(Self.isOurs(controller.randomAddress))
         await host.shutdown()
         await scanner.shutdown()
+    }
+
+    /// A change the controller refuses is tried again on a timer, 2 s and then twice as long
+    /// after each refusal in a row, rather than left until a connection attempt or a pairing
+    /// ends: until then the old address would stay in use past its lifetime.
+    @Test func aRefusedChangeIsTriedAgainAfterAWhile() async throws {
+        let link = VirtualLink()
+        let clock = ManualClock()
+        let controller = link.addController(name: "device", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
+        let transport = FilteringTransport(controller.makeTransport())
+        let host = LEHost(transport: transport, configuration: Self.privateConfiguration(clock))
+        try await host.powerOn()
+        let first = try #require(await host.currentPrivateAddress)
+
+        // The controller's answers to the next two LE Set Random Address are replaced by refusals.
+        let dropped = Mutex(0)
+        transport.dropIncoming { event in
+            guard case let .commandComplete(complete) = event, complete.opcode == LESetRandomAddressCommand.opcode else { return false }
+            return dropped.withLock { count in
+                guard count < 2 else { return false }
+                count += 1
+                return true
+            }
+        }
+        let refusal = H4Packet(.event, HCIEvent.commandComplete(CommandCompleteEvent(
+            numberOfHCICommandPackets: 1, opcode: LESetRandomAddressCommand.opcode, returnParameters: [HCIStatus.commandDisallowed.rawValue])).encode())
+        let delay = LocalAddressRotation.firstRetryDelay
+
+        clock.advance(by: Self.lifetime)
+        try await waitUntil("the change's answer dropped") { dropped.withLock { $0 } == 1 }
+        transport.inject([refusal])
+        let firstRetry = clock.now + delay
+        try await waitUntil("the retry's timer armed") { clock.deadlines.contains(firstRetry) }
+        #expect(await host.privateAddressGeneration == 1)
+        #expect(await host.currentPrivateAddress == first, "the address in use stays")
+
+        clock.advance(by: delay)
+        try await waitUntil("the retry's answer dropped") { dropped.withLock { $0 } == 2 }
+        transport.inject([refusal])
+        let secondRetry = clock.now + delay * 2
+        try await waitUntil("the next retry's timer armed, twice as far") { clock.deadlines.contains(secondRetry) }
+        #expect(await host.privateAddressGeneration == 1)
+
+        clock.advance(by: delay * 2)
+        try await waitUntil("the address changes") { await host.privateAddressGeneration == 2 }
+        let second = try #require(await host.currentPrivateAddress)
+        #expect(second != first)
+        #expect(Self.isOurs(second))
+        #expect(controller.randomAddress == second)
+        let nextRotation = clock.now + Self.lifetime
+        try await waitUntil("the rotation's timer armed again") { clock.deadlines.contains(nextRotation) }
+        await host.shutdown()
+    }
+
+    @Test func theRetryWaitDoublesUpToOneLifetimeAndStartsOverAfterAChange() {
+        var rotation = LocalAddressRotation(irk: Self.irk, lifetime: .seconds(30))
+        let waits = (0..<6).map { _ in rotation.changeFailed() }
+        #expect(waits == [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
+        rotation.didSetDeviceAddress(rotation.makeAddress(), at: BluetoothClock.manual(ManualClock()).now)
+        #expect(rotation.failedChanges == 0)
+        #expect(rotation.changeFailed() == .seconds(2))
     }
 
     @Test func aRunningScanIsPausedForTheChangeAndGoesOn() async throws {

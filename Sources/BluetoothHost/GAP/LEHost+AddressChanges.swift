@@ -65,6 +65,14 @@ extension LEHost {
                 if rotate { try await self.changePrivateAddresses() }
             }
         } catch {
+            // A change after the first (power-on reports its own failure) that left the old
+            // address in use is tried again on a timer: waiting for a connection attempt or a
+            // pairing to end instead would keep it for as long as none came.
+            if rotate, addressRotation?.isDue == true, addressRotation?.deviceAddress != nil, let delay = addressRotation?.changeFailed() {
+                logger.warning("changing addresses failed: \(error); trying again in \(delay)")
+                scheduleAddressRetry(after: delay)
+                return
+            }
             logger.warning("changing addresses failed: \(error)")
         }
         scheduleAddressRotation()

@@ -12,8 +12,9 @@ import BluetoothHCI
 ///   legacy advertising's set of legacy PDUs included, so that two sets cannot be linked.
 ///
 /// A change waits while a connection attempt or a pairing runs, and pauses the advertising and
-/// scanning that are on while it is made (LEHost+AddressChanges.swift). Links keep the
-/// addresses they were made with (``Connection/local``), which pairing's c1 and f5/f6 take,
+/// scanning that are on while it is made (LEHost+AddressChanges.swift); one that fails is tried
+/// again on a timer that doubles with each failure in a row (LocalAddressRotation.swift). Links
+/// keep the addresses they were made with (``Connection/local``), which pairing's c1 and f5/f6 take,
 /// while the identity distributed stays ``LEHost/identityAddress`` with this device's IRK.
 extension LEHost {
     /// This device's resolvable private address in use now for scanning, connecting and legacy
@@ -133,6 +134,20 @@ extension LEHost {
         addressRotationTimer = Task { [weak self] in
             do { try await clock.sleep(until: deadline) } catch { return }
             await self?.addressLifetimeEnded()
+        }
+    }
+
+    /// Arms the timer that tries a failed change of addresses again (``updateAddressing()``),
+    /// in place of the rotation's timer; a change made meanwhile (a blocker ended) disarms it.
+    func scheduleAddressRetry(after delay: Duration) {
+        addressRotationTimer?.cancel()
+        addressRotationTimer = nil
+        guard transportClosure == nil else { return }
+        let clock = configuration.clock
+        let deadline = clock.now + delay
+        addressRotationTimer = Task { [weak self] in
+            do { try await clock.sleep(until: deadline) } catch { return }
+            await self?.updateAddressing()
         }
     }
 

@@ -21,6 +21,11 @@ struct LocalAddressRotation: Sendable {
     var isDue = false
     /// How many times the addresses changed since power-on (the first ones included).
     private(set) var generation = 0
+    /// Changes that failed in a row since the last one made.
+    private(set) var failedChanges = 0
+
+    /// The wait before trying a failed change again, doubled with each failure in a row.
+    static let firstRetryDelay: Duration = .seconds(2)
 
     init(irk: UInt128, lifetime: Duration) {
         self.irk = irk
@@ -43,7 +48,16 @@ struct LocalAddressRotation: Sendable {
         deviceAddress = address
         deadline = now + lifetime
         isDue = false
+        failedChanges = 0
         generation += 1
+    }
+
+    /// A change failed (the controller refused a command or did not answer; the addresses in
+    /// use stay): how long to wait before the next try, ``firstRetryDelay`` doubled with each
+    /// failure in a row, at most one lifetime.
+    mutating func changeFailed() -> Duration {
+        failedChanges += 1
+        return min(Self.firstRetryDelay * (1 << min(failedChanges - 1, 20)), lifetime)
     }
 
     mutating func didSetAddress(_ address: BluetoothAddress, ofSet handle: UInt8) {
