@@ -67,8 +67,10 @@ extension LEHost {
         } catch {
             // A change after the first (power-on reports its own failure) that left the old
             // address in use is tried again on a timer: waiting for a connection attempt or a
-            // pairing to end instead would keep it for as long as none came.
-            if rotate, addressRotation?.isDue == true, addressRotation?.deviceAddress != nil, let delay = addressRotation?.changeFailed() {
+            // pairing to end instead would keep it for as long as none came. Not when this task
+            // was cancelled: while the gate is held only shutdown does that.
+            if rotate, !Task.isCancelled, addressRotation?.isDue == true, addressRotation?.deviceAddress != nil,
+               let delay = addressRotation?.changeFailed() {
                 logger.warning("changing addresses failed: \(error); trying again in \(delay)")
                 scheduleAddressRetry(after: delay)
                 return
