@@ -33,6 +33,22 @@ struct HostOwnPrivacyTests {
         return configuration
     }
 
+    /// A device with privacy on, powered on: its controller on `link` (legacy-only unless
+    /// `controller` says otherwise), its host on a manual clock, between them a transport that
+    /// lets a test watch, hold and change their traffic.
+    static func privateDevice(on link: VirtualLink, address: BluetoothAddress, controller controllerConfiguration: VirtualController.Configuration = legacyOnly,
+                              configure: (inout HostConfiguration) -> Void = { _ in })
+        async throws -> (clock: ManualClock, controller: VirtualController, transport: FilteringTransport, host: LEHost) {
+        let clock = ManualClock()
+        let controller = link.addController(name: "private device", address: address, configuration: controllerConfiguration)
+        let transport = FilteringTransport(controller.makeTransport())
+        var configuration = privateConfiguration(clock)
+        configure(&configuration)
+        let host = LEHost(transport: transport, configuration: configuration)
+        try await host.powerOn()
+        return (clock, controller, transport, host)
+    }
+
     static func isOurs(_ address: BluetoothAddress?) -> Bool {
         address.map { ResolvablePrivateAddress.resolves($0.rawValue, irk: irk) } ?? false
     }
@@ -68,12 +84,9 @@ struct HostOwnPrivacyTests {
 
     @Test func theAddressChangesAtTheEndOfItsLifetimeOnTheHostsClock() async throws {
         let link = VirtualLink()
-        let clock = ManualClock()
-        let controller = link.addController(name: "device", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
+        let (clock, controller, _, host) = try await Self.privateDevice(on: link, address: TestAddresses.peripheral)
         let scannerController = link.addController(name: "scanner", address: TestAddresses.central, position: .init(x: 2, y: 0))
-        let host = LEHost(transport: controller.makeTransport(), configuration: Self.privateConfiguration(clock))
         let scanner = LEHost(transport: scannerController.makeTransport())
-        try await host.powerOn()
         try await scanner.powerOn()
 
         let first = try #require(await host.currentPrivateAddress)
@@ -112,12 +125,7 @@ struct HostOwnPrivacyTests {
     /// after each refusal in a row, rather than left until a connection attempt or a pairing
     /// ends: until then the old address would stay in use past its lifetime.
     @Test func aRefusedChangeIsTriedAgainAfterAWhile() async throws {
-        let link = VirtualLink()
-        let clock = ManualClock()
-        let controller = link.addController(name: "device", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
-        let transport = FilteringTransport(controller.makeTransport())
-        let host = LEHost(transport: transport, configuration: Self.privateConfiguration(clock))
-        try await host.powerOn()
+        let (clock, controller, transport, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.peripheral)
         let first = try #require(await host.currentPrivateAddress)
 
         // The controller's answers to the next two LE Set Random Address are replaced by refusals.
@@ -171,12 +179,9 @@ struct HostOwnPrivacyTests {
 
     @Test func aRunningScanIsPausedForTheChangeAndGoesOn() async throws {
         let link = VirtualLink()
-        let clock = ManualClock()
-        let controller = link.addController(name: "device", address: TestAddresses.central, configuration: Self.legacyOnly)
+        let (clock, controller, _, host) = try await Self.privateDevice(on: link, address: TestAddresses.central)
         let advertiserController = link.addController(name: "advertiser", address: TestAddresses.peripheral, position: .init(x: 2, y: 0))
-        let host = LEHost(transport: controller.makeTransport(), configuration: Self.privateConfiguration(clock))
         let advertiser = LEHost(transport: advertiserController.makeTransport())
-        try await host.powerOn()
         try await advertiser.powerOn()
         try await advertiser.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
                                               parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
@@ -195,12 +200,7 @@ struct HostOwnPrivacyTests {
     }
 
     @Test func theChangeWaitsForAConnectionAttemptToEnd() async throws {
-        let link = VirtualLink()
-        let clock = ManualClock()
-        let controller = link.addController(name: "device", address: TestAddresses.central, configuration: Self.legacyOnly)
-        let transport = FilteringTransport(controller.makeTransport())
-        let host = LEHost(transport: transport, configuration: Self.privateConfiguration(clock))
-        try await host.powerOn()
+        let (clock, controller, transport, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.central)
         let first = controller.randomAddress
         // Nobody advertises at this address: the attempt runs until cancelled.
         let absent = DeviceAddress(TestAddresses.third, type: .public)
@@ -227,11 +227,7 @@ struct HostOwnPrivacyTests {
     }
 
     @Test func eachAdvertisingSetHasAnAddressOfItsOwnAndAllChange() async throws {
-        let link = VirtualLink()
-        let clock = ManualClock()
-        let controller = link.addController(name: "device", address: TestAddresses.peripheral)
-        let host = LEHost(transport: controller.makeTransport(), configuration: Self.privateConfiguration(clock))
-        try await host.powerOn()
+        let (clock, controller, _, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.peripheral, controller: .init())
         #expect(await host.supportsExtendedAdvertising)
         let data = AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])])
         let connectable = try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters(isConnectable: true))
@@ -264,14 +260,11 @@ struct HostOwnPrivacyTests {
 
     @Test func aLinkAndItsPairingKeepTheAddressItWasMadeWith() async throws {
         let link = VirtualLink()
-        let clock = ManualClock()
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral)
+        let (clock, peripheralController, _, peripheral) = try await Self.privateDevice(on: link, address: TestAddresses.peripheral, controller: .init())
         let centralController = link.addController(name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: Self.privateConfiguration(clock))
         var centralConfiguration = HostConfiguration()
         centralConfiguration.bondStore = InMemoryBondStore()
         let central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration)
-        try await peripheral.powerOn()
         try await central.powerOn()
         try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
                                               parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
@@ -306,17 +299,13 @@ struct HostOwnPrivacyTests {
     /// stays ended.
     @Test func aConnectionThatCameJustBeforeThePauseKeepsItsAddress() async throws {
         let link = VirtualLink()
-        let clock = ManualClock()
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
+        let (clock, peripheralController, transport, peripheral) = try await Self.privateDevice(on: link, address: TestAddresses.peripheral)
         let centralController = link.addController(name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
-        let transport = FilteringTransport(peripheralController.makeTransport())
-        let peripheral = LEHost(transport: transport, configuration: Self.privateConfiguration(clock))
         // The central asks nothing of the peripheral's host as the link comes up (which holds it all).
         var centralConfiguration = HostConfiguration()
         centralConfiguration.exchangesMTUOnConnect = false
         centralConfiguration.requestsDataLengthExtension = false
         let central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration)
-        try await peripheral.powerOn()
         try await central.powerOn()
         try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
                                               parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))
@@ -371,15 +360,13 @@ struct HostOwnPrivacyTests {
     /// address for good.
     @Test func aChangeHeldBackByAPairingIsMadeWhenThePairingFails() async throws {
         let link = VirtualLink()
-        let clock = ManualClock()
-        let peripheralController = link.addController(name: "peripheral", address: TestAddresses.peripheral, configuration: Self.legacyOnly)
-        let centralController = link.addController(name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
-        var peripheralConfiguration = Self.privateConfiguration(clock)
-        peripheralConfiguration.security = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
-        // The Security Manager Timer outlasts the address: the pairing is still running at the deadline.
-        peripheralConfiguration.security.timeout = Self.lifetime * 2
-        let peripheral = LEHost(transport: peripheralController.makeTransport(), configuration: peripheralConfiguration)
+        let (clock, peripheralController, _, peripheral) = try await Self.privateDevice(on: link, address: TestAddresses.peripheral) { configuration in
+            configuration.security = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
+            // The Security Manager Timer outlasts the address: the pairing is still running at the deadline.
+            configuration.security.timeout = Self.lifetime * 2
+        }
         await peripheral.setPairingAgent(SilentAgent())
+        let centralController = link.addController(name: "central", address: TestAddresses.central, position: .init(x: 2, y: 0))
         var centralConfiguration = HostConfiguration()
         centralConfiguration.security = SecurityManagerSettings(ioCapability: .displayYesNo, requiresMITM: true)
         let central = LEHost(transport: centralController.makeTransport(), configuration: centralConfiguration)
@@ -388,7 +375,6 @@ struct HostOwnPrivacyTests {
         // clock (a refusal just before the second advance left the address change's command in
         // flight across 60 s of the host's clock: it timed out, and the change was lost).
         await central.setPairingAgent(SilentAgent())
-        try await peripheral.powerOn()
         try await central.powerOn()
         try await peripheral.startAdvertising(AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])]),
                                               parameters: AdvertisingParameters(intervalRange: 0x0030...0x0030))

@@ -126,28 +126,28 @@ extension LEHost {
 
     /// Arms the timer of the next change of private addresses.
     func scheduleAddressRotation() {
-        addressRotationTimer?.cancel()
-        addressRotationTimer = nil
         // A change that is due already waits for what holds it back (addressingBlockerEnded).
-        guard let deadline = addressRotation?.deadline, addressRotation?.isDue == false, transportClosure == nil else { return }
-        let clock = configuration.clock
-        addressRotationTimer = Task { [weak self] in
-            do { try await clock.sleep(until: deadline) } catch { return }
-            await self?.addressLifetimeEnded()
-        }
+        let deadline = addressRotation?.isDue == false ? addressRotation?.deadline : nil
+        armAddressTimer(until: deadline) { host in await host.addressLifetimeEnded() }
     }
 
     /// Arms the timer that tries a failed change of addresses again (``updateAddressing()``),
     /// in place of the rotation's timer; a change made meanwhile (a blocker ended) disarms it.
     func scheduleAddressRetry(after delay: Duration) {
+        armAddressTimer(until: configuration.clock.now + delay) { host in await host.updateAddressing() }
+    }
+
+    /// The one timer of address changes (rotation or retry): cancels the armed one and, given a
+    /// deadline and an open transport, calls `fire` on this host at the deadline.
+    private func armAddressTimer(until deadline: BluetoothClock.Instant?, _ fire: @escaping @Sendable (LEHost) async -> Void) {
         addressRotationTimer?.cancel()
         addressRotationTimer = nil
-        guard transportClosure == nil else { return }
+        guard let deadline, transportClosure == nil else { return }
         let clock = configuration.clock
-        let deadline = clock.now + delay
         addressRotationTimer = Task { [weak self] in
             do { try await clock.sleep(until: deadline) } catch { return }
-            await self?.updateAddressing()
+            guard let self else { return }
+            await fire(self)
         }
     }
 
