@@ -49,6 +49,35 @@ struct HostOwnPrivacyTests {
         return (clock, controller, transport, host)
     }
 
+    /// Replaces the controller's answers to the next `count` commands of `opcode` with refusals
+    /// (Command Disallowed). The controller still carried each command out: this checks the
+    /// host's handling of a refusal, not a controller that truly refuses.
+    final class Refusals: Sendable {
+        private let transport: FilteringTransport
+        private let opcode: HCIOpcode
+        private let dropped = Mutex(0)
+
+        init(of opcode: HCIOpcode, count: Int, on transport: FilteringTransport) {
+            self.transport = transport
+            self.opcode = opcode
+            transport.dropIncoming { [weak self] event in
+                guard case let .commandComplete(complete) = event, complete.opcode == opcode, let self else { return false }
+                return self.dropped.withLock { dropped in
+                    guard dropped < count else { return false }
+                    dropped += 1
+                    return true
+                }
+            }
+        }
+
+        /// Waits until the `number`th answer was dropped, then hands the host its refusal.
+        func refuse(_ number: Int) async throws {
+            try await waitUntil("answer \(number) to \(opcode) dropped") { dropped.withLock { $0 } == number }
+            transport.inject([H4Packet(.event, HCIEvent.commandComplete(CommandCompleteEvent(
+                numberOfHCICommandPackets: 1, opcode: opcode, returnParameters: [HCIStatus.commandDisallowed.rawValue])).encode())])
+        }
+    }
+
     static func isOurs(_ address: BluetoothAddress?) -> Bool {
         address.map { ResolvablePrivateAddress.resolves($0.rawValue, irk: irk) } ?? false
     }
@@ -128,31 +157,18 @@ struct HostOwnPrivacyTests {
         let (clock, controller, transport, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.peripheral)
         let first = try #require(await host.currentPrivateAddress)
 
-        // The controller's answers to the next two LE Set Random Address are replaced by refusals.
-        let dropped = Mutex(0)
-        transport.dropIncoming { event in
-            guard case let .commandComplete(complete) = event, complete.opcode == LESetRandomAddressCommand.opcode else { return false }
-            return dropped.withLock { count in
-                guard count < 2 else { return false }
-                count += 1
-                return true
-            }
-        }
-        let refusal = H4Packet(.event, HCIEvent.commandComplete(CommandCompleteEvent(
-            numberOfHCICommandPackets: 1, opcode: LESetRandomAddressCommand.opcode, returnParameters: [HCIStatus.commandDisallowed.rawValue])).encode())
+        let refusals = Refusals(of: LESetRandomAddressCommand.opcode, count: 2, on: transport)
         let delay = LocalAddressRotation.firstRetryDelay
 
         clock.advance(by: Self.lifetime)
-        try await waitUntil("the change's answer dropped") { dropped.withLock { $0 } == 1 }
-        transport.inject([refusal])
+        try await refusals.refuse(1)
         let firstRetry = clock.now + delay
         try await waitUntil("the retry's timer armed") { clock.deadlines.contains(firstRetry) }
         #expect(await host.privateAddressGeneration == 1)
         #expect(await host.currentPrivateAddress == first, "the address in use stays")
 
         clock.advance(by: delay)
-        try await waitUntil("the retry's answer dropped") { dropped.withLock { $0 } == 2 }
-        transport.inject([refusal])
+        try await refusals.refuse(2)
         let secondRetry = clock.now + delay * 2
         try await waitUntil("the next retry's timer armed, twice as far") { clock.deadlines.contains(secondRetry) }
         #expect(await host.privateAddressGeneration == 1)
@@ -166,6 +182,73 @@ struct HostOwnPrivacyTests {
         let nextRotation = clock.now + Self.lifetime
         try await waitUntil("the rotation's timer armed again") { clock.deadlines.contains(nextRotation) }
         await host.shutdown()
+    }
+
+    /// The controller's address changed, then it refused an advertising set's: that set, and the
+    /// sets after it, are tried again on the retry timer without a new controller address.
+    /// Before, the change counted as made, and those sets kept their old addresses (beside the
+    /// controller's new one) for one more lifetime.
+    @Test func aRefusedSetAddressIsTriedAgainForTheSetsLeft() async throws {
+        let (clock, controller, transport, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.peripheral, controller: .init())
+        let data = AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])])
+        let sets = [try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters(isConnectable: true)).handle,
+                    try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters()).handle]
+        func setAddresses() async -> [BluetoothAddress?] {
+            var addresses: [BluetoothAddress?] = []
+            for handle in sets { addresses.append(await host.randomAddress(ofSet: handle)) }
+            return addresses
+        }
+        let before = await setAddresses()
+        #expect(before.allSatisfy(Self.isOurs), "\(before)")
+        let refusals = Refusals(of: LESetAdvertisingSetRandomAddressCommand.opcode, count: 1, on: transport)
+
+        clock.advance(by: Self.lifetime)
+        let changedAt = clock.now
+        try await refusals.refuse(1)
+        try await waitUntil("the retry's timer armed") { clock.deadlines.contains(changedAt + LocalAddressRotation.firstRetryDelay) }
+        #expect(await host.privateAddressGeneration == 2, "the controller's address changed")
+        #expect(await setAddresses() == before, "the refused set and the one after it keep their addresses, for now")
+        let controllerAddressChanges = transport.sentCommands.filter { $0 == LESetRandomAddressCommand.opcode }.count
+
+        clock.advance(by: LocalAddressRotation.firstRetryDelay)
+        try await waitUntil("both sets have new addresses") {
+            let now = await setAddresses()
+            return zip(now, before).allSatisfy { $0 != $1 && Self.isOurs($0) }
+        }
+        let after = await setAddresses()
+        #expect(sets.map { controller.randomAddress(ofAdvertisingSet: $0) } == after)
+        #expect(await host.privateAddressGeneration == 2, "the retry made the sets' addresses only")
+        #expect(transport.sentCommands.filter { $0 == LESetRandomAddressCommand.opcode }.count == controllerAddressChanges)
+        #expect(await host.addressRotation?.failedChanges == 0, "the change is whole")
+        try await waitUntil("the rotation's timer armed for the controller address's lifetime") {
+            clock.deadlines.contains(changedAt + Self.lifetime)
+        }
+        try await waitUntil("the sets advertise again") { controller.isAdvertising }
+        #expect(await host.activeAdvertisingSets.count == 2)
+        await host.shutdown()
+    }
+
+    /// Failures in a row end only when the whole change is made: a set the controller keeps
+    /// refusing waits up to a lifetime between tries, and the controller's address changes no
+    /// more often than before.
+    @Test func failuresCountUntilTheSetsAddressesChangeToo() {
+        var rotation = LocalAddressRotation(irk: Self.irk, lifetime: .seconds(30))
+        let now = BluetoothClock.manual(ManualClock()).now
+        rotation.didSetDeviceAddress(rotation.makeAddress(), at: now)
+        rotation.didSetAddress(rotation.makeAddress(), ofSet: 1)
+        rotation.didSetAddress(rotation.makeAddress(), ofSet: 2)
+        #expect(!rotation.isChangePending)
+        rotation.isDue = true
+        rotation.didSetDeviceAddress(rotation.makeAddress(), at: now)
+        #expect(rotation.staleSets == [1, 2])
+        #expect(rotation.isChangePending && !rotation.isDue)
+        #expect(rotation.changeFailed() == .seconds(2))
+        #expect(rotation.changeFailed() == .seconds(4), "the controller's new address did not end the failures")
+        rotation.didSetAddress(rotation.makeAddress(), ofSet: 1)
+        #expect(rotation.failedChanges == 2, "one set is left")
+        rotation.forgetSet(2)
+        #expect(!rotation.isChangePending)
+        #expect(rotation.failedChanges == 0)
     }
 
     @Test func theRetryWaitDoublesUpToOneLifetimeAndStartsOverAfterAChange() {

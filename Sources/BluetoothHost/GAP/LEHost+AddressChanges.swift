@@ -51,7 +51,7 @@ extension LEHost {
         do { try await gate.enter() } catch { return }
         defer { gate.leave() }
         // Checked again now that the gate is held: an attempt may have come first.
-        let rotate = addressRotation?.isDue == true && !isConnectionAttemptRunning && !isPairingRunning
+        let rotate = addressRotation?.isChangePending == true && !isConnectionAttemptRunning && !isPairingRunning
         let syncList = resolvingList?.isInStep == false && !isConnectionAttemptRunning
         guard rotate || syncList, transportClosure == nil else {
             if hasAddressingWork {
@@ -65,11 +65,11 @@ extension LEHost {
                 if rotate { try await self.changePrivateAddresses() }
             }
         } catch {
-            // A change after the first (power-on reports its own failure) that left the old
-            // address in use is tried again on a timer: waiting for a connection attempt or a
+            // A change after the first (power-on reports its own failure) that left an old
+            // address in use (the controller's, or an advertising set's) is tried again on a timer: waiting for a connection attempt or a
             // pairing to end instead would keep it for as long as none came. Not when this task
             // was cancelled: while the gate is held only shutdown does that.
-            if rotate, !Task.isCancelled, addressRotation?.isDue == true, addressRotation?.deviceAddress != nil,
+            if rotate, !Task.isCancelled, addressRotation?.isChangePending == true, addressRotation?.deviceAddress != nil,
                let delay = addressRotation?.changeFailed() {
                 logger.warning("changing addresses failed: \(error); trying again in \(delay)")
                 scheduleAddressRetry(after: delay)
@@ -82,7 +82,7 @@ extension LEHost {
 
     /// Whether a change is due.
     var hasAddressingWork: Bool {
-        addressRotation?.isDue == true || resolvingList?.isInStep == false
+        addressRotation?.isChangePending == true || resolvingList?.isInStep == false
     }
 
     /// Something that held address changes back (a connection attempt, a pairing) ended.

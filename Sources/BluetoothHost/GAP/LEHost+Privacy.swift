@@ -71,21 +71,30 @@ extension LEHost {
             && info.supports(LESetAddressResolutionEnableCommand.self, listedAs: .leSetAddressResolutionEnable)
     }
 
-    /// New private addresses: the controller's random address and every advertising set's
-    /// that advertises from a random address. The caller holds the addressing gate and paused
-    /// what uses them (LEHost+AddressChanges.swift).
+    /// New private addresses: the controller's random address when due, then every advertising
+    /// set's that advertises from a random address and has not had a new one since. A set the
+    /// controller refuses fails the change, to be tried again for the sets left (and only them)
+    /// on the retry timer. The caller holds the addressing gate and paused what uses them
+    /// (LEHost+AddressChanges.swift).
     func changePrivateAddresses() async throws(HostError) {
         guard var rotation = addressRotation else { return }
-        let address = rotation.makeAddress()
-        try await applyRandomAddress(address)
-        rotation.didSetDeviceAddress(address, at: configuration.clock.now)
-        addressRotation = rotation
-        for handle in advertisingSetsUsingRandomAddresses {
+        if rotation.isDue {
+            let address = rotation.makeAddress()
+            try await applyRandomAddress(address)
+            rotation.didSetDeviceAddress(address, at: configuration.clock.now)
+            addressRotation = rotation
+            logger.info("new private address \(address)\(rotation.generation > 1 ? " (change \(rotation.generation - 1))" : "")")
+        }
+        let inUse = Set(advertisingSetsUsingRandomAddresses)
+        for handle in rotation.staleSets.sorted() {
+            guard inUse.contains(handle) else {
+                addressRotation?.forgetSet(handle)
+                continue
+            }
             let setAddress = rotation.makeAddress()
             _ = try await send(LESetAdvertisingSetRandomAddressCommand(advertisingHandle: handle, randomAddress: setAddress))
             addressRotation?.didSetAddress(setAddress, ofSet: handle)
         }
-        logger.info("new private address \(address)\(rotation.generation > 1 ? " (change \(rotation.generation - 1))" : "")")
     }
 
     /// The advertising sets in the controller whose own address type is random: the app's

@@ -14,6 +14,9 @@ struct LocalAddressRotation: Sendable {
     private(set) var deviceAddress: BluetoothAddress?
     /// Each advertising set's random address, by handle, once set.
     private(set) var setAddresses: [UInt8: BluetoothAddress] = [:]
+    /// The advertising sets whose address is older than the controller's: the rest of a change
+    /// whose first part (the controller's random address) was made.
+    private(set) var staleSets: Set<UInt8> = []
     /// When the addresses in use now are due to change.
     private(set) var deadline: BluetoothClock.Instant?
     /// The deadline passed while something the change must wait for was running: the change
@@ -21,7 +24,7 @@ struct LocalAddressRotation: Sendable {
     var isDue = false
     /// How many times the addresses changed since power-on (the first ones included).
     private(set) var generation = 0
-    /// Changes that failed in a row since the last one made.
+    /// Changes that failed in a row since the last one made whole.
     private(set) var failedChanges = 0
 
     /// The wait before trying a failed change again, doubled with each failure in a row.
@@ -42,19 +45,28 @@ struct LocalAddressRotation: Sendable {
         ResolvablePrivateAddress.resolves(address.rawValue, irk: irk)
     }
 
+    /// Whether some of the addresses are due to change: all of them, or the sets' that a change
+    /// has not reached yet.
+    var isChangePending: Bool { isDue || !staleSets.isEmpty }
+
     /// The controller's random address changed to `address` at `now`: the next change is due
-    /// one lifetime later.
+    /// one lifetime later, and every advertising set's address is to change now too.
     mutating func didSetDeviceAddress(_ address: BluetoothAddress, at now: BluetoothClock.Instant) {
         deviceAddress = address
         deadline = now + lifetime
         isDue = false
-        failedChanges = 0
         generation += 1
+        staleSets = Set(setAddresses.keys)
+        endFailuresIfChanged()
     }
 
     /// A change failed (the controller refused a command or did not answer; the addresses in
     /// use stay): how long to wait before the next try, ``firstRetryDelay`` doubled with each
     /// failure in a row, at most one lifetime.
+    ///
+    /// The count starts over only once the whole change is made, the sets' addresses included:
+    /// a set the controller keeps refusing then waits up to a lifetime between tries rather than
+    /// making the controller's address change every few seconds.
     mutating func changeFailed() -> Duration {
         failedChanges += 1
         return min(Self.firstRetryDelay * (1 << min(failedChanges - 1, 20)), lifetime)
@@ -62,16 +74,25 @@ struct LocalAddressRotation: Sendable {
 
     mutating func didSetAddress(_ address: BluetoothAddress, ofSet handle: UInt8) {
         setAddresses[handle] = address
+        staleSets.remove(handle)
+        endFailuresIfChanged()
     }
 
     /// The advertising set is gone from the controller: its next start gets a new address.
     mutating func forgetSet(_ handle: UInt8) {
         setAddresses[handle] = nil
+        staleSets.remove(handle)
+        endFailuresIfChanged()
+    }
+
+    private mutating func endFailuresIfChanged() {
+        if !isChangePending { failedChanges = 0 }
     }
 
     /// The controller was reset: its advertising sets are gone (the host sets its random
     /// address again itself).
     mutating func controllerWasReset() {
         setAddresses = [:]
+        staleSets = []
     }
 }
