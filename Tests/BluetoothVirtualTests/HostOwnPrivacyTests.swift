@@ -49,35 +49,6 @@ struct HostOwnPrivacyTests {
         return (clock, controller, transport, host)
     }
 
-    /// Replaces the controller's answers to the next `count` commands of `opcode` with refusals
-    /// (Command Disallowed). The controller still carried each command out: this checks the
-    /// host's handling of a refusal, not a controller that truly refuses.
-    final class Refusals: Sendable {
-        private let transport: FilteringTransport
-        private let opcode: HCIOpcode
-        private let dropped = Mutex(0)
-
-        init(of opcode: HCIOpcode, count: Int, on transport: FilteringTransport) {
-            self.transport = transport
-            self.opcode = opcode
-            transport.dropIncoming { [weak self] event in
-                guard case let .commandComplete(complete) = event, complete.opcode == opcode, let self else { return false }
-                return self.dropped.withLock { dropped in
-                    guard dropped < count else { return false }
-                    dropped += 1
-                    return true
-                }
-            }
-        }
-
-        /// Waits until the `number`th answer was dropped, then hands the host its refusal.
-        func refuse(_ number: Int) async throws {
-            try await waitUntil("answer \(number) to \(opcode) dropped") { dropped.withLock { $0 } == number }
-            transport.inject([H4Packet(.event, HCIEvent.commandComplete(CommandCompleteEvent(
-                numberOfHCICommandPackets: 1, opcode: opcode, returnParameters: [HCIStatus.commandDisallowed.rawValue])).encode())])
-        }
-    }
-
     static func isOurs(_ address: BluetoothAddress?) -> Bool {
         address.map { ResolvablePrivateAddress.resolves($0.rawValue, irk: irk) } ?? false
     }
@@ -157,18 +128,18 @@ struct HostOwnPrivacyTests {
         let (clock, controller, transport, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.peripheral)
         let first = try #require(await host.currentPrivateAddress)
 
-        let refusals = Refusals(of: LESetRandomAddressCommand.opcode, count: 2, on: transport)
+        transport.refuseCommands(LESetRandomAddressCommand.opcode, times: 2)
         let delay = LocalAddressRotation.firstRetryDelay
 
         clock.advance(by: Self.lifetime)
-        try await refusals.refuse(1)
+        try await waitUntil("the change refused") { transport.refusalsMade == 1 }
         let firstRetry = clock.now + delay
         try await waitUntil("the retry's timer armed") { clock.deadlines.contains(firstRetry) }
         #expect(await host.privateAddressGeneration == 1)
         #expect(await host.currentPrivateAddress == first, "the address in use stays")
 
         clock.advance(by: delay)
-        try await refusals.refuse(2)
+        try await waitUntil("the retry refused") { transport.refusalsMade == 2 }
         let secondRetry = clock.now + delay * 2
         try await waitUntil("the next retry's timer armed, twice as far") { clock.deadlines.contains(secondRetry) }
         #expect(await host.privateAddressGeneration == 1)
@@ -184,40 +155,51 @@ struct HostOwnPrivacyTests {
         await host.shutdown()
     }
 
-    /// The controller's address changed, then it refused an advertising set's: that set, and the
-    /// sets after it, are tried again on the retry timer without a new controller address.
-    /// Before, the change counted as made, and those sets kept their old addresses (beside the
-    /// controller's new one) for one more lifetime.
-    @Test func aRefusedSetAddressIsTriedAgainForTheSetsLeft() async throws {
-        let (clock, controller, transport, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.peripheral, controller: .init())
+    /// A device advertising two sets of its own, and the sets' addresses as its host knows them.
+    static func deviceWithTwoSets() async throws
+        -> (clock: ManualClock, controller: VirtualController, transport: FilteringTransport, host: LEHost, sets: [UInt8]) {
+        let (clock, controller, transport, host) = try await privateDevice(on: VirtualLink(), address: TestAddresses.peripheral, controller: .init())
         let data = AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])])
         let sets = [try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters(isConnectable: true)).handle,
                     try await host.startAdvertisingSet(data, parameters: ExtendedAdvertisingParameters()).handle]
-        func setAddresses() async -> [BluetoothAddress?] {
-            var addresses: [BluetoothAddress?] = []
-            for handle in sets { addresses.append(await host.randomAddress(ofSet: handle)) }
-            return addresses
-        }
-        let before = await setAddresses()
+        return (clock, controller, transport, host, sets)
+    }
+
+    static func addresses(of sets: [UInt8], on host: LEHost) async -> [BluetoothAddress?] {
+        var addresses: [BluetoothAddress?] = []
+        for handle in sets { addresses.append(await host.randomAddress(ofSet: handle)) }
+        return addresses
+    }
+
+    /// The controller's address changed, then it refused an advertising set's: that set is
+    /// tried again on the retry timer without a new controller address, and the set after it
+    /// changes at once. Before, the change counted as made, and both sets kept their old
+    /// addresses (beside the controller's new one) for one more lifetime.
+    @Test func aRefusedSetAddressIsTriedAgainAndHoldsBackNoOtherSet() async throws {
+        let (clock, controller, transport, host, sets) = try await Self.deviceWithTwoSets()
+        let before = await Self.addresses(of: sets, on: host)
         #expect(before.allSatisfy(Self.isOurs), "\(before)")
-        let refusals = Refusals(of: LESetAdvertisingSetRandomAddressCommand.opcode, count: 1, on: transport)
+        transport.refuseCommands(LESetAdvertisingSetRandomAddressCommand.opcode, times: 1)
 
         clock.advance(by: Self.lifetime)
         let changedAt = clock.now
-        try await refusals.refuse(1)
         try await waitUntil("the retry's timer armed") { clock.deadlines.contains(changedAt + LocalAddressRotation.firstRetryDelay) }
+        #expect(transport.refusalsMade == 1)
         #expect(await host.privateAddressGeneration == 2, "the controller's address changed")
-        #expect(await setAddresses() == before, "the refused set and the one after it keep their addresses, for now")
+        let meanwhile = await Self.addresses(of: sets, on: host)
+        #expect(meanwhile[0] == before[0], "the refused set keeps its address, for now")
+        #expect(meanwhile[1] != before[1] && Self.isOurs(meanwhile[1]), "the set after it changed all the same")
         let controllerAddressChanges = transport.sentCommands.filter { $0 == LESetRandomAddressCommand.opcode }.count
 
         clock.advance(by: LocalAddressRotation.firstRetryDelay)
-        try await waitUntil("both sets have new addresses") {
-            let now = await setAddresses()
-            return zip(now, before).allSatisfy { $0 != $1 && Self.isOurs($0) }
+        try await waitUntil("the refused set has a new address") {
+            let now = await Self.addresses(of: sets, on: host)
+            return now[0] != before[0] && Self.isOurs(now[0])
         }
-        let after = await setAddresses()
+        let after = await Self.addresses(of: sets, on: host)
+        #expect(after[1] == meanwhile[1], "the retry was for the refused set only")
         #expect(sets.map { controller.randomAddress(ofAdvertisingSet: $0) } == after)
-        #expect(await host.privateAddressGeneration == 2, "the retry made the sets' addresses only")
+        #expect(await host.privateAddressGeneration == 2, "the retry made no new controller address")
         #expect(transport.sentCommands.filter { $0 == LESetRandomAddressCommand.opcode }.count == controllerAddressChanges)
         #expect(await host.addressRotation?.failedChanges == 0, "the change is whole")
         try await waitUntil("the rotation's timer armed for the controller address's lifetime") {
@@ -228,9 +210,69 @@ struct HostOwnPrivacyTests {
         await host.shutdown()
     }
 
-    /// Failures in a row end only when the whole change is made: a set the controller keeps
-    /// refusing waits up to a lifetime between tries, and the controller's address changes no
-    /// more often than before.
+    /// A set the controller always refuses is tried on the retry timer, which never reaches past
+    /// the lifetime: at its end every address changes as usual. Before, the retries took the
+    /// rotation's place and the controller's address never changed again.
+    @Test func aSetRefusedForeverHoldsNoOtherAddressPastItsLifetime() async throws {
+        let (clock, _, transport, host, _) = try await Self.deviceWithTwoSets()
+        transport.refuseCommands(LESetAdvertisingSetRandomAddressCommand.opcode)
+        clock.advance(by: Self.lifetime)
+        let changedAt = clock.now
+        try await waitUntil("the first refusals") { transport.refusalsMade == 2 }
+        #expect(await host.privateAddressGeneration == 2)
+        var refusals = transport.refusalsMade
+        // Tries at +2, +6, +14, +30 s, then at the lifetime's end (not at +62 s).
+        for retry in [2, 6, 14, 30, 60] {
+            let deadline = changedAt + .seconds(retry)
+            try await waitUntil("the timer armed at +\(retry) s") { clock.deadlines.contains(deadline) }
+            clock.advance(to: deadline)
+            try await waitUntil("the sets tried again at +\(retry) s") { transport.refusalsMade == refusals + 2 }
+            refusals = transport.refusalsMade
+        }
+        try await waitUntil("the next change at the lifetime's end") { await host.privateAddressGeneration == 3 }
+        await host.shutdown()
+    }
+
+    /// The retry timer fired after the app stopped the sets it was for: nothing is left to
+    /// change, and the rotation's timer must be armed again. Before, no timer was, and the
+    /// addresses never changed again.
+    @Test func aRetryWithNothingLeftArmsTheRotationAgain() async throws {
+        let (clock, _, transport, host, sets) = try await Self.deviceWithTwoSets()
+        transport.refuseCommands(LESetAdvertisingSetRandomAddressCommand.opcode, times: 2)
+        clock.advance(by: Self.lifetime)
+        let changedAt = clock.now
+        try await waitUntil("the retry's timer armed") { clock.deadlines.contains(changedAt + LocalAddressRotation.firstRetryDelay) }
+        for handle in sets { try await host.stopAdvertisingSet(AdvertisingSet(handle: handle)) }
+        clock.advance(by: LocalAddressRotation.firstRetryDelay)
+        try await waitUntil("the rotation's timer armed for the lifetime's end") { clock.deadlines.contains(changedAt + Self.lifetime) }
+        clock.advance(to: changedAt + Self.lifetime)
+        try await waitUntil("the next change") { await host.privateAddressGeneration == 3 }
+        await host.shutdown()
+    }
+
+    /// Advertising restarted while a change had not reached its set: the set takes a new address,
+    /// not the one from before the change.
+    @Test func advertisingRestartedBeforeItsSetChangedTakesANewAddress() async throws {
+        let (clock, controller, transport, host) = try await Self.privateDevice(on: VirtualLink(), address: TestAddresses.peripheral, controller: .init())
+        let data = AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])])
+        try await host.startAdvertising(data)
+        let legacySet = try #require(controller.advertisingSetHandles.first)
+        let before = try #require(await host.randomAddress(ofSet: legacySet))
+        transport.refuseCommands(LESetAdvertisingSetRandomAddressCommand.opcode, times: 1)
+        clock.advance(by: Self.lifetime)
+        let changedAt = clock.now
+        try await waitUntil("the retry's timer armed") { clock.deadlines.contains(changedAt + LocalAddressRotation.firstRetryDelay) }
+        #expect(await host.randomAddress(ofSet: legacySet) == before)
+
+        try await host.startAdvertising(data)
+        let restarted = try #require(await host.randomAddress(ofSet: legacySet))
+        #expect(restarted != before && Self.isOurs(restarted), "not the address from before the change")
+        #expect(controller.randomAddress(ofAdvertisingSet: legacySet) == restarted)
+        #expect(await host.addressRotation?.isChangePending == false)
+        await host.shutdown()
+    }
+
+    /// Failures in a row end only when the whole change is made, the sets' addresses included.
     @Test func failuresCountUntilTheSetsAddressesChangeToo() {
         var rotation = LocalAddressRotation(irk: Self.irk, lifetime: .seconds(30))
         let now = BluetoothClock.manual(ManualClock()).now

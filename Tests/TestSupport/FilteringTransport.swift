@@ -20,6 +20,8 @@ public final class FilteringTransport: HCITransport {
         /// From the first event it matches on, everything (events and data) is held.
         var holdsFrom: @Sendable (HCIEvent) -> Bool = { _ in false }
         var holdsEverything = false
+        var refusing: (opcode: HCIOpcode, status: HCIStatus, left: Int)?
+        var refusalsMade = 0
         var held: [H4Packet] = []
         var receiver: (@Sendable (TransportEvent) -> Void)?
         var traffic: [Traffic] = []
@@ -44,6 +46,17 @@ public final class FilteringTransport: HCITransport {
     public func dropIncoming(_ drops: @escaping @Sendable (HCIEvent) -> Bool) {
         state.withLock { $0.dropsIncoming = drops }
     }
+
+    /// From now on, the controller's answers (Command Complete) to the next `times` commands of
+    /// `opcode` reach the host as refusals with `status` and no other return parameter. The
+    /// controller still carried each command out: this tries the host's handling of a
+    /// refusal, not a controller that truly refuses.
+    public func refuseCommands(_ opcode: HCIOpcode, status: HCIStatus = .commandDisallowed, times: Int = .max) {
+        state.withLock { $0.refusing = (opcode, status, times) }
+    }
+
+    /// How many answers ``refuseCommands(_:status:times:)`` turned into refusals so far.
+    public var refusalsMade: Int { state.withLock { $0.refusalsMade } }
 
     /// From now on, events for which `holds` is true wait until ``releaseHeld()``.
     public func holdIncoming(_ holds: @escaping @Sendable (HCIEvent) -> Bool) {
@@ -92,23 +105,33 @@ public final class FilteringTransport: HCITransport {
         inner.start { [self] event in
             guard case let .packets(packets) = event else { return receiver(event) }
             let kept = state.withLock { state in
-                packets.filter { packet in
+                packets.compactMap { packet -> H4Packet? in
                     if !state.holdsEverything, packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes),
                        state.holdsFrom(event) {
                         state.holdsEverything = true
                     }
                     if state.holdsEverything {
                         state.held.append(packet)
-                        return false
+                        return nil
                     }
-                    guard packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes) else { return true }
-                    if state.dropsIncoming(event) { return false }
+                    guard packet.indicator == .event, let event = try? HCIEvent.decode(packet.bytes) else { return packet }
+                    if state.dropsIncoming(event) { return nil }
                     if state.holdsIncoming(event) {
                         state.held.append(packet)
-                        return false
+                        return nil
+                    }
+                    if case let .commandComplete(complete) = event, let refusing = state.refusing,
+                       complete.opcode == refusing.opcode, refusing.left > 0 {
+                        state.refusing?.left -= 1
+                        state.refusalsMade += 1
+                        let refusal = HCIEvent.commandComplete(CommandCompleteEvent(
+                            numberOfHCICommandPackets: complete.numberOfHCICommandPackets, opcode: complete.opcode,
+                            returnParameters: [refusing.status.rawValue]))
+                        state.traffic.append(.received(refusal))
+                        return H4Packet(.event, refusal.encode())
                     }
                     state.traffic.append(.received(event))
-                    return true
+                    return packet
                 }
             }
             if !kept.isEmpty { receiver(.packets(kept)) }

@@ -46,7 +46,10 @@ extension LEHost {
     /// pairing runs), resolving list entries (unless a connection attempt runs). One change at
     /// a time; what must wait is made when it ends (``addressingBlockerEnded()``).
     func updateAddressing() async {
-        guard transportClosure == nil, controllerInfo != nil, controllerRecovery == nil, hasAddressingWork else { return }
+        guard transportClosure == nil, controllerInfo != nil, controllerRecovery == nil else { return }
+        // Nothing left (a retry fired after the sets it was for were stopped): the rotation's
+        // timer must be the one armed, or the addresses would never change again.
+        guard hasAddressingWork else { return scheduleAddressRotation() }
         let gate = addressingGate
         do { try await gate.enter() } catch { return }
         defer { gate.leave() }
@@ -57,7 +60,9 @@ extension LEHost {
             if hasAddressingWork {
                 logger.debug("address changes wait: \(isConnectionAttemptRunning ? "a connection attempt runs" : "a pairing runs")")
             }
-            return
+            // Its end makes what is pending (addressingBlockerEnded); the lifetime's end still
+            // comes in the meantime.
+            return scheduleAddressRotation()
         }
         do {
             try await withAddressUsePaused {
@@ -66,9 +71,10 @@ extension LEHost {
             }
         } catch {
             // A change after the first (power-on reports its own failure) that left an old
-            // address in use (the controller's, or an advertising set's) is tried again on a timer: waiting for a connection attempt or a
-            // pairing to end instead would keep it for as long as none came. Not when this task
-            // was cancelled: while the gate is held only shutdown does that.
+            // address in use (the controller's, or an advertising set's) is tried again on a
+            // timer: waiting for a connection attempt or a pairing to end instead would keep it
+            // for as long as none came. Not when this task was cancelled: while the gate is
+            // held only shutdown does that.
             if rotate, !Task.isCancelled, addressRotation?.isChangePending == true, addressRotation?.deviceAddress != nil,
                let delay = addressRotation?.changeFailed() {
                 logger.warning("changing addresses failed: \(error); trying again in \(delay)")
@@ -80,7 +86,8 @@ extension LEHost {
         scheduleAddressRotation()
     }
 
-    /// Whether a change is due.
+    /// Whether a change is pending: new private addresses (all, or the sets' a change did not
+    /// reach), or resolving list entries.
     var hasAddressingWork: Bool {
         addressRotation?.isChangePending == true || resolvingList?.isInStep == false
     }

@@ -181,6 +181,8 @@ extension LEHost {
             logger.debug("advertising set \(event.advertisingHandle) ended, not one of this host's: \(event)")
             return
         }
+        // Its handle is free for another set, which must not advertise from this one's address.
+        addressRotation?.forgetSet(event.advertisingHandle)
         let reason: AdvertisingSetTermination.Reason
         switch event.status {
         case .success:

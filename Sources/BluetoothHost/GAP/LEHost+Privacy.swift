@@ -77,24 +77,32 @@ extension LEHost {
     /// on the retry timer. The caller holds the addressing gate and paused what uses them
     /// (LEHost+AddressChanges.swift).
     func changePrivateAddresses() async throws(HostError) {
-        guard var rotation = addressRotation else { return }
+        guard let rotation = addressRotation else { return }
         if rotation.isDue {
             let address = rotation.makeAddress()
             try await applyRandomAddress(address)
-            rotation.didSetDeviceAddress(address, at: configuration.clock.now)
-            addressRotation = rotation
-            logger.info("new private address \(address)\(rotation.generation > 1 ? " (change \(rotation.generation - 1))" : "")")
+            addressRotation?.didSetDeviceAddress(address, at: configuration.clock.now)
+            let generation = addressRotation?.generation ?? 0
+            logger.info("new private address \(address)\(generation > 1 ? " (change \(generation - 1))" : "")")
         }
+        // Every set is tried, so that one the controller refuses holds back none of the others.
         let inUse = Set(advertisingSetsUsingRandomAddresses)
-        for handle in rotation.staleSets.sorted() {
+        var firstFailure: HostError?
+        for handle in (addressRotation?.staleSets ?? []).sorted() {
             guard inUse.contains(handle) else {
                 addressRotation?.forgetSet(handle)
                 continue
             }
             let setAddress = rotation.makeAddress()
-            _ = try await send(LESetAdvertisingSetRandomAddressCommand(advertisingHandle: handle, randomAddress: setAddress))
-            addressRotation?.didSetAddress(setAddress, ofSet: handle)
+            do throws(HostError) {
+                _ = try await send(LESetAdvertisingSetRandomAddressCommand(advertisingHandle: handle, randomAddress: setAddress))
+                addressRotation?.didSetAddress(setAddress, ofSet: handle)
+            } catch {
+                logger.warning("advertising set \(handle) keeps its address for now: \(error)")
+                firstFailure = firstFailure ?? error
+            }
         }
+        if let firstFailure { throw firstFailure }
     }
 
     /// The advertising sets in the controller whose own address type is random: the app's
@@ -117,7 +125,7 @@ extension LEHost {
         guard Self.usesRandomAddress(ownAddressType) else { return }
         let address: BluetoothAddress
         if var rotation = addressRotation {
-            address = rotation.setAddresses[handle] ?? rotation.makeAddress()
+            address = rotation.currentAddress(ofSet: handle) ?? rotation.makeAddress()
             rotation.didSetAddress(address, ofSet: handle)
             addressRotation = rotation
         } else if let randomAddress {
@@ -136,33 +144,35 @@ extension LEHost {
     /// Arms the timer of the next change of private addresses.
     func scheduleAddressRotation() {
         // A change that is due already waits for what holds it back (addressingBlockerEnded).
-        let deadline = addressRotation?.isDue == false ? addressRotation?.deadline : nil
-        armAddressTimer(until: deadline) { host in await host.addressLifetimeEnded() }
+        armAddressTimer(until: addressRotation?.isDue == false ? addressRotation?.deadline : nil)
     }
 
-    /// Arms the timer that tries a failed change of addresses again (``updateAddressing()``),
-    /// in place of the rotation's timer; a change made meanwhile (a blocker ended) disarms it.
+    /// Arms the timer that tries a failed change of addresses again, in place of the rotation's
+    /// timer. When only some sets' addresses are left to change, never past the lifetime's end:
+    /// a set the controller keeps refusing does not keep the other addresses beyond it. A
+    /// change made meanwhile (a blocker ended) disarms it.
     func scheduleAddressRetry(after delay: Duration) {
-        armAddressTimer(until: configuration.clock.now + delay) { host in await host.updateAddressing() }
+        let retry = configuration.clock.now + delay
+        let lifetimeEnd = addressRotation?.isDue == false ? addressRotation?.deadline : nil
+        armAddressTimer(until: lifetimeEnd.map { min($0, retry) } ?? retry)
     }
 
-    /// The one timer of address changes (rotation or retry): cancels the armed one and, given a
-    /// deadline and an open transport, calls `fire` on this host at the deadline.
-    private func armAddressTimer(until deadline: BluetoothClock.Instant?, _ fire: @escaping @Sendable (LEHost) async -> Void) {
+    /// The one timer of address changes (rotation and retry): cancels the armed one and, given
+    /// a deadline and an open transport, makes the changes pending at the deadline.
+    private func armAddressTimer(until deadline: BluetoothClock.Instant?) {
         addressRotationTimer?.cancel()
         addressRotationTimer = nil
         guard let deadline, transportClosure == nil else { return }
         let clock = configuration.clock
         addressRotationTimer = Task { [weak self] in
             do { try await clock.sleep(until: deadline) } catch { return }
-            guard let self else { return }
-            await fire(self)
+            await self?.addressTimerFired()
         }
     }
 
-    private func addressLifetimeEnded() async {
+    private func addressTimerFired() async {
         guard addressRotation != nil else { return }
-        addressRotation?.isDue = true
+        addressRotation?.timerFired(at: configuration.clock.now)
         await updateAddressing()
     }
 }

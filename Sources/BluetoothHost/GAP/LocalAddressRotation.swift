@@ -49,6 +49,16 @@ struct LocalAddressRotation: Sendable {
     /// has not reached yet.
     var isChangePending: Bool { isDue || !staleSets.isEmpty }
 
+    /// The address timer fired at `now`: every address is due once the lifetime has ended.
+    mutating func timerFired(at now: BluetoothClock.Instant) {
+        if let deadline, now >= deadline { isDue = true }
+    }
+
+    /// The address `handle`'s set advertises from, unless a change has not reached it yet.
+    func currentAddress(ofSet handle: UInt8) -> BluetoothAddress? {
+        staleSets.contains(handle) ? nil : setAddresses[handle]
+    }
+
     /// The controller's random address changed to `address` at `now`: the next change is due
     /// one lifetime later, and every advertising set's address is to change now too.
     mutating func didSetDeviceAddress(_ address: BluetoothAddress, at now: BluetoothClock.Instant) {
@@ -65,8 +75,8 @@ struct LocalAddressRotation: Sendable {
     /// failure in a row, at most one lifetime.
     ///
     /// The count starts over only once the whole change is made, the sets' addresses included:
-    /// a set the controller keeps refusing then waits up to a lifetime between tries rather than
-    /// making the controller's address change every few seconds.
+    /// a set the controller keeps refusing is then tried (pausing advertising and scanning each
+    /// time) at most once a lifetime, not every few seconds.
     mutating func changeFailed() -> Duration {
         failedChanges += 1
         return min(Self.firstRetryDelay * (1 << min(failedChanges - 1, 20)), lifetime)
@@ -94,5 +104,6 @@ struct LocalAddressRotation: Sendable {
     mutating func controllerWasReset() {
         setAddresses = [:]
         staleSets = []
+        endFailuresIfChanged()
     }
 }
