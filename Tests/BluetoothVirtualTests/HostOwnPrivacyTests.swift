@@ -37,9 +37,8 @@ struct HostOwnPrivacyTests {
     /// `controller` says otherwise), its host on a manual clock, between them a transport that
     /// lets a test watch, hold and change their traffic.
     static func privateDevice(on link: VirtualLink, address: BluetoothAddress, controller controllerConfiguration: VirtualController.Configuration = legacyOnly,
-                              configure: (inout HostConfiguration) -> Void = { _ in })
+                              clock: ManualClock = ManualClock(), configure: (inout HostConfiguration) -> Void = { _ in })
         async throws -> (clock: ManualClock, controller: VirtualController, transport: FilteringTransport, host: LEHost) {
-        let clock = ManualClock()
         let controller = link.addController(name: "private device", address: address, configuration: controllerConfiguration)
         let transport = FilteringTransport(controller.makeTransport())
         var configuration = privateConfiguration(clock)
@@ -269,6 +268,34 @@ struct HostOwnPrivacyTests {
         #expect(restarted != before && Self.isOurs(restarted), "not the address from before the change")
         #expect(controller.randomAddress(ofAdvertisingSet: legacySet) == restarted)
         #expect(await host.addressRotation?.isChangePending == false)
+        await host.shutdown()
+    }
+
+    /// A set the controller ended on its own takes its address with it: the next set given its
+    /// handle gets a new one, so the two cannot be linked. Before, it advertised from the ended
+    /// set's address.
+    @Test func aSetEndedByTheControllerTakesItsAddressWithIt() async throws {
+        let clock = ManualClock()
+        let (_, controller, _, host) = try await Self.privateDevice(on: VirtualLink(configuration: .init(manualClock: clock)), address: TestAddresses.peripheral,
+                                                                      controller: .init(), clock: clock)
+        let terminations = await host.advertisingSetTerminations()
+        let data = AdvertisingData([.flags([.leGeneralDiscoverableMode, .brEdrNotSupported])])
+        var parameters = ExtendedAdvertisingParameters(intervalRange: 0x20...0x20)
+        parameters.maximumEvents = 5
+        let first = try await host.startAdvertisingSet(data, parameters: parameters)
+        let firstAddress = try #require(await host.randomAddress(ofSet: first.handle))
+        clock.advance(by: .seconds(1))
+        let termination = try await withTimeout("the set's end") {
+            for await termination in terminations { return termination }
+            throw TestTimeout(description: "no termination")
+        }
+        #expect(termination.reason == .limitReached)
+
+        let second = try await host.startAdvertisingSet(data)
+        #expect(second.handle == first.handle, "the handle is free again")
+        let secondAddress = try #require(await host.randomAddress(ofSet: second.handle))
+        #expect(secondAddress != firstAddress && Self.isOurs(secondAddress))
+        #expect(controller.randomAddress(ofAdvertisingSet: second.handle) == secondAddress)
         await host.shutdown()
     }
 
