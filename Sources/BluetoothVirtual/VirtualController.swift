@@ -202,6 +202,10 @@ public final class VirtualController: Sendable, Hashable, CustomStringConvertibl
     public func randomAddress(ofAdvertisingSet handle: UInt8) -> BluetoothAddress? {
         link.read { $0.controllers[id]?.advertisingSets[handle]?.randomAddress }
     }
+    /// The advertising set is enabled (LE Set Extended Advertising Enable).
+    public func isAdvertising(set handle: UInt8) -> Bool {
+        link.read { $0.controllers[id]?.advertisingSets[handle]?.isEnabled ?? false }
+    }
     /// LE Set Address Resolution Enable was last set to on.
     public var isAddressResolutionEnabled: Bool { link.read { $0.controllers[id]?.resolvingList.isResolutionEnabled ?? false } }
     /// The address set with LE Set Random Address.

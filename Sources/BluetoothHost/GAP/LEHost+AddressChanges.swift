@@ -60,8 +60,8 @@ extension LEHost {
             if hasAddressingWork {
                 logger.debug("address changes wait: \(isConnectionAttemptRunning ? "a connection attempt runs" : "a pairing runs")")
             }
-            // Its end makes what is pending (addressingBlockerEnded); the lifetime's end still
-            // comes in the meantime.
+            // Its end makes what is pending (addressingBlockerEnded); unless everything is
+            // due already, the lifetime's end comes in the meantime.
             return scheduleAddressRotation()
         }
         do {
@@ -73,8 +73,8 @@ extension LEHost {
             // A change after the first (power-on reports its own failure) that left an old
             // address in use (the controller's, or an advertising set's) is tried again on a
             // timer: waiting for a connection attempt or a pairing to end instead would keep it
-            // for as long as none came. Not when this task was cancelled: while the gate is
-            // held only shutdown does that.
+            // for as long as none came. Not when this task was cancelled: shutdown does that
+            // (a timer that fired is no longer cancelled by the next one armed).
             if rotate, !Task.isCancelled, addressRotation?.isChangePending == true, addressRotation?.deviceAddress != nil,
                let delay = addressRotation?.changeFailed() {
                 logger.warning("changing addresses failed: \(error); trying again in \(delay)")

@@ -171,7 +171,12 @@ extension LEHost {
     }
 
     private func addressTimerFired() async {
-        guard addressRotation != nil else { return }
+        // Replaced after it woke: the newer timer, or the change that replaced it, takes over.
+        guard !Task.isCancelled, addressRotation != nil else { return }
+        // From here on this task is no longer the armed timer: a change that ends while this one
+        // waits for the addressing gate arms (or disarms) the next timer without cancelling it,
+        // which would leave the change it came for undone and no timer armed.
+        addressRotationTimer = nil
         addressRotation?.timerFired(at: configuration.clock.now)
         await updateAddressing()
     }

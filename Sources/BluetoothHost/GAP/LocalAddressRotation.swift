@@ -24,7 +24,8 @@ struct LocalAddressRotation: Sendable {
     var isDue = false
     /// How many times the addresses changed since power-on (the first ones included).
     private(set) var generation = 0
-    /// Changes that failed in a row since the last one made whole.
+    /// Changes that failed in a row since the controller's address last changed, or the last
+    /// change was made whole.
     private(set) var failedChanges = 0
 
     /// The wait before trying a failed change again, doubled with each failure in a row.
@@ -67,16 +68,17 @@ struct LocalAddressRotation: Sendable {
         isDue = false
         generation += 1
         staleSets = Set(setAddresses.keys)
-        endFailuresIfChanged()
+        // The sets' tries start over too: a set refused for good is tried a few times in each
+        // lifetime, and a later failure of this address waits 2 s again, not a lifetime.
+        failedChanges = 0
     }
 
     /// A change failed (the controller refused a command or did not answer; the addresses in
     /// use stay): how long to wait before the next try, ``firstRetryDelay`` doubled with each
     /// failure in a row, at most one lifetime.
     ///
-    /// The count starts over only once the whole change is made, the sets' addresses included:
-    /// a set the controller keeps refusing is then tried (pausing advertising and scanning each
-    /// time) at most once a lifetime, not every few seconds.
+    /// A set the controller keeps refusing is tried (pausing advertising and scanning each time)
+    /// with the wait doubling until the lifetime ends, not every few seconds.
     mutating func changeFailed() -> Duration {
         failedChanges += 1
         return min(Self.firstRetryDelay * (1 << min(failedChanges - 1, 20)), lifetime)
