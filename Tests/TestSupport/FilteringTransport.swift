@@ -50,7 +50,8 @@ public final class FilteringTransport: HCITransport {
     /// From now on, the controller's answers (Command Complete) to the next `times` commands of
     /// `opcode` reach the host as refusals with `status` and no other return parameter. The
     /// controller still carried each command out: this tries the host's handling of a
-    /// refusal, not a controller that truly refuses.
+    /// refusal, not a controller that truly refuses. Answers dropped or held are not refused
+    /// (nor counted), nor are those handed over by ``releaseHeld()`` or ``inject(_:)``.
     public func refuseCommands(_ opcode: HCIOpcode, status: HCIStatus = .commandDisallowed, times: Int = .max) {
         state.withLock { $0.refusing = (opcode, status, times) }
     }
