@@ -164,16 +164,22 @@ struct HostOwnPrivacyTests {
         return (clock, controller, transport, host, sets)
     }
 
-    /// A device with two sets of its own whose addresses' lifetime ended and the controller
-    /// refused the next `refusals` LE Set Advertising Set Random Address: returns once the
-    /// retry's timer is armed, with the time of the change.
-    static func deviceWithRefusedSets(_ refusals: Int) async throws
-        -> (clock: ManualClock, controller: VirtualController, transport: FilteringTransport, host: LEHost, sets: [UInt8], changedAt: Duration) {
-        let (clock, controller, transport, host, sets) = try await deviceWithTwoSets()
+    /// The addresses' lifetime ends and the controller refuses the next `refusals` LE Set
+    /// Advertising Set Random Address: returns the time of the change once the retry's timer
+    /// is armed.
+    static func endLifetimeRefusingSets(_ refusals: Int, clock: ManualClock, transport: FilteringTransport) async throws -> Duration {
         transport.refuseCommands(LESetAdvertisingSetRandomAddressCommand.opcode, times: refusals)
         clock.advance(by: lifetime)
         let changedAt = clock.now
         try await waitUntil("the retry's timer armed") { clock.deadlines.contains(changedAt + LocalAddressRotation.firstRetryDelay) }
+        return changedAt
+    }
+
+    /// ``deviceWithTwoSets()`` after ``endLifetimeRefusingSets(_:clock:transport:)``.
+    static func deviceWithRefusedSets(_ refusals: Int) async throws
+        -> (clock: ManualClock, controller: VirtualController, transport: FilteringTransport, host: LEHost, sets: [UInt8], changedAt: Duration) {
+        let (clock, controller, transport, host, sets) = try await deviceWithTwoSets()
+        let changedAt = try await endLifetimeRefusingSets(refusals, clock: clock, transport: transport)
         return (clock, controller, transport, host, sets, changedAt)
     }
 
@@ -191,11 +197,7 @@ struct HostOwnPrivacyTests {
         let (clock, controller, transport, host, sets) = try await Self.deviceWithTwoSets()
         let before = await Self.addresses(of: sets, on: host)
         #expect(before.allSatisfy(Self.isOurs), "\(before)")
-        transport.refuseCommands(LESetAdvertisingSetRandomAddressCommand.opcode, times: 1)
-
-        clock.advance(by: Self.lifetime)
-        let changedAt = clock.now
-        try await waitUntil("the retry's timer armed") { clock.deadlines.contains(changedAt + LocalAddressRotation.firstRetryDelay) }
+        let changedAt = try await Self.endLifetimeRefusingSets(1, clock: clock, transport: transport)
         #expect(transport.refusalsMade == 1)
         #expect(await host.privateAddressGeneration == 2, "the controller's address changed")
         let meanwhile = await Self.addresses(of: sets, on: host)
@@ -293,10 +295,7 @@ struct HostOwnPrivacyTests {
         try await host.startAdvertising(data)
         let legacySet = try #require(controller.advertisingSetHandles.first)
         let before = try #require(await host.randomAddress(ofSet: legacySet))
-        transport.refuseCommands(LESetAdvertisingSetRandomAddressCommand.opcode, times: 1)
-        clock.advance(by: Self.lifetime)
-        let changedAt = clock.now
-        try await waitUntil("the retry's timer armed") { clock.deadlines.contains(changedAt + LocalAddressRotation.firstRetryDelay) }
+        _ = try await Self.endLifetimeRefusingSets(1, clock: clock, transport: transport)
         #expect(await host.randomAddress(ofSet: legacySet) == before)
 
         try await host.startAdvertising(data)

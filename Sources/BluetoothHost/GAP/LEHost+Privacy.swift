@@ -144,7 +144,7 @@ extension LEHost {
     /// Arms the timer of the next change of private addresses.
     func scheduleAddressRotation() {
         // A change that is due already waits for what holds it back (addressingBlockerEnded).
-        armAddressTimer(until: addressRotation?.isDue == false ? addressRotation?.deadline : nil)
+        armAddressTimer(until: addressRotation?.lifetimeEnd)
     }
 
     /// Arms the timer that tries a failed change of addresses again, in place of the rotation's
@@ -153,8 +153,7 @@ extension LEHost {
     /// change made meanwhile (a blocker ended) disarms it.
     func scheduleAddressRetry(after delay: Duration) {
         let retry = configuration.clock.now + delay
-        let lifetimeEnd = addressRotation?.isDue == false ? addressRotation?.deadline : nil
-        armAddressTimer(until: lifetimeEnd.map { min($0, retry) } ?? retry)
+        armAddressTimer(until: addressRotation?.lifetimeEnd.map { min($0, retry) } ?? retry)
     }
 
     /// The one timer of address changes (rotation and retry): cancels the armed one and, given

@@ -46,6 +46,10 @@ struct LocalAddressRotation: Sendable {
         ResolvablePrivateAddress.resolves(address.rawValue, irk: irk)
     }
 
+    /// The end of the addresses' lifetime while it is still ahead: `nil` once every address is
+    /// due (the change then waits only for what holds it back).
+    var lifetimeEnd: BluetoothClock.Instant? { isDue ? nil : deadline }
+
     /// Whether some of the addresses are due to change: all of them, or the sets' that a change
     /// has not reached yet.
     var isChangePending: Bool { isDue || !staleSets.isEmpty }
